@@ -1,0 +1,15 @@
+//! The pure engine behind Kubernetes node autoscaling, after upstream Karpenter.
+//!
+//! This crate holds no I/O: Karpenter's API types ([`api`]), exact resource
+//! arithmetic ([`resources`]) and the requirement algebra ([`scheduling`]) that the
+//! provisioning and disruption planners are built on.
+//!
+//! It depends on `k8s-openapi` without choosing a Kubernetes version: the final
+//! binary (or a test) enables one of k8s-openapi's `v1_*` features.
+
+pub mod api;
+pub mod error;
+pub mod resources;
+pub mod scheduling;
+
+pub use error::Error;

@@ -1,0 +1,389 @@
+//! A pod's effective resource requests, computed the way Kubernetes'
+//! scheduler does (`k8s.io/component-helpers/resource.PodRequests`, with
+//! sidecar containers), plus the one pod slot it occupies.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use super::list::{PODS, ResourceList};
+use super::quantity::{QuantityError, QuantityErrorKind, milli_value};
+
+/// What the scheduler must reserve for a pod with this spec.
+///
+/// 1. Each container's requests; a resource with a limit but no request
+///    takes the limit, as API-server defaulting would have done for a
+///    manifest that never went through it.
+/// 2. Regular containers are summed.
+/// 3. Init containers run in order. A restartable one (`restartPolicy:
+///    Always`, a sidecar) keeps running: it joins the running sum and the sum
+///    of sidecars started so far. A normal init container needs its own
+///    requests plus the sidecars started before it; a sidecar, while
+///    starting, needs all sidecars up to and including itself.
+/// 4. The pod needs the element-wise maximum of the running sum and the
+///    largest of those init-phase needs.
+/// 5. Pod-level `spec.resources.requests`, for the resources Kubernetes
+///    supports there (`cpu`, `memory`, `hugepages-*`), replace that aggregate.
+/// 6. `spec.overhead` is added, after the pod-level replacement, as
+///    Kubernetes does: overhead is never part of the pod-level budget.
+/// 7. `pods: 1` is added: the pod takes one of the node's pod slots.
+///
+/// Errors name the field, e.g.
+/// `spec.initContainers[1].resources.requests.memory: invalid quantity "12Q": unknown suffix "Q"`.
+/// A total that leaves the `i64` milli range is an error too
+/// ([`QuantityErrorKind::TotalOutOfRange`]), naming the quantity that tipped it.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::PodSpec;
+/// use karpenter_core::resources::pod_requests;
+///
+/// let spec: PodSpec = serde_json::from_value(serde_json::json!({
+///     "containers": [
+///         {"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+///         {"name": "log", "resources": {"limits": {"cpu": "250m"}}},
+///     ],
+/// }))
+/// .unwrap();
+/// let requests = pod_requests(&spec).unwrap();
+/// assert_eq!(requests.get("cpu"), 1250);
+/// assert_eq!(requests.get("memory"), (1 << 30) * 1000);
+/// assert_eq!(requests.get("pods"), 1000);
+/// ```
+pub fn pod_requests(spec: &PodSpec) -> Result<ResourceList, QuantityError> {
+    let mut running = ResourceList::new();
+    for (i, container) in spec.containers.iter().enumerate() {
+        let path = || format!("spec.containers[{i}]");
+        let requests = container_requests(container, path)?;
+        running = add(&running, &requests, |name| {
+            container_source(container, name, path)
+        })?;
+    }
+
+    let mut sidecars = ResourceList::new();
+    let mut init_peak = ResourceList::new();
+    for (i, container) in spec.init_containers.iter().flatten().enumerate() {
+        let path = || format!("spec.initContainers[{i}]");
+        let requests = container_requests(container, path)?;
+        let blame = |name: &str| container_source(container, name, path);
+        let need = if container.restart_policy.as_deref() == Some("Always") {
+            running = add(&running, &requests, blame)?;
+            sidecars = add(&sidecars, &requests, blame)?;
+            sidecars.clone()
+        } else {
+            add(&requests, &sidecars, blame)?
+        };
+        init_peak = init_peak.max(&need);
+    }
+    let mut total = running.max(&init_peak);
+
+    let pod_level = spec.resources.as_ref().and_then(|r| r.requests.as_ref());
+    for (name, quantity) in pod_level.into_iter().flatten() {
+        if supports_pod_level(name) {
+            let milli = milli_value(quantity)
+                .map_err(|e| e.within(&format!("spec.resources.requests.{name}")))?;
+            total.set(name, milli);
+        }
+    }
+
+    if let Some(overhead) = &spec.overhead {
+        let parsed =
+            ResourceList::from_quantities(overhead).map_err(|e| e.within("spec.overhead"))?;
+        total = add(&total, &parsed, |name| {
+            source(overhead, name, || "spec.overhead".to_owned())
+        })?;
+    }
+
+    let mut one_pod = ResourceList::new();
+    one_pod.set(PODS, 1000);
+    add(&total, &one_pod, |_| ("spec".to_owned(), "1".to_owned()))
+}
+
+/// One container's requests, each missing request defaulted to its limit.
+fn container_requests(
+    container: &Container,
+    path: impl Fn() -> String,
+) -> Result<ResourceList, QuantityError> {
+    let Some(resources) = &container.resources else {
+        return Ok(ResourceList::new());
+    };
+    let requests = resources.requests.as_ref();
+    let mut list = match requests {
+        Some(map) => ResourceList::from_quantities(map)
+            .map_err(|e| e.within(&format!("{}.resources.requests", path())))?,
+        None => ResourceList::new(),
+    };
+    for (name, limit) in resources.limits.iter().flatten() {
+        if requests.is_some_and(|r| r.contains_key(name)) {
+            continue;
+        }
+        let milli = milli_value(limit)
+            .map_err(|e| e.within(&format!("{}.resources.limits.{name}", path())))?;
+        list.set(name, milli);
+    }
+    Ok(list)
+}
+
+/// Resources Kubernetes lets `spec.resources` set for the whole pod.
+fn supports_pod_level(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// `a + b`, or an error blaming the field that `blame(resource)` names,
+/// as `(path, text)`, for the first resource whose total overflows.
+fn add(
+    a: &ResourceList,
+    b: &ResourceList,
+    blame: impl Fn(&str) -> (String, String),
+) -> Result<ResourceList, QuantityError> {
+    a.combine(b, |name, x, y| {
+        x.checked_add(y).ok_or_else(|| {
+            let (path, text) = blame(name);
+            let kind = QuantityErrorKind::TotalOutOfRange {
+                resource: name.to_owned(),
+            };
+            QuantityError::new(text, kind).within(&path)
+        })
+    })
+}
+
+/// The field that set `name` for `container`: its request, else its limit.
+fn container_source(
+    container: &Container,
+    name: &str,
+    path: impl Fn() -> String,
+) -> (String, String) {
+    let resources = container.resources.as_ref();
+    let requests = resources.and_then(|r| r.requests.as_ref());
+    match requests.filter(|r| r.contains_key(name)) {
+        Some(requests) => source(requests, name, || format!("{}.resources.requests", path())),
+        None => {
+            let limits = resources.and_then(|r| r.limits.as_ref());
+            let empty = BTreeMap::new();
+            source(limits.unwrap_or(&empty), name, || {
+                format!("{}.resources.limits", path())
+            })
+        }
+    }
+}
+
+/// `(parent.name, text)` for `name` in a quantity map.
+fn source(
+    map: &BTreeMap<String, Quantity>,
+    name: &str,
+    parent: impl Fn() -> String,
+) -> (String, String) {
+    let text = map.get(name).map(|q| q.0.clone()).unwrap_or_default();
+    (format!("{}.{name}", parent()), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(value: serde_json::Value) -> PodSpec {
+        match serde_json::from_value(value) {
+            Ok(spec) => spec,
+            Err(e) => panic!("test pod spec should deserialize: {e}"),
+        }
+    }
+
+    fn requests(value: serde_json::Value) -> ResourceList {
+        match pod_requests(&spec(value)) {
+            Ok(list) => list,
+            Err(e) => panic!("pod requests should compute: {e}"),
+        }
+    }
+
+    fn expect(entries: &[(&str, i64)]) -> ResourceList {
+        let mut list = ResourceList::new();
+        for &(name, milli) in entries {
+            list.set(name, milli);
+        }
+        list
+    }
+
+    const GI: i64 = (1 << 30) * 1000;
+    const MI: i64 = (1 << 20) * 1000;
+
+    #[test]
+    fn empty_pod_takes_one_pod_slot() {
+        assert_eq!(
+            requests(json!({"containers": []})),
+            expect(&[("pods", 1000)])
+        );
+        assert_eq!(
+            requests(json!({"containers": [{"name": "a"}]})),
+            expect(&[("pods", 1000)])
+        );
+    }
+
+    #[test]
+    fn regular_containers_are_summed() {
+        let r = requests(json!({"containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "500m", "nvidia.com/gpu": "1"}}},
+        ]}));
+        assert_eq!(
+            r,
+            expect(&[
+                ("cpu", 1500),
+                ("memory", GI),
+                ("pods", 1000),
+                ("nvidia.com/gpu", 1000)
+            ])
+        );
+    }
+
+    #[test]
+    fn missing_requests_take_the_limits() {
+        let r = requests(json!({"containers": [
+            {"name": "a", "resources": {"limits": {"cpu": "2", "memory": "512Mi"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "1", "memory": "1Gi"}}},
+        ]}));
+        // b's cpu request stands; its memory request comes from the limit.
+        assert_eq!(
+            r,
+            expect(&[("cpu", 2100), ("memory", 512 * MI + GI), ("pods", 1000)])
+        );
+    }
+
+    #[test]
+    fn init_container_larger_than_the_sum_wins() {
+        let r = requests(json!({
+            "initContainers": [
+                {"name": "migrate", "resources": {"requests": {"cpu": "4", "memory": "100Mi"}}},
+                {"name": "warm", "resources": {"requests": {"cpu": "1", "memory": "3Gi"}}},
+            ],
+            "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+                {"name": "b", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+            ],
+        }));
+        assert_eq!(
+            r,
+            expect(&[("cpu", 4000), ("memory", 3 * GI), ("pods", 1000)])
+        );
+    }
+
+    #[test]
+    fn sidecar_started_before_a_big_init_container_adds_to_it() {
+        let r = requests(json!({
+            "initContainers": [
+                {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m", "memory": "128Mi"}}},
+                {"name": "migrate", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}},
+            ],
+            "containers": [
+                {"name": "app", "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}},
+            ],
+        }));
+        // Init phase: 3 + 0.5 cpu, 1Gi + 128Mi. Running: 1.5 cpu, 2Gi + 128Mi.
+        assert_eq!(
+            r,
+            expect(&[("cpu", 3500), ("memory", 2 * GI + 128 * MI), ("pods", 1000)])
+        );
+    }
+
+    #[test]
+    fn sidecar_after_an_init_container_does_not_add_to_it() {
+        let r = requests(json!({
+            "initContainers": [
+                {"name": "migrate", "resources": {"requests": {"cpu": "3"}}},
+                {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+            ],
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "1"}}}],
+        }));
+        assert_eq!(r, expect(&[("cpu", 3000), ("pods", 1000)]));
+    }
+
+    #[test]
+    fn sidecars_and_overhead() {
+        let r = requests(json!({
+            "initContainers": [
+                {"name": "s1", "restartPolicy": "Always", "resources": {"requests": {"cpu": "200m"}}},
+                {"name": "init", "resources": {"requests": {"cpu": "1"}}},
+                {"name": "s2", "restartPolicy": "Always", "resources": {"limits": {"cpu": "300m", "memory": "64Mi"}}},
+            ],
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+            "overhead": {"cpu": "250m", "memory": "120Mi"},
+        }));
+        // Running: 0.5 + 0.2 + 0.3 = 1 cpu; init peak: 1 + 0.2 = 1.2 cpu.
+        assert_eq!(
+            r,
+            expect(&[
+                ("cpu", 1450),
+                ("memory", GI + 64 * MI + 120 * MI),
+                ("pods", 1000)
+            ])
+        );
+    }
+
+    #[test]
+    fn pod_level_requests_replace_the_aggregate_and_overhead_adds_on_top() {
+        let r = requests(json!({
+            "resources": {"requests": {"cpu": "2", "nvidia.com/gpu": "8"}, "limits": {"memory": "4Gi"}},
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}}}],
+            "overhead": {"cpu": "100m"},
+        }));
+        // cpu comes from the pod level; gpu is not a pod-level resource, so
+        // the container's stands; pod-level limits do not change requests.
+        assert_eq!(
+            r,
+            expect(&[
+                ("cpu", 2100),
+                ("memory", GI),
+                ("pods", 1000),
+                ("nvidia.com/gpu", 1000)
+            ])
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let message = |value| match pod_requests(&spec(value)) {
+            Ok(list) => panic!("should fail, got {list:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(
+            message(json!({
+                "initContainers": [{"name": "a"}, {"name": "b", "resources": {"requests": {"memory": "12Q"}}}],
+                "containers": [],
+            })),
+            r#"spec.initContainers[1].resources.requests.memory: invalid quantity "12Q": unknown suffix "Q""#
+        );
+        assert_eq!(
+            message(json!({"containers": [{"name": "a", "resources": {"limits": {"cpu": "1 "}}}]})),
+            r#"spec.containers[0].resources.limits.cpu: invalid quantity "1 ": unexpected character ' ' at byte 1"#
+        );
+        assert_eq!(
+            message(json!({"containers": [], "overhead": {"memory": ""}})),
+            r#"spec.overhead.memory: invalid quantity "": empty string"#
+        );
+        assert_eq!(
+            message(json!({"containers": [], "resources": {"requests": {"cpu": "x"}}})),
+            r#"spec.resources.requests.cpu: invalid quantity "x": no digits"#
+        );
+    }
+
+    #[test]
+    fn overflowing_totals_are_errors() {
+        let err = pod_requests(&spec(json!({"containers": [
+            {"name": "a", "resources": {"requests": {"memory": "8000Ti"}}},
+            {"name": "b", "resources": {"limits": {"memory": "8000Ti"}}},
+        ]})))
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"spec.containers[1].resources.limits.memory: quantity "8000Ti": the total memory exceeds the 64-bit milli-unit range"#
+        );
+        let err = pod_requests(&spec(json!({
+            "containers": [{"name": "a", "resources": {"requests": {"pods": "9223372036854775.807"}}}],
+        })))
+        .unwrap_err();
+        assert_eq!(err.path(), Some("spec"));
+        assert!(
+            matches!(err.kind(), QuantityErrorKind::TotalOutOfRange { resource } if resource == "pods")
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! Karpenter's scheduling and disruption engine as a library.
+//!
+//! This umbrella crate re-exports the workspace's crates and adds what the
+//! `karpenter-sim` command line is made of, so that a library user can do
+//! everything the command does:
+//!
+//! - [`core`]: the pure engine (API types, resources, the requirement algebra);
+//! - [`azure`]: the Azure provider;
+//! - [`fake`]: the in-memory provider for tests and benchmarks;
+//! - [`scenario`]: reading Kubernetes manifests (`kubectl get -o yaml|json` dumps and
+//!   scenario files) into typed objects;
+//! - [`sim`]: what `karpenter-sim` prints (summaries, timings).
+//!
+//! Embedding the engine: depend on `karpenter` with `default-features = false` (the
+//! default `cli` feature picks a Kubernetes version for `k8s-openapi`, which only a
+//! final binary should do) and enable one `k8s-openapi` version feature yourself.
+
+pub use karpenter_azure as azure;
+pub use karpenter_core as core;
+pub use karpenter_fake as fake;
+
+pub mod scenario;
+pub mod sim;

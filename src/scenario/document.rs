@@ -1,0 +1,446 @@
+//! One document of a scenario file, deserialized by its `apiVersion` and `kind`.
+//!
+//! The visitor reads `apiVersion` and `kind`, then hands the rest of the map to the
+//! typed object's own deserializer, so a kubectl dump (whose keys are sorted, which
+//! puts `apiVersion` and `kind` first) is never buffered. A document that names its
+//! kind after other fields is buffered and read through [`super::lenient`]. A
+//! document with `items` is a list: each item is read the same way.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
+use karpenter_azure::AKSNodeClass;
+use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_fake::InstanceTypeDocument;
+use serde::de::value::{MapAccessDeserializer, StringDeserializer};
+use serde::de::{
+    self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
+    Visitor,
+};
+use serde::{Deserialize, de::Error as _};
+
+use super::lenient::Lenient;
+
+/// A kind of object the engine reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `v1` `Pod`.
+    Pod,
+    /// `v1` `Node`.
+    Node,
+    /// `karpenter.sh/v1` `NodePool`.
+    NodePool,
+    /// `karpenter.sh/v1` `NodeClaim`.
+    NodeClaim,
+    /// `apps/v1` `DaemonSet`.
+    DaemonSet,
+    /// `policy/v1` `PodDisruptionBudget`.
+    PodDisruptionBudget,
+    /// `v1` `PersistentVolumeClaim`.
+    PersistentVolumeClaim,
+    /// `v1` `PersistentVolume`.
+    PersistentVolume,
+    /// `storage.k8s.io/v1` `StorageClass`.
+    StorageClass,
+    /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
+    AKSNodeClass,
+    /// `karpenter.fake/v1alpha1` `InstanceType`.
+    InstanceType,
+}
+
+impl Kind {
+    /// Every kind, in the order a summary lists them.
+    pub const ALL: [Kind; 11] = [
+        Kind::NodePool,
+        Kind::NodeClaim,
+        Kind::Node,
+        Kind::Pod,
+        Kind::DaemonSet,
+        Kind::PodDisruptionBudget,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+        Kind::StorageClass,
+        Kind::AKSNodeClass,
+        Kind::InstanceType,
+    ];
+
+    /// The `apiVersion` this kind is read at.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Kind::Pod | Kind::Node | Kind::PersistentVolumeClaim | Kind::PersistentVolume => "v1",
+            Kind::NodePool | Kind::NodeClaim => "karpenter.sh/v1",
+            Kind::DaemonSet => "apps/v1",
+            Kind::PodDisruptionBudget => "policy/v1",
+            Kind::StorageClass => "storage.k8s.io/v1",
+            Kind::AKSNodeClass => karpenter_azure::nodeclass::API_VERSION,
+            Kind::InstanceType => karpenter_fake::document::API_VERSION,
+        }
+    }
+
+    /// The `kind` field's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Pod => "Pod",
+            Kind::Node => "Node",
+            Kind::NodePool => "NodePool",
+            Kind::NodeClaim => "NodeClaim",
+            Kind::DaemonSet => "DaemonSet",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            Kind::PersistentVolume => "PersistentVolume",
+            Kind::StorageClass => "StorageClass",
+            Kind::AKSNodeClass => "AKSNodeClass",
+            Kind::InstanceType => "InstanceType",
+        }
+    }
+
+    /// The kind named by `kind` (at any version), if the engine reads it.
+    fn named(kind: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == kind)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A typed object read from a document.
+#[derive(Clone, Debug)]
+#[allow(missing_docs)] // each variant is the kind of the same name
+pub enum Object {
+    Pod(Box<Pod>),
+    Node(Box<Node>),
+    NodePool(Box<NodePool>),
+    NodeClaim(Box<NodeClaim>),
+    DaemonSet(Box<DaemonSet>),
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
+    PersistentVolumeClaim(Box<PersistentVolumeClaim>),
+    PersistentVolume(Box<PersistentVolume>),
+    StorageClass(Box<StorageClass>),
+    AKSNodeClass(Box<AKSNodeClass>),
+    InstanceType(Box<InstanceTypeDocument>),
+}
+
+/// What one document (or one item of a list) turned into.
+pub(crate) enum Parsed {
+    Object(Object),
+    /// Not read; the message says what it was and why.
+    Skipped(String),
+}
+
+/// Parsed objects with their item index when they came from a list.
+pub(crate) type Items = Vec<(Option<usize>, Parsed)>;
+
+thread_local! {
+    /// The path of the field where the last document failed. serde's error types carry
+    /// only a message, so the path travels beside it.
+    static FAILED_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// How many documents of the current file have been started, so that a YAML
+    /// error, which comes back without it, can name its document.
+    static DOCUMENTS_STARTED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Starts counting the documents of a new file.
+pub(crate) fn reset_document_count() {
+    DOCUMENTS_STARTED.with(|c| c.set(0));
+    FAILED_PATH.with(|p| p.borrow_mut().take());
+}
+
+/// How many documents of the current file have been started.
+pub(crate) fn documents_started() -> usize {
+    DOCUMENTS_STARTED.with(Cell::get)
+}
+
+/// Takes the path recorded by the last failed [`TrackedDocument`].
+pub(crate) fn take_failed_path() -> Option<String> {
+    FAILED_PATH.with(|p| p.borrow_mut().take())
+}
+
+/// One whole document, deserialized with the path of every field tracked so that an
+/// error can name the field.
+pub(crate) struct TrackedDocument(pub Items);
+
+impl<'de> Deserialize<'de> for TrackedDocument {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        DOCUMENTS_STARTED.with(|c| c.set(c.get() + 1));
+        let mut track = serde_path_to_error::Track::new();
+        let tracked = serde_path_to_error::Deserializer::new(deserializer, &mut track);
+        match tracked.deserialize_any(DocumentVisitor) {
+            Ok(items) => Ok(TrackedDocument(items)),
+            Err(error) => {
+                // A buffered document has recorded its own, deeper path already.
+                let path = track.path().to_string();
+                FAILED_PATH.with(|p| {
+                    let mut p = p.borrow_mut();
+                    if p.is_none() {
+                        *p = (path != ".").then_some(path);
+                    }
+                });
+                Err(error)
+            }
+        }
+    }
+}
+
+struct DocumentVisitor;
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = Items;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object (a map with apiVersion and kind), a List, or an array")
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<Items, S::Error> {
+        ItemsVisitor.visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items, A::Error> {
+        let mut api_version: Option<String> = None;
+        let mut kind: Option<String> = None;
+        let mut items: Option<Items> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "apiVersion" => api_version = Some(map.next_value()?),
+                "kind" => kind = Some(map.next_value()?),
+                "items" => items = Some(map.next_value_seed(ItemsSeed)?),
+                _ if items.is_some() || kind.as_deref().is_some_and(is_list) => {
+                    // A list's metadata (resourceVersion, continue): nothing to read.
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    if let (Some(api_version), Some(kind)) = (&api_version, &kind) {
+                        let rest = Rest {
+                            pending: Some(key),
+                            map,
+                        };
+                        let parsed =
+                            read_object(api_version, kind, MapAccessDeserializer::new(rest))?;
+                        return Ok(vec![(None, parsed)]);
+                    }
+                    return buffered(key, map, api_version, kind);
+                }
+            }
+        }
+        if let Some(items) = items {
+            return Ok(items);
+        }
+        match (api_version, kind) {
+            (_, Some(kind)) if is_list(&kind) => Ok(Vec::new()),
+            (Some(api_version), Some(kind)) => {
+                let empty = serde_json::Map::new();
+                let parsed = read_object(&api_version, &kind, Lenient::<A::Error>::map(empty))?;
+                Ok(vec![(None, parsed)])
+            }
+            (_, None) => Err(A::Error::missing_field("kind")),
+            (None, _) => Err(A::Error::missing_field("apiVersion")),
+        }
+    }
+}
+
+/// Reads the rest of a document whose `kind` did not come first: its fields are
+/// buffered as JSON, then read as the kind says.
+fn buffered<'de, A: MapAccess<'de>>(
+    first_key: String,
+    mut map: A,
+    mut api_version: Option<String>,
+    mut kind: Option<String>,
+) -> Result<Items, A::Error> {
+    let mut fields = serde_json::Map::new();
+    let mut items: Option<Items> = None;
+    let mut key = Some(first_key);
+    while let Some(k) = key {
+        match k.as_str() {
+            "apiVersion" => api_version = Some(map.next_value()?),
+            "kind" => kind = Some(map.next_value()?),
+            "items" => items = Some(map.next_value_seed(ItemsSeed)?),
+            _ => {
+                fields.insert(k, map.next_value()?);
+            }
+        }
+        key = map.next_key()?;
+    }
+    if let Some(items) = items {
+        return Ok(items);
+    }
+    if kind.as_deref().is_some_and(is_list) {
+        return Ok(Vec::new());
+    }
+    let kind = kind.ok_or_else(|| A::Error::missing_field("kind"))?;
+    let api_version = api_version.ok_or_else(|| A::Error::missing_field("apiVersion"))?;
+    let mut track = serde_path_to_error::Track::new();
+    let lenient = Lenient::<A::Error>::map(fields);
+    match read_object(
+        &api_version,
+        &kind,
+        serde_path_to_error::Deserializer::new(lenient, &mut track),
+    ) {
+        Ok(parsed) => Ok(vec![(None, parsed)]),
+        Err(error) => {
+            // The outer tracker stopped at the document; this one knows the field.
+            let path = track.path().to_string();
+            FAILED_PATH.with(|p| *p.borrow_mut() = (path != ".").then_some(path));
+            Err(error)
+        }
+    }
+}
+
+/// `List`, `PodList`, `NodeList`, ...: a kind whose objects are its `items`.
+fn is_list(kind: &str) -> bool {
+    kind.ends_with("List")
+}
+
+/// Deserializes the rest of an object of the given type.
+fn read_object<'de, D: Deserializer<'de>>(
+    api_version: &str,
+    kind: &str,
+    rest: D,
+) -> Result<Parsed, D::Error> {
+    fn boxed<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Box<T>, D::Error> {
+        T::deserialize(d).map(Box::new)
+    }
+    let Some(known) = Kind::named(kind) else {
+        let name = SkippedMeta::deserialize(rest)?.describe();
+        return Ok(Parsed::Skipped(format!(
+            "skipped {api_version} {kind}{name}: not a kind karpenter-sim reads"
+        )));
+    };
+    if known.api_version() != api_version {
+        let name = SkippedMeta::deserialize(rest)?.describe();
+        return Ok(Parsed::Skipped(format!(
+            "skipped {api_version} {kind}{name}: only {} {kind} is read",
+            known.api_version()
+        )));
+    }
+    let object = match known {
+        Kind::Pod => Object::Pod(boxed(rest)?),
+        Kind::Node => Object::Node(boxed(rest)?),
+        Kind::NodePool => Object::NodePool(boxed(rest)?),
+        Kind::NodeClaim => Object::NodeClaim(boxed(rest)?),
+        Kind::DaemonSet => Object::DaemonSet(boxed(rest)?),
+        Kind::PodDisruptionBudget => Object::PodDisruptionBudget(boxed(rest)?),
+        Kind::PersistentVolumeClaim => Object::PersistentVolumeClaim(boxed(rest)?),
+        Kind::PersistentVolume => Object::PersistentVolume(boxed(rest)?),
+        Kind::StorageClass => Object::StorageClass(boxed(rest)?),
+        Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
+        Kind::InstanceType => Object::InstanceType(boxed(rest)?),
+    };
+    Ok(Parsed::Object(object))
+}
+
+/// The part of a skipped object worth naming in its warning.
+#[derive(Deserialize)]
+struct SkippedMeta {
+    #[serde(default)]
+    metadata: Option<SkippedName>,
+}
+
+#[derive(Deserialize)]
+struct SkippedName {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+impl SkippedMeta {
+    fn describe(self) -> String {
+        match self.metadata {
+            Some(SkippedName {
+                name: Some(name),
+                namespace: Some(ns),
+            }) => format!(" {ns}/{name}"),
+            Some(SkippedName {
+                name: Some(name),
+                namespace: None,
+            }) => format!(" {name}"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A map whose first key was already read: yields that key again, then the rest.
+struct Rest<A> {
+    pending: Option<String>,
+    map: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.pending.take() {
+            Some(key) => {
+                let key: StringDeserializer<A::Error> = key.into_deserializer();
+                seed.deserialize(key).map(Some)
+            }
+            None => self.map.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.map
+            .size_hint()
+            .map(|n| n + usize::from(self.pending.is_some()))
+    }
+}
+
+/// The `items` of a list: each item is an object (or, unusually, a list itself).
+struct ItemsSeed;
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed {
+    type Value = Items;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items, D::Error> {
+        deserializer.deserialize_seq(ItemsVisitor)
+    }
+}
+
+struct ItemsVisitor;
+
+impl<'de> Visitor<'de> for ItemsVisitor {
+    type Value = Items;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of Kubernetes objects")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Items, E> {
+        Ok(Vec::new()) // `items: null`, as kubectl prints an empty list
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Items, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Items, S::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+        let mut index = 0;
+        while let Some(items) = seq.next_element_seed(ItemSeed)? {
+            out.extend(items.into_iter().map(|(_, parsed)| (Some(index), parsed)));
+            index += 1;
+        }
+        Ok(out)
+    }
+}
+
+struct ItemSeed;
+
+impl<'de> DeserializeSeed<'de> for ItemSeed {
+    type Value = Items;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items, D::Error> {
+        deserializer.deserialize_map(DocumentVisitor)
+    }
+}

@@ -1,0 +1,212 @@
+//! Reading scenarios: the Kubernetes manifests `karpenter-sim` takes.
+//!
+//! A scenario is a set of files, each holding YAML documents (`---`), `kind: List`
+//! documents (what `kubectl get -o yaml` prints) or JSON (`kubectl get -o json`: one
+//! object, a `List`, or an array). Every document of a kind the engine reads becomes
+//! a typed object; any other kind is skipped with a [`Warning`]. The contract is
+//! `scenario-format.md`.
+//!
+//! Documents are deserialized straight into their typed objects (no generic value in
+//! between) when `apiVersion` and `kind` come before the other fields, as they do in
+//! everything `kubectl` prints; other documents are buffered first.
+//!
+//! ```
+//! use karpenter::scenario::{LoadOptions, Scenario};
+//!
+//! let yaml = r#"
+//! apiVersion: v1
+//! kind: Pod
+//! metadata: {name: web-0, namespace: default}
+//! spec:
+//!   containers: [{name: app, resources: {requests: {cpu: 250m}}}]
+//! "#;
+//! let scenario = Scenario::from_str("inline.yaml", yaml, &LoadOptions::default()).unwrap();
+//! assert_eq!(scenario.pods.len(), 1);
+//! assert_eq!(scenario.pods[0].metadata.name.as_deref(), Some("web-0"));
+//! ```
+
+mod document;
+mod error;
+mod lenient;
+mod limits;
+mod parse;
+mod validate;
+
+use std::fmt;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
+use karpenter_azure::AKSNodeClass;
+use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_fake::InstanceTypeDocument;
+
+pub use document::{Kind, Object};
+pub use error::LoadError;
+pub use limits::LoadOptions;
+
+/// Where an object was read from: the file, the document in it and, for a document
+/// that is a list, the item in that list.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Source {
+    /// The file's name as given (`-` for standard input).
+    pub file: Arc<str>,
+    /// The document's number in the file, counting from 1 (empty documents are not
+    /// counted).
+    pub document: usize,
+    /// The item's index in a `List` document, counting from 0.
+    pub item: Option<usize>,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, document {}", self.file, self.document)?;
+        if let Some(item) = self.item {
+            write!(f, ", item {item}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An object with the place it was read from, so that later errors can name it.
+/// Dereferences to the object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sourced<T> {
+    /// The object.
+    pub object: T,
+    /// Where it was read from.
+    pub source: Source,
+}
+
+impl<T> Deref for Sourced<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.object
+    }
+}
+
+/// Something in the input that was not read, said on standard error by
+/// `karpenter-sim`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Where it is.
+    pub source: Source,
+    /// What was skipped and why.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+/// Every object read from a scenario's files, by kind, in input order.
+#[derive(Clone, Debug, Default)]
+pub struct Scenario {
+    /// `v1` `Pod`: pending pods, bound pods and daemon pods alike.
+    pub pods: Vec<Sourced<Pod>>,
+    /// `v1` `Node`.
+    pub nodes: Vec<Sourced<Node>>,
+    /// `karpenter.sh/v1` `NodePool`.
+    pub node_pools: Vec<Sourced<NodePool>>,
+    /// `karpenter.sh/v1` `NodeClaim`.
+    pub node_claims: Vec<Sourced<NodeClaim>>,
+    /// `apps/v1` `DaemonSet`.
+    pub daemon_sets: Vec<Sourced<DaemonSet>>,
+    /// `policy/v1` `PodDisruptionBudget`.
+    pub pod_disruption_budgets: Vec<Sourced<PodDisruptionBudget>>,
+    /// `v1` `PersistentVolumeClaim`.
+    pub persistent_volume_claims: Vec<Sourced<PersistentVolumeClaim>>,
+    /// `v1` `PersistentVolume`.
+    pub persistent_volumes: Vec<Sourced<PersistentVolume>>,
+    /// `storage.k8s.io/v1` `StorageClass`.
+    pub storage_classes: Vec<Sourced<StorageClass>>,
+    /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
+    pub aks_node_classes: Vec<Sourced<AKSNodeClass>>,
+    /// `karpenter.fake/v1alpha1` `InstanceType`.
+    pub instance_types: Vec<Sourced<InstanceTypeDocument>>,
+    /// Documents that were skipped, with why.
+    pub warnings: Vec<Warning>,
+}
+
+impl Scenario {
+    /// Reads every file in order (`-` is standard input) into one scenario, then
+    /// checks the objects' fields (quantities, requirements, durations, ...).
+    pub fn load_files<P: AsRef<Path>>(
+        paths: &[P],
+        options: &LoadOptions,
+    ) -> Result<Scenario, LoadError> {
+        let mut scenario = Scenario::default();
+        for path in paths {
+            let (name, bytes) = limits::read_input(path.as_ref(), options)?;
+            scenario.read_bytes(name, &bytes, options)?;
+        }
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Reads one file's text, named `name` in errors, and checks the objects.
+    pub fn from_str(name: &str, text: &str, options: &LoadOptions) -> Result<Scenario, LoadError> {
+        let mut scenario = Scenario::default();
+        limits::check_size(name, text.len() as u64, options)?;
+        scenario.read_bytes(Arc::from(name), text.as_bytes(), options)?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// How many objects were read, over every kind.
+    pub fn object_count(&self) -> usize {
+        self.pods.len()
+            + self.nodes.len()
+            + self.node_pools.len()
+            + self.node_claims.len()
+            + self.daemon_sets.len()
+            + self.pod_disruption_budgets.len()
+            + self.persistent_volume_claims.len()
+            + self.persistent_volumes.len()
+            + self.storage_classes.len()
+            + self.aks_node_classes.len()
+            + self.instance_types.len()
+    }
+
+    fn read_bytes(
+        &mut self,
+        file: Arc<str>,
+        bytes: &[u8],
+        options: &LoadOptions,
+    ) -> Result<(), LoadError> {
+        for (source, parsed) in parse::parse_file(&file, bytes, options)? {
+            match parsed {
+                document::Parsed::Object(object) => self.push(object, source),
+                document::Parsed::Skipped(message) => {
+                    self.warnings.push(Warning { source, message })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, object: Object, source: Source) {
+        fn put<T>(list: &mut Vec<Sourced<T>>, object: T, source: Source) {
+            list.push(Sourced { object, source });
+        }
+        match object {
+            Object::Pod(o) => put(&mut self.pods, *o, source),
+            Object::Node(o) => put(&mut self.nodes, *o, source),
+            Object::NodePool(o) => put(&mut self.node_pools, *o, source),
+            Object::NodeClaim(o) => put(&mut self.node_claims, *o, source),
+            Object::DaemonSet(o) => put(&mut self.daemon_sets, *o, source),
+            Object::PodDisruptionBudget(o) => put(&mut self.pod_disruption_budgets, *o, source),
+            Object::PersistentVolumeClaim(o) => put(&mut self.persistent_volume_claims, *o, source),
+            Object::PersistentVolume(o) => put(&mut self.persistent_volumes, *o, source),
+            Object::StorageClass(o) => put(&mut self.storage_classes, *o, source),
+            Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
+            Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! What `karpenter-sim` prints: summaries of scenarios and phase timings.
