@@ -21,3 +21,8 @@ pub use karpenter_fake as fake;
 
 pub mod scenario;
 pub mod sim;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

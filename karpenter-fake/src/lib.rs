@@ -3,8 +3,10 @@
 //!
 //! So far this crate holds the `karpenter.fake/v1alpha1` `InstanceType` document that
 //! scenario files use to describe the fake provider's catalog
-//! ([`InstanceTypeDocument`]).
+//! ([`InstanceTypeDocument`]) and generated workloads ([`workload`]).
 
 pub mod document;
+pub mod manifest;
+pub mod workload;
 
 pub use document::{InstanceTypeDocument, OfferingDocument};

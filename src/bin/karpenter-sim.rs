@@ -1,1 +1,257 @@
-fn main() {}
+//! `karpenter-sim`: runs the engine over Kubernetes manifests and prints the plan.
+//!
+//! The contract (commands, flags, output) is `scenario-format.md`. Exit status: 0
+//! when the command did its work, 2 for bad input (the message names the file, the
+//! document and the field), 1 for anything else.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use karpenter::scenario::{LoadOptions, Scenario};
+use karpenter::sim::{Summary, Timings};
+
+#[derive(Parser)]
+#[command(
+    name = "karpenter-sim",
+    version,
+    about = "What would Karpenter do? Runs Karpenter's \
+    scheduling and disruption engine over Kubernetes manifests and prints the plan."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Plan new capacity for the pending pods.
+    Provision(ProvisionArgs),
+    /// Plan which nodes to delete or replace, and why.
+    Disrupt(DisruptArgs),
+    /// Read and check a scenario, and summarise what it holds.
+    Summary(CommonArgs),
+}
+
+#[derive(Args)]
+struct CommonArgs {
+    /// A manifest file: YAML documents, a `kind: List`, or JSON (`-` reads standard
+    /// input). Repeat for several files.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Where instance types come from: the input's InstanceType documents (fake, the
+    /// default when there are some) or the embedded Azure catalog.
+    #[arg(long, value_enum)]
+    provider: Option<Provider>,
+    /// The Azure region (with --provider azure).
+    #[arg(long, value_name = "R", default_value = "eastus")]
+    region: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
+    output: Output,
+    /// Print on standard error how long each phase took.
+    #[arg(long)]
+    timings: bool,
+}
+
+#[derive(Args)]
+struct ProvisionArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// How claims are packed: as upstream Karpenter, or at the least total price.
+    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
+    packing: Packing,
+    /// Add a proven lower bound on the price of any valid plan.
+    #[arg(long)]
+    bound: bool,
+}
+
+#[derive(Args)]
+struct DisruptArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// The clock for everything time-based (RFC 3339). Default: now.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    now: Option<jiff::Timestamp>,
+    /// How replacements are packed.
+    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
+    packing: Packing,
+    /// Let consolidation replace several nodes by fewer, cheaper ones.
+    #[arg(long = "m-to-n")]
+    m_to_n: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Provider {
+    Fake,
+    Azure,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    Table,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Packing {
+    Upstream,
+    Cost,
+}
+
+fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
+    text.parse()
+        .map_err(|e| format!("not an RFC 3339 time: {e}"))
+}
+
+/// Why a run failed, and so its exit status.
+enum Failure {
+    /// The input is wrong: exit 2.
+    BadInput(String),
+    /// Something the input cannot fix: exit 1.
+    Internal(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(message)) => {
+            eprintln!("karpenter-sim: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Internal(message)) => {
+            eprintln!("karpenter-sim: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Summary(common) => {
+            let (scenario, mut timings) = load(&common)?;
+            let provider = match resolve_provider(&common, &scenario) {
+                Ok(provider) => provider,
+                // A summary needs no instance types: say what a plan would use.
+                Err(Failure::Internal(_)) => {
+                    format!("azure, region {} (not built yet)", common.region)
+                }
+                Err(bad_input) => return Err(bad_input),
+            };
+            let start = Instant::now();
+            let summary = Summary::of(&scenario);
+            timings.record("summarise", start.elapsed());
+            let start = Instant::now();
+            let text = match common.output {
+                Output::Json => json(&summary)?,
+                Output::Table => format!("{}\nprovider: {provider}\n", summary.to_table()),
+            };
+            write_stdout(&text)?;
+            timings.record("write", start.elapsed());
+            finish(&common, &scenario, timings);
+            Ok(())
+        }
+        Command::Provision(args) => {
+            let (scenario, timings) = load(&args.common)?;
+            resolve_provider(&args.common, &scenario)?;
+            let _ = (args.packing, args.bound);
+            finish(&args.common, &scenario, timings);
+            Err(not_built("provisioning"))
+        }
+        Command::Disrupt(args) => {
+            let (scenario, timings) = load(&args.common)?;
+            resolve_provider(&args.common, &scenario)?;
+            let _ = (args.now, args.packing, args.m_to_n);
+            finish(&args.common, &scenario, timings);
+            Err(not_built("disruption planning"))
+        }
+    }
+}
+
+fn not_built(what: &str) -> Failure {
+    Failure::Internal(format!(
+        "{what} is not built yet; the input was read and checked (`karpenter-sim summary` shows it)"
+    ))
+}
+
+/// Reads and checks the input files, timing both.
+fn load(common: &CommonArgs) -> Result<(Scenario, Timings), Failure> {
+    let mut timings = Timings::new();
+    let options = LoadOptions::default();
+    let scenario = timings
+        .time("read", || Scenario::read_files(&common.files, &options))
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
+    timings
+        .time("validate", || scenario.validate())
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
+    for warning in &scenario.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok((scenario, timings))
+}
+
+/// Which provider the run uses, as the format says: `--provider`, else fake when the
+/// input has InstanceType documents, else Azure.
+fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<String, Failure> {
+    let fake = match common.provider {
+        Some(Provider::Fake) => true,
+        Some(Provider::Azure) => false,
+        None => !scenario.instance_types.is_empty(),
+    };
+    if fake {
+        if scenario.instance_types.is_empty() {
+            return Err(Failure::BadInput(
+                "--provider fake takes its instance types from InstanceType documents \
+                 (karpenter.fake/v1alpha1), and the input has none"
+                    .to_string(),
+            ));
+        }
+        Ok(format!(
+            "fake ({} instance types from the input)",
+            scenario.instance_types.len()
+        ))
+    } else {
+        Err(Failure::Internal(format!(
+            "the Azure provider's catalog (region {}) is not built yet; \
+             give InstanceType documents and --provider fake",
+            common.region
+        )))
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|e| Failure::Internal(e.to_string()))?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Internal(format!("writing the output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn finish(common: &CommonArgs, scenario: &Scenario, mut timings: Timings) {
+    if common.timings {
+        timings.set_size(format!(
+            "{} objects: {} pods, {} nodes, {} node pools",
+            scenario.object_count(),
+            scenario.pods.len(),
+            scenario.nodes.len(),
+            scenario.node_pools.len()
+        ));
+        eprintln!("{timings}");
+    }
+}

@@ -136,8 +136,20 @@ pub struct Scenario {
 
 impl Scenario {
     /// Reads every file in order (`-` is standard input) into one scenario, then
-    /// checks the objects' fields (quantities, requirements, durations, ...).
+    /// checks the objects' fields (quantities, requirements, budgets, ...): what
+    /// [`Scenario::read_files`] then [`Scenario::validate`] do.
     pub fn load_files<P: AsRef<Path>>(
+        paths: &[P],
+        options: &LoadOptions,
+    ) -> Result<Scenario, LoadError> {
+        let scenario = Scenario::read_files(paths, options)?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Reads every file in order (`-` is standard input) into one scenario without
+    /// checking the values of its fields; call [`Scenario::validate`] before using it.
+    pub fn read_files<P: AsRef<Path>>(
         paths: &[P],
         options: &LoadOptions,
     ) -> Result<Scenario, LoadError> {
@@ -146,7 +158,6 @@ impl Scenario {
             let (name, bytes) = limits::read_input(path.as_ref(), options)?;
             scenario.read_bytes(name, &bytes, options)?;
         }
-        scenario.validate()?;
         Ok(scenario)
     }
 
@@ -161,17 +172,24 @@ impl Scenario {
 
     /// How many objects were read, over every kind.
     pub fn object_count(&self) -> usize {
-        self.pods.len()
-            + self.nodes.len()
-            + self.node_pools.len()
-            + self.node_claims.len()
-            + self.daemon_sets.len()
-            + self.pod_disruption_budgets.len()
-            + self.persistent_volume_claims.len()
-            + self.persistent_volumes.len()
-            + self.storage_classes.len()
-            + self.aks_node_classes.len()
-            + self.instance_types.len()
+        Kind::ALL.into_iter().map(|kind| self.count(kind)).sum()
+    }
+
+    /// How many objects of a kind were read.
+    pub fn count(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::Pod => self.pods.len(),
+            Kind::Node => self.nodes.len(),
+            Kind::NodePool => self.node_pools.len(),
+            Kind::NodeClaim => self.node_claims.len(),
+            Kind::DaemonSet => self.daemon_sets.len(),
+            Kind::PodDisruptionBudget => self.pod_disruption_budgets.len(),
+            Kind::PersistentVolumeClaim => self.persistent_volume_claims.len(),
+            Kind::PersistentVolume => self.persistent_volumes.len(),
+            Kind::StorageClass => self.storage_classes.len(),
+            Kind::AKSNodeClass => self.aks_node_classes.len(),
+            Kind::InstanceType => self.instance_types.len(),
+        }
     }
 
     fn read_bytes(

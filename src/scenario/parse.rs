@@ -111,8 +111,15 @@ fn yaml_message(error: &serde_saphyr::Error) -> String {
     let text = error.to_string();
     let first = text.lines().next().unwrap_or_default().trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    match first.find(" at line ") {
-        Some(at) => first[..at].to_string(),
-        None => first.to_string(),
+    let first = match first.find(" at line ") {
+        Some(at) => &first[..at],
+        None => first,
+    };
+    if first.contains("budget breached") {
+        // Say which limit in the loader's own words: this is what an alias bomb, a
+        // nesting attack or a runaway document runs into.
+        format!("the input passes a safety limit of the YAML reader ({first}); see LoadOptions")
+    } else {
+        first.to_string()
     }
 }

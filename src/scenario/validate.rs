@@ -1,11 +1,323 @@
-//! Checks of field values that serde cannot make (quantities, requirements,
-//! durations), naming the object and the field.
+//! Checks of field values that serde cannot make (quantities, requirements, budgets,
+//! the fake provider's instance types), naming the object and the field, and of
+//! duplicate names.
 
-use super::{LoadError, Scenario};
+use std::collections::{BTreeMap, HashMap};
+
+use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use karpenter_core::api::NodeSelectorRequirementWithMinValues;
+use karpenter_core::resources::{self, QuantityError, ResourceList};
+use karpenter_core::scheduling::{self, Requirement, WellKnownLabels};
+use karpenter_fake::InstanceTypeDocument;
+
+use super::{Kind, LoadError, Scenario, Source, Sourced};
+
+/// The capacity types an offering may have.
+const CAPACITY_TYPES: [&str; 3] = ["on-demand", "spot", "reserved"];
+
+/// A failed check: the field's path in the object and what is wrong.
+struct Problem {
+    field: String,
+    message: String,
+}
+
+impl Problem {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A quantity error placed under `parent`, its path becoming the field.
+    fn quantity(parent: &str, error: QuantityError) -> Self {
+        Problem::at(error.within(parent))
+    }
+
+    /// A quantity error whose path is the field.
+    fn at(error: QuantityError) -> Self {
+        let field = error.path().unwrap_or_default().to_string();
+        let full = error.to_string();
+        let message = full
+            .strip_prefix(&format!("{field}: "))
+            .unwrap_or(&full)
+            .to_string();
+        Problem { field, message }
+    }
+}
+
+type Checked = Result<(), Problem>;
 
 impl Scenario {
-    /// Checks every object's values; the first invalid one is the error.
-    pub(crate) fn validate(&self) -> Result<(), LoadError> {
+    /// Checks every object's values and that no two objects of a kind share a name;
+    /// the first problem found is the error, naming the object and the field.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let well_known = WellKnownLabels::core();
+        check_all(Kind::Pod, &self.pods, |pod| {
+            pod_spec(pod.spec.as_ref(), None)
+        })?;
+        check_all(Kind::Node, &self.nodes, |node| {
+            let status = node.status.as_ref();
+            quantities("status.capacity", status.and_then(|s| s.capacity.as_ref()))?;
+            quantities(
+                "status.allocatable",
+                status.and_then(|s| s.allocatable.as_ref()),
+            )
+        })?;
+        check_all(Kind::NodePool, &self.node_pools, |pool| {
+            let template = &pool.spec.template;
+            let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
+            for (key, value) in labels.into_iter().flatten() {
+                let field = format!("spec.template.metadata.labels[{key}]");
+                scheduling::check_restricted_label(key, well_known)
+                    .and_then(|()| scheduling::validate_label_key(key))
+                    .and_then(|()| scheduling::validate_label_value(key, value))
+                    .map_err(|e| Problem::new(field, e.to_string()))?;
+            }
+            let requirements = template.spec.requirements();
+            requirements_valid(
+                "spec.template.spec.requirements",
+                requirements,
+                Some(well_known),
+            )?;
+            if let Some(limits) = &pool.spec.limits {
+                for (name, quantity) in limits.iter() {
+                    resources::milli_value(quantity)
+                        .map_err(|e| Problem::quantity(&format!("spec.limits.{name}"), e))?;
+                }
+            }
+            let budgets = pool
+                .spec
+                .disruption
+                .as_ref()
+                .and_then(|d| d.budgets.as_deref());
+            for (i, budget) in budgets.unwrap_or_default().iter().enumerate() {
+                let field = format!("spec.disruption.budgets[{i}]");
+                budget
+                    .parse_nodes()
+                    .map_err(|e| Problem::new(format!("{field}.nodes"), e.to_string()))?;
+                if budget.schedule.is_some() != budget.duration.is_some() {
+                    return Err(Problem::new(
+                        field,
+                        "schedule and duration must be set together",
+                    ));
+                }
+            }
+            Ok(())
+        })?;
+        check_all(Kind::NodeClaim, &self.node_claims, |claim| {
+            requirements_valid("spec.requirements", claim.spec.requirements(), None)?;
+            let requests = claim
+                .spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.as_ref());
+            for (name, quantity) in requests.into_iter().flat_map(|r| r.iter()) {
+                resources::milli_value(quantity).map_err(|e| {
+                    Problem::quantity(&format!("spec.resources.requests.{name}"), e)
+                })?;
+            }
+            let status = claim.status.as_ref();
+            for (parent, list) in [
+                ("status.capacity", status.and_then(|s| s.capacity.as_ref())),
+                (
+                    "status.allocatable",
+                    status.and_then(|s| s.allocatable.as_ref()),
+                ),
+            ] {
+                for (name, quantity) in list.into_iter().flat_map(|l| l.iter()) {
+                    resources::milli_value(quantity)
+                        .map_err(|e| Problem::quantity(&format!("{parent}.{name}"), e))?;
+                }
+            }
+            Ok(())
+        })?;
+        check_all(Kind::DaemonSet, &self.daemon_sets, |ds| {
+            pod_spec(ds.spec.template.spec.as_ref(), Some("spec.template"))
+        })?;
+        check_all(Kind::InstanceType, &self.instance_types, instance_type)?;
+        unique(Kind::NodePool, &self.node_pools, |o| &o.metadata)?;
+        unique(Kind::NodeClaim, &self.node_claims, |o| &o.metadata)?;
+        unique(Kind::Node, &self.nodes, |o| &o.metadata)?;
+        unique(Kind::Pod, &self.pods, |o| &o.metadata)?;
+        unique(Kind::DaemonSet, &self.daemon_sets, |o| &o.metadata)?;
+        unique(Kind::InstanceType, &self.instance_types, |o| &o.metadata)?;
+        unique(Kind::AKSNodeClass, &self.aks_node_classes, |o| &o.metadata)?;
         Ok(())
     }
+}
+
+/// Runs `check` on every object of a kind, turning a problem into an error that
+/// names the object.
+fn check_all<T>(
+    kind: Kind,
+    objects: &[Sourced<T>],
+    check: impl Fn(&T) -> Checked,
+) -> Result<(), LoadError>
+where
+    T: HasMetadata,
+{
+    for object in objects {
+        if let Err(problem) = check(&object.object) {
+            return Err(invalid(kind, object.object.meta(), &object.source, problem));
+        }
+    }
+    Ok(())
+}
+
+fn invalid(kind: Kind, meta: &ObjectMeta, source: &Source, problem: Problem) -> LoadError {
+    LoadError::Invalid {
+        origin: source.clone(),
+        object: describe(kind, meta),
+        field: problem.field,
+        message: problem.message,
+    }
+}
+
+/// `Pod default/web-0`, `NodePool general`, `Pod (unnamed)`.
+fn describe(kind: Kind, meta: &ObjectMeta) -> String {
+    match (&meta.namespace, &meta.name) {
+        (Some(ns), Some(name)) => format!("{kind} {ns}/{name}"),
+        (None, Some(name)) => format!("{kind} {name}"),
+        _ => format!("{kind} (unnamed)"),
+    }
+}
+
+/// Objects whose metadata the checks can name.
+trait HasMetadata {
+    fn meta(&self) -> &ObjectMeta;
+}
+
+macro_rules! has_metadata {
+    ($($t:ty),*) => {
+        $(impl HasMetadata for $t {
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+        })*
+    };
+}
+
+has_metadata!(
+    k8s_openapi::api::core::v1::Pod,
+    k8s_openapi::api::core::v1::Node,
+    k8s_openapi::api::apps::v1::DaemonSet,
+    karpenter_core::api::NodePool,
+    karpenter_core::api::NodeClaim,
+    InstanceTypeDocument
+);
+
+/// Refuses two objects of one kind with the same namespace and name.
+fn unique<T>(
+    kind: Kind,
+    objects: &[Sourced<T>],
+    meta: impl Fn(&T) -> &ObjectMeta,
+) -> Result<(), LoadError> {
+    let mut seen: HashMap<(Option<&str>, &str), &Source> = HashMap::new();
+    for object in objects {
+        let m = meta(&object.object);
+        let Some(name) = m.name.as_deref() else {
+            continue;
+        };
+        if let Some(first) = seen.insert((m.namespace.as_deref(), name), &object.source) {
+            let message = format!("a second {} (the first is at {first})", describe(kind, m));
+            return Err(invalid(
+                kind,
+                m,
+                &object.source,
+                Problem::new("metadata.name", message),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A pod spec's requests; their errors' paths start at `spec.`, under `parent`
+/// (a DaemonSet's `spec.template`) when the spec is nested.
+fn pod_spec(spec: Option<&PodSpec>, parent: Option<&str>) -> Checked {
+    let Some(spec) = spec else { return Ok(()) };
+    resources::pod_requests(spec).map_err(|e| match parent {
+        Some(parent) => Problem::quantity(parent, e),
+        None => Problem::at(e),
+    })?;
+    Ok(())
+}
+
+fn quantities(parent: &str, list: Option<&BTreeMap<String, Quantity>>) -> Checked {
+    if let Some(list) = list {
+        ResourceList::from_quantities(list).map_err(|e| Problem::quantity(parent, e))?;
+    }
+    Ok(())
+}
+
+/// Each requirement's operator and values; with `well_known`, also restricted keys
+/// and known values (what the NodePool CRD's validation refuses).
+fn requirements_valid(
+    parent: &str,
+    requirements: &[NodeSelectorRequirementWithMinValues],
+    well_known: Option<&WellKnownLabels>,
+) -> Checked {
+    for (i, requirement) in requirements.iter().enumerate() {
+        let field = format!("{parent}[{i}]");
+        let problem = |e: scheduling::RequirementError| Problem::new(field.clone(), e.to_string());
+        let selector = requirement.to_selector_requirement().map_err(problem)?;
+        match well_known {
+            Some(well_known) => scheduling::validate_requirement(&selector, well_known),
+            None => Requirement::try_from(&selector).map(drop),
+        }
+        .map_err(problem)?;
+    }
+    Ok(())
+}
+
+/// The scenario format's rules for the fake provider's `InstanceType`.
+fn instance_type(it: &InstanceTypeDocument) -> Checked {
+    if it.name().is_empty() {
+        return Err(Problem::new(
+            "metadata.name",
+            "an instance type needs a name",
+        ));
+    }
+    for required in [resources::CPU, resources::MEMORY] {
+        if !it.capacity.contains_key(required) {
+            return Err(Problem::new(format!("capacity.{required}"), "required"));
+        }
+    }
+    quantities("capacity", Some(&it.capacity))?;
+    quantities("overhead", it.overhead.as_ref())?;
+    for (key, value) in it.labels.iter().flatten() {
+        scheduling::validate_label_key(key)
+            .and_then(|()| scheduling::validate_label_value(key, value))
+            .map_err(|e| Problem::new(format!("labels[{key}]"), e.to_string()))?;
+    }
+    if it.offerings.is_empty() {
+        return Err(Problem::new(
+            "offerings",
+            "at least one offering is required",
+        ));
+    }
+    for (i, offering) in it.offerings.iter().enumerate() {
+        let field = |name: &str| format!("offerings[{i}].{name}");
+        if offering.zone.is_empty() {
+            return Err(Problem::new(field("zone"), "required"));
+        }
+        if !CAPACITY_TYPES.contains(&offering.capacity_type.as_str()) {
+            let message = format!(
+                "{:?} is not one of {}",
+                offering.capacity_type,
+                CAPACITY_TYPES.join(", ")
+            );
+            return Err(Problem::new(field("capacityType"), message));
+        }
+        if !offering.price.is_finite() || offering.price < 0.0 {
+            let message = format!(
+                "{} is not a price (a finite number, 0 or more)",
+                offering.price
+            );
+            return Err(Problem::new(field("price"), message));
+        }
+    }
+    Ok(())
 }

@@ -1,1 +1,10 @@
-//! What `karpenter-sim` prints: summaries of scenarios and phase timings.
+//! What `karpenter-sim` prints: a scenario's summary and the time each phase took.
+//!
+//! The command line is a thin shell over these and [`crate::scenario`]: a library
+//! user gets the same summary and timings with the same calls.
+
+mod summary;
+mod timings;
+
+pub use summary::{NodePoolSummary, Summary};
+pub use timings::Timings;

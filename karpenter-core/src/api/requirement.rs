@@ -1,5 +1,6 @@
 //! The node selector requirement NodePools and NodeClaims are constrained by.
 
+use crate::scheduling::{Operator, RequirementError, SelectorRequirement};
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::NodeSelectorRequirement;
@@ -76,6 +77,25 @@ impl NodeSelectorRequirementWithMinValues {
             operator: self.operator.clone(),
             values: self.values.clone(),
         }
+    }
+}
+
+impl NodeSelectorRequirementWithMinValues {
+    /// The requirement for the algebra, with its operator read; an unknown operator
+    /// is an error.
+    pub fn to_selector_requirement(&self) -> Result<SelectorRequirement, RequirementError> {
+        let operator = self.operator.parse::<Operator>().map_err(|_| {
+            RequirementError::UnsupportedOperator {
+                key: self.key.clone(),
+                operator: self.operator.clone(),
+            }
+        })?;
+        Ok(SelectorRequirement {
+            key: self.key.clone(),
+            operator,
+            values: self.values().to_vec(),
+            min_values: self.min_values,
+        })
     }
 }
 

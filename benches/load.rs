@@ -1,0 +1,42 @@
+//! Reading scenarios: typed deserialization of `kubectl get pods -o yaml|json`
+//! dumps of the diverse pod mix, through the same loader `karpenter-sim` uses.
+//!
+//! `cargo bench --bench load`. The 20,000-pod YAML file is about 14 MB.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use karpenter::fake::{manifest, workload};
+use karpenter::scenario::{LoadOptions, Scenario};
+
+fn inputs(n: usize) -> (String, String) {
+    let items: Vec<serde_json::Value> = workload::diverse_pods(n, 42)
+        .iter()
+        .map(|pod| serde_json::to_value(pod).expect("a Pod serializes"))
+        .collect();
+    (
+        manifest::to_kubectl_yaml(&items),
+        manifest::to_kubectl_json(items),
+    )
+}
+
+fn load(c: &mut Criterion) {
+    let options = LoadOptions::default();
+    let mut group = c.benchmark_group("load");
+    group.sample_size(10);
+    for n in [1_000usize, 20_000] {
+        let (yaml, json) = inputs(n);
+        for (format, text) in [("yaml", &yaml), ("json", &json)] {
+            group.throughput(Throughput::Bytes(text.len() as u64));
+            group.bench_with_input(BenchmarkId::new(format, n), text, |b, text| {
+                b.iter(|| {
+                    let scenario = Scenario::from_str("pods", text, &options).expect("loads");
+                    assert_eq!(scenario.pods.len(), n);
+                    scenario
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, load);
+criterion_main!(benches);
