@@ -27,7 +27,8 @@ pub struct Summary {
     pub daemon_pods: usize,
     /// Pods in phase Succeeded or Failed.
     pub finished_pods: usize,
-    /// What the pending pods request in total (Kubernetes quantities).
+    /// What the pending pods request in total, as Kubernetes quantities a person
+    /// would write (`16800m`, `66368Mi`).
     pub pending_requests: BTreeMap<String, String>,
     /// Nodes.
     pub nodes: usize,
@@ -138,7 +139,7 @@ impl Summary {
             finished_pods,
             pending_requests: pending
                 .iter()
-                .map(|(name, milli)| (name.to_string(), resources::format_quantity(milli)))
+                .map(|(name, milli)| (name.to_string(), resources::format_milli(name, milli)))
                 .collect(),
             nodes: scenario.nodes.len(),
             managed_nodes: nodes_per_pool.values().sum(),
@@ -178,10 +179,7 @@ impl Summary {
             let requests: Vec<String> = self
                 .pending_requests
                 .iter()
-                .map(|(name, quantity)| {
-                    let milli = resources::parse_milli(quantity).unwrap_or_default();
-                    format!("{name} {}", resources::format_milli(name, milli))
-                })
+                .map(|(name, quantity)| format!("{name} {quantity}"))
                 .collect();
             let _ = writeln!(out, "pending pods request: {}", requests.join(", "));
         }

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::ExtraFields;
-use super::condition::{Condition, Conditions};
+use super::condition::Condition;
 use super::disruption::{Budget, ConsolidationPolicy, Disruption};
 use super::duration::{GoDuration, NillableDuration};
 use super::nodeclaim::{NodeClaim, NodeClaimSpec, NodeClassReference, expire_after_or_default};
-use super::object::{API_VERSION, Envelope};
+
 use super::quantities::Quantities;
 use super::requirement::NodeSelectorRequirementWithMinValues;
 
@@ -35,51 +35,7 @@ pub struct NodePool {
     pub extra: ExtraFields,
 }
 
-impl NodePool {
-    /// The `apiVersion` written for NodePools.
-    pub const API_VERSION: &'static str = API_VERSION;
-    /// The `kind` written for NodePools.
-    pub const KIND: &'static str = "NodePool";
-
-    /// `metadata.name`, if set.
-    pub fn name(&self) -> Option<&str> {
-        self.metadata.name.as_deref()
-    }
-
-    /// The status condition of this type, if any.
-    pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.status.as_ref()?.conditions.find(type_)
-    }
-}
-
-impl<'de> Deserialize<'de> for NodePool {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Envelope {
-            metadata,
-            spec,
-            status,
-            extra,
-        } = Envelope::read(deserializer, Self::KIND)?;
-        Ok(Self {
-            metadata,
-            spec,
-            status,
-            extra,
-        })
-    }
-}
-
-impl Serialize for NodePool {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let envelope = Envelope {
-            metadata: &self.metadata,
-            spec: &self.spec,
-            status: self.status.as_ref(),
-            extra: &self.extra,
-        };
-        envelope.write(serializer, Self::KIND)
-    }
-}
+super::object::karpenter_object!(NodePool, "NodePool");
 
 /// `spec` of a [`NodePool`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -144,3 +144,59 @@ fn expect<E: de::Error>(found: Option<String>, field: &str, expected: &str) -> R
         _ => Ok(()),
     }
 }
+
+/// Implements, for a top-level object with `metadata`, `spec`, `status` and
+/// `extra` fields, its name and condition accessors and its (de)serialization
+/// through [`Envelope`].
+macro_rules! karpenter_object {
+    ($object:ident, $kind:literal) => {
+        impl $object {
+            /// The `apiVersion` written for this kind.
+            pub const API_VERSION: &'static str = $crate::api::object::API_VERSION;
+            #[doc = concat!("The `kind` written: `", $kind, "`.")]
+            pub const KIND: &'static str = $kind;
+
+            /// `metadata.name`, if set.
+            pub fn name(&self) -> Option<&str> {
+                self.metadata.name.as_deref()
+            }
+
+            /// The status condition of this type, if any.
+            pub fn condition(&self, type_: &str) -> Option<&$crate::api::Condition> {
+                use $crate::api::Conditions as _;
+                self.status.as_ref()?.conditions.find(type_)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $object {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let $crate::api::object::Envelope {
+                    metadata,
+                    spec,
+                    status,
+                    extra,
+                } = $crate::api::object::Envelope::read(deserializer, Self::KIND)?;
+                Ok(Self {
+                    metadata,
+                    spec,
+                    status,
+                    extra,
+                })
+            }
+        }
+
+        impl serde::Serialize for $object {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let envelope = $crate::api::object::Envelope {
+                    metadata: &self.metadata,
+                    spec: &self.spec,
+                    status: self.status.as_ref(),
+                    extra: &self.extra,
+                };
+                envelope.write(serializer, Self::KIND)
+            }
+        }
+    };
+}
+
+pub(super) use karpenter_object;
