@@ -2,11 +2,12 @@
 //!
 //! The visitor reads `apiVersion` and `kind`, then hands the rest of the map to the
 //! typed object's own deserializer, so a kubectl dump (whose keys are sorted, which
-//! puts `apiVersion` and `kind` first) is never buffered. A document that names its
-//! kind after other fields is buffered and read through [`super::lenient`]. A
-//! document with `items` is a list: each item is read the same way.
+//! puts `apiVersion` and `kind` first) is read in one pass with no generic value in
+//! between. A document that names its kind after other fields takes the kind from a
+//! first pass over the file ([`super::state`]), so it is read exactly as it would be
+//! with its kind first. A document with `items` is a list: each item is read the
+//! same way.
 
-use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -16,14 +17,14 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_fake::InstanceTypeDocument;
-use serde::de::value::{MapAccessDeserializer, StringDeserializer};
+use serde::de::value::{MapAccessDeserializer, MapDeserializer, StringDeserializer};
 use serde::de::{
     self, DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, SeqAccess,
     Visitor,
 };
 use serde::{Deserialize, de::Error as _};
 
-use super::lenient::Lenient;
+use super::state;
 
 /// A kind of object the engine reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -137,30 +138,9 @@ pub(crate) enum Parsed {
 /// Parsed objects with their item index when they came from a list.
 pub(crate) type Items = Vec<(Option<usize>, Parsed)>;
 
-thread_local! {
-    /// The path of the field where the last document failed. serde's error types carry
-    /// only a message, so the path travels beside it.
-    static FAILED_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
-    /// How many documents of the current file have been started, so that a YAML
-    /// error, which comes back without it, can name its document.
-    static DOCUMENTS_STARTED: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Starts counting the documents of a new file.
-pub(crate) fn reset_document_count() {
-    DOCUMENTS_STARTED.with(|c| c.set(0));
-    FAILED_PATH.with(|p| p.borrow_mut().take());
-}
-
-/// How many documents of the current file have been started.
-pub(crate) fn documents_started() -> usize {
-    DOCUMENTS_STARTED.with(Cell::get)
-}
-
-/// Takes the path recorded by the last failed [`TrackedDocument`].
-pub(crate) fn take_failed_path() -> Option<String> {
-    FAILED_PATH.with(|p| p.borrow_mut().take())
-}
+/// The error a document that names its kind after other fields returns when no
+/// first pass has found its kind yet; the parser then runs one and starts again.
+pub(crate) const KIND_LAST: &str = "apiVersion and kind come after other fields";
 
 /// One whole document, deserialized with the path of every field tracked so that an
 /// error can name the field.
@@ -168,24 +148,30 @@ pub(crate) struct TrackedDocument(pub Items);
 
 impl<'de> Deserialize<'de> for TrackedDocument {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        DOCUMENTS_STARTED.with(|c| c.set(c.get() + 1));
+        state::start_document();
         let mut track = serde_path_to_error::Track::new();
         let tracked = serde_path_to_error::Deserializer::new(deserializer, &mut track);
         match tracked.deserialize_any(DocumentVisitor) {
             Ok(items) => Ok(TrackedDocument(items)),
             Err(error) => {
-                // A buffered document has recorded its own, deeper path already.
-                let path = track.path().to_string();
-                FAILED_PATH.with(|p| {
-                    let mut p = p.borrow_mut();
-                    if p.is_none() {
-                        *p = (path != ".").then_some(path);
-                    }
-                });
+                if let Some(path) = known_part(&track.path().to_string()) {
+                    state::record_failed_path(path);
+                }
                 Err(error)
             }
         }
     }
+}
+
+/// The path up to its first segment that serde_path_to_error could not name (`?`,
+/// as in a syntax error before any key), or `None` when nothing is named.
+fn known_part(path: &str) -> Option<String> {
+    let known: Vec<&str> = path
+        .split('.')
+        .take_while(|segment| *segment != "?")
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    (!known.is_empty()).then(|| known.join("."))
 }
 
 struct DocumentVisitor;
@@ -210,21 +196,30 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                 "apiVersion" => api_version = Some(map.next_value()?),
                 "kind" => kind = Some(map.next_value()?),
                 "items" => items = Some(map.next_value_seed(ItemsSeed)?),
-                _ if items.is_some() || kind.as_deref().is_some_and(is_list) => {
-                    // A list's metadata (resourceVersion, continue): nothing to read.
-                    map.next_value::<IgnoredAny>()?;
-                }
                 _ => {
-                    if let (Some(api_version), Some(kind)) = (&api_version, &kind) {
-                        let rest = Rest {
-                            pending: Some(key),
-                            map,
+                    if api_version.is_none() || kind.is_none() {
+                        // Named after other fields: the first pass knows the kind.
+                        let Some((hinted_version, hinted_kind)) = state::kind_hint() else {
+                            return Err(A::Error::custom(KIND_LAST));
                         };
-                        let parsed =
-                            read_object(api_version, kind, MapAccessDeserializer::new(rest))?;
-                        return Ok(vec![(None, parsed)]);
+                        api_version = api_version.or(hinted_version);
+                        kind = kind.or(hinted_kind);
                     }
-                    return buffered(key, map, api_version, kind);
+                    if items.is_some() || kind.as_deref().is_some_and(is_list) {
+                        // A list's metadata (resourceVersion, continue): nothing to read.
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                    let kind = kind.ok_or_else(|| A::Error::missing_field("kind"))?;
+                    let api_version =
+                        api_version.ok_or_else(|| A::Error::missing_field("apiVersion"))?;
+                    let rest = Rest {
+                        pending: Some(key),
+                        map,
+                    };
+                    let parsed =
+                        read_object(&api_version, &kind, MapAccessDeserializer::new(rest))?;
+                    return Ok(vec![(None, parsed)]);
                 }
             }
         }
@@ -234,59 +229,11 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         match (api_version, kind) {
             (_, Some(kind)) if is_list(&kind) => Ok(Vec::new()),
             (Some(api_version), Some(kind)) => {
-                let empty = serde_json::Map::new();
-                let parsed = read_object(&api_version, &kind, Lenient::<A::Error>::map(empty))?;
-                Ok(vec![(None, parsed)])
+                let nothing = MapDeserializer::<_, A::Error>::new(std::iter::empty::<((), ())>());
+                Ok(vec![(None, read_object(&api_version, &kind, nothing)?)])
             }
             (_, None) => Err(A::Error::missing_field("kind")),
             (None, _) => Err(A::Error::missing_field("apiVersion")),
-        }
-    }
-}
-
-/// Reads the rest of a document whose `kind` did not come first: its fields are
-/// buffered as JSON, then read as the kind says.
-fn buffered<'de, A: MapAccess<'de>>(
-    first_key: String,
-    mut map: A,
-    mut api_version: Option<String>,
-    mut kind: Option<String>,
-) -> Result<Items, A::Error> {
-    let mut fields = serde_json::Map::new();
-    let mut items: Option<Items> = None;
-    let mut key = Some(first_key);
-    while let Some(k) = key {
-        match k.as_str() {
-            "apiVersion" => api_version = Some(map.next_value()?),
-            "kind" => kind = Some(map.next_value()?),
-            "items" => items = Some(map.next_value_seed(ItemsSeed)?),
-            _ => {
-                fields.insert(k, map.next_value()?);
-            }
-        }
-        key = map.next_key()?;
-    }
-    if let Some(items) = items {
-        return Ok(items);
-    }
-    if kind.as_deref().is_some_and(is_list) {
-        return Ok(Vec::new());
-    }
-    let kind = kind.ok_or_else(|| A::Error::missing_field("kind"))?;
-    let api_version = api_version.ok_or_else(|| A::Error::missing_field("apiVersion"))?;
-    let mut track = serde_path_to_error::Track::new();
-    let lenient = Lenient::<A::Error>::map(fields);
-    match read_object(
-        &api_version,
-        &kind,
-        serde_path_to_error::Deserializer::new(lenient, &mut track),
-    ) {
-        Ok(parsed) => Ok(vec![(None, parsed)]),
-        Err(error) => {
-            // The outer tracker stopped at the document; this one knows the field.
-            let path = track.path().to_string();
-            FAILED_PATH.with(|p| *p.borrow_mut() = (path != ".").then_some(path));
-            Err(error)
         }
     }
 }
@@ -404,7 +351,8 @@ struct ItemsSeed;
 impl<'de> DeserializeSeed<'de> for ItemsSeed {
     type Value = Items;
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Items, D::Error> {
-        deserializer.deserialize_seq(ItemsVisitor)
+        // `any`, not `seq`: kubectl prints an empty list's items as `null`.
+        deserializer.deserialize_any(ItemsVisitor)
     }
 }
 
@@ -426,12 +374,20 @@ impl<'de> Visitor<'de> for ItemsVisitor {
     }
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Items, S::Error> {
+        let own = state::enter_list();
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
         let mut index = 0;
-        while let Some(items) = seq.next_element_seed(ItemSeed)? {
+        loop {
+            if own {
+                state::set_item(index);
+            }
+            let Some(items) = seq.next_element_seed(ItemSeed)? else {
+                break;
+            };
             out.extend(items.into_iter().map(|(_, parsed)| (Some(index), parsed)));
             index += 1;
         }
+        state::leave_list();
         Ok(out)
     }
 }

@@ -21,8 +21,9 @@ pub struct LoadOptions {
     pub max_depth: usize,
     /// The most YAML alias uses (`*name`) in one file. Default: 10,000.
     pub max_aliases: usize,
-    /// The most parse events that replaying aliases may add to one file; this is
-    /// what stops a "billion laughs" document. Default: 1,000,000.
+    /// The most parse events that replaying aliases may add to one file, and that
+    /// anchors may record; this is what stops a "billion laughs" document. Default:
+    /// 100,000 (scenario files use anchors for a few labels; kubectl writes none).
     pub max_alias_expansion_events: usize,
 }
 
@@ -32,7 +33,7 @@ impl Default for LoadOptions {
             max_file_bytes: 1 << 30,
             max_depth: 128,
             max_aliases: 10_000,
-            max_alias_expansion_events: 1_000_000,
+            max_alias_expansion_events: 100_000,
         }
     }
 }
@@ -67,6 +68,7 @@ impl LoadOptions {
             budget.max_depth = self.max_depth;
             budget.max_aliases = self.max_aliases;
             budget.max_anchors = self.max_aliases.max(50_000);
+            budget.max_recorded_anchor_events = self.max_alias_expansion_events;
         }
         options.alias_limits.max_total_replayed_events = self.max_alias_expansion_events;
         options.alias_limits.max_replay_stack_depth = self.max_depth;

@@ -6,9 +6,10 @@
 //! a typed object; any other kind is skipped with a [`Warning`]. The contract is
 //! `scenario-format.md`.
 //!
-//! Documents are deserialized straight into their typed objects (no generic value in
-//! between) when `apiVersion` and `kind` come before the other fields, as they do in
-//! everything `kubectl` prints; other documents are buffered first.
+//! Documents are deserialized straight into their typed objects, with no generic
+//! value in between. When a document names its `apiVersion` and `kind` after other
+//! fields (never in what `kubectl` prints, which sorts keys), a quick first pass over
+//! the file finds every document's kind, and the file is read again with them.
 //!
 //! ```
 //! use karpenter::scenario::{LoadOptions, Scenario};
@@ -27,9 +28,9 @@
 
 mod document;
 mod error;
-mod lenient;
 mod limits;
 mod parse;
+mod state;
 mod validate;
 
 use std::fmt;

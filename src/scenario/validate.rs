@@ -242,6 +242,37 @@ fn pod_spec(spec: Option<&PodSpec>, parent: Option<&str>) -> Checked {
         Some(parent) => Problem::quantity(parent, e),
         None => Problem::at(e),
     })?;
+    // Kubernetes refuses negative requests and limits; a sum would hide them.
+    let prefix = parent.map(|p| format!("{p}.")).unwrap_or_default();
+    let regular = spec
+        .containers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ("containers", i, c));
+    let init = spec.init_containers.iter().flatten().enumerate();
+    for (list, i, container) in regular.chain(init.map(|(i, c)| ("initContainers", i, c))) {
+        let resources = container.resources.as_ref();
+        for (kind, values) in [
+            ("requests", resources.and_then(|r| r.requests.as_ref())),
+            ("limits", resources.and_then(|r| r.limits.as_ref())),
+        ] {
+            not_negative(
+                &format!("{prefix}spec.{list}[{i}].resources.{kind}"),
+                values,
+            )?;
+        }
+    }
+    not_negative(&format!("{prefix}spec.overhead"), spec.overhead.as_ref())
+}
+
+/// Refuses a negative amount in a list that was already parsed without error.
+fn not_negative(parent: &str, list: Option<&BTreeMap<String, Quantity>>) -> Checked {
+    for (name, quantity) in list.into_iter().flatten() {
+        if resources::milli_value(quantity).is_ok_and(|milli| milli < 0) {
+            let message = format!("{:?} is negative", quantity.0);
+            return Err(Problem::new(format!("{parent}.{name}"), message));
+        }
+    }
     Ok(())
 }
 
@@ -287,6 +318,18 @@ fn instance_type(it: &InstanceTypeDocument) -> Checked {
     }
     quantities("capacity", Some(&it.capacity))?;
     quantities("overhead", it.overhead.as_ref())?;
+    not_negative("capacity", Some(&it.capacity))?;
+    not_negative("overhead", it.overhead.as_ref())?;
+    if let Some(overhead) = &it.overhead {
+        for (name, quantity) in overhead {
+            let capacity = it.capacity.get(name).map(resources::milli_value);
+            let over = resources::milli_value(quantity).unwrap_or_default();
+            if over > capacity.and_then(Result::ok).unwrap_or(0) {
+                let message = format!("{:?} is more than the capacity", quantity.0);
+                return Err(Problem::new(format!("overhead.{name}"), message));
+            }
+        }
+    }
     for (key, value) in it.labels.iter().flatten() {
         scheduling::validate_label_key(key)
             .and_then(|()| scheduling::validate_label_value(key, value))
