@@ -1413,3 +1413,15 @@ fn negative_init_container_limit_is_invalid() {
         "{e:?}"
     );
 }
+
+#[test]
+fn more_documents_than_serde_saphyrs_default_budget_load() {
+    // serde-saphyr refuses more than 1,024 documents by default; a scenario of
+    // single-document pods easily has more.
+    let text: String = (0..5_000)
+        .map(|i| format!("---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: default}}\nspec: {{containers: [{{name: a}}]}}\n"))
+        .collect();
+    let scenario = Scenario::from_str("many.yaml", &text, &LoadOptions::default()).expect("loads");
+    assert_eq!(scenario.pods.len(), 5_000);
+    assert_eq!(scenario.pods[4_999].source.document, 5_000);
+}
