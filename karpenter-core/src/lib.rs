@@ -8,8 +8,11 @@
 //! binary (or a test) enables one of k8s-openapi's `v1_*` features.
 
 pub mod api;
+pub mod cloudprovider;
 pub mod error;
 pub mod resources;
 pub mod scheduling;
+pub mod snapshot;
 
 pub use error::Error;
+pub use snapshot::Snapshot;

@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::resources::{self, QuantityError, ResourceList};
+use karpenter_core::scheduling::{ARCHITECTURE_AMD64, LABEL_ARCH_STABLE, LABEL_OS_STABLE};
 use serde::{Deserialize, Serialize};
 
 /// The `apiVersion` of [`InstanceTypeDocument`].
@@ -67,5 +70,89 @@ impl OfferingDocument {
     /// Whether the offering can be launched now (absent `available` means yes).
     pub fn is_available(&self) -> bool {
         self.available.unwrap_or(true)
+    }
+}
+
+impl InstanceTypeDocument {
+    /// The engine's instance type: capacity (`pods` 110 unless given), overhead,
+    /// labels (`kubernetes.io/arch` amd64 and `kubernetes.io/os` linux unless given)
+    /// and offerings. A quantity that does not parse is an error naming it.
+    pub fn to_instance_type(&self) -> Result<InstanceType, QuantityError> {
+        let mut capacity =
+            ResourceList::from_quantities(&self.capacity).map_err(|e| e.within("capacity"))?;
+        if !self.capacity.contains_key(resources::PODS) {
+            capacity.set(resources::PODS, DEFAULT_PODS * 1000);
+        }
+        let overhead = match &self.overhead {
+            Some(overhead) => {
+                ResourceList::from_quantities(overhead).map_err(|e| e.within("overhead"))?
+            }
+            None => ResourceList::new(),
+        };
+        let mut labels = self.labels.clone().unwrap_or_default();
+        labels
+            .entry(LABEL_ARCH_STABLE.to_string())
+            .or_insert_with(|| ARCHITECTURE_AMD64.to_string());
+        labels
+            .entry(LABEL_OS_STABLE.to_string())
+            .or_insert_with(|| "linux".to_string());
+        let offerings = self
+            .offerings
+            .iter()
+            .map(|o| Offering {
+                zone: o.zone.clone(),
+                capacity_type: o.capacity_type.clone(),
+                price: o.price,
+                available: o.is_available(),
+            })
+            .collect();
+        Ok(InstanceType::new(
+            self.name(),
+            labels,
+            offerings,
+            capacity,
+            overhead,
+        ))
+    }
+}
+
+/// `capacity.pods` when a document leaves it out.
+pub const DEFAULT_PODS: i64 = 110;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use karpenter_core::scheduling::LABEL_TOPOLOGY_ZONE;
+
+    #[test]
+    fn a_document_becomes_an_instance_type_with_defaults() {
+        let document: InstanceTypeDocument = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c-4x"},
+            "capacity": {"cpu": "4", "memory": "8Gi"},
+            "overhead": {"cpu": "100m"},
+            "offerings": [
+                {"zone": "zone-a", "capacityType": "spot", "price": 0.05},
+                {"zone": "zone-b", "capacityType": "on-demand", "price": 0.17, "available": false},
+            ],
+        }))
+        .unwrap();
+        let it = document.to_instance_type().unwrap();
+        assert_eq!(it.name, "c-4x");
+        assert_eq!(it.capacity.get(resources::PODS), 110_000);
+        assert_eq!(it.allocatable().get(resources::CPU), 3_900);
+        assert!(it.requirements.get(LABEL_ARCH_STABLE).has("amd64"));
+        assert!(it.requirements.get(LABEL_OS_STABLE).has("linux"));
+        assert!(it.requirements.get(LABEL_TOPOLOGY_ZONE).has("zone-b"));
+        assert!(!it.offerings[1].available);
+    }
+
+    #[test]
+    fn a_bad_quantity_names_its_field() {
+        let document = InstanceTypeDocument {
+            capacity: [("cpu".to_string(), Quantity("four".into()))].into(),
+            ..InstanceTypeDocument::default()
+        };
+        let error = document.to_instance_type().unwrap_err();
+        assert_eq!(error.path(), Some("capacity.cpu"));
     }
 }

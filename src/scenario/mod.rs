@@ -30,6 +30,7 @@ mod document;
 mod error;
 mod limits;
 mod parse;
+mod snapshot;
 mod state;
 mod validate;
 

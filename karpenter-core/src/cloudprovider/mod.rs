@@ -1,0 +1,10 @@
+//! What a cloud provider offers the engine: instance types and their offerings.
+//!
+//! The `CloudProvider` trait itself (create, delete, list, ...) comes with the driver;
+//! planning needs only these values, which a provider computes for each NodePool.
+
+mod instance_type;
+mod offering;
+
+pub use instance_type::InstanceType;
+pub use offering::Offering;

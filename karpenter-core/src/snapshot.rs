@@ -1,0 +1,211 @@
+//! The cluster as the engine sees it at one moment: what planning reads.
+//!
+//! A snapshot is plain data. `karpenter-sim` builds one from manifests; a controller
+//! builds one from its informer cache and its cloud provider. The planners read it
+//! and never change it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
+
+use crate::api::Conditions as _;
+use crate::api::{NodeClaim, NodePool, condition_types};
+use crate::cloudprovider::InstanceType;
+use crate::resources::ResourceList;
+use crate::scheduling::{NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels};
+
+/// Everything planning reads.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The NodePools.
+    pub node_pools: Vec<NodePool>,
+    /// The provider's instance types for each NodePool, by the pool's name,
+    /// unavailable offerings included.
+    pub instance_types: BTreeMap<String, Arc<[InstanceType]>>,
+    /// Nodes and NodeClaims, joined: a node with its claim, a claim still in flight,
+    /// or a node Karpenter does not manage.
+    pub nodes: Vec<ClusterNode>,
+    /// Every pod: pending, bound, finished and daemon pods alike.
+    pub pods: Vec<Pod>,
+    /// DaemonSets, whose pods land on every new node they tolerate.
+    pub daemon_sets: Vec<DaemonSet>,
+    /// PodDisruptionBudgets.
+    pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
+    /// PersistentVolumeClaims, for volume topology.
+    pub persistent_volume_claims: Vec<PersistentVolumeClaim>,
+    /// PersistentVolumes, for volume topology.
+    pub persistent_volumes: Vec<PersistentVolume>,
+    /// StorageClasses, for volume topology.
+    pub storage_classes: Vec<StorageClass>,
+    /// The label keys left to instance types to define: the core's and the
+    /// provider's.
+    pub well_known_labels: WellKnownLabels,
+}
+
+/// A node of the cluster: a Node, a NodeClaim, or both joined.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterNode {
+    /// The Node, once it has registered.
+    pub node: Option<Node>,
+    /// The NodeClaim, for a node Karpenter launched.
+    pub node_claim: Option<NodeClaim>,
+}
+
+impl ClusterNode {
+    /// The Node's name, else the NodeClaim's `status.nodeName`, else the NodeClaim's
+    /// own name.
+    pub fn name(&self) -> &str {
+        if let Some(name) = self.node.as_ref().and_then(|n| n.metadata.name.as_deref()) {
+            return name;
+        }
+        let claim = self.node_claim.as_ref();
+        let status_name = claim.and_then(|c| c.status.as_ref()?.node_name.as_deref());
+        status_name
+            .or_else(|| claim.and_then(|c| c.name()))
+            .unwrap_or_default()
+    }
+
+    /// The labels: the Node's, else the NodeClaim's.
+    pub fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        match &self.node {
+            Some(node) => node.metadata.labels.as_ref(),
+            None => self.node_claim.as_ref()?.metadata.labels.as_ref(),
+        }
+    }
+
+    /// The NodePool it belongs to (`karpenter.sh/nodepool`), if Karpenter manages it.
+    pub fn node_pool(&self) -> Option<&str> {
+        self.labels()?.get(NODE_POOL_LABEL_KEY).map(String::as_str)
+    }
+
+    /// Whether Karpenter manages it.
+    pub fn is_managed(&self) -> bool {
+        self.node_pool().is_some()
+    }
+
+    /// Whether it has no Node yet: a claim still launching or registering.
+    pub fn is_in_flight(&self) -> bool {
+        self.node.is_none()
+    }
+
+    /// Whether it is initialized: an unmanaged node always is; a managed one when its
+    /// NodeClaim says `Initialized` or its Node has `karpenter.sh/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        if !self.is_managed() {
+            return self.node.is_some();
+        }
+        let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
+        let by_claim = claim.is_some_and(|s| s.conditions.is_true(condition_types::INITIALIZED));
+        let by_label = self
+            .node
+            .as_ref()
+            .and_then(|n| n.metadata.labels.as_ref())
+            .is_some_and(|labels| {
+                labels
+                    .get(NODE_INITIALIZED_LABEL_KEY)
+                    .is_some_and(|v| v == "true")
+            });
+        by_claim || by_label
+    }
+
+    /// Whether it is being deleted.
+    pub fn is_deleting(&self) -> bool {
+        let node = self
+            .node
+            .as_ref()
+            .is_some_and(|n| n.metadata.deletion_timestamp.is_some());
+        let claim = self
+            .node_claim
+            .as_ref()
+            .is_some_and(|c| c.metadata.deletion_timestamp.is_some());
+        node || claim
+    }
+
+    /// The Node's taints, else the NodeClaim's (with its startup taints).
+    pub fn taints(&self) -> Vec<Taint> {
+        if let Some(node) = &self.node {
+            return node
+                .spec
+                .as_ref()
+                .and_then(|s| s.taints.clone())
+                .unwrap_or_default();
+        }
+        let Some(claim) = &self.node_claim else {
+            return Vec::new();
+        };
+        let mut taints = claim.spec.taints().to_vec();
+        taints.extend_from_slice(claim.spec.startup_taints());
+        taints
+    }
+
+    /// What pods may use: the Node's `status.allocatable` (else its capacity), else
+    /// what the NodeClaim reports. Quantities that do not parse count as nothing
+    /// (the scenario loader refuses them before this point).
+    pub fn allocatable(&self) -> ResourceList {
+        let from_node = self
+            .node
+            .as_ref()
+            .and_then(|n| n.status.as_ref())
+            .and_then(|s| {
+                s.allocatable
+                    .as_ref()
+                    .filter(|a| !a.is_empty())
+                    .or(s.capacity.as_ref())
+            });
+        if let Some(list) = from_node {
+            return ResourceList::from_quantities(list).unwrap_or_default();
+        }
+        let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
+        let list = claim.and_then(|s| s.allocatable.as_ref().or(s.capacity.as_ref()));
+        list.map(|l| ResourceList::from_quantities(l.as_map()).unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+/// Joins Nodes and NodeClaims: a claim goes with the node its `status.nodeName`
+/// names, else with the node of its `status.providerID`. Nodes keep their order;
+/// claims without a node follow, in their order.
+pub fn join_nodes(nodes: Vec<Node>, claims: Vec<NodeClaim>) -> Vec<ClusterNode> {
+    let mut by_name = HashMap::new();
+    let mut by_provider_id = HashMap::new();
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(name) = node.metadata.name.clone() {
+            by_name.insert(name, i);
+        }
+        if let Some(id) = node.spec.as_ref().and_then(|s| s.provider_id.clone()) {
+            by_provider_id.insert(id, i);
+        }
+    }
+    let mut joined: Vec<ClusterNode> = nodes
+        .into_iter()
+        .map(|node| ClusterNode {
+            node: Some(node),
+            node_claim: None,
+        })
+        .collect();
+    let mut in_flight = Vec::new();
+    for claim in claims {
+        let status = claim.status.as_ref();
+        let by_node_name = status
+            .and_then(|s| s.node_name.as_ref())
+            .and_then(|n| by_name.get(n));
+        let by_id = || {
+            status
+                .and_then(|s| s.provider_id.as_ref())
+                .and_then(|id| by_provider_id.get(id))
+        };
+        match by_node_name.or_else(by_id).copied() {
+            Some(i) if joined[i].node_claim.is_none() => joined[i].node_claim = Some(claim),
+            _ => in_flight.push(ClusterNode {
+                node: None,
+                node_claim: Some(claim),
+            }),
+        }
+    }
+    joined.extend(in_flight);
+    joined
+}

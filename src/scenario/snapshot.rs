@@ -1,0 +1,60 @@
+//! From manifests to the engine's view: a [`Snapshot`] of a scenario.
+
+use std::sync::Arc;
+
+use karpenter_core::cloudprovider::InstanceType;
+use karpenter_core::scheduling::WellKnownLabels;
+use karpenter_core::snapshot::{Snapshot, join_nodes};
+
+use super::{LoadError, Scenario, Sourced};
+
+/// The objects of a list, without where they came from.
+fn objects<T: Clone>(list: &[Sourced<T>]) -> Vec<T> {
+    list.iter().map(|o| o.object.clone()).collect()
+}
+
+impl Scenario {
+    /// The fake provider's instance types: every `InstanceType` document, in input
+    /// order.
+    pub fn fake_instance_types(&self) -> Result<Vec<InstanceType>, LoadError> {
+        self.instance_types
+            .iter()
+            .map(|document| {
+                document.to_instance_type().map_err(|e| LoadError::Invalid {
+                    origin: document.source.clone(),
+                    object: format!("InstanceType {}", document.name()),
+                    field: e.path().unwrap_or_default().to_string(),
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// The engine's view of the scenario, with `instance_types` offered to every
+    /// NodePool (the fake provider's rule) and the core's well-known labels.
+    pub fn to_snapshot(&self, instance_types: Vec<InstanceType>) -> Snapshot {
+        let instance_types: Arc<[InstanceType]> = instance_types.into();
+        let node_pools: Vec<_> = self.node_pools.iter().map(|p| p.object.clone()).collect();
+        let per_pool = node_pools
+            .iter()
+            .map(|pool| {
+                (
+                    pool.name().unwrap_or_default().to_string(),
+                    instance_types.clone(),
+                )
+            })
+            .collect();
+        Snapshot {
+            instance_types: per_pool,
+            node_pools,
+            nodes: join_nodes(objects(&self.nodes), objects(&self.node_claims)),
+            pods: objects(&self.pods),
+            daemon_sets: objects(&self.daemon_sets),
+            pod_disruption_budgets: objects(&self.pod_disruption_budgets),
+            persistent_volume_claims: objects(&self.persistent_volume_claims),
+            persistent_volumes: objects(&self.persistent_volumes),
+            storage_classes: objects(&self.storage_classes),
+            well_known_labels: WellKnownLabels::core().clone(),
+        }
+    }
+}
