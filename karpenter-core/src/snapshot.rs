@@ -18,6 +18,9 @@ use crate::cloudprovider::InstanceType;
 use crate::resources::ResourceList;
 use crate::scheduling::{NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels};
 
+/// The resource NodePool limits count nodes with (`limits.nodes`).
+pub const NODES_RESOURCE: &str = "nodes";
+
 /// Everything planning reads.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
@@ -140,6 +143,27 @@ impl ClusterNode {
         let mut taints = claim.spec.taints().to_vec();
         taints.extend_from_slice(claim.spec.startup_taints());
         taints
+    }
+
+    /// What it has: the Node's `status.capacity`, else the NodeClaim's, with
+    /// `nodes: 1` (what NodePool limits count). Quantities that do not parse count
+    /// as nothing.
+    pub fn capacity(&self) -> ResourceList {
+        let from_node = self
+            .node
+            .as_ref()
+            .and_then(|n| n.status.as_ref()?.capacity.as_ref());
+        let mut capacity = match from_node {
+            Some(list) => ResourceList::from_quantities(list).unwrap_or_default(),
+            None => {
+                let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
+                let list = claim.and_then(|s| s.capacity.as_ref());
+                list.map(|l| ResourceList::from_quantities(l.as_map()).unwrap_or_default())
+                    .unwrap_or_default()
+            }
+        };
+        capacity.set(NODES_RESOURCE, 1000);
+        capacity
     }
 
     /// What pods may use: the Node's `status.allocatable` (else its capacity), else

@@ -324,6 +324,12 @@ impl Requirements {
         self.intersects(other)
     }
 
+    /// Whether [`intersects`](Self::intersects) succeeds, without building an
+    /// error.
+    pub fn is_intersecting(&self, other: &Requirements) -> bool {
+        self.first_conflict(other).is_none()
+    }
+
     /// Whether [`compatible`](Self::compatible) succeeds, without building an
     /// error.
     pub fn is_compatible(&self, other: &Requirements, allow_undefined: &WellKnownLabels) -> bool {
