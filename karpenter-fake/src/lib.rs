@@ -5,6 +5,7 @@
 //! scenario files use to describe the fake provider's catalog
 //! ([`InstanceTypeDocument`]) and generated workloads ([`workload`]).
 
+pub mod catalog;
 pub mod document;
 pub mod manifest;
 pub mod workload;

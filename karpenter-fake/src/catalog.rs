@@ -1,0 +1,68 @@
+//! Generated instance-type catalogs, after upstream's fake provider.
+
+use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::resources::{self, ResourceList};
+use karpenter_core::scheduling::{
+    ARCHITECTURE_AMD64, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, LABEL_ARCH_STABLE,
+    LABEL_OS_STABLE,
+};
+
+/// The zones of upstream's fake offerings.
+pub const ZONES: [&str; 3] = ["test-zone-1", "test-zone-2", "test-zone-3"];
+
+const GIB: i64 = 1024 * 1024 * 1024 * 1000; // in milli-units
+
+/// Upstream's price for a fake type: 0.1 per vCPU plus 0.1 per GiB.
+pub fn fake_price(cpus: i64, memory_gib: i64) -> f64 {
+    0.1 * cpus as f64 + 0.1 * memory_gib as f64
+}
+
+/// A fake type as upstream's `NewInstanceType` makes it: five offerings at one price
+/// (spot in zones 1 and 2, on-demand in zones 1, 2 and 3), an overhead of 100m cpu
+/// and 10Mi memory, amd64 and linux.
+pub fn fake_instance_type(name: &str, cpus: i64, memory_gib: i64, pods: i64) -> InstanceType {
+    let price = fake_price(cpus, memory_gib);
+    let offerings = vec![
+        Offering::new(ZONES[0], CAPACITY_TYPE_SPOT, price),
+        Offering::new(ZONES[1], CAPACITY_TYPE_SPOT, price),
+        Offering::new(ZONES[0], CAPACITY_TYPE_ON_DEMAND, price),
+        Offering::new(ZONES[1], CAPACITY_TYPE_ON_DEMAND, price),
+        Offering::new(ZONES[2], CAPACITY_TYPE_ON_DEMAND, price),
+    ];
+    let mut capacity = ResourceList::new();
+    capacity.set(resources::CPU, cpus * 1000);
+    capacity.set(resources::MEMORY, memory_gib * GIB);
+    capacity.set(resources::PODS, pods * 1000);
+    let mut overhead = ResourceList::new();
+    overhead.set(resources::CPU, 100);
+    overhead.set(resources::MEMORY, 10 * 1024 * 1024 * 1000);
+    let labels = [
+        (LABEL_ARCH_STABLE, ARCHITECTURE_AMD64),
+        (LABEL_OS_STABLE, "linux"),
+    ];
+    InstanceType::new(name, labels, offerings, capacity, overhead)
+}
+
+/// `n` types as upstream's `fake.InstanceTypes(n)`: type `i` has i+1 vCPU,
+/// 2(i+1) GiB and 10(i+1) pods. The scheduling benchmark uses 400.
+pub fn sized_instance_types(n: usize) -> Vec<InstanceType> {
+    (1..=n as i64)
+        .map(|i| fake_instance_type(&format!("fake-it-{i}"), i, 2 * i, 10 * i))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sized_types_grow_linearly_with_five_offerings_each() {
+        let types = sized_instance_types(400);
+        assert_eq!(types.len(), 400);
+        let last = &types[399];
+        assert_eq!(last.capacity.get(resources::CPU), 400_000);
+        assert_eq!(last.capacity.get(resources::PODS), 4_000_000);
+        assert_eq!(last.offerings.len(), 5);
+        assert!((last.offerings[0].price - fake_price(400, 800)).abs() < 1e-9);
+    }
+}
