@@ -443,11 +443,10 @@ fn unknown_flag_is_a_usage_error() {
 // ---------------------------------------------------------------------------
 // Not built yet
 
-/// Planning is not built yet: `provision` and `disrupt` read and check the input,
-/// then exit 1 saying so. When planning lands, change this one helper to expect
-/// exit 0 and a plan on stdout.
+/// What is not built yet (disruption planning, cost packing) reads and checks the
+/// input, then exits 1 saying so.
 #[track_caller]
-fn assert_planned(output: &Output, what: &str) {
+fn assert_not_built(output: &Output, what: &str) {
     assert_status(output, 1);
     assert!(output.stdout.is_empty(), "stdout: {}", stdout(output));
     assert_contains(&stderr(output), &[what, "not built yet"]);
@@ -455,9 +454,11 @@ fn assert_planned(output: &Output, what: &str) {
 
 #[test]
 fn provision_on_a_valid_fake_scenario() {
-    assert_planned(
-        &sim(&["provision", "-f", &provision_basic()]),
-        "provisioning",
+    let table = sim(&["provision", "-f", &provision_basic()]);
+    assert_status(&table, 0);
+    assert_contains(
+        &stdout(&table),
+        &["NODEPOOL", "default", "total price per hour"],
     );
     let output = sim(&[
         "provision",
@@ -467,11 +468,46 @@ fn provision_on_a_valid_fake_scenario() {
         "fake",
         "-o",
         "json",
+    ]);
+    assert_status(&output, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    for field in [
+        "nodeClaims",
+        "existingNodes",
+        "unschedulable",
+        "totalPricePerHour",
+    ] {
+        assert!(plan.get(field).is_some(), "{field} missing: {plan}");
+    }
+    let claims = plan["nodeClaims"].as_array().expect("a list");
+    let placed: usize = claims
+        .iter()
+        .map(|c| c["pods"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(
+        placed, 5,
+        "every pending pod of the example is placed: {plan}"
+    );
+    for claim in claims {
+        for field in [
+            "nodePool",
+            "instanceTypes",
+            "requirements",
+            "launch",
+            "pods",
+        ] {
+            assert!(claim.get(field).is_some(), "{field} missing: {claim}");
+        }
+    }
+    let cost = sim(&[
+        "provision",
+        "-f",
+        &provision_basic(),
         "--packing",
         "cost",
         "--bound",
     ]);
-    assert_planned(&output, "provisioning");
+    assert_not_built(&cost, "--packing cost");
 }
 
 #[test]
@@ -483,7 +519,7 @@ fn disrupt_on_a_valid_fake_scenario() {
         "--now",
         "2026-06-01T00:00:00Z",
     ]);
-    assert_planned(&output, "disruption");
+    assert_not_built(&output, "disruption");
 }
 
 #[test]

@@ -1014,7 +1014,6 @@ fn every_scenario_file_loads_and_has_a_valid_expectation() {
 }
 
 #[test]
-#[ignore = "enable when the provisioning planner lands (issue 3)"]
 fn provisioning_matches_upstream_behaviour() {
     let files = scenario_files();
     assert!(

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod cloudprovider;
 pub mod error;
+pub mod provisioning;
 pub mod resources;
 pub mod scheduling;
 pub mod snapshot;

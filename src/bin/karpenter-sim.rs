@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use karpenter::scenario::{LoadOptions, Scenario};
-use karpenter::sim::{Summary, Timings};
+use karpenter::sim::{Summary, Timings, plan_table};
 
 #[derive(Parser)]
 #[command(
@@ -155,25 +155,53 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Provision(args) => {
-            let (scenario, timings) = load(&args.common)?;
+            let (scenario, mut timings) = load(&args.common)?;
             resolve_provider(&args.common, &scenario)?;
-            let _ = (args.packing, args.bound);
-            finish(&args.common, &scenario, timings);
-            Err(not_built("provisioning"))
+            if args.packing == Packing::Cost || args.bound {
+                return Err(not_built("--packing cost and --bound are"));
+            }
+            let start = Instant::now();
+            let instance_types = scenario
+                .fake_instance_types()
+                .map_err(|e| Failure::BadInput(e.to_string()))?;
+            let snapshot = scenario.to_snapshot(instance_types);
+            timings.record("snapshot", start.elapsed());
+            let start = Instant::now();
+            let plan = karpenter::core::provisioning::schedule(&snapshot);
+            timings.record("plan", start.elapsed());
+            let start = Instant::now();
+            let text = match args.common.output {
+                Output::Json => json(&plan)?,
+                Output::Table => plan_table(&plan),
+            };
+            write_stdout(&text)?;
+            timings.record("write", start.elapsed());
+            if args.common.timings {
+                timings.set_size(format!(
+                    "{} pods, {} nodes, {} node pools; {} new claims, {} unschedulable",
+                    scenario.pods.len(),
+                    scenario.nodes.len(),
+                    scenario.node_pools.len(),
+                    plan.node_claims.len(),
+                    plan.unschedulable.len()
+                ));
+                eprintln!("{timings}");
+            }
+            Ok(())
         }
         Command::Disrupt(args) => {
             let (scenario, timings) = load(&args.common)?;
             resolve_provider(&args.common, &scenario)?;
             let _ = (args.now, args.packing, args.m_to_n);
             finish(&args.common, &scenario, timings);
-            Err(not_built("disruption planning"))
+            Err(not_built("disruption planning is"))
         }
     }
 }
 
 fn not_built(what: &str) -> Failure {
     Failure::Internal(format!(
-        "{what} is not built yet; the input was read and checked (`karpenter-sim summary` shows it)"
+        "{what} not built yet; the input was read and checked (`karpenter-sim summary` shows it)"
     ))
 }
 

@@ -3,8 +3,10 @@
 //! The command line is a thin shell over these and [`crate::scenario`]: a library
 //! user gets the same summary and timings with the same calls.
 
+mod provision;
 mod summary;
 mod timings;
 
+pub use provision::plan_table;
 pub use summary::{NodePoolSummary, Summary};
 pub use timings::Timings;

@@ -1,0 +1,49 @@
+//! Provisioning at upstream's benchmark shape (`scheduling_benchmark_test.go`): the
+//! diverse pod mix (one fifth each plain, zonal spread, hostname spread, zonal
+//! self-affinity, hostname self-anti-affinity; cpu 100m-1500m, memory 100Mi-4Gi)
+//! against 400 instance types of i+1 vCPU and 2(i+1) GiB, one NodePool, no nodes.
+//!
+//! `cargo bench --bench scheduling`. Upstream reports about 1,000 pods/s here
+//! (20,000 pods in about 20 s, kubernetes-sigs/karpenter PR #2486).
+
+use std::sync::Arc;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use karpenter::core::api::NodePool;
+use karpenter::core::provisioning::schedule;
+use karpenter::core::scheduling::WellKnownLabels;
+use karpenter::core::snapshot::Snapshot;
+use karpenter::fake::{catalog, workload};
+
+/// The benchmark's cluster: one NodePool offered every type, and `n` pending pods.
+pub fn benchmark_snapshot(n: usize) -> Snapshot {
+    let pool: NodePool = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "default"},
+        "spec": {"template": {"spec": {"requirements": []}}},
+    }))
+    .expect("a NodePool");
+    let types: Arc<[_]> = catalog::sized_instance_types(400).into();
+    Snapshot {
+        instance_types: [("default".to_string(), types)].into(),
+        node_pools: vec![pool],
+        pods: workload::diverse_pods(n, 42),
+        well_known_labels: WellKnownLabels::core().clone(),
+        ..Snapshot::default()
+    }
+}
+
+fn scheduling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("schedule");
+    group.sample_size(10);
+    for n in [1_000usize, 5_000, 20_000] {
+        let snapshot = benchmark_snapshot(n);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::new("diverse", n), &snapshot, |b, snapshot| {
+            b.iter(|| schedule(snapshot))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scheduling);
+criterion_main!(benches);

@@ -1,0 +1,141 @@
+//! A new NodeClaim the plan is filling: its requirements narrow and its instance
+//! types shrink with every pod it takes.
+
+use super::filter::{self, FilterError};
+use super::host_ports::HostPort;
+use super::pods::PendingPod;
+use super::templates::Template;
+use crate::resources::ResourceList;
+use crate::scheduling::{
+    LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
+};
+
+/// A claim being planned.
+#[derive(Clone, Debug)]
+pub(crate) struct NewClaim {
+    /// Its template (an index into the scheduler's templates).
+    pub template: usize,
+    /// The placeholder hostname that stands for its node in topology.
+    pub hostname: String,
+    /// Its requirements so far, the placeholder hostname included.
+    pub requirements: Requirements,
+    /// The instance types still possible (indices into the template's types).
+    pub options: Vec<usize>,
+    /// What its pods request (daemons excluded).
+    pub requests: ResourceList,
+    /// Its pods (indices of the pending pods), in the order they came.
+    pub pods: Vec<usize>,
+    /// Host ports its pods bind.
+    pub host_ports: Vec<HostPort>,
+}
+
+/// What adding a pod to a claim would make of it.
+pub(crate) struct Admission {
+    pub requirements: Requirements,
+    pub options: Vec<usize>,
+}
+
+/// Why a claim (or a new one from a template) cannot take a pod.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// A taint the pod does not tolerate.
+    Taint(String),
+    /// The pod's requirements conflict with the claim's.
+    Requirements(String),
+    /// The pod's topology cannot be met on this claim.
+    Topology(String),
+    /// No instance type is left.
+    InstanceTypes(FilterError),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Taint(e) | Refusal::Requirements(e) | Refusal::Topology(e) => f.write_str(e),
+            Refusal::InstanceTypes(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl NewClaim {
+    /// An empty claim from a template, with the types that respect the pool's
+    /// limits.
+    pub(crate) fn new(
+        template_index: usize,
+        template: &Template<'_>,
+        options: Vec<usize>,
+        id: usize,
+    ) -> NewClaim {
+        let hostname = format!("hostname-placeholder-{id:04}");
+        let mut requirements = template.requirements.clone();
+        requirements.add(Requirement::in_values(LABEL_HOSTNAME, [&hostname]));
+        NewClaim {
+            template: template_index,
+            hostname,
+            requirements,
+            options,
+            requests: ResourceList::new(),
+            pods: Vec::new(),
+            host_ports: Vec::new(),
+        }
+    }
+
+    /// The claim's requirements with the pod's, if they can go together (taints,
+    /// then requirements); topology comes after.
+    pub(crate) fn base_requirements(
+        &self,
+        template: &Template<'_>,
+        pod: &PendingPod,
+        well_known: &WellKnownLabels,
+    ) -> Result<Requirements, Refusal> {
+        let tolerations = pod.spec.tolerations.as_deref().unwrap_or_default();
+        tolerates_all(&template.taints, tolerations).map_err(|e| Refusal::Taint(e.to_string()))?;
+        self.requirements
+            .compatible(&pod.requirements, well_known)
+            .map_err(|e| Refusal::Requirements(format!("incompatible requirements, {e}")))?;
+        let mut requirements = self.requirements.clone();
+        requirements.add_all(&pod.requirements);
+        Ok(requirements)
+    }
+
+    /// The instance types left once the pod (and its topology requirements, already
+    /// in `requirements`) is added.
+    pub(crate) fn narrow(
+        &self,
+        template: &Template<'_>,
+        pod: &PendingPod,
+        pod_ports: &[HostPort],
+        requirements: Requirements,
+    ) -> Result<Admission, Refusal> {
+        let total = &self.requests + &pod.requests;
+        let options = filter::for_claim(
+            template,
+            &self.options,
+            &requirements,
+            &pod.requests,
+            &total,
+            pod_ports,
+            &self.host_ports,
+        )
+        .map_err(Refusal::InstanceTypes)?;
+        Ok(Admission {
+            requirements,
+            options,
+        })
+    }
+
+    /// Takes the pod.
+    pub(crate) fn add(
+        &mut self,
+        pod_index: usize,
+        pod: &PendingPod,
+        pod_ports: Vec<HostPort>,
+        admission: Admission,
+    ) {
+        self.requirements = admission.requirements;
+        self.options = admission.options;
+        self.requests += &pod.requests;
+        self.pods.push(pod_index);
+        self.host_ports.extend(pod_ports);
+    }
+}

@@ -1,0 +1,140 @@
+//! Capacity that already exists: nodes, and claims launched but not yet
+//! registered. Pods go there first.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Pod, Taint};
+
+use super::daemons::DaemonPod;
+use super::host_ports::{HostPort, conflict, host_ports};
+use super::pods::{PendingPod, is_daemon_pod, is_terminal};
+use crate::resources::{self, ResourceList};
+use crate::scheduling::{
+    DISRUPTED_TAINT_KEY, LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all,
+    uninitialized_node_taints,
+};
+use crate::snapshot::ClusterNode;
+
+/// A node (or in-flight claim) as a destination for pending pods.
+#[derive(Debug)]
+pub(crate) struct ExistingNode {
+    /// The node's name.
+    pub name: String,
+    /// Whether it is initialized (initialized nodes are tried first).
+    pub initialized: bool,
+    /// Its labels as requirements, with its hostname.
+    pub requirements: Requirements,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// The taints pods must tolerate now.
+    pub taints: Vec<Taint>,
+    /// What is left: allocatable less bound pods and the daemons still to come.
+    pub available: ResourceList,
+    /// Host ports bound by its pods.
+    pub host_ports: Vec<HostPort>,
+    /// Pending pods placed here by this plan (indices of the pending pods).
+    pub pods: Vec<usize>,
+}
+
+/// Why a pod cannot go to an existing node (only the last one tried is reported).
+pub(crate) type Refusal = String;
+
+impl ExistingNode {
+    /// A destination from a cluster node and the pods bound to it.
+    pub(crate) fn new(node: &ClusterNode, bound: &[&Pod], daemons: &[DaemonPod]) -> ExistingNode {
+        let name = node.name().to_string();
+        let mut labels = node.labels().cloned().unwrap_or_default();
+        labels
+            .entry(LABEL_HOSTNAME.to_string())
+            .or_insert_with(|| name.clone());
+        let initialized = node.is_initialized();
+        let mut taints = node.taints();
+        if node.is_managed() && !initialized {
+            // A node still starting carries taints it will lose (not-ready, startup
+            // taints): upstream schedules past them.
+            let startup = node
+                .node_claim
+                .as_ref()
+                .map(|c| c.spec.startup_taints().to_vec());
+            taints = uninitialized_node_taints(&taints, startup.as_deref().unwrap_or_default())
+                .cloned()
+                .collect();
+        }
+        let requirements = Requirements::from_labels(&labels);
+        let mut used = ResourceList::new();
+        let mut bound_daemons = ResourceList::new();
+        let mut ports = Vec::new();
+        for pod in bound.iter().filter(|p| !is_terminal(p)) {
+            let Some(spec) = pod.spec.as_ref() else {
+                continue;
+            };
+            let Ok(requests) = resources::pod_requests(spec) else {
+                continue;
+            };
+            if is_daemon_pod(pod) {
+                bound_daemons += &requests;
+            }
+            used += &requests;
+            ports.extend(host_ports(spec));
+        }
+        // Daemons that will land on the node but are not running yet still need room.
+        let mut expected_daemons = ResourceList::new();
+        for daemon in daemons
+            .iter()
+            .filter(|d| d.runs_on_node(&requirements, &taints))
+        {
+            expected_daemons += &daemon.requests;
+        }
+        let daemons_to_come = expected_daemons
+            .saturating_sub(&bound_daemons)
+            .max(&ResourceList::new());
+        let available = node
+            .allocatable()
+            .saturating_sub(&used)
+            .saturating_sub(&daemons_to_come);
+        ExistingNode {
+            name,
+            initialized,
+            requirements,
+            labels,
+            taints,
+            available,
+            host_ports: ports,
+            pods: Vec::new(),
+        }
+    }
+
+    /// Whether the pod may go here as far as the node itself is concerned (taints,
+    /// host ports, resources, labels); topology is checked by the scheduler.
+    pub(crate) fn admits(&self, pod: &PendingPod, pod_ports: &[HostPort]) -> Result<(), Refusal> {
+        let tolerations = pod.spec.tolerations.as_deref().unwrap_or_default();
+        tolerates_all(&self.taints, tolerations).map_err(|e| e.to_string())?;
+        if let Some(port) = conflict(&self.host_ports, pod_ports) {
+            return Err(format!(
+                "host port {}/{} is in use",
+                port.port, port.protocol
+            ));
+        }
+        if !pod.requests.fits(&self.available) {
+            let short: Vec<&str> = pod.requests.exceeding(&self.available).collect();
+            return Err(format!("not enough {} left", short.join(", ")));
+        }
+        // A node's labels are concrete: no well-known label is left undefined.
+        self.requirements
+            .compatible(&pod.requirements, &WellKnownLabels::empty())
+            .map_err(|e| format!("incompatible requirements, {e}"))
+    }
+
+    /// Places the pod here.
+    pub(crate) fn add(&mut self, pod_index: usize, pod: &PendingPod, pod_ports: Vec<HostPort>) {
+        self.available = self.available.saturating_sub(&pod.requests);
+        self.host_ports.extend(pod_ports);
+        self.pods.push(pod_index);
+    }
+}
+
+/// Whether a cluster node can take pods: not being deleted and not tainted for
+/// disruption.
+pub(crate) fn is_destination(node: &ClusterNode) -> bool {
+    !node.is_deleting() && !node.taints().iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+}

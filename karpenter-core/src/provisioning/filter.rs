@@ -1,0 +1,219 @@
+//! Narrowing a claim's instance types after each pod: a type stays when its labels
+//! meet the claim's requirements, the claim's requests plus the daemons landing on
+//! the type fit its allocatable, and it has an available offering the requirements
+//! allow; then `minValues` must still hold.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::host_ports::{HostPort, conflict};
+use super::templates::Template;
+use crate::cloudprovider::InstanceType;
+use crate::resources::{self, ResourceList};
+use crate::scheduling::Requirements;
+
+/// Why no instance type is left, in upstream's words: which of the three criteria
+/// some type met, alone or together, so a person sees which one is missing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FilterError {
+    requirements_met: bool,
+    fits: bool,
+    has_offering: bool,
+    requirements_and_fits: bool,
+    requirements_and_offering: bool,
+    fits_and_offering: bool,
+    min_values: Option<String>,
+    requirements: String,
+    resources: String,
+}
+
+impl fmt::Display for FilterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if let Some(keys) = &self.min_values {
+            return write!(
+                f,
+                "minValues requirement is not met for label(s) {keys}, requirements={}, resources={}",
+                self.requirements, self.resources
+            );
+        } else if !self.requirements_met && !self.fits && !self.has_offering {
+            "no instance type met the scheduling requirements or had enough resources or had a required offering"
+        } else if !self.requirements_met && !self.fits {
+            "no instance type met the scheduling requirements or had enough resources"
+        } else if !self.requirements_met && !self.has_offering {
+            "no instance type met the scheduling requirements or had a required offering"
+        } else if !self.fits && !self.has_offering {
+            "no instance type had enough resources or had a required offering"
+        } else if !self.requirements_met {
+            "no instance type met all requirements"
+        } else if !self.fits {
+            "no instance type has enough resources"
+        } else if !self.has_offering {
+            "no instance type has the required offering"
+        } else if self.requirements_and_fits {
+            "no instance type which met the scheduling requirements and had enough resources, had a required offering"
+        } else if self.fits_and_offering {
+            "no instance type which had enough resources and the required offering met the scheduling requirements"
+        } else if self.requirements_and_offering {
+            "no instance type which met the scheduling requirements and the required offering had the required resources"
+        } else {
+            "no instance type met the requirements/resources/offering tuple"
+        };
+        write!(
+            f,
+            "{what}, requirements={}, resources={}",
+            self.requirements, self.resources
+        )
+    }
+}
+
+impl std::error::Error for FilterError {}
+
+/// `cpu=1500m, memory=2Gi, pods=1`, as a person reads requests.
+pub(crate) fn describe_resources(list: &ResourceList) -> String {
+    let parts: Vec<String> = list
+        .iter()
+        .map(|(name, milli)| format!("{name}={}", resources::format_milli(name, milli)))
+        .collect();
+    parts.join(", ")
+}
+
+/// Whether a type has an available offering the requirements allow.
+fn has_offering(it: &InstanceType, requirements: &Requirements) -> bool {
+    it.offerings
+        .iter()
+        .any(|o| o.available && o.is_compatible(requirements))
+}
+
+/// The core of the filter: `overhead(t)` is the daemon overhead on type `t`, or
+/// `None` when the pod cannot go there at all (a host-port conflict).
+fn filter_with<'o>(
+    types: &[InstanceType],
+    allocatable: &[ResourceList],
+    candidates: &[usize],
+    requirements: &Requirements,
+    pod_requests: &ResourceList,
+    total: &ResourceList,
+    overhead: impl Fn(usize) -> Option<&'o ResourceList>,
+) -> Result<Vec<usize>, FilterError> {
+    let mut error = FilterError {
+        requirements_met: false,
+        fits: false,
+        has_offering: false,
+        requirements_and_fits: false,
+        requirements_and_offering: false,
+        fits_and_offering: false,
+        min_values: None,
+        requirements: requirements.to_string(),
+        resources: String::new(),
+    };
+    let mut remaining = Vec::with_capacity(candidates.len());
+    for &t in candidates {
+        let Some(overhead) = overhead(t) else {
+            continue;
+        };
+        let compatible = types[t].requirements.is_intersecting(requirements);
+        let fits = if overhead.is_empty() {
+            total.fits(&allocatable[t])
+        } else {
+            (total + overhead).fits(&allocatable[t])
+        };
+        let offering = has_offering(&types[t], requirements);
+        error.requirements_met |= compatible;
+        error.fits |= fits;
+        error.has_offering |= offering;
+        error.requirements_and_fits |= compatible && fits && !offering;
+        error.requirements_and_offering |= compatible && offering && !fits;
+        error.fits_and_offering |= fits && offering && !compatible;
+        if compatible && fits && offering {
+            remaining.push(t);
+        }
+    }
+    if let Some(key) = unmet_min_values(types, &remaining, requirements) {
+        error.min_values = Some(format!("[{key}]"));
+        remaining.clear();
+    }
+    if remaining.is_empty() {
+        error.resources = describe_resources(pod_requests);
+        return Err(error);
+    }
+    Ok(remaining)
+}
+
+/// The first key (in key order) whose `minValues` the types do not reach: the
+/// distinct values of the key over all of them.
+pub(crate) fn unmet_min_values<'r>(
+    types: &[InstanceType],
+    chosen: &[usize],
+    requirements: &'r Requirements,
+) -> Option<&'r str> {
+    requirements
+        .iter()
+        .filter_map(|r| Some((r.key(), r.min_values()?)))
+        .find_map(|(key, min)| {
+            let values: BTreeSet<&str> = chosen
+                .iter()
+                .flat_map(|&t| types[t].requirements.get_defined(key))
+                .flat_map(|r| r.values())
+                .collect();
+            (values.len() < min as usize).then_some(key)
+        })
+}
+
+/// Filters a pool's types with no daemon overhead (the template's own check).
+pub(crate) fn without_daemons(
+    types: &[InstanceType],
+    allocatable: &[ResourceList],
+    candidates: &[usize],
+    requirements: &Requirements,
+    requests: &ResourceList,
+) -> Result<Vec<usize>, FilterError> {
+    let none = ResourceList::new();
+    filter_with(
+        types,
+        allocatable,
+        candidates,
+        requirements,
+        requests,
+        requests,
+        |_| Some(&none),
+    )
+}
+
+/// Filters a claim's candidate types for one more pod: `total` is the claim's
+/// requests with the pod's, `claim_ports` the host ports of the pods already on it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn for_claim(
+    template: &Template<'_>,
+    candidates: &[usize],
+    requirements: &Requirements,
+    pod_requests: &ResourceList,
+    total: &ResourceList,
+    pod_ports: &[HostPort],
+    claim_ports: &[HostPort],
+) -> Result<Vec<usize>, FilterError> {
+    let port_free: Vec<bool> = template
+        .daemon_groups
+        .iter()
+        .map(|g| {
+            pod_ports.is_empty()
+                || (conflict(&g.host_ports, pod_ports).is_none()
+                    && conflict(claim_ports, pod_ports).is_none())
+        })
+        .collect();
+    filter_with(
+        template.types,
+        &template.allocatable,
+        candidates,
+        requirements,
+        pod_requests,
+        total,
+        |t| {
+            let group = template.group_of[t];
+            port_free
+                .get(group)
+                .copied()
+                .unwrap_or(false)
+                .then(|| &template.daemon_groups[group].overhead)
+        },
+    )
+}

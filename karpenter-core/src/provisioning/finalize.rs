@@ -1,0 +1,160 @@
+//! From a solved simulation to the plan: each claim's instance types ordered by
+//! price and cut to 600, its requirements as a NodeClaim carries them, and the
+//! offering the provider would launch.
+
+use std::collections::BTreeSet;
+
+use super::claim::NewClaim;
+use super::filter::unmet_min_values;
+use super::plan::{ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, Unschedulable};
+use super::scheduler::Scheduler;
+use super::templates::Template;
+use crate::cloudprovider::Offering;
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
+    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
+};
+
+/// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).
+pub const MAX_INSTANCE_TYPES: usize = 600;
+
+/// The cheapest available offering of a type that the requirements allow, with
+/// ties broken by zone and capacity type.
+fn cheapest<'a>(
+    template: &'a Template<'_>,
+    t: usize,
+    requirements: &Requirements,
+) -> Option<&'a Offering> {
+    template.types[t].cheapest_offering(requirements)
+}
+
+impl Scheduler<'_> {
+    /// The plan.
+    pub(crate) fn into_plan(self) -> ProvisioningPlan {
+        let mut plan = ProvisioningPlan::default();
+        let mut unschedulable: Vec<Unschedulable> = Vec::new();
+        for claim in &self.claims {
+            let template = &self.templates[claim.template];
+            match finalize(template, claim) {
+                Ok(mut planned) => {
+                    planned.pods = claim
+                        .pods
+                        .iter()
+                        .map(|&p| self.pods[p].key.clone())
+                        .collect();
+                    plan.total_price_per_hour += planned.launch.as_ref().map_or(0.0, |l| l.price);
+                    plan.node_claims.push(planned);
+                }
+                Err(reason) => unschedulable.extend(claim.pods.iter().map(|&p| Unschedulable {
+                    pod: self.pods[p].key.clone(),
+                    reason: format!("nodepool {:?}: {reason}", template.pool),
+                })),
+            }
+        }
+        plan.existing_nodes = self
+            .existing
+            .iter()
+            .filter(|n| !n.pods.is_empty())
+            .map(|n| ExistingPlacement {
+                name: n.name.clone(),
+                pods: n.pods.iter().map(|&p| self.pods[p].key.clone()).collect(),
+            })
+            .collect();
+        for (pod, error) in self.pods.iter().zip(&self.errors) {
+            if let Some(reason) = error {
+                unschedulable.push(Unschedulable {
+                    pod: pod.key.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        unschedulable.extend(
+            self.rejected
+                .into_iter()
+                .map(|(pod, reason)| Unschedulable { pod, reason }),
+        );
+        unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
+        plan.unschedulable = unschedulable;
+        // Prices are decimal numbers a person reads: keep float noise out of the sum.
+        plan.total_price_per_hour = (plan.total_price_per_hour * 1e9).round() / 1e9;
+        plan
+    }
+}
+
+/// One claim's final form, or why its pods cannot have it (minValues no longer met
+/// once the list is cut).
+fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, String> {
+    let mut requirements = claim.requirements.clone();
+    for key in [
+        LABEL_HOSTNAME,
+        NODE_REGISTERED_LABEL_KEY,
+        NODE_INITIALIZED_LABEL_KEY,
+    ] {
+        requirements.remove(key);
+    }
+    let mut priced: Vec<(f64, &str, usize)> = claim
+        .options
+        .iter()
+        .map(|&t| {
+            let price = cheapest(template, t, &requirements).map_or(f64::INFINITY, |o| o.price);
+            (price, template.types[t].name.as_str(), t)
+        })
+        .collect();
+    priced.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    priced.truncate(MAX_INSTANCE_TYPES);
+    let chosen: Vec<usize> = priced.iter().map(|&(_, _, t)| t).collect();
+    if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
+        return Err(format!(
+            "minValues requirement is not met for label(s) [{key}] among the {MAX_INSTANCE_TYPES} cheapest instance types"
+        ));
+    }
+    let names: Vec<String> = priced
+        .iter()
+        .map(|&(_, name, _)| name.to_string())
+        .collect();
+    let min_values = requirements
+        .get_defined(LABEL_INSTANCE_TYPE_STABLE)
+        .and_then(Requirement::min_values);
+    requirements.remove(LABEL_INSTANCE_TYPE_STABLE);
+    requirements.add(
+        Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, &names).with_min_values(min_values),
+    );
+    let capacity_types: BTreeSet<&str> = chosen
+        .iter()
+        .flat_map(|&t| template.types[t].offerings.iter())
+        .filter(|o| o.available && o.is_compatible(&requirements))
+        .map(|o| o.capacity_type.as_str())
+        .collect();
+    requirements.remove(CAPACITY_TYPE_LABEL_KEY);
+    requirements.add(Requirement::in_values(
+        CAPACITY_TYPE_LABEL_KEY,
+        capacity_types,
+    ));
+    let launch = chosen
+        .iter()
+        .filter_map(|&t| Some((t, cheapest(template, t, &requirements)?)))
+        .min_by(|(ta, a), (tb, b)| {
+            a.price
+                .total_cmp(&b.price)
+                .then_with(|| template.types[*ta].name.cmp(&template.types[*tb].name))
+                .then_with(|| a.zone.cmp(&b.zone))
+                .then_with(|| a.capacity_type.cmp(&b.capacity_type))
+        })
+        .map(|(t, o)| Launch {
+            instance_type: template.types[t].name.clone(),
+            zone: o.zone.clone(),
+            capacity_type: o.capacity_type.clone(),
+            price: o.price,
+        });
+    Ok(PlannedClaim {
+        node_pool: template.pool.clone(),
+        instance_types: names,
+        requirements: requirements
+            .to_selector_requirements()
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        launch,
+        pods: Vec::new(),
+    })
+}

@@ -1,0 +1,46 @@
+//! Provisioning: which pending pods go to existing capacity and which new
+//! NodeClaims to launch, with which instance types, as upstream Karpenter's
+//! scheduler (`pkg/controllers/provisioning/scheduling`) decides.
+//!
+//! [`schedule`] reads a [`Snapshot`] and returns a [`ProvisioningPlan`]. It is pure:
+//! the same snapshot gives the same plan, byte for byte once serialized.
+//!
+//! How it decides, in brief:
+//! - pods are taken cpu-descending, then memory-descending, then by age and UID;
+//! - each pod tries existing nodes (initialized first, then by name), then the
+//!   plan's new claims (fewest pods first), then a new claim from each NodePool in
+//!   weight order (heaviest first; equal weights by name, descending, as upstream);
+//! - a claim's requirements are the NodePool's, the pod's (nodeSelector, the first
+//!   required node-affinity term, the heaviest preferred term as if required) and
+//!   its topology's; its instance types narrow with every pod;
+//! - when a pod fits nowhere, one preference is relaxed and it tries again; a pod
+//!   that still fails goes to the back of the queue until a cycle makes no progress;
+//! - a claim lists its instance types cheapest first (at most 600) and launches the
+//!   cheapest available offering.
+
+mod claim;
+mod daemons;
+mod existing;
+mod filter;
+mod finalize;
+mod host_ports;
+mod plan;
+mod pods;
+mod preferences;
+mod scheduler;
+mod templates;
+pub(crate) mod topology;
+
+pub use finalize::MAX_INSTANCE_TYPES;
+pub use plan::{
+    ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
+};
+
+use crate::snapshot::Snapshot;
+
+/// Plans provisioning for the snapshot's pending pods.
+pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
+    let mut scheduler = scheduler::Scheduler::new(snapshot);
+    scheduler.solve();
+    scheduler.into_plan()
+}

@@ -1,0 +1,102 @@
+//! What provisioning decides: new claims to launch, pods placed on capacity that
+//! already exists, and the pods no plan can place, with why. Serialized, this is the
+//! `karpenter-sim provision -o json` output of `scenario-format.md`.
+
+use serde::Serialize;
+
+use crate::scheduling::SelectorRequirement;
+
+/// The result of planning provisioning for a snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvisioningPlan {
+    /// New NodeClaims to launch, in launch order.
+    pub node_claims: Vec<PlannedClaim>,
+    /// Pods placed on nodes or in-flight claims that already exist, by node.
+    pub existing_nodes: Vec<ExistingPlacement>,
+    /// Pods no plan can place, each with the reason.
+    pub unschedulable: Vec<Unschedulable>,
+    /// The sum of the new claims' launch prices.
+    pub total_price_per_hour: f64,
+    /// A proven lower bound on the price of any valid plan, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound_per_hour: Option<f64>,
+}
+
+/// A NodeClaim to launch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedClaim {
+    /// The NodePool it is launched from.
+    pub node_pool: String,
+    /// Every instance type still compatible, cheapest first (at most 600).
+    pub instance_types: Vec<String>,
+    /// The claim's requirements as a NodeClaim would carry them.
+    pub requirements: Vec<RequirementOutput>,
+    /// What the cloud provider would create: the cheapest available compatible
+    /// offering over the instance types.
+    pub launch: Option<Launch>,
+    /// The pods it is for, as `namespace/name`.
+    pub pods: Vec<String>,
+}
+
+/// A requirement in the output's shape.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequirementOutput {
+    /// The label key.
+    pub key: String,
+    /// The operator.
+    pub operator: String,
+    /// The values (absent for Exists and DoesNotExist).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// The minimum number of distinct values, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_values: Option<u32>,
+}
+
+impl From<SelectorRequirement> for RequirementOutput {
+    fn from(r: SelectorRequirement) -> Self {
+        RequirementOutput {
+            key: r.key,
+            operator: r.operator.to_string(),
+            values: r.values,
+            min_values: r.min_values,
+        }
+    }
+}
+
+/// The offering a claim would launch as.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Launch {
+    /// The instance type.
+    pub instance_type: String,
+    /// The zone.
+    pub zone: String,
+    /// The capacity type.
+    pub capacity_type: String,
+    /// Price per hour.
+    pub price: f64,
+}
+
+/// Pods placed on an existing node or in-flight claim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExistingPlacement {
+    /// The node's name.
+    pub name: String,
+    /// The pods, as `namespace/name`.
+    pub pods: Vec<String>,
+}
+
+/// A pod no plan can place.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unschedulable {
+    /// The pod, as `namespace/name`.
+    pub pod: String,
+    /// Why, in words a person can act on.
+    pub reason: String,
+}

@@ -1,0 +1,440 @@
+//! The solve loop, as upstream's `Scheduler.Solve`: pods in queue order, each
+//! tried on existing nodes, then on the plan's new claims (fewest pods first), then
+//! on a new claim from each NodePool in weight order; a failure relaxes one
+//! preference and tries again, and a pod that still fails goes to the back of the
+//! queue until a whole cycle makes no progress.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::claim::{NewClaim, Refusal};
+use super::daemons::{DaemonPod, daemon_pods};
+use super::existing::{ExistingNode, is_destination};
+use super::host_ports::host_ports;
+use super::pods::{PendingPod, bound_node, is_pending, queue_order};
+use super::preferences::Preferences;
+use super::templates::{Template, any_prefer_no_schedule, pool_order};
+use super::topology::{DomainSource, NodeKind, PlacedPod, PodView, Topology, ignored_for_topology};
+use crate::resources::ResourceList;
+use crate::scheduling::{Requirements, WellKnownLabels};
+use crate::snapshot::{NODES_RESOURCE, Snapshot};
+
+/// A NodePool's limits and what is left of them.
+#[derive(Clone, Debug)]
+struct Limits {
+    /// The resources the pool limits (a list stores no zeros, so the keys are kept).
+    keys: Vec<String>,
+    remaining: ResourceList,
+}
+
+impl Limits {
+    fn exhausted_nodes(&self) -> bool {
+        self.keys.iter().any(|k| k == NODES_RESOURCE) && self.remaining.get(NODES_RESOURCE) <= 0
+    }
+
+    /// Whether a node of this capacity stays within the limits.
+    fn admits(&self, capacity: &ResourceList) -> bool {
+        self.keys
+            .iter()
+            .filter(|k| *k != NODES_RESOURCE)
+            .all(|k| capacity.get(k) <= self.remaining.get(k))
+    }
+}
+
+/// The state of one provisioning simulation.
+pub(crate) struct Scheduler<'s> {
+    well_known: &'s WellKnownLabels,
+    pub(crate) templates: Vec<Template<'s>>,
+    /// NodePools that can launch nothing, with why.
+    pub(crate) skipped_pools: Vec<(String, String)>,
+    limits: Vec<Option<Limits>>,
+    pub(crate) existing: Vec<ExistingNode>,
+    pub(crate) claims: Vec<NewClaim>,
+    pub(crate) pods: Vec<PendingPod>,
+    /// Each pod's unrelaxed spec: a retry from the queue starts from it again.
+    originals: Vec<k8s_openapi::api::core::v1::PodSpec>,
+    pub(crate) errors: Vec<Option<String>>,
+    /// Pods refused before scheduling (invalid), with why.
+    pub(crate) rejected: Vec<(String, String)>,
+    preferences: Preferences,
+    topology: Topology,
+}
+
+impl<'s> Scheduler<'s> {
+    pub(crate) fn new(snapshot: &'s Snapshot) -> Scheduler<'s> {
+        let well_known = &snapshot.well_known_labels;
+        let daemons = daemon_pods(&snapshot.daemon_sets, &snapshot.pods);
+        let pools = pool_order(&snapshot.node_pools);
+        let preferences = Preferences {
+            tolerate_prefer_no_schedule: any_prefer_no_schedule(&pools),
+        };
+        let mut templates = Vec::new();
+        let mut skipped_pools = Vec::new();
+        let mut limits = Vec::new();
+        for pool in &pools {
+            let name = pool.name().unwrap_or_default().to_string();
+            let types: &[_] = snapshot
+                .instance_types
+                .get(&name)
+                .map(|t| &t[..])
+                .unwrap_or(&[]);
+            match Template::new(pool, types, &daemons, well_known) {
+                Ok(template) => {
+                    templates.push(template);
+                    limits.push(pool_limits(pool, snapshot, &name));
+                }
+                Err(e) => skipped_pools.push((
+                    name,
+                    format!("requirements filtered out all instance types ({e})"),
+                )),
+            }
+        }
+        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        for pod in &snapshot.pods {
+            if let Some(node) = bound_node(pod) {
+                bound.entry(node).or_default().push(pod);
+            }
+        }
+        let mut existing: Vec<ExistingNode> = snapshot
+            .nodes
+            .iter()
+            .filter(|n| is_destination(n))
+            .map(|n| {
+                ExistingNode::new(n, bound.get(n.name()).map_or(&[][..], |v| &v[..]), &daemons)
+            })
+            .collect();
+        existing.sort_by(|a, b| {
+            b.initialized
+                .cmp(&a.initialized)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+
+        let mut pods = Vec::new();
+        let mut rejected = Vec::new();
+        for pod in snapshot.pods.iter().filter(|p| is_pending(p)) {
+            match PendingPod::new(pod, well_known) {
+                Ok(pending) => pods.push(pending),
+                Err(r) => rejected.push((r.key, r.reason)),
+            }
+        }
+        let topology = build_topology(snapshot, &templates, &existing, &pods, &bound, &daemons);
+        let originals = pods.iter().map(|p| p.spec.clone()).collect();
+        let errors = vec![None; pods.len()];
+        Scheduler {
+            well_known,
+            templates,
+            skipped_pools,
+            limits,
+            existing,
+            claims: Vec::new(),
+            pods,
+            originals,
+            errors,
+            rejected,
+            preferences,
+            topology,
+        }
+    }
+
+    /// Places every pod it can.
+    pub(crate) fn solve(&mut self) {
+        let mut order: Vec<usize> = (0..self.pods.len()).collect();
+        order.sort_by(|&a, &b| queue_order(&self.pods[a], &self.pods[b]));
+        let mut queue: VecDeque<usize> = order.into();
+        let mut pushed_at = vec![None; self.pods.len()];
+        while let Some(&pod) = queue.front() {
+            // Popping a pod pushed when the queue was this long: a whole cycle made
+            // no progress.
+            if pushed_at[pod] == Some(queue.len()) {
+                break;
+            }
+            queue.pop_front();
+            match self.try_schedule(pod) {
+                Ok(()) => self.errors[pod] = None,
+                Err(reason) => {
+                    self.errors[pod] = Some(reason);
+                    self.pods[pod].spec = self.originals[pod].clone();
+                    let _ = self.pods[pod].refresh();
+                    self.topology.update(&view(&self.pods[pod]));
+                    queue.push_back(pod);
+                    pushed_at[pod] = Some(queue.len());
+                }
+            }
+        }
+    }
+
+    /// Tries the pod, relaxing one preference after each failure.
+    fn try_schedule(&mut self, pod: usize) -> Result<(), String> {
+        loop {
+            let error = match self.add(pod) {
+                Ok(()) => return Ok(()),
+                Err(error) => error,
+            };
+            if !self.preferences.relax(&mut self.pods[pod].spec) {
+                return Err(error);
+            }
+            self.pods[pod].refresh()?;
+            self.topology.update(&view(&self.pods[pod]));
+        }
+    }
+
+    /// The three tiers.
+    fn add(&mut self, pod: usize) -> Result<(), String> {
+        let ports = host_ports(&self.pods[pod].spec);
+        if self.add_to_existing(pod, &ports) {
+            return Ok(());
+        }
+        if self.add_to_claims(pod, &ports) {
+            return Ok(());
+        }
+        self.add_to_new_claim(pod, ports)
+    }
+
+    fn add_to_existing(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
+        let p = &self.pods[pod];
+        let found = self.existing.iter().enumerate().find_map(|(i, node)| {
+            node.admits(p, ports).ok()?;
+            let mut requirements = node.requirements.clone();
+            requirements.add_all(&p.requirements);
+            let topology = self
+                .topology
+                .add_requirements(&view(p), &p.strict_requirements, &requirements)
+                .ok()?;
+            requirements.compatible(&topology, self.well_known).ok()?;
+            requirements.add_all(&topology);
+            Some((i, requirements))
+        });
+        let Some((i, requirements)) = found else {
+            return false;
+        };
+        let taints = &self.existing[i].taints;
+        self.topology.record_on(
+            &view(&self.pods[pod]),
+            &requirements,
+            taints,
+            NodeKind::Existing,
+        );
+        self.existing[i].add(pod, &self.pods[pod], ports.to_vec());
+        true
+    }
+
+    fn add_to_claims(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
+        // Fewest pods first; equal counts in the order the claims were made.
+        let mut order: Vec<usize> = (0..self.claims.len()).collect();
+        order.sort_by_key(|&c| self.claims[c].pods.len());
+        let p = &self.pods[pod];
+        let found = order.into_iter().find_map(|c| {
+            let claim = &self.claims[c];
+            let template = &self.templates[claim.template];
+            let admission = self.admit(claim, template, p, ports).ok()?;
+            Some((c, admission))
+        });
+        let Some((c, admission)) = found else {
+            return false;
+        };
+        let taints = &self.templates[self.claims[c].template].taints;
+        self.topology.record_on(
+            &view(&self.pods[pod]),
+            &admission.requirements,
+            taints,
+            NodeKind::NewClaim,
+        );
+        self.claims[c].add(pod, &self.pods[pod], ports.to_vec(), admission);
+        true
+    }
+
+    fn add_to_new_claim(
+        &mut self,
+        pod: usize,
+        ports: Vec<super::host_ports::HostPort>,
+    ) -> Result<(), String> {
+        if self.templates.is_empty() {
+            return Err(self.no_pool_reason());
+        }
+        let mut reasons = Vec::new();
+        for t in 0..self.templates.len() {
+            let template = &self.templates[t];
+            let mut options = template.options.clone();
+            if let Some(limits) = &self.limits[t] {
+                if limits.exhausted_nodes() {
+                    reasons.push(format!(
+                        "nodepool {:?}: node limits have been exhausted",
+                        template.pool
+                    ));
+                    continue;
+                }
+                options.retain(|&i| limits.admits(&template.types[i].capacity));
+                if options.is_empty() {
+                    reasons.push(format!(
+                        "nodepool {:?}: all available instance types exceed limits",
+                        template.pool
+                    ));
+                    continue;
+                }
+            }
+            let claim = NewClaim::new(t, template, options, self.claims.len() + 1);
+            match self.admit(&claim, template, &self.pods[pod], &ports) {
+                Ok(admission) => {
+                    let mut claim = claim;
+                    self.topology
+                        .register(crate::scheduling::LABEL_HOSTNAME, &claim.hostname);
+                    let taints = &self.templates[t].taints;
+                    self.topology.record_on(
+                        &view(&self.pods[pod]),
+                        &admission.requirements,
+                        taints,
+                        NodeKind::NewClaim,
+                    );
+                    claim.add(pod, &self.pods[pod], ports, admission);
+                    if let Some(limits) = &mut self.limits[t] {
+                        charge(limits, &self.templates[t], &claim.options);
+                    }
+                    self.claims.push(claim);
+                    return Ok(());
+                }
+                Err(refusal) => reasons.push(format!("nodepool {:?}: {refusal}", template.pool)),
+            }
+        }
+        for (pool, why) in &self.skipped_pools {
+            reasons.push(format!("nodepool {pool:?}: {why}"));
+        }
+        Err(reasons.join("; "))
+    }
+
+    /// Whether the claim can take the pod, and what it becomes.
+    fn admit(
+        &self,
+        claim: &NewClaim,
+        template: &Template<'_>,
+        pod: &PendingPod,
+        ports: &[super::host_ports::HostPort],
+    ) -> Result<super::claim::Admission, Refusal> {
+        let mut requirements = claim.base_requirements(template, pod, self.well_known)?;
+        let topology = self
+            .topology
+            .add_requirements(&view(pod), &pod.strict_requirements, &requirements)
+            .map_err(|e| Refusal::Topology(e.to_string()))?;
+        requirements
+            .compatible(&topology, self.well_known)
+            .map_err(|e| Refusal::Topology(format!("incompatible topology requirements, {e}")))?;
+        requirements.add_all(&topology);
+        claim.narrow(template, pod, ports, requirements)
+    }
+
+    fn no_pool_reason(&self) -> String {
+        if self.skipped_pools.is_empty() {
+            return "no nodepool can launch capacity: there is no usable NodePool".to_string();
+        }
+        let reasons: Vec<String> = self
+            .skipped_pools
+            .iter()
+            .map(|(pool, why)| format!("nodepool {pool:?}: {why}"))
+            .collect();
+        reasons.join("; ")
+    }
+}
+
+/// Charges a new claim against its pool's limits pessimistically: the largest
+/// capacity among its instance types, as upstream; and one node.
+fn charge(limits: &mut Limits, template: &Template<'_>, options: &[usize]) {
+    let mut largest = ResourceList::new();
+    for &i in options {
+        largest = largest.max(&template.types[i].capacity);
+    }
+    limits.remaining = limits.remaining.saturating_sub(&largest);
+    let nodes = limits.remaining.get(NODES_RESOURCE);
+    limits
+        .remaining
+        .set(NODES_RESOURCE, nodes.saturating_sub(1000));
+}
+
+/// A pool's limits less what its existing nodes already use.
+fn pool_limits(pool: &crate::api::NodePool, snapshot: &Snapshot, name: &str) -> Option<Limits> {
+    let written = pool.spec.limits.as_ref()?;
+    let mut remaining = ResourceList::from_quantities(written.as_map()).unwrap_or_default();
+    for node in snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.node_pool() == Some(name))
+    {
+        remaining = remaining.saturating_sub(&node.capacity());
+    }
+    Some(Limits {
+        keys: written.as_map().keys().cloned().collect(),
+        remaining,
+    })
+}
+
+/// The pod as topology sees it.
+fn view(pod: &PendingPod) -> PodView<'_> {
+    PodView {
+        uid: &pod.uid,
+        namespace: &pod.namespace,
+        labels: &pod.labels,
+        spec: &pod.spec,
+    }
+}
+
+fn build_topology(
+    snapshot: &Snapshot,
+    templates: &[Template<'_>],
+    existing: &[ExistingNode],
+    pods: &[PendingPod],
+    bound: &BTreeMap<&str, Vec<&Pod>>,
+    _daemons: &[DaemonPod],
+) -> Topology {
+    let pool_requirements: Vec<Requirements> =
+        templates.iter().map(|t| t.requirements.clone()).collect();
+    let sources: Vec<DomainSource<'_>> = templates
+        .iter()
+        .zip(&pool_requirements)
+        .map(|(t, r)| DomainSource {
+            pool_requirements: r,
+            instance_types: t.types,
+            taints: &t.taints,
+        })
+        .collect();
+    let nodes: Vec<(
+        &BTreeMap<String, String>,
+        &[k8s_openapi::api::core::v1::Taint],
+    )> = existing
+        .iter()
+        .map(|n| (&n.labels, &n.taints[..]))
+        .collect();
+    let empty = BTreeMap::new();
+    let node_taints: Vec<Vec<k8s_openapi::api::core::v1::Taint>> =
+        snapshot.nodes.iter().map(|n| n.taints()).collect();
+    let mut placed = Vec::new();
+    for (node, taints) in snapshot.nodes.iter().zip(&node_taints) {
+        let Some(pods_on_node) = bound.get(node.name()) else {
+            continue;
+        };
+        let labels = node.labels().unwrap_or(&empty);
+        for pod in pods_on_node.iter().filter(|p| !ignored_for_topology(p)) {
+            let (Some(spec), Some(namespace)) =
+                (pod.spec.as_ref(), pod.metadata.namespace.as_deref())
+            else {
+                continue;
+            };
+            placed.push(PlacedPod {
+                pod: PodView {
+                    uid: pod.metadata.uid.as_deref().unwrap_or_default(),
+                    namespace,
+                    labels: pod.metadata.labels.as_ref().unwrap_or(&empty),
+                    spec,
+                },
+                node_labels: labels,
+                node_taints: taints,
+            });
+        }
+    }
+    let pending: Vec<PodView<'_>> = pods.iter().map(view).collect();
+    Topology::new(
+        &sources,
+        &nodes,
+        &placed,
+        &pending,
+        &snapshot.well_known_labels,
+    )
+}

@@ -1,0 +1,169 @@
+//! NodeClaim templates: what a new claim from each NodePool starts as — its
+//! requirements, taints, instance types and the daemon overhead on each type.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Taint;
+
+use super::daemons::DaemonPod;
+use super::filter::{self, FilterError};
+use super::host_ports::HostPort;
+use crate::api::{NodePool, condition_types};
+use crate::cloudprovider::InstanceType;
+use crate::resources::ResourceList;
+use crate::scheduling::{
+    NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
+    Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, WellKnownLabels,
+};
+
+/// The daemons that land on a set of instance types, and what they take.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DaemonGroup {
+    /// Their requests, summed.
+    pub overhead: ResourceList,
+    /// The host ports they bind.
+    pub host_ports: Vec<HostPort>,
+}
+
+/// A NodePool as the start of new claims.
+#[derive(Debug)]
+pub(crate) struct Template<'s> {
+    /// The NodePool's name.
+    pub pool: String,
+    /// NodePool requirements, template labels, the pool and node class labels, and
+    /// `registered`/`initialized` (so daemons selecting them count; not written out).
+    pub requirements: Requirements,
+    /// The taints pods must tolerate (startup taints need no toleration).
+    pub taints: Vec<Taint>,
+    /// The provider's instance types for the pool.
+    pub types: &'s [InstanceType],
+    /// The allocatable of each type.
+    pub allocatable: Vec<ResourceList>,
+    /// The types compatible with the pool's requirements, with an available
+    /// offering: indices into `types`.
+    pub options: Vec<usize>,
+    /// Daemon overhead groups.
+    pub daemon_groups: Vec<DaemonGroup>,
+    /// The group of each type in `types` (`usize::MAX` for types not in `options`).
+    pub group_of: Vec<usize>,
+}
+
+/// The NodePools a new claim may come from, in the order they are tried: weight
+/// descending, then name descending, as upstream sorts them. Static pools (with
+/// `spec.replicas`), pools being deleted and pools whose `Ready` condition is not
+/// true are left out.
+pub(crate) fn pool_order(pools: &[NodePool]) -> Vec<&NodePool> {
+    let mut usable: Vec<&NodePool> = pools
+        .iter()
+        .filter(|p| !p.spec.is_static() && p.metadata.deletion_timestamp.is_none())
+        .filter(|p| {
+            p.condition(condition_types::READY)
+                .is_none_or(|c| c.is_true())
+        })
+        .collect();
+    usable.sort_by(|a, b| {
+        let weight = |p: &NodePool| p.spec.effective_weight();
+        weight(b)
+            .cmp(&weight(a))
+            .then_with(|| b.name().cmp(&a.name()))
+    });
+    usable
+}
+
+/// The requirements of a pool's template; invalid requirements were refused when
+/// the input was read, and are skipped here.
+fn template_requirements(pool: &NodePool) -> Requirements {
+    let spec = &pool.spec.template.spec;
+    let mut requirements = Requirements::new();
+    for written in spec.requirements() {
+        let parsed = written.to_selector_requirement().ok();
+        if let Some(requirement) = parsed.and_then(|r| Requirement::try_from(&r).ok()) {
+            requirements.add(requirement);
+        }
+    }
+    let mut labels: BTreeMap<String, String> = pool
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(
+        NODE_POOL_LABEL_KEY.to_string(),
+        pool.name().unwrap_or_default().to_string(),
+    );
+    if let Some(class) = &spec.node_class_ref {
+        let key = format!("{}/{}", class.group, class.kind.to_lowercase());
+        labels.insert(key, class.name.clone());
+    }
+    requirements.add_all(&Requirements::from_labels(&labels));
+    requirements.add(Requirement::in_values(NODE_REGISTERED_LABEL_KEY, ["true"]));
+    requirements.add(Requirement::in_values(NODE_INITIALIZED_LABEL_KEY, ["true"]));
+    requirements
+}
+
+impl<'s> Template<'s> {
+    /// Builds a pool's template; `Err` when no instance type is left for it.
+    pub(crate) fn new(
+        pool: &NodePool,
+        types: &'s [InstanceType],
+        daemons: &[DaemonPod],
+        well_known: &WellKnownLabels,
+    ) -> Result<Template<'s>, FilterError> {
+        let requirements = template_requirements(pool);
+        let allocatable: Vec<ResourceList> = types.iter().map(InstanceType::allocatable).collect();
+        let all: Vec<usize> = (0..types.len()).collect();
+        let none = ResourceList::new();
+        let options = filter::without_daemons(types, &allocatable, &all, &requirements, &none)?;
+        let taints = pool.spec.template.spec.taints().to_vec();
+        let mut daemon_groups: Vec<DaemonGroup> = Vec::new();
+        let mut group_keys: Vec<Vec<usize>> = Vec::new();
+        let mut group_of = vec![usize::MAX; types.len()];
+        for &t in &options {
+            let landing: Vec<usize> = (0..daemons.len())
+                .filter(|&d| {
+                    daemons[d].runs_on(&requirements, &taints, &types[t].requirements, well_known)
+                })
+                .collect();
+            let group = match group_keys.iter().position(|k| *k == landing) {
+                Some(group) => group,
+                None => {
+                    let mut group = DaemonGroup::default();
+                    for &d in &landing {
+                        group.overhead += &daemons[d].requests;
+                        group
+                            .host_ports
+                            .extend(daemons[d].host_ports.iter().cloned());
+                    }
+                    daemon_groups.push(group);
+                    group_keys.push(landing);
+                    daemon_groups.len() - 1
+                }
+            };
+            group_of[t] = group;
+        }
+        Ok(Template {
+            pool: pool.name().unwrap_or_default().to_string(),
+            requirements,
+            taints,
+            types,
+            allocatable,
+            options,
+            daemon_groups,
+            group_of,
+        })
+    }
+}
+
+/// Whether any pool's template has a `PreferNoSchedule` taint: then tolerating
+/// those taints is the last relaxation step.
+pub(crate) fn any_prefer_no_schedule(pools: &[&NodePool]) -> bool {
+    pools.iter().any(|p| {
+        p.spec
+            .template
+            .spec
+            .taints()
+            .iter()
+            .any(|t| t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE)
+    })
+}

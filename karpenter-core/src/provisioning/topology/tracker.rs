@@ -1,0 +1,643 @@
+//! [`Topology`]: the groups of a scheduling run, their counts, and which pods
+//! own which groups, after upstream's `topology.go`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
+
+use super::domains::DomainUniverse;
+use super::error::{ConstraintKind, TopologyError};
+use super::filter::NodeFilter;
+use super::group::{Allowed, Group, GroupIdentity, GroupKind};
+use super::selector::{LabelSource, Namespaces, Selector, StoredLabels};
+use super::{DomainSource, NodeKind, PlacedPod, PodView};
+use crate::scheduling::{
+    LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, normalize_label_key,
+};
+
+/// How many recently seen constraint sets [`Topology::new`] remembers, so
+/// that replicas of one workload resolve their groups once.
+const RECENT_CONSTRAINTS: usize = 8;
+
+/// A node pods were counted on.
+#[derive(Clone, Debug)]
+struct NodeInfo {
+    /// Its labels, as `In` requirements.
+    labels: Requirements,
+    taints: Box<[Taint]>,
+}
+
+impl NodeInfo {
+    /// The node's value for label `key`.
+    fn label(&self, key: &str) -> Option<&str> {
+        let requirement = self.labels.get_defined(key)?;
+        let mut values = requirement.values();
+        if requirement.is_complement() || values.len() != 1 {
+            return None;
+        }
+        values.next()
+    }
+}
+
+/// A placed pod, kept for groups made after construction.
+#[derive(Clone, Debug)]
+struct Placed {
+    labels: StoredLabels,
+    node: usize,
+}
+
+/// The group memberships of one pod.
+#[derive(Clone, Debug, Default)]
+struct Memberships {
+    /// Groups of its own constraints, in the order they are checked.
+    owned: Box<[usize]>,
+    /// Inverse anti-affinity groups of its required anti-affinity terms.
+    inverse: Box<[usize]>,
+}
+
+/// The topology state of one scheduling run: every group with its counts,
+/// which pending pod owns which group, and the domains known per key.
+///
+/// Everything that can influence a decision is kept in creation order or
+/// sorted; hash maps only serve lookups.
+#[derive(Clone, Debug)]
+pub(crate) struct Topology {
+    /// Groups of pending pods' constraints, in creation order.
+    groups: Vec<Group>,
+    group_index: HashMap<GroupIdentity, usize>,
+    /// Inverse anti-affinity groups: the required anti-affinity terms of
+    /// placed and pending pods, counting the pods that carry them.
+    inverse: Vec<Group>,
+    inverse_index: HashMap<GroupIdentity, usize>,
+    /// Each pending pod's memberships, by UID.
+    members: HashMap<Box<str>, Memberships>,
+    universe: DomainUniverse,
+    /// Every node seen: existing nodes and the nodes of placed pods.
+    nodes: Vec<NodeInfo>,
+    /// Indices into `nodes` of the existing nodes.
+    existing: Vec<usize>,
+    /// The placed pods that count, by namespace.
+    placed: BTreeMap<Arc<str>, Vec<Placed>>,
+    /// Values registered per key, for groups made later.
+    registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+    /// Labels a new NodeClaim may leave to its instance types.
+    well_known: WellKnownLabels,
+    /// No label at all: what an existing node may leave undefined.
+    none_known: WellKnownLabels,
+}
+
+impl Topology {
+    /// Builds the groups for every constraint of the pending pods (spread,
+    /// affinity, anti-affinity; required and preferred) and counts the placed
+    /// pods each group selects. Existing nodes' labels and the pools'
+    /// possible domains make the domain universe; placed pods with required
+    /// anti-affinity make inverse groups. Each existing node's hostname is
+    /// registered, as upstream's `NewExistingNode` does.
+    ///
+    /// Placed pods that are also pending (being moved, matched by a
+    /// non-empty UID) are not counted.
+    pub(crate) fn new<'p>(
+        pools: &[DomainSource<'_>],
+        existing_nodes: &[(&BTreeMap<String, String>, &[Taint])],
+        placed: &[PlacedPod<'p>],
+        pending: &[PodView<'_>],
+        well_known: &WellKnownLabels,
+    ) -> Topology {
+        let mut topology = Topology {
+            groups: Vec::new(),
+            group_index: HashMap::new(),
+            inverse: Vec::new(),
+            inverse_index: HashMap::new(),
+            members: HashMap::new(),
+            universe: DomainUniverse::new(pools),
+            nodes: Vec::new(),
+            existing: Vec::new(),
+            placed: BTreeMap::new(),
+            registered: BTreeMap::new(),
+            well_known: well_known.clone(),
+            none_known: WellKnownLabels::empty(),
+        };
+        let mut nodes = NodeTable::default();
+        for &(labels, taints) in existing_nodes {
+            let index = nodes.index(&mut topology.nodes, labels, taints);
+            topology.existing.push(index);
+            if let Some(hostname) = labels.get(LABEL_HOSTNAME) {
+                topology
+                    .registered
+                    .entry(Arc::from(LABEL_HOSTNAME))
+                    .or_default()
+                    .insert(Arc::from(hostname.as_str()));
+            }
+        }
+        // An empty UID identifies nothing: it never excludes a placed pod.
+        let moving: HashSet<&str> = pending
+            .iter()
+            .map(|p| p.uid)
+            .filter(|uid| !uid.is_empty())
+            .collect();
+        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::new();
+        for placed_pod in placed {
+            let pod = &placed_pod.pod;
+            if moving.contains(pod.uid) {
+                continue;
+            }
+            let node = nodes.index(
+                &mut topology.nodes,
+                placed_pod.node_labels,
+                placed_pod.node_taints,
+            );
+            let mut intern =
+                |s: &'p str| Arc::clone(strings.entry(s).or_insert_with(|| Arc::from(s)));
+            let namespace = intern(pod.namespace);
+            let labels = StoredLabels::new(pod.labels, intern);
+            topology
+                .placed
+                .entry(namespace)
+                .or_default()
+                .push(Placed { labels, node });
+            for term in required_anti_affinity(pod.spec) {
+                let id = topology.inverse_group(anti_affinity_identity(pod, term));
+                let key = Arc::clone(topology.inverse[id].key());
+                if let Some(domain) = topology.nodes[node].label(&key) {
+                    topology.inverse[id].record(domain);
+                }
+            }
+        }
+        // Replicas of a workload carry equal constraints: resolve them once.
+        let mut recent: Vec<(PodView<'_>, Memberships)> = Vec::new();
+        let mut misses = 0_usize;
+        for pod in pending {
+            if !has_topology(pod.spec) {
+                continue;
+            }
+            let known = recent
+                .iter()
+                .find(|(other, _)| same_constraints(other, pod));
+            let memberships = match known {
+                Some((_, memberships)) => memberships.clone(),
+                None => {
+                    let memberships = topology.memberships(pod);
+                    let slot = misses % RECENT_CONSTRAINTS;
+                    misses += 1;
+                    if recent.len() < RECENT_CONSTRAINTS {
+                        recent.push((*pod, memberships.clone()));
+                    } else {
+                        recent[slot] = (*pod, memberships.clone());
+                    }
+                    memberships
+                }
+            };
+            topology.members.insert(pod.uid.into(), memberships);
+        }
+        topology
+    }
+
+    /// Makes domain `value` of `key` known to every group on that key (the
+    /// scheduler registers each new claim's placeholder hostname under
+    /// `kubernetes.io/hostname`), and to groups made later.
+    pub(crate) fn register(&mut self, key: &str, value: &str) {
+        let key = normalize_label_key(key);
+        let values = match self.registered.get_mut(key) {
+            Some(values) => values,
+            None => self.registered.entry(Arc::from(key)).or_default(),
+        };
+        if values.contains(value) {
+            return;
+        }
+        let value: Arc<str> = Arc::from(value);
+        values.insert(Arc::clone(&value));
+        for group in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
+            if &**group.key() == key {
+                group.register(&value);
+            }
+        }
+    }
+
+    /// The requirements the pod's topology adds for a node whose
+    /// requirements are `node` (an existing node's, or a new claim's so far):
+    /// each group the pod owns narrows its key to the domains it allows, and
+    /// so does each inverse anti-affinity group that selects the pod.
+    ///
+    /// `pod_strict` are the pod's strict requirements (`nodeSelector` and
+    /// required node affinity, no preferred term); they bound the domains a
+    /// spread constraint takes its minimum over, and the domains affinity may
+    /// use. A pod without topology gets empty requirements, without
+    /// allocating.
+    ///
+    /// The result only holds the added keys; the caller checks it against
+    /// `node` and merges it in.
+    pub(crate) fn add_requirements(
+        &self,
+        pod: &PodView<'_>,
+        pod_strict: &Requirements,
+        node: &Requirements,
+    ) -> Result<Requirements, TopologyError> {
+        let mut added = Requirements::new();
+        let owned = self.members.get(pod.uid).map_or(&[][..], |m| &m.owned);
+        for &id in owned {
+            let group = &self.groups[id];
+            let kind = match group.identity.kind {
+                GroupKind::Spread => ConstraintKind::Spread {
+                    max_skew: group.identity.max_skew,
+                },
+                GroupKind::Affinity => ConstraintKind::Affinity,
+                GroupKind::AntiAffinity => ConstraintKind::AntiAffinity,
+            };
+            let self_selecting = group.selects(pod.namespace, pod.labels);
+            narrow(&mut added, group, kind, self_selecting, pod_strict, node)?;
+        }
+        for group in &self.inverse {
+            if group.selects(pod.namespace, pod.labels) {
+                let kind = ConstraintKind::InverseAntiAffinity;
+                narrow(&mut added, group, kind, true, pod_strict, node)?;
+            }
+        }
+        Ok(added)
+    }
+
+    /// Records that the pod now runs on a new claim whose final requirements
+    /// are `node`, as [`record_on`](Self::record_on) with no taints.
+    #[cfg(test)]
+    pub(crate) fn record(&mut self, pod: &PodView<'_>, node: &Requirements) {
+        self.record_on(pod, node, &[], NodeKind::NewClaim);
+    }
+
+    /// Records that the pod now runs on a node with the (final) requirements
+    /// `node` and `taints`: every group that selects the pod and counts the
+    /// node counts it in the node's domain, if the node has settled on one.
+    /// Anti-affinity groups count it in *every* domain the node may still
+    /// take (an unpinned claim blocks all its possible zones), and so do the
+    /// inverse groups of the pod's own required anti-affinity.
+    pub(crate) fn record_on(
+        &mut self,
+        pod: &PodView<'_>,
+        node: &Requirements,
+        taints: &[Taint],
+        kind: NodeKind,
+    ) {
+        let allow_undefined = match kind {
+            NodeKind::Existing => &self.none_known,
+            NodeKind::NewClaim => &self.well_known,
+        };
+        for group in &mut self.groups {
+            if !group.selects(pod.namespace, pod.labels)
+                || !group.identity.filter.matches(node, taints, allow_undefined)
+            {
+                continue;
+            }
+            let Some(domains) = listed(node, group.key()) else {
+                continue;
+            };
+            let mut values = domains.values();
+            if group.identity.kind == GroupKind::AntiAffinity {
+                values.for_each(|domain| group.record(domain));
+            } else if values.len() == 1
+                && let Some(domain) = values.next()
+            {
+                group.record(domain);
+            }
+        }
+        let inverse = self.members.get(pod.uid).map_or(&[][..], |m| &m.inverse);
+        for &id in inverse {
+            let group = &mut self.inverse[id];
+            if let Some(domains) = listed(node, group.key()) {
+                domains.values().for_each(|domain| group.record(domain));
+            }
+        }
+    }
+
+    /// The pod's constraints changed (relaxation dropped a term): rebuilds
+    /// its group memberships. Groups it no longer owns keep their counts.
+    pub(crate) fn update(&mut self, pod: &PodView<'_>) {
+        if has_topology(pod.spec) {
+            let memberships = self.memberships(pod);
+            self.members.insert(pod.uid.into(), memberships);
+        } else {
+            self.members.remove(pod.uid);
+        }
+    }
+
+    /// How many (non-inverse) groups exist.
+    #[cfg(test)]
+    pub(super) fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// How many domains each (non-inverse) group on `key` knows.
+    #[cfg(test)]
+    pub(super) fn known_domains(&self, key: &str) -> Vec<usize> {
+        self.groups
+            .iter()
+            .filter(|g| &**g.key() == key)
+            .map(Group::known_domains)
+            .collect()
+    }
+
+    /// The groups of the pod's constraints, made (and counted) as needed.
+    fn memberships(&mut self, pod: &PodView<'_>) -> Memberships {
+        let spec = pod.spec;
+        let inverse: Vec<usize> = required_anti_affinity(spec)
+            .map(|term| self.inverse_group(anti_affinity_identity(pod, term)))
+            .collect();
+        let mut owned = Vec::new();
+        for constraint in spec.topology_spread_constraints.iter().flatten() {
+            let filter = NodeFilter::for_spread(spec, constraint);
+            let match_label_keys = constraint.match_label_keys.iter().flatten();
+            let resolved = match_label_keys
+                .filter_map(|key| Some((key.as_str(), pod.labels.get(key)?.as_str())));
+            let identity = GroupIdentity {
+                kind: GroupKind::Spread,
+                key: normalized_key(&constraint.topology_key),
+                namespaces: Namespaces::only(pod.namespace),
+                selector: Selector::new(constraint.label_selector.as_ref(), resolved),
+                max_skew: constraint.max_skew,
+                min_domains: constraint.min_domains,
+                filter,
+            };
+            owned.push(self.group(identity, PoolDomains::AsFilterHonors));
+        }
+        // Upstream's affinity groups see the domains of the pools whose taints
+        // the (first) owner tolerates.
+        let tolerations: &[Toleration] = spec.tolerations.as_deref().unwrap_or_default();
+        let affinity = spec.affinity.as_ref();
+        let pod_affinity = affinity.and_then(|a| a.pod_affinity.as_ref());
+        let affinity_terms = pod_affinity.into_iter().flat_map(|a| {
+            let required = a.required_during_scheduling_ignored_during_execution.iter();
+            let preferred = a
+                .preferred_during_scheduling_ignored_during_execution
+                .iter();
+            let preferred = preferred.flatten().map(|w| &w.pod_affinity_term);
+            required.flatten().chain(preferred)
+        });
+        let pod_anti_affinity = affinity.and_then(|a| a.pod_anti_affinity.as_ref());
+        let anti_affinity_terms = pod_anti_affinity.into_iter().flat_map(|a| {
+            let required = a.required_during_scheduling_ignored_during_execution.iter();
+            let preferred = a
+                .preferred_during_scheduling_ignored_during_execution
+                .iter();
+            let preferred = preferred.flatten().map(|w| &w.pod_affinity_term);
+            required.flatten().chain(preferred)
+        });
+        let terms = affinity_terms
+            .map(|term| (GroupKind::Affinity, term))
+            .chain(anti_affinity_terms.map(|term| (GroupKind::AntiAffinity, term)));
+        for (kind, term) in terms {
+            let identity = affinity_identity(kind, pod, term);
+            owned.push(self.group(identity, PoolDomains::ToleratedBy(tolerations)));
+        }
+        // Keep the first occurrence of each group, in constraint order.
+        let mut seen = HashSet::new();
+        owned.retain(|id| seen.insert(*id));
+        Memberships {
+            owned: owned.into(),
+            inverse: inverse.into(),
+        }
+    }
+
+    /// The group with `identity`, made if new: it knows the pools' domains
+    /// (as `pool_domains` says), the domains of existing nodes its filter
+    /// counts, and the registered values, and counts the placed pods it
+    /// selects on nodes it counts.
+    fn group(&mut self, identity: GroupIdentity, pool_domains: PoolDomains<'_>) -> usize {
+        if let Some(&id) = self.group_index.get(&identity) {
+            return id;
+        }
+        let mut group = Group::new(identity.clone());
+        let key = Arc::clone(group.key());
+        let tolerations = match pool_domains {
+            PoolDomains::AsFilterHonors => identity.filter.honored_tolerations(),
+            PoolDomains::ToleratedBy(tolerations) => Some(tolerations),
+        };
+        for domain in self.universe.domains(&key, tolerations) {
+            group.register(&domain);
+        }
+        let filter = &identity.filter;
+        let counted =
+            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
+        for &index in &self.existing {
+            let node = &self.nodes[index];
+            if let Some(domain) = node.label(&key)
+                && counted(node)
+            {
+                group.register_str(domain);
+            }
+        }
+        for domain in self.registered.get(&key).into_iter().flatten() {
+            group.register(domain);
+        }
+        // Whether each node counts, worked out once per node.
+        let mut node_counts: Vec<Option<bool>> = vec![None; self.nodes.len()];
+        let mut count_in = |pods: &[Placed]| {
+            for placed in pods {
+                let node = &self.nodes[placed.node];
+                let Some(domain) = node.label(&key) else {
+                    continue;
+                };
+                if group.identity.selector.matches(&placed.labels)
+                    && *node_counts[placed.node].get_or_insert_with(|| counted(node))
+                {
+                    group.record(domain);
+                }
+            }
+        };
+        match identity.namespaces.listed() {
+            None => self.placed.values().for_each(|pods| count_in(pods)),
+            Some(names) => {
+                for name in names {
+                    if let Some(pods) = self.placed.get(&**name) {
+                        count_in(pods);
+                    }
+                }
+            }
+        }
+        let id = self.groups.len();
+        self.groups.push(group);
+        self.group_index.insert(identity, id);
+        id
+    }
+
+    /// The inverse anti-affinity group with `identity`, made if new: it
+    /// knows every domain of the pools and existing nodes and the registered
+    /// values; its counts come from the pods that carry the term.
+    fn inverse_group(&mut self, identity: GroupIdentity) -> usize {
+        if let Some(&id) = self.inverse_index.get(&identity) {
+            return id;
+        }
+        let mut group = Group::new(identity.clone());
+        let key = Arc::clone(group.key());
+        for domain in self.universe.domains(&key, None) {
+            group.register(&domain);
+        }
+        for &index in &self.existing {
+            if let Some(domain) = self.nodes[index].label(&key) {
+                group.register_str(domain);
+            }
+        }
+        for domain in self.registered.get(&key).into_iter().flatten() {
+            group.register(domain);
+        }
+        let id = self.inverse.len();
+        self.inverse.push(group);
+        self.inverse_index.insert(identity, id);
+        id
+    }
+}
+
+/// Which of the pools' domains a new group knows.
+#[derive(Clone, Copy, Debug)]
+enum PoolDomains<'t> {
+    /// A spread constraint's: all, or under `nodeTaintsPolicy: Honor` those
+    /// of pools whose taints the pod tolerates.
+    AsFilterHonors,
+    /// An (anti-)affinity term's: those of pools whose taints these
+    /// tolerations tolerate, as upstream's zero-valued filter does.
+    ToleratedBy(&'t [Toleration]),
+}
+
+/// Narrows `added` to the domains `group` allows the pod on `node`, or says
+/// why there is none.
+fn narrow(
+    added: &mut Requirements,
+    group: &Group,
+    kind: ConstraintKind,
+    self_selecting: bool,
+    pod_strict: &Requirements,
+    node: &Requirements,
+) -> Result<(), TopologyError> {
+    let key = group.key();
+    let pod_domains = pod_strict.get_defined(key);
+    let node_domains = node.get_defined(key);
+    let domains = group.next_domains(self_selecting, Allowed(pod_domains), Allowed(node_domains));
+    if domains.is_empty() {
+        return Err(TopologyError::new(
+            kind,
+            key,
+            pod_domains,
+            node_domains,
+            group.known_domains(),
+        ));
+    }
+    added.add(Requirement::in_values(key, domains));
+    Ok(())
+}
+
+/// The node's requirement on `key` when it lists values.
+fn listed<'r>(node: &'r Requirements, key: &str) -> Option<&'r Requirement> {
+    node.get_defined(key).filter(|r| !r.is_complement())
+}
+
+fn normalized_key(key: &str) -> Arc<str> {
+    Arc::from(normalize_label_key(key))
+}
+
+/// The identity of a pod (anti-)affinity term of `pod`.
+fn affinity_identity(kind: GroupKind, pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
+    GroupIdentity {
+        kind,
+        key: normalized_key(&term.topology_key),
+        namespaces: Namespaces::for_term(
+            pod.namespace,
+            term.namespaces.as_deref(),
+            term.namespace_selector.as_ref(),
+        ),
+        selector: Selector::new(term.label_selector.as_ref(), []),
+        max_skew: i32::MAX,
+        min_domains: None,
+        filter: NodeFilter::everything(),
+    }
+}
+
+fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
+    affinity_identity(GroupKind::AntiAffinity, pod, term)
+}
+
+/// The pod's required anti-affinity terms (upstream tracks no preferred ones
+/// in reverse).
+fn required_anti_affinity(spec: &PodSpec) -> impl Iterator<Item = &PodAffinityTerm> {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .into_iter()
+        .flatten()
+}
+
+/// Whether the pod has any spread constraint or pod (anti-)affinity term.
+fn has_topology(spec: &PodSpec) -> bool {
+    let spreads = spec
+        .topology_spread_constraints
+        .as_ref()
+        .is_some_and(|c| !c.is_empty());
+    let affinity = spec.affinity.as_ref();
+    let affine = affinity
+        .and_then(|a| a.pod_affinity.as_ref())
+        .is_some_and(|a| {
+            non_empty(&a.required_during_scheduling_ignored_during_execution)
+                || non_empty(&a.preferred_during_scheduling_ignored_during_execution)
+        });
+    let anti = affinity
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .is_some_and(|a| {
+            non_empty(&a.required_during_scheduling_ignored_during_execution)
+                || non_empty(&a.preferred_during_scheduling_ignored_during_execution)
+        });
+    spreads || affine || anti
+}
+
+fn non_empty<T>(list: &Option<Vec<T>>) -> bool {
+    list.as_ref().is_some_and(|l| !l.is_empty())
+}
+
+/// Whether two pods resolve to the same groups: same namespace, same
+/// constraints, same node constraints and tolerations (spread filters), and
+/// the same values for the labels their `matchLabelKeys` name.
+fn same_constraints(a: &PodView<'_>, b: &PodView<'_>) -> bool {
+    let (x, y) = (a.spec, b.spec);
+    let same_match_label_values = || {
+        x.topology_spread_constraints
+            .iter()
+            .flatten()
+            .flat_map(|c| c.match_label_keys.iter().flatten())
+            .all(|key| a.labels.label(key) == b.labels.label(key))
+    };
+    a.namespace == b.namespace
+        && x.topology_spread_constraints == y.topology_spread_constraints
+        && x.affinity == y.affinity
+        && x.node_selector == y.node_selector
+        && x.tolerations == y.tolerations
+        && same_match_label_values()
+}
+
+/// Gives each distinct node one index in the node list. Nodes are told apart
+/// by the address of their labels and taints, which the caller lends for the
+/// whole construction.
+#[derive(Default)]
+struct NodeTable {
+    by_address: HashMap<(usize, usize, usize), usize>,
+}
+
+impl NodeTable {
+    fn index(
+        &mut self,
+        nodes: &mut Vec<NodeInfo>,
+        labels: &BTreeMap<String, String>,
+        taints: &[Taint],
+    ) -> usize {
+        let address = (
+            std::ptr::from_ref(labels) as usize,
+            taints.as_ptr() as usize,
+            taints.len(),
+        );
+        *self.by_address.entry(address).or_insert_with(|| {
+            nodes.push(NodeInfo {
+                labels: Requirements::from_labels(labels),
+                taints: taints.into(),
+            });
+            nodes.len() - 1
+        })
+    }
+}
