@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::Offering;
+use super::{Offering, OfferingFilter};
 use crate::resources::ResourceList;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
@@ -87,8 +87,13 @@ impl InstanceType {
     /// `requirements`; ties go to the zone, then the capacity type, in name order,
     /// so the choice never depends on the order offerings were listed in.
     pub fn cheapest_offering(&self, requirements: &Requirements) -> Option<&Offering> {
-        let compatible = self.offerings.iter();
-        let mut compatible = compatible.filter(|o| o.available && o.is_compatible(requirements));
+        self.cheapest_offering_with(&OfferingFilter::new(requirements))
+    }
+
+    /// [`cheapest_offering`](Self::cheapest_offering) with the requirements
+    /// already looked up.
+    pub fn cheapest_offering_with(&self, filter: &OfferingFilter<'_>) -> Option<&Offering> {
+        let mut compatible = self.offerings.iter().filter(|o| filter.admits_available(o));
         let first = compatible.next()?;
         Some(compatible.fold(
             first,

@@ -7,4 +7,4 @@ mod instance_type;
 mod offering;
 
 pub use instance_type::InstanceType;
-pub use offering::Offering;
+pub use offering::{Offering, OfferingFilter};

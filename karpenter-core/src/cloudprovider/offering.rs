@@ -57,3 +57,35 @@ impl Offering {
         .collect()
     }
 }
+
+/// What requirements say of offerings (their zone and capacity type), looked up
+/// once so that many offerings can be checked without searching the requirements
+/// again.
+#[derive(Clone, Copy, Debug)]
+pub struct OfferingFilter<'r> {
+    zone: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
+
+impl<'r> OfferingFilter<'r> {
+    /// The filter of `requirements`.
+    pub fn new(requirements: &'r Requirements) -> Self {
+        OfferingFilter {
+            zone: requirements.get_defined(LABEL_TOPOLOGY_ZONE),
+            capacity_type: requirements.get_defined(CAPACITY_TYPE_LABEL_KEY),
+        }
+    }
+
+    /// Whether the requirements allow the offering's zone and capacity type.
+    pub fn admits(&self, offering: &Offering) -> bool {
+        self.zone.is_none_or(|r| r.has(&offering.zone))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(&offering.capacity_type))
+    }
+
+    /// Whether the offering can be launched now and the requirements allow it.
+    pub fn admits_available(&self, offering: &Offering) -> bool {
+        offering.available && self.admits(offering)
+    }
+}

@@ -5,6 +5,7 @@ use super::filter::{self, FilterError};
 use super::host_ports::HostPort;
 use super::pods::PendingPod;
 use super::templates::Template;
+use super::topology::TopologyError;
 use crate::resources::ResourceList;
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
@@ -42,8 +43,11 @@ pub(crate) enum Refusal {
     Taint(String),
     /// The pod's requirements conflict with the claim's.
     Requirements(String),
-    /// The pod's topology cannot be met on this claim.
-    Topology(String),
+    /// The pod's topology cannot be met on this claim (formatted only when shown:
+    /// most refusals are never read).
+    Topology(TopologyError),
+    /// The topology's requirements conflict with the claim's.
+    TopologyRequirements(String),
     /// No instance type is left.
     InstanceTypes(FilterError),
 }
@@ -51,7 +55,10 @@ pub(crate) enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Taint(e) | Refusal::Requirements(e) | Refusal::Topology(e) => f.write_str(e),
+            Refusal::Taint(e) | Refusal::Requirements(e) | Refusal::TopologyRequirements(e) => {
+                f.write_str(e)
+            }
+            Refusal::Topology(e) => write!(f, "{e}"),
             Refusal::InstanceTypes(e) => write!(f, "{e}"),
         }
     }
@@ -108,10 +115,14 @@ impl NewClaim {
         requirements: Requirements,
     ) -> Result<Admission, Refusal> {
         let total = &self.requests + &pod.requests;
+        // A pod that adds no requirement (most do not) leaves the claim's types as
+        // compatible as they were: only whether they still fit can change.
+        let unchanged = !self.pods.is_empty() && requirements == self.requirements;
         let options = filter::for_claim(
             template,
             &self.options,
             &requirements,
+            unchanged,
             &pod.requests,
             &total,
             pod_ports,

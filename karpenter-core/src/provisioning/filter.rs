@@ -8,7 +8,7 @@ use std::fmt;
 
 use super::host_ports::{HostPort, conflict};
 use super::templates::Template;
-use crate::cloudprovider::InstanceType;
+use crate::cloudprovider::{InstanceType, OfferingFilter};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::Requirements;
 
@@ -77,24 +77,23 @@ pub(crate) fn describe_resources(list: &ResourceList) -> String {
     parts.join(", ")
 }
 
-/// Whether a type has an available offering the requirements allow.
-fn has_offering(it: &InstanceType, requirements: &Requirements) -> bool {
-    it.offerings
-        .iter()
-        .any(|o| o.available && o.is_compatible(requirements))
-}
-
 /// The core of the filter: `overhead(t)` is the daemon overhead on type `t`, or
-/// `None` when the pod cannot go there at all (a host-port conflict).
+/// `None` when the pod cannot go there at all (a host-port conflict). With
+/// `known_compatible`, the candidates are known to meet the requirements and have an
+/// offering they allow (the requirements did not change since they were filtered),
+/// so only resources are checked.
+#[allow(clippy::too_many_arguments)]
 fn filter_with<'o>(
     types: &[InstanceType],
     allocatable: &[ResourceList],
     candidates: &[usize],
     requirements: &Requirements,
+    known_compatible: bool,
     pod_requests: &ResourceList,
     total: &ResourceList,
     overhead: impl Fn(usize) -> Option<&'o ResourceList>,
 ) -> Result<Vec<usize>, FilterError> {
+    let offerings = OfferingFilter::new(requirements);
     let mut error = FilterError {
         requirements_met: false,
         fits: false,
@@ -103,7 +102,7 @@ fn filter_with<'o>(
         requirements_and_offering: false,
         fits_and_offering: false,
         min_values: None,
-        requirements: requirements.to_string(),
+        requirements: String::new(),
         resources: String::new(),
     };
     let mut remaining = Vec::with_capacity(candidates.len());
@@ -111,13 +110,23 @@ fn filter_with<'o>(
         let Some(overhead) = overhead(t) else {
             continue;
         };
-        let compatible = types[t].requirements.is_intersecting(requirements);
         let fits = if overhead.is_empty() {
             total.fits(&allocatable[t])
         } else {
             (total + overhead).fits(&allocatable[t])
         };
-        let offering = has_offering(&types[t], requirements);
+        let (compatible, offering) = if known_compatible {
+            (true, true)
+        } else {
+            let compatible = types[t].requirements.is_intersecting(requirements);
+            (
+                compatible,
+                types[t]
+                    .offerings
+                    .iter()
+                    .any(|o| offerings.admits_available(o)),
+            )
+        };
         error.requirements_met |= compatible;
         error.fits |= fits;
         error.has_offering |= offering;
@@ -133,6 +142,8 @@ fn filter_with<'o>(
         remaining.clear();
     }
     if remaining.is_empty() {
+        // Built only on failure: formatting requirements costs more than filtering.
+        error.requirements = requirements.to_string();
         error.resources = describe_resources(pod_requests);
         return Err(error);
     }
@@ -173,6 +184,7 @@ pub(crate) fn without_daemons(
         allocatable,
         candidates,
         requirements,
+        false,
         requests,
         requests,
         |_| Some(&none),
@@ -180,12 +192,14 @@ pub(crate) fn without_daemons(
 }
 
 /// Filters a claim's candidate types for one more pod: `total` is the claim's
-/// requests with the pod's, `claim_ports` the host ports of the pods already on it.
+/// requests with the pod's, `claim_ports` the host ports of the pods already on it;
+/// `unchanged` says the requirements are the ones the candidates were filtered with.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn for_claim(
     template: &Template<'_>,
     candidates: &[usize],
     requirements: &Requirements,
+    unchanged: bool,
     pod_requests: &ResourceList,
     total: &ResourceList,
     pod_ports: &[HostPort],
@@ -205,6 +219,7 @@ pub(crate) fn for_claim(
         &template.allocatable,
         candidates,
         requirements,
+        unchanged,
         pod_requests,
         total,
         |t| {

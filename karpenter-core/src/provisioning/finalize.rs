@@ -2,31 +2,19 @@
 //! price and cut to 600, its requirements as a NodeClaim carries them, and the
 //! offering the provider would launch.
 
-use std::collections::BTreeSet;
-
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
 use super::plan::{ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, Unschedulable};
 use super::scheduler::Scheduler;
 use super::templates::Template;
-use crate::cloudprovider::Offering;
+use crate::cloudprovider::OfferingFilter;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
-    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
+    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
 };
 
 /// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).
 pub const MAX_INSTANCE_TYPES: usize = 600;
-
-/// The cheapest available offering of a type that the requirements allow, with
-/// ties broken by zone and capacity type.
-fn cheapest<'a>(
-    template: &'a Template<'_>,
-    t: usize,
-    requirements: &Requirements,
-) -> Option<&'a Offering> {
-    template.types[t].cheapest_offering(requirements)
-}
 
 impl Scheduler<'_> {
     /// The plan.
@@ -92,12 +80,17 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     ] {
         requirements.remove(key);
     }
+    let offerings = OfferingFilter::new(&requirements);
     let mut priced: Vec<(f64, &str, usize)> = claim
         .options
         .iter()
         .map(|&t| {
-            let price = cheapest(template, t, &requirements).map_or(f64::INFINITY, |o| o.price);
-            (price, template.types[t].name.as_str(), t)
+            let cheapest = template.types[t].cheapest_offering_with(&offerings);
+            (
+                cheapest.map_or(f64::INFINITY, |o| o.price),
+                template.types[t].name.as_str(),
+                t,
+            )
         })
         .collect();
     priced.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
@@ -119,20 +112,24 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     requirements.add(
         Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, &names).with_min_values(min_values),
     );
-    let capacity_types: BTreeSet<&str> = chosen
+    let offerings = OfferingFilter::new(&requirements);
+    let mut capacity_types: Vec<&str> = chosen
         .iter()
         .flat_map(|&t| template.types[t].offerings.iter())
-        .filter(|o| o.available && o.is_compatible(&requirements))
+        .filter(|o| offerings.admits_available(o))
         .map(|o| o.capacity_type.as_str())
         .collect();
+    capacity_types.sort_unstable();
+    capacity_types.dedup();
     requirements.remove(CAPACITY_TYPE_LABEL_KEY);
     requirements.add(Requirement::in_values(
         CAPACITY_TYPE_LABEL_KEY,
         capacity_types,
     ));
+    let offerings = OfferingFilter::new(&requirements);
     let launch = chosen
         .iter()
-        .filter_map(|&t| Some((t, cheapest(template, t, &requirements)?)))
+        .filter_map(|&t| Some((t, template.types[t].cheapest_offering_with(&offerings)?)))
         .min_by(|(ta, a), (tb, b)| {
             a.price
                 .total_cmp(&b.price)

@@ -314,10 +314,12 @@ impl<'s> Scheduler<'s> {
         let topology = self
             .topology
             .add_requirements(&view(pod), &pod.strict_requirements, &requirements)
-            .map_err(|e| Refusal::Topology(e.to_string()))?;
+            .map_err(Refusal::Topology)?;
         requirements
             .compatible(&topology, self.well_known)
-            .map_err(|e| Refusal::Topology(format!("incompatible topology requirements, {e}")))?;
+            .map_err(|e| {
+                Refusal::TopologyRequirements(format!("incompatible topology requirements, {e}"))
+            })?;
         requirements.add_all(&topology);
         claim.narrow(template, pod, ports, requirements)
     }

@@ -70,7 +70,8 @@ use crate::cloudprovider::InstanceType;
 use crate::scheduling::Requirements;
 
 #[cfg(test)]
-pub(crate) use error::{ConstraintKind, TopologyError};
+pub(crate) use error::ConstraintKind;
+pub(crate) use error::TopologyError;
 pub(crate) use tracker::Topology;
 
 /// A pod as topology sees it: its namespace, labels and the constraints it

@@ -1008,4 +1008,3 @@ fn empty_uids_exclude_nothing() {
     let mut topology = world.topology(&pods);
     assert_eq!(place_each(&mut topology, &pods, &["a", "b"]), ["b"]);
 }
-
