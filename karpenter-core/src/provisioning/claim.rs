@@ -6,7 +6,7 @@ use super::host_ports::HostPort;
 use super::pods::PendingPod;
 use super::templates::Template;
 use super::topology::TopologyError;
-use crate::resources::ResourceList;
+use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
 };
@@ -28,7 +28,13 @@ pub(crate) struct NewClaim {
     pub pods: Vec<usize>,
     /// Host ports its pods bind.
     pub host_ports: Vec<HostPort>,
+    /// The most cpu, memory and pods any of its instance types can give pods: what
+    /// no addition may pass, checked before anything dearer.
+    headroom: [i64; 3],
 }
+
+/// The resources [`NewClaim::may_fit`] checks.
+const HEADROOM_RESOURCES: [&str; 3] = [resources::CPU, resources::MEMORY, resources::PODS];
 
 /// What adding a pod to a claim would make of it.
 pub(crate) struct Admission {
@@ -84,7 +90,18 @@ impl NewClaim {
             requests: ResourceList::new(),
             pods: Vec::new(),
             host_ports: Vec::new(),
+            headroom: [i64::MAX; 3],
         }
+    }
+
+    /// Whether the pod could fit at all: its requests with the claim's stay within
+    /// the largest instance type left. A cheap, certain refusal; passing it
+    /// decides nothing.
+    pub(crate) fn may_fit(&self, requests: &ResourceList) -> bool {
+        HEADROOM_RESOURCES
+            .iter()
+            .zip(self.headroom)
+            .all(|(name, room)| self.requests.get(name).saturating_add(requests.get(name)) <= room)
     }
 
     /// The claim's requirements with the pod's, if they can go together (taints,
@@ -138,6 +155,7 @@ impl NewClaim {
     /// Takes the pod.
     pub(crate) fn add(
         &mut self,
+        template: &Template<'_>,
         pod_index: usize,
         pod: &PendingPod,
         pod_ports: Vec<HostPort>,
@@ -145,6 +163,13 @@ impl NewClaim {
     ) {
         self.requirements = admission.requirements;
         self.options = admission.options;
+        self.headroom = [0; 3];
+        for &t in &self.options {
+            let allocatable = &template.allocatable[t];
+            for (room, name) in self.headroom.iter_mut().zip(HEADROOM_RESOURCES) {
+                *room = (*room).max(allocatable.get(name));
+            }
+        }
         self.requests += &pod.requests;
         self.pods.push(pod_index);
         self.host_ports.extend(pod_ports);

@@ -30,6 +30,7 @@ mod preferences;
 mod scheduler;
 mod templates;
 pub(crate) mod topology;
+mod volumes;
 
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use plan::{

@@ -35,6 +35,9 @@ pub(crate) struct PendingPod {
     pub requirements: Requirements,
     /// The same without the preferred term.
     pub strict_requirements: Requirements,
+    /// The node requirements its volumes bring, one set per alternative (empty:
+    /// none); they go on the node, never into the pod's own requirements.
+    pub volume_alternatives: Vec<Requirements>,
 }
 
 /// A pod that cannot even be considered, with why.
@@ -111,6 +114,7 @@ impl PendingPod {
             requests,
             requirements: Requirements::new(),
             strict_requirements: Requirements::new(),
+            volume_alternatives: Vec::new(),
         };
         pending.refresh().map_err(reject)?;
         Ok(pending)

@@ -4,7 +4,7 @@
 //! preference and tries again, and a pod that still fails goes to the back of the
 //! queue until a whole cycle makes no progress.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use k8s_openapi::api::core::v1::Pod;
 
@@ -16,6 +16,7 @@ use super::pods::{PendingPod, bound_node, is_pending, queue_order};
 use super::preferences::Preferences;
 use super::templates::{Template, any_prefer_no_schedule, pool_order};
 use super::topology::{DomainSource, NodeKind, PlacedPod, PodView, Topology, ignored_for_topology};
+use super::volumes::volume_requirements;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
@@ -51,6 +52,9 @@ pub(crate) struct Scheduler<'s> {
     limits: Vec<Option<Limits>>,
     pub(crate) existing: Vec<ExistingNode>,
     pub(crate) claims: Vec<NewClaim>,
+    /// The claims by (pod count, index): the order tier two tries them in, kept up to
+    /// date instead of sorted for every pod.
+    claim_order: BTreeSet<(usize, usize)>,
     pub(crate) pods: Vec<PendingPod>,
     /// Each pod's unrelaxed spec: a retry from the queue starts from it again.
     originals: Vec<k8s_openapi::api::core::v1::PodSpec>,
@@ -113,9 +117,14 @@ impl<'s> Scheduler<'s> {
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
         for pod in snapshot.pods.iter().filter(|p| is_pending(p)) {
-            match PendingPod::new(pod, well_known) {
-                Ok(pending) => pods.push(pending),
-                Err(r) => rejected.push((r.key, r.reason)),
+            let volumes = volume_requirements(snapshot, pod);
+            match (PendingPod::new(pod, well_known), volumes) {
+                (Ok(mut pending), Ok(alternatives)) => {
+                    pending.volume_alternatives = alternatives;
+                    pods.push(pending);
+                }
+                (Err(r), _) => rejected.push((r.key, r.reason)),
+                (Ok(pending), Err(reason)) => rejected.push((pending.key, reason)),
             }
         }
         let topology = build_topology(snapshot, &templates, &existing, &pods, &bound, &daemons);
@@ -128,6 +137,7 @@ impl<'s> Scheduler<'s> {
             limits,
             existing,
             claims: Vec::new(),
+            claim_order: BTreeSet::new(),
             pods,
             originals,
             errors,
@@ -197,6 +207,15 @@ impl<'s> Scheduler<'s> {
             node.admits(p, ports).ok()?;
             let mut requirements = node.requirements.clone();
             requirements.add_all(&p.requirements);
+            if !p.volume_alternatives.is_empty() {
+                // A node's labels are concrete: some alternative must hold on them.
+                let strict = WellKnownLabels::empty();
+                let alternative = p
+                    .volume_alternatives
+                    .iter()
+                    .find(|a| node.requirements.is_compatible(a, &strict))?;
+                requirements.add_all(alternative);
+            }
             let topology = self
                 .topology
                 .add_requirements(&view(p), &p.strict_requirements, &requirements)
@@ -221,11 +240,12 @@ impl<'s> Scheduler<'s> {
 
     fn add_to_claims(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
         // Fewest pods first; equal counts in the order the claims were made.
-        let mut order: Vec<usize> = (0..self.claims.len()).collect();
-        order.sort_by_key(|&c| self.claims[c].pods.len());
         let p = &self.pods[pod];
-        let found = order.into_iter().find_map(|c| {
+        let found = self.claim_order.iter().find_map(|&(_, c)| {
             let claim = &self.claims[c];
+            if !claim.may_fit(&p.requests) {
+                return None;
+            }
             let template = &self.templates[claim.template];
             let admission = self.admit(claim, template, p, ports).ok()?;
             Some((c, admission))
@@ -240,7 +260,11 @@ impl<'s> Scheduler<'s> {
             taints,
             NodeKind::NewClaim,
         );
-        self.claims[c].add(pod, &self.pods[pod], ports.to_vec(), admission);
+        let count = self.claims[c].pods.len();
+        let template = &self.templates[self.claims[c].template];
+        self.claims[c].add(template, pod, &self.pods[pod], ports.to_vec(), admission);
+        self.claim_order.remove(&(count, c));
+        self.claim_order.insert((count + 1, c));
         true
     }
 
@@ -286,10 +310,12 @@ impl<'s> Scheduler<'s> {
                         taints,
                         NodeKind::NewClaim,
                     );
-                    claim.add(pod, &self.pods[pod], ports, admission);
+                    claim.add(&self.templates[t], pod, &self.pods[pod], ports, admission);
                     if let Some(limits) = &mut self.limits[t] {
                         charge(limits, &self.templates[t], &claim.options);
                     }
+                    self.claim_order
+                        .insert((claim.pods.len(), self.claims.len()));
                     self.claims.push(claim);
                     return Ok(());
                 }
@@ -310,7 +336,39 @@ impl<'s> Scheduler<'s> {
         pod: &PendingPod,
         ports: &[super::host_ports::HostPort],
     ) -> Result<super::claim::Admission, Refusal> {
-        let mut requirements = claim.base_requirements(template, pod, self.well_known)?;
+        let base = claim.base_requirements(template, pod, self.well_known)?;
+        if pod.volume_alternatives.is_empty() {
+            return self.admit_with(claim, template, pod, ports, base);
+        }
+        // Each volume alternative in turn (a volume's node affinity terms are ORed).
+        let mut last = None;
+        for alternative in &pod.volume_alternatives {
+            if let Err(e) = base.compatible(alternative, self.well_known) {
+                last = Some(Refusal::Requirements(format!(
+                    "incompatible volume requirements, {e}"
+                )));
+                continue;
+            }
+            let mut requirements = base.clone();
+            requirements.add_all(alternative);
+            match self.admit_with(claim, template, pod, ports, requirements) {
+                Ok(admission) => return Ok(admission),
+                Err(refusal) => last = Some(refusal),
+            }
+        }
+        Err(last.unwrap_or_else(|| Refusal::Requirements("no volume alternative".to_string())))
+    }
+
+    /// The rest of [`admit`](Self::admit) once the pod's and its volumes'
+    /// requirements are in: topology, then the instance types.
+    fn admit_with(
+        &self,
+        claim: &NewClaim,
+        template: &Template<'_>,
+        pod: &PendingPod,
+        ports: &[super::host_ports::HostPort],
+        mut requirements: Requirements,
+    ) -> Result<super::claim::Admission, Refusal> {
         let topology = self
             .topology
             .add_requirements(&view(pod), &pod.strict_requirements, &requirements)
