@@ -7,7 +7,7 @@ use super::filter::unmet_min_values;
 use super::plan::{ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, Unschedulable};
 use super::scheduler::Scheduler;
 use super::templates::Template;
-use crate::cloudprovider::OfferingFilter;
+use crate::cloudprovider::{Offering, OfferingFilter};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
     NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
@@ -80,39 +80,29 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     ] {
         requirements.remove(key);
     }
+    // One look at each type's offerings: its cheapest the requirements allow (which
+    // orders the list and, for the first type, is the launch) and the capacity
+    // types they allow. Rewriting the instance-type and capacity-type requirements
+    // below changes neither: offerings are matched on zone and capacity type, and
+    // the capacity types written are exactly the ones allowed here.
     let offerings = OfferingFilter::new(&requirements);
-    let mut priced: Vec<(f64, &str, usize)> = claim
+    let mut priced: Vec<(f64, &str, usize, Option<&Offering>)> = claim
         .options
         .iter()
         .map(|&t| {
             let cheapest = template.types[t].cheapest_offering_with(&offerings);
-            (
-                cheapest.map_or(f64::INFINITY, |o| o.price),
-                template.types[t].name.as_str(),
-                t,
-            )
+            let price = cheapest.map_or(f64::INFINITY, |o| o.price);
+            (price, template.types[t].name.as_str(), t, cheapest)
         })
         .collect();
     priced.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
     priced.truncate(MAX_INSTANCE_TYPES);
-    let chosen: Vec<usize> = priced.iter().map(|&(_, _, t)| t).collect();
+    let chosen: Vec<usize> = priced.iter().map(|&(_, _, t, _)| t).collect();
     if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
         return Err(format!(
             "minValues requirement is not met for label(s) [{key}] among the {MAX_INSTANCE_TYPES} cheapest instance types"
         ));
     }
-    let names: Vec<String> = priced
-        .iter()
-        .map(|&(_, name, _)| name.to_string())
-        .collect();
-    let min_values = requirements
-        .get_defined(LABEL_INSTANCE_TYPE_STABLE)
-        .and_then(Requirement::min_values);
-    requirements.remove(LABEL_INSTANCE_TYPE_STABLE);
-    requirements.add(
-        Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, &names).with_min_values(min_values),
-    );
-    let offerings = OfferingFilter::new(&requirements);
     let mut capacity_types: Vec<&str> = chosen
         .iter()
         .flat_map(|&t| template.types[t].offerings.iter())
@@ -121,28 +111,30 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
         .collect();
     capacity_types.sort_unstable();
     capacity_types.dedup();
-    requirements.remove(CAPACITY_TYPE_LABEL_KEY);
-    requirements.add(Requirement::in_values(
-        CAPACITY_TYPE_LABEL_KEY,
-        capacity_types,
-    ));
-    let offerings = OfferingFilter::new(&requirements);
-    let launch = chosen
-        .iter()
-        .filter_map(|&t| Some((t, template.types[t].cheapest_offering_with(&offerings)?)))
-        .min_by(|(ta, a), (tb, b)| {
-            a.price
-                .total_cmp(&b.price)
-                .then_with(|| template.types[*ta].name.cmp(&template.types[*tb].name))
-                .then_with(|| a.zone.cmp(&b.zone))
-                .then_with(|| a.capacity_type.cmp(&b.capacity_type))
-        })
-        .map(|(t, o)| Launch {
-            instance_type: template.types[t].name.clone(),
+    // The cheapest type's cheapest offering: prices first, then type name, then (as
+    // the type's own choice did) zone and capacity type.
+    let launch = priced.first().and_then(|&(_, name, _, offering)| {
+        offering.map(|o| Launch {
+            instance_type: name.to_string(),
             zone: o.zone.clone(),
             capacity_type: o.capacity_type.clone(),
             price: o.price,
-        });
+        })
+    });
+    let names: Vec<String> = priced
+        .iter()
+        .map(|&(_, name, _, _)| name.to_string())
+        .collect();
+    let min_values = requirements
+        .get_defined(LABEL_INSTANCE_TYPE_STABLE)
+        .and_then(Requirement::min_values);
+    let capacity_type_requirement = Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, capacity_types);
+    requirements.remove(LABEL_INSTANCE_TYPE_STABLE);
+    requirements.add(
+        Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, &names).with_min_values(min_values),
+    );
+    requirements.remove(CAPACITY_TYPE_LABEL_KEY);
+    requirements.add(capacity_type_requirement);
     Ok(PlannedClaim {
         node_pool: template.pool.clone(),
         instance_types: names,

@@ -246,6 +246,14 @@ impl<'s> Scheduler<'s> {
             if !claim.may_fit(&p.requests) {
                 return None;
             }
+            // Topology first, on the claim's own requirements: the pod's and its
+            // volumes' only narrow them, and a narrower node never meets a
+            // constraint a wider one cannot, so a refusal here is final and spares
+            // building the merged requirements for the many claims a spread or
+            // anti-affinity pod passes over.
+            self.topology
+                .add_requirements(&view(p), &p.strict_requirements, &claim.requirements)
+                .ok()?;
             let template = &self.templates[claim.template];
             let admission = self.admit(claim, template, p, ports).ok()?;
             Some((c, admission))
