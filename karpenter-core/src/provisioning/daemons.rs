@@ -30,15 +30,25 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<Daemon
         .iter()
         .filter_map(|ds| {
             let template_spec = ds.spec.template.spec.clone().unwrap_or_default();
-            let live = pods.iter().find(|p| {
-                p.metadata.namespace == ds.metadata.namespace
-                    && p.metadata.owner_references.iter().flatten().any(|o| {
-                        o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
-                    })
-            });
+            // The newest live pod, as upstream picks it.
+            let live = pods
+                .iter()
+                .filter(|p| {
+                    p.metadata.namespace == ds.metadata.namespace
+                        && p.metadata.owner_references.iter().flatten().any(|o| {
+                            o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
+                        })
+                })
+                .max_by(|a, b| {
+                    a.metadata
+                        .creation_timestamp
+                        .cmp(&b.metadata.creation_timestamp)
+                });
             let mut spec = live
                 .and_then(|p| p.spec.clone())
                 .unwrap_or_else(|| template_spec.clone());
+            // The DaemonSet controller pins each live pod to its node with a
+            // `matchFields` term; what selects nodes is the template's affinity.
             let template_required = template_spec
                 .affinity
                 .as_ref()
@@ -47,7 +57,14 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<Daemon
                     n.required_during_scheduling_ignored_during_execution
                         .clone()
                 });
-            if let Some(required) = template_required {
+            if let Some(node_affinity) = spec
+                .affinity
+                .as_mut()
+                .and_then(|a| a.node_affinity.as_mut())
+            {
+                node_affinity.required_during_scheduling_ignored_during_execution =
+                    template_required;
+            } else if let Some(required) = template_required {
                 let affinity = spec.affinity.get_or_insert_with(Default::default);
                 let node_affinity = affinity.node_affinity.get_or_insert_with(Default::default);
                 node_affinity.required_during_scheduling_ignored_during_execution = Some(required);

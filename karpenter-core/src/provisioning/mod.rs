@@ -30,12 +30,14 @@ mod preferences;
 mod scheduler;
 mod templates;
 pub(crate) mod topology;
+mod validate;
 mod volumes;
 
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
+pub use validate::{Rule, Subject, Violation, validate};
 
 use crate::snapshot::Snapshot;
 
