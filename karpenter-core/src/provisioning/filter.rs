@@ -10,7 +10,7 @@ use super::host_ports::{HostPort, conflict};
 use super::templates::Template;
 use crate::cloudprovider::{InstanceType, OfferingFilter};
 use crate::resources::{self, ResourceList};
-use crate::scheduling::Requirements;
+use crate::scheduling::{NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirements};
 
 /// Why no instance type is left, in upstream's words: which of the three criteria
 /// some type met, alone or together, so a person sees which one is missing.
@@ -25,6 +25,9 @@ pub(crate) struct FilterError {
     min_values: Option<String>,
     requirements: String,
     resources: String,
+    /// The resources no candidate type has enough of: what is needed, and the
+    /// most any type leaves for pods.
+    short: String,
 }
 
 impl fmt::Display for FilterError {
@@ -46,7 +49,11 @@ impl fmt::Display for FilterError {
         } else if !self.requirements_met {
             "no instance type met all requirements"
         } else if !self.fits {
-            "no instance type has enough resources"
+            return write!(
+                f,
+                "no instance type has enough resources{}, requirements={}, resources={}",
+                self.short, self.requirements, self.resources
+            );
         } else if !self.has_offering {
             "no instance type has the required offering"
         } else if self.requirements_and_fits {
@@ -67,6 +74,46 @@ impl fmt::Display for FilterError {
 }
 
 impl std::error::Error for FilterError {}
+
+/// The requirements as a person should see them: without the two labels the
+/// simulation adds so that daemons selecting them count.
+fn shown_requirements(requirements: &Requirements) -> String {
+    let mut shown = requirements.clone();
+    shown.remove(NODE_REGISTERED_LABEL_KEY);
+    shown.remove(NODE_INITIALIZED_LABEL_KEY);
+    shown.to_string()
+}
+
+/// ` (cpu: needs 512, the largest type leaves 63900m)` for each resource that no
+/// candidate type can hold even before daemons; empty when each fits somewhere.
+fn short_resources(
+    allocatable: &[ResourceList],
+    candidates: &[usize],
+    total: &ResourceList,
+) -> String {
+    let short: Vec<String> = total
+        .iter()
+        .filter_map(|(name, needed)| {
+            let largest = candidates
+                .iter()
+                .map(|&t| allocatable[t].get(name))
+                .max()
+                .unwrap_or(0);
+            (needed > largest).then(|| {
+                format!(
+                    "{name}: needs {}, the largest type leaves {}",
+                    resources::format_milli(name, needed),
+                    resources::format_milli(name, largest.max(0))
+                )
+            })
+        })
+        .collect();
+    if short.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", short.join("; "))
+    }
+}
 
 /// `cpu=1500m, memory=2Gi, pods=1`, as a person reads requests.
 pub(crate) fn describe_resources(list: &ResourceList) -> String {
@@ -104,6 +151,7 @@ fn filter_with<'o>(
         min_values: None,
         requirements: String::new(),
         resources: String::new(),
+        short: String::new(),
     };
     let mut remaining = Vec::with_capacity(candidates.len());
     for &t in candidates {
@@ -143,8 +191,9 @@ fn filter_with<'o>(
     }
     if remaining.is_empty() {
         // Built only on failure: formatting requirements costs more than filtering.
-        error.requirements = requirements.to_string();
+        error.requirements = shown_requirements(requirements);
         error.resources = describe_resources(pod_requests);
+        error.short = short_resources(allocatable, candidates, total);
         return Err(error);
     }
     Ok(remaining)
