@@ -38,6 +38,10 @@ pub(crate) struct PendingPod {
     /// The node requirements its volumes bring, one set per alternative (empty:
     /// none); they go on the node, never into the pod's own requirements.
     pub volume_alternatives: Vec<Requirements>,
+    /// Pods with the same signature meet the same topology answers on the same
+    /// node: same namespace, labels, affinity, spread, node selection and
+    /// tolerations (an index into the scheduler's signatures).
+    pub topology_signature: usize,
 }
 
 /// A pod that cannot even be considered, with why.
@@ -115,6 +119,7 @@ impl PendingPod {
             requirements: Requirements::new(),
             strict_requirements: Requirements::new(),
             volume_alternatives: Vec::new(),
+            topology_signature: 0,
         };
         pending.refresh().map_err(reject)?;
         Ok(pending)
@@ -129,6 +134,22 @@ impl PendingPod {
             self.requirements.clone()
         };
         Ok(())
+    }
+}
+
+impl PendingPod {
+    /// The text two pods share exactly when topology cannot tell them apart.
+    pub(crate) fn topology_text(&self) -> String {
+        let spec = &self.spec;
+        let parts = (
+            &self.namespace,
+            &self.labels,
+            &spec.affinity,
+            &spec.topology_spread_constraints,
+            &spec.node_selector,
+            &spec.tolerations,
+        );
+        serde_json::to_string(&parts).unwrap_or_default()
     }
 }
 

@@ -4,7 +4,7 @@
 //! preference and tries again, and a pod that still fails goes to the back of the
 //! queue until a whole cycle makes no progress.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use k8s_openapi::api::core::v1::Pod;
 
@@ -55,6 +55,11 @@ pub(crate) struct Scheduler<'s> {
     /// The claims by (pod count, index): the order tier two tries them in, kept up to
     /// date instead of sorted for every pod.
     claim_order: BTreeSet<(usize, usize)>,
+    /// For each topology signature, the claims whose topology refused such pods
+    /// for good (see `TopologyError::is_final`): skipped without asking again.
+    final_refusals: Vec<ClaimSet>,
+    /// Topology signatures by their text (see `PendingPod::topology_signature`).
+    signatures: HashMap<String, usize>,
     pub(crate) pods: Vec<PendingPod>,
     /// Each pod's unrelaxed spec: a retry from the queue starts from it again.
     originals: Vec<k8s_openapi::api::core::v1::PodSpec>,
@@ -138,6 +143,8 @@ impl<'s> Scheduler<'s> {
             existing,
             claims: Vec::new(),
             claim_order: BTreeSet::new(),
+            final_refusals: Vec::new(),
+            signatures: HashMap::new(),
             pods,
             originals,
             errors,
@@ -147,8 +154,18 @@ impl<'s> Scheduler<'s> {
         }
     }
 
+    /// Gives the pod the signature of its current constraints.
+    fn sign(&mut self, pod: usize) {
+        let text = self.pods[pod].topology_text();
+        let next = self.signatures.len();
+        self.pods[pod].topology_signature = *self.signatures.entry(text).or_insert(next);
+    }
+
     /// Places every pod it can.
     pub(crate) fn solve(&mut self) {
+        for pod in 0..self.pods.len() {
+            self.sign(pod);
+        }
         let mut order: Vec<usize> = (0..self.pods.len()).collect();
         order.sort_by(|&a, &b| queue_order(&self.pods[a], &self.pods[b]));
         let mut queue: VecDeque<usize> = order.into();
@@ -166,6 +183,7 @@ impl<'s> Scheduler<'s> {
                     self.errors[pod] = Some(reason);
                     self.pods[pod].spec = self.originals[pod].clone();
                     let _ = self.pods[pod].refresh();
+                    self.sign(pod);
                     self.topology.update(&view(&self.pods[pod]));
                     queue.push_back(pod);
                     pushed_at[pod] = Some(queue.len());
@@ -185,6 +203,7 @@ impl<'s> Scheduler<'s> {
                 return Err(error);
             }
             self.pods[pod].refresh()?;
+            self.sign(pod);
             self.topology.update(&view(&self.pods[pod]));
         }
     }
@@ -241,6 +260,7 @@ impl<'s> Scheduler<'s> {
     fn add_to_claims(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
         // Fewest pods first; equal counts in the order the claims were made.
         let p = &self.pods[pod];
+        let mut refused = Vec::new();
         let found = self.claim_order.iter().find_map(|&(_, c)| {
             let claim = &self.claims[c];
             if !claim.may_fit(&p.requests) {
@@ -248,16 +268,41 @@ impl<'s> Scheduler<'s> {
             }
             // Topology first, on the claim's own requirements: the pod's and its
             // volumes' only narrow them, and a narrower node never meets a
-            // constraint a wider one cannot, so a refusal here is final and spares
+            // constraint a wider one cannot, so a refusal here holds and spares
             // building the merged requirements for the many claims a spread or
-            // anti-affinity pod passes over.
-            self.topology
-                .add_requirements(&view(p), &p.strict_requirements, &claim.requirements)
-                .ok()?;
+            // anti-affinity pod passes over. A refusal that holds for good is
+            // remembered for every pod of the same constraints.
+            if self
+                .final_refusals
+                .get(p.topology_signature)
+                .is_some_and(|b| b.contains(c))
+            {
+                return None;
+            }
+            if let Err(e) = self.topology.add_requirements(
+                &view(p),
+                &p.strict_requirements,
+                &claim.requirements,
+            ) {
+                if e.is_final() {
+                    refused.push(c);
+                }
+                return None;
+            }
             let template = &self.templates[claim.template];
             let admission = self.admit(claim, template, p, ports).ok()?;
             Some((c, admission))
         });
+        let signature = self.pods[pod].topology_signature;
+        if !refused.is_empty() {
+            if self.final_refusals.len() <= signature {
+                self.final_refusals
+                    .resize_with(signature + 1, ClaimSet::default);
+            }
+            for c in refused {
+                self.final_refusals[signature].insert(c);
+            }
+        }
         let Some((c, admission)) = found else {
             return false;
         };
@@ -505,4 +550,24 @@ fn build_topology(
         &pending,
         &snapshot.well_known_labels,
     )
+}
+
+/// A set of claim indices, as bits.
+#[derive(Clone, Debug, Default)]
+struct ClaimSet(Vec<u64>);
+
+impl ClaimSet {
+    fn insert(&mut self, claim: usize) {
+        let word = claim / 64;
+        if self.0.len() <= word {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (claim % 64);
+    }
+
+    fn contains(&self, claim: usize) -> bool {
+        self.0
+            .get(claim / 64)
+            .is_some_and(|w| w & (1 << (claim % 64)) != 0)
+    }
 }

@@ -65,6 +65,22 @@ impl TopologyError {
     }
 
     /// The kind of constraint that failed.
+    /// Whether the refusal holds for good on this node, whatever else gets placed:
+    /// a hostname domain's counts only grow, the minimum of a hostname spread is
+    /// always 0 (a new host can always be made), and an occupied domain stays
+    /// occupied. So a spread or anti-affinity refusal on the hostname key is final
+    /// for the same pod constraints; an affinity refusal is not (a matching pod may
+    /// come), nor is any zonal refusal (other zones' counts move the minimum).
+    pub(crate) fn is_final(&self) -> bool {
+        &*self.key == crate::scheduling::LABEL_HOSTNAME
+            && matches!(
+                self.kind,
+                ConstraintKind::Spread { .. }
+                    | ConstraintKind::AntiAffinity
+                    | ConstraintKind::InverseAntiAffinity
+            )
+    }
+
     #[cfg(test)]
     pub(crate) fn kind(&self) -> ConstraintKind {
         self.kind

@@ -1,0 +1,104 @@
+//! Accounting: every pending pod appears exactly once in the plan, and nothing
+//! else does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::index::{Checker, Host, Placed};
+use super::{Rule, Subject, Violation};
+use crate::provisioning::plan::ProvisioningPlan;
+use crate::scheduling::LABEL_TOPOLOGY_ZONE;
+
+impl<'s> Checker<'s> {
+    /// Every pending pod exactly once, nothing else; returns the placed pods.
+    pub(super) fn check_accounting(
+        &self,
+        plan: &ProvisioningPlan,
+        out: &mut Vec<Violation>,
+    ) -> Vec<Placed<'s>> {
+        let mut seen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut placed = Vec::new();
+        let mut first: BTreeSet<&str> = BTreeSet::new();
+        for (index, claim) in plan.node_claims.iter().enumerate() {
+            for key in &claim.pods {
+                seen.entry(key.as_str())
+                    .or_default()
+                    .push(format!("claim #{index}"));
+                if let Some(pod) = self.pending.get(key.as_str())
+                    && first.insert(key.as_str())
+                {
+                    let zone = claim.launch.as_ref().map(|l| l.zone.clone());
+                    placed.push(Placed {
+                        pod,
+                        key: key.clone(),
+                        host: Host::Claim(index),
+                        zone,
+                    });
+                }
+            }
+        }
+        for placement in &plan.existing_nodes {
+            let zone = self
+                .nodes
+                .get(placement.name.as_str())
+                .and_then(|n| n.labels())
+                .and_then(|l| l.get(LABEL_TOPOLOGY_ZONE))
+                .cloned();
+            for key in &placement.pods {
+                seen.entry(key.as_str())
+                    .or_default()
+                    .push(format!("node {:?}", placement.name));
+                if let Some(pod) = self.pending.get(key.as_str())
+                    && first.insert(key.as_str())
+                {
+                    placed.push(Placed {
+                        pod,
+                        key: key.clone(),
+                        host: Host::Node(placement.name.clone()),
+                        zone: zone.clone(),
+                    });
+                }
+            }
+        }
+        for entry in &plan.unschedulable {
+            seen.entry(entry.pod.as_str())
+                .or_default()
+                .push("unschedulable".to_string());
+            if entry.reason.trim().is_empty() {
+                out.push(Violation {
+                    rule: Rule::MissingReason,
+                    subject: Subject::Pod(entry.pod.clone()),
+                    detail: "the reason is empty".to_string(),
+                });
+            }
+        }
+        for (key, &count) in &self.expected {
+            let places = seen.get(key.as_str()).map_or(&[][..], |v| &v[..]);
+            if places.is_empty() {
+                out.push(Violation {
+                    rule: Rule::PodMissing,
+                    subject: Subject::Pod(key.clone()),
+                    detail: "in no claim, on no node and not unschedulable".to_string(),
+                });
+            } else if places.len() > count {
+                out.push(Violation {
+                    rule: Rule::PodDuplicated,
+                    subject: Subject::Pod(key.clone()),
+                    detail: format!("{} times: {}", places.len(), places.join(", ")),
+                });
+            }
+        }
+        for (key, places) in &seen {
+            if !self.expected.contains_key(*key) {
+                out.push(Violation {
+                    rule: Rule::UnknownPod,
+                    subject: Subject::Pod((*key).to_string()),
+                    detail: format!(
+                        "listed in {} but no pending pod has this name",
+                        places.join(", ")
+                    ),
+                });
+            }
+        }
+        placed
+    }
+}

@@ -1,0 +1,132 @@
+//! DaemonSets: the pods they would run on a new node, and which of them land on
+//! a NodePool's instance type.
+
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
+
+use super::index::{Checker, Landing};
+use super::pods::{first_untolerated, strict_alternatives};
+use super::pools::pool_requirements;
+use super::ports::{HostPort, host_ports};
+use crate::api::NodePool;
+use crate::cloudprovider::InstanceType;
+use crate::resources::{self, ResourceList};
+use crate::scheduling::{
+    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
+    WellKnownLabels,
+};
+use crate::snapshot::Snapshot;
+
+/// A DaemonSet's pod, as it counts on new nodes.
+pub(super) struct Daemon {
+    pub(super) name: String,
+    pub(super) spec: PodSpec,
+    pub(super) requests: ResourceList,
+    pub(super) host_ports: Vec<HostPort>,
+}
+
+/// The DaemonSets' pods: the newest live pod's spec (first listed among equals),
+/// else the template's; the template's required node affinity always.
+pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
+    snapshot
+        .daemon_sets
+        .iter()
+        .filter_map(|ds| {
+            let template = ds.spec.template.spec.clone().unwrap_or_default();
+            let mut live: Option<&Pod> = None;
+            for pod in &snapshot.pods {
+                let owned = pod.metadata.namespace == ds.metadata.namespace
+                    && pod.metadata.owner_references.iter().flatten().any(|o| {
+                        o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
+                    });
+                let newer = live.is_none_or(|l| {
+                    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
+                        > l.metadata.creation_timestamp.as_ref().map(|t| t.0)
+                });
+                if owned && newer {
+                    live = Some(pod);
+                }
+            }
+            let mut spec = live
+                .and_then(|p| p.spec.clone())
+                .unwrap_or_else(|| template.clone());
+            let required = template
+                .affinity
+                .as_ref()
+                .and_then(|a| a.node_affinity.as_ref())
+                .and_then(|n| {
+                    n.required_during_scheduling_ignored_during_execution
+                        .clone()
+                });
+            if let Some(required) = required {
+                let affinity = spec.affinity.get_or_insert_with(Default::default);
+                affinity
+                    .node_affinity
+                    .get_or_insert_with(Default::default)
+                    .required_during_scheduling_ignored_during_execution = Some(required);
+            }
+            let requests = resources::pod_requests(&spec).ok()?;
+            Some(Daemon {
+                name: format!(
+                    "{}/{}",
+                    ds.metadata.namespace.as_deref().unwrap_or("default"),
+                    ds.metadata.name.as_deref().unwrap_or_default()
+                ),
+                host_ports: host_ports(&spec),
+                spec,
+                requests,
+            })
+        })
+        .collect()
+}
+
+impl Daemon {
+    /// Whether it runs on a new node of type `it` from a pool with these
+    /// requirements (`registered`/`initialized` included) and taints.
+    pub(super) fn runs_on(
+        &self,
+        template: &Requirements,
+        taints: &[Taint],
+        it: &InstanceType,
+        well_known: &WellKnownLabels,
+    ) -> bool {
+        let tolerations = self.spec.tolerations.as_deref().unwrap_or_default();
+        if first_untolerated(taints, tolerations).is_some() {
+            return false;
+        }
+        let Ok(alternatives) = strict_alternatives(&self.spec) else {
+            return false;
+        };
+        alternatives
+            .iter()
+            .any(|r| template.is_compatible(r, well_known) && it.requirements.is_intersecting(r))
+    }
+}
+
+impl<'s> Checker<'s> {
+    /// The daemons (indices into `daemons`) that run on type `it` of `pool`, with
+    /// their summed requests.
+    pub(super) fn daemons_on(&self, pool: &NodePool, it: &InstanceType) -> Rc<Landing> {
+        let key = (pool.name().unwrap_or_default().to_string(), it.name.clone());
+        if let Some(known) = self.overheads.borrow().get(&key) {
+            return Rc::clone(known);
+        }
+        let mut template = pool_requirements(pool);
+        template.add(Requirement::in_values(NODE_REGISTERED_LABEL_KEY, ["true"]));
+        template.add(Requirement::in_values(NODE_INITIALIZED_LABEL_KEY, ["true"]));
+        let taints = pool.spec.template.spec.taints();
+        let running: Vec<usize> = (0..self.daemons.len())
+            .filter(|&d| self.daemons[d].runs_on(&template, taints, it, self.well_known))
+            .collect();
+        let mut overhead = ResourceList::new();
+        for &d in &running {
+            overhead += &self.daemons[d].requests;
+        }
+        let computed = Rc::new((running, overhead));
+        self.overheads
+            .borrow_mut()
+            .insert(key, Rc::clone(&computed));
+        computed
+    }
+}

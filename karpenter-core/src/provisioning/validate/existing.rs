@@ -1,0 +1,151 @@
+//! Existing nodes (and in-flight claims): the node can take the pods, has room
+//! for them, and each pod tolerates its taints and meets its requirements.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Taint;
+
+use super::describe::describe_taint;
+use super::index::Checker;
+use super::pods::{first_untolerated, is_terminal, spec_of, strict_alternatives};
+use super::{Rule, Subject, Violation};
+use crate::provisioning::plan::ProvisioningPlan;
+use crate::resources::{self, ResourceList};
+use crate::scheduling::{
+    DISRUPTED_TAINT_KEY, LABEL_HOSTNAME, Requirements, WellKnownLabels, uninitialized_node_taints,
+};
+
+impl Checker<'_> {
+    pub(super) fn check_existing(&self, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
+        let mut by_node: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for placement in &plan.existing_nodes {
+            by_node
+                .entry(placement.name.as_str())
+                .or_default()
+                .extend(placement.pods.iter().map(String::as_str));
+        }
+        for (name, keys) in by_node {
+            let subject = Subject::Node(name.to_string());
+            let Some(node) = self.nodes.get(name) else {
+                out.push(Violation {
+                    rule: Rule::UnknownNode,
+                    subject,
+                    detail: format!("{} pod(s) placed on it", keys.len()),
+                });
+                continue;
+            };
+            let taints = node.taints();
+            if node.is_deleting() || taints.iter().any(|t| t.key == DISRUPTED_TAINT_KEY) {
+                out.push(Violation {
+                    rule: Rule::NotADestination,
+                    subject: subject.clone(),
+                    detail: "it is being deleted or disrupted".to_string(),
+                });
+            }
+            let mut used = ResourceList::new();
+            for pod in self
+                .bound
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|p| !is_terminal(p))
+            {
+                if let Ok(r) = resources::pod_requests(spec_of(pod)) {
+                    used += &r;
+                }
+            }
+            let mut added = ResourceList::new();
+            let mut labels = node.labels().cloned().unwrap_or_default();
+            labels
+                .entry(LABEL_HOSTNAME.to_string())
+                .or_insert_with(|| name.to_string());
+            let node_requirements = Requirements::from_labels(&labels);
+            let taints: Vec<Taint> = if node.is_managed() && !node.is_initialized() {
+                let startup = node
+                    .node_claim
+                    .as_ref()
+                    .map(|c| c.spec.startup_taints().to_vec())
+                    .unwrap_or_default();
+                uninitialized_node_taints(&taints, &startup)
+                    .cloned()
+                    .collect()
+            } else {
+                taints
+            };
+            for key in keys {
+                let Some(pod) = self.pending.get(key) else {
+                    continue;
+                };
+                let spec = spec_of(pod);
+                match resources::pod_requests(spec) {
+                    Ok(r) => added += &r,
+                    Err(e) => out.push(Violation {
+                        rule: Rule::UnreadablePod,
+                        subject: Subject::Pod(key.to_string()),
+                        detail: e.to_string(),
+                    }),
+                }
+                let tolerations = spec.tolerations.as_deref().unwrap_or_default();
+                if let Some(taint) = first_untolerated(&taints, tolerations) {
+                    out.push(Violation {
+                        rule: Rule::Taint,
+                        subject: Subject::Pod(key.to_string()),
+                        detail: format!(
+                            "on node {name:?}: does not tolerate {}",
+                            describe_taint(taint)
+                        ),
+                    });
+                }
+                match strict_alternatives(spec) {
+                    Ok(alternatives) => {
+                        if !alternatives
+                            .iter()
+                            .any(|r| node_requirements.is_compatible(r, &WellKnownLabels::empty()))
+                        {
+                            let why = alternatives
+                                .first()
+                                .and_then(|r| {
+                                    node_requirements
+                                        .compatible(r, &WellKnownLabels::empty())
+                                        .err()
+                                })
+                                .map(|e| e.to_string())
+                                .unwrap_or_default();
+                            out.push(Violation {
+                                rule: Rule::NodeRequirements,
+                                subject: Subject::Pod(key.to_string()),
+                                detail: format!("on node {name:?}: its labels meet no node selector alternative ({why})"),
+                            });
+                        }
+                    }
+                    Err(e) => out.push(Violation {
+                        rule: Rule::UnreadablePod,
+                        subject: Subject::Pod(key.to_string()),
+                        detail: e,
+                    }),
+                }
+            }
+            let allocatable = node.allocatable();
+            let left = allocatable.saturating_sub(&used).saturating_sub(&added);
+            let negative: Vec<String> = left
+                .iter()
+                .filter(|&(_, milli)| milli < 0)
+                .map(|(resource, _)| {
+                    format!(
+                        "{resource}: allocatable {} − running {} − added {}",
+                        resources::format_milli(resource, allocatable.get(resource)),
+                        resources::format_milli(resource, used.get(resource)),
+                        resources::format_milli(resource, added.get(resource))
+                    )
+                })
+                .collect();
+            if !negative.is_empty() {
+                out.push(Violation {
+                    rule: Rule::OverCommitted,
+                    subject,
+                    detail: negative.join("; "),
+                });
+            }
+        }
+    }
+}

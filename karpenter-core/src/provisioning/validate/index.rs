@@ -1,0 +1,112 @@
+//! The snapshot, indexed once for the checks: pending and bound pods, nodes,
+//! NodePools and their catalogs, and where the plan places each pod.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::daemons::{Daemon, daemons};
+use super::pods::{bound_node, is_pending, pod_key};
+use crate::api::NodePool;
+use crate::cloudprovider::InstanceType;
+use crate::resources::ResourceList;
+use crate::scheduling::WellKnownLabels;
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// The daemons (indices) that land on a pool's instance type, and their requests.
+pub(super) type Landing = (Vec<usize>, ResourceList);
+
+/// Where a placed pod went.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Host {
+    Claim(usize),
+    Node(String),
+}
+
+/// A pending pod the plan places, at its first placement.
+pub(super) struct Placed<'s> {
+    pub(super) pod: &'s Pod,
+    pub(super) key: String,
+    pub(super) host: Host,
+    pub(super) zone: Option<String>,
+}
+
+pub(super) struct Checker<'s> {
+    pub(super) snapshot: &'s Snapshot,
+    pub(super) well_known: &'s WellKnownLabels,
+    /// Pending pods by key (the first of each key).
+    pub(super) pending: BTreeMap<String, &'s Pod>,
+    /// How many pending pods have each key.
+    pub(super) expected: BTreeMap<String, usize>,
+    /// Cluster nodes by name (the first of each name).
+    pub(super) nodes: BTreeMap<&'s str, &'s ClusterNode>,
+    /// Pods bound to each node, finished ones included.
+    pub(super) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
+    pub(super) daemons: Vec<Daemon>,
+    /// Each pool's catalog by type name.
+    pub(super) by_name: BTreeMap<&'s str, BTreeMap<&'s str, &'s InstanceType>>,
+    /// The daemons (indices) running on each pool's type, and their requests,
+    /// worked out once.
+    pub(super) overheads: RefCell<BTreeMap<(String, String), Rc<Landing>>>,
+}
+
+impl<'s> Checker<'s> {
+    pub(super) fn new(snapshot: &'s Snapshot) -> Checker<'s> {
+        let mut pending = BTreeMap::new();
+        let mut expected = BTreeMap::new();
+        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        for pod in &snapshot.pods {
+            if is_pending(pod) {
+                let key = pod_key(pod);
+                *expected.entry(key.clone()).or_insert(0) += 1;
+                pending.entry(key).or_insert(pod);
+            } else if let Some(node) = bound_node(pod) {
+                bound.entry(node).or_default().push(pod);
+            }
+        }
+        let mut nodes = BTreeMap::new();
+        for node in &snapshot.nodes {
+            nodes.entry(node.name()).or_insert(node);
+        }
+        let by_name = snapshot
+            .instance_types
+            .iter()
+            .map(|(pool, types)| {
+                let types = types.iter().map(|it| (it.name.as_str(), it)).collect();
+                (pool.as_str(), types)
+            })
+            .collect();
+        Checker {
+            snapshot,
+            well_known: &snapshot.well_known_labels,
+            pending,
+            expected,
+            nodes,
+            bound,
+            daemons: daemons(snapshot),
+            by_name,
+            overheads: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    pub(super) fn pool(&self, name: &str) -> Option<&'s NodePool> {
+        self.snapshot
+            .node_pools
+            .iter()
+            .find(|p| p.name() == Some(name))
+    }
+
+    pub(super) fn catalog(&self, pool: &str) -> &'s [InstanceType] {
+        self.snapshot
+            .instance_types
+            .get(pool)
+            .map_or(&[], |t| &t[..])
+    }
+
+    /// A type of a pool's catalog, by name.
+    pub(super) fn instance_type(&self, pool: &str, name: &str) -> Option<&'s InstanceType> {
+        self.by_name.get(pool)?.get(name).copied()
+    }
+}

@@ -1,0 +1,328 @@
+//! An independent check of a [`ProvisioningPlan`] against the [`Snapshot`] it was
+//! made from: [`validate`] and the [`Violation`]s it reports.
+//!
+//! The validator re-derives everything from the snapshot's public data (the pods,
+//! the NodePools, the instance-type catalog, the nodes, the DaemonSets) and never
+//! calls into the scheduler, so it can judge any plan: the scheduler's, a
+//! hand-written one, or one from another packing strategy.
+
+mod accounting;
+mod claims;
+mod daemons;
+mod describe;
+mod existing;
+mod index;
+mod limits;
+mod pods;
+mod pools;
+mod ports;
+mod topology;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use super::plan::ProvisioningPlan;
+use crate::snapshot::Snapshot;
+use index::Checker;
+
+/// How far `totalPricePerHour` may be from the sum of the launch prices.
+const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
+
+/// A rule of the plan that does not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Which rule.
+    pub rule: Rule,
+    /// What it is about.
+    pub subject: Subject,
+    /// What was found, with the numbers.
+    pub detail: String,
+}
+
+/// The rules [`validate`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Rule {
+    /// A pending pod appears nowhere in the plan.
+    PodMissing,
+    /// A pending pod appears more than once.
+    PodDuplicated,
+    /// The plan names a pod that is not pending.
+    UnknownPod,
+    /// An unschedulable pod has no reason.
+    MissingReason,
+    /// A placed pod's spec cannot be read (its requests or node requirements).
+    UnreadablePod,
+    /// A claim's NodePool does not exist or may not launch.
+    NodePool,
+    /// A claim's instance-type list is empty, too long, repeats or names an unknown
+    /// type, or lacks the launch type.
+    InstanceTypeList,
+    /// A claim's requirements cannot be read back.
+    UnreadableRequirements,
+    /// A claim has no launch.
+    NoLaunch,
+    /// The launch is not an available catalog offering that meets the claim's
+    /// requirements.
+    LaunchOffering,
+    /// The launch price differs from the catalog's.
+    LaunchPrice,
+    /// A cheaper allowed offering exists over the listed types.
+    LaunchNotCheapest,
+    /// The instance types are not sorted by their cheapest allowed offering.
+    InstanceTypeOrder,
+    /// A listed instance type does not meet the claim's requirements or has no
+    /// available offering they allow.
+    InstanceTypeIncompatible,
+    /// A listed instance type cannot hold the pods with its daemons.
+    InstanceTypeTooSmall,
+    /// A compatible instance type that holds the pods was left out.
+    InstanceTypesIncomplete,
+    /// The pods (and daemons) need more than a node's allocatable.
+    OverCommitted,
+    /// The launched node does not meet the claim's or the NodePool's requirements.
+    LaunchedNodeRequirements,
+    /// A pod does not tolerate a taint of its node.
+    Taint,
+    /// A pod's node requirements are not met.
+    NodeRequirements,
+    /// A pod is placed on a node that is not in the snapshot.
+    UnknownNode,
+    /// A pod is placed on a node being deleted or disrupted.
+    NotADestination,
+    /// Two pods (or a pod and a daemon) bind the same host port on one node.
+    HostPort,
+    /// Two pods share a domain that a required anti-affinity term forbids.
+    AntiAffinity,
+    /// A zonal `DoNotSchedule` spread constraint is skewed beyond `maxSkew`.
+    TopologySpread,
+    /// A NodePool's limits are exceeded.
+    NodePoolLimits,
+    /// `totalPricePerHour` is not the sum of the launch prices.
+    TotalPrice,
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Rule::PodMissing => "pending pod missing from the plan",
+            Rule::PodDuplicated => "pod planned more than once",
+            Rule::UnknownPod => "not a pending pod",
+            Rule::MissingReason => "unschedulable without a reason",
+            Rule::UnreadablePod => "placed pod cannot be read",
+            Rule::NodePool => "nodepool cannot launch",
+            Rule::InstanceTypeList => "bad instance-type list",
+            Rule::UnreadableRequirements => "unreadable requirements",
+            Rule::NoLaunch => "no launch",
+            Rule::LaunchOffering => "launch is not an allowed available offering",
+            Rule::LaunchPrice => "launch price differs from the catalog",
+            Rule::LaunchNotCheapest => "launch is not the cheapest allowed offering",
+            Rule::InstanceTypeOrder => "instance types not sorted by price",
+            Rule::InstanceTypeIncompatible => "incompatible instance type listed",
+            Rule::InstanceTypeTooSmall => "listed instance type too small",
+            Rule::InstanceTypesIncomplete => "compatible instance type left out",
+            Rule::OverCommitted => "over-committed",
+            Rule::LaunchedNodeRequirements => "launched node breaks requirements",
+            Rule::Taint => "untolerated taint",
+            Rule::NodeRequirements => "node requirements not met",
+            Rule::UnknownNode => "unknown node",
+            Rule::NotADestination => "node cannot take pods",
+            Rule::HostPort => "host port conflict",
+            Rule::AntiAffinity => "required anti-affinity broken",
+            Rule::TopologySpread => "topology spread skew beyond maxSkew",
+            Rule::NodePoolLimits => "nodepool limits exceeded",
+            Rule::TotalPrice => "total price differs from the sum of launch prices",
+        })
+    }
+}
+
+/// What a violation is about.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subject {
+    /// The plan as a whole.
+    Plan,
+    /// A pod, as `namespace/name`.
+    Pod(String),
+    /// A new claim: its index in `nodeClaims` and its NodePool.
+    Claim {
+        /// Index in the plan's `nodeClaims`.
+        index: usize,
+        /// The claim's NodePool.
+        node_pool: String,
+    },
+    /// An existing node (or in-flight claim), by name.
+    Node(String),
+    /// A NodePool, by name.
+    NodePool(String),
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Plan => f.write_str("plan"),
+            Subject::Pod(key) => write!(f, "pod {key}"),
+            Subject::Claim { index, node_pool } => {
+                write!(f, "claim #{index} (nodepool {node_pool:?})")
+            }
+            Subject::Node(name) => write!(f, "node {name:?}"),
+            Subject::NodePool(name) => write!(f, "nodepool {name:?}"),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.subject, self.rule, self.detail)
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Checks `plan` against `snapshot` and returns every violation found, in a
+/// deterministic order; empty when the plan keeps every rule below.
+///
+/// # Rules
+///
+/// Accounting
+/// - every pending pod (no `nodeName`, not `Succeeded`/`Failed`, not being
+///   deleted, not owned by a DaemonSet) appears exactly once: in one claim, on one
+///   existing node, or in `unschedulable` (with a reason); nothing else appears.
+///
+/// New claims
+/// - the claim's NodePool exists and may launch (not static, not being deleted,
+///   `Ready` not false); every listed instance type is in the pool's catalog, once;
+///   the list is not empty, holds at most [`MAX_INSTANCE_TYPES`](super::MAX_INSTANCE_TYPES) and the launch type;
+/// - the launch is an offering of the catalog (same zone and capacity type), is
+///   available, has the catalog's price, and satisfies the claim's requirements;
+/// - the launch is the cheapest available offering, over the listed types, that the
+///   claim's requirements allow; the list is sorted by each type's cheapest such
+///   offering (ties by name), and every listed type has one and meets the claim's
+///   requirements;
+/// - when the pool has no limits, no pod of the claim binds a host port, and neither
+///   the pool nor the pods constrain the instance type (the written requirements
+///   replace that constraint with the list itself), the list is complete: no type
+///   of the catalog that meets the claim's requirements, has such an offering and
+///   holds the claim's pods with its daemons is left out (the claim's types only
+///   narrow as pods join, so a type that fits all of them at the end fitted at
+///   every step);
+/// - no over-commitment: the launch type's allocatable (capacity − overhead) holds
+///   the pods' requests plus those of the daemons that would run on it, and so does
+///   every listed type (with its own daemons). A daemon runs on a type of a pool when
+///   it tolerates the pool's taints (`PreferNoSchedule` ignored) and, for one of its
+///   required node-affinity terms tried in order (or none), its `nodeSelector` with
+///   the term's `matchExpressions` is compatible with the pool's requirements and
+///   intersects the type's; the daemon's spec is that of its newest live pod when
+///   one exists, else the template's, with the template's required node affinity
+///   (the DaemonSet controller rewrites live pods' affinity to `matchFields`, which
+///   upstream does not read);
+/// - the launched node (the type's labels, the launch's zone and capacity type, the
+///   template labels, the pool's label, and for any other key of the claim's
+///   requirements a value they allow) meets the claim's requirements and the
+///   NodePool's;
+/// - each pod on the claim tolerates the pool's `NoSchedule`/`NoExecute` taints
+///   (`PreferNoSchedule` is a preference, and startup taints need no toleration), and
+///   its strict node requirements are met (see below) by the claim's requirements
+///   (where a well-known label left undefined is the instance types' to set) and by
+///   the launched node's labels.
+///
+/// Existing nodes (and in-flight claims)
+/// - the node exists, is not being deleted and is not tainted
+///   `karpenter.sh/disrupted`;
+/// - allocatable − the requests of its bound pods that have not finished − those of
+///   the pods the plan adds stays ≥ 0 for every resource;
+/// - each added pod tolerates its `NoSchedule`/`NoExecute` taints (on a managed node
+///   that is not initialized yet, not its startup taints nor the known ephemeral
+///   ones, which will be removed) and its labels meet the pod's strict node
+///   requirements.
+///
+/// Strict node requirements: a pod's `nodeSelector` and at least **one** of its
+/// required node-affinity terms (its `matchExpressions`), as Kubernetes reads them.
+/// The scheduler starts from the first term and relaxation drops earlier terms, so
+/// any one term may be the one in force; preferred terms are preferences and never
+/// required. A pod without required terms needs its `nodeSelector` only.
+///
+/// Whole plan
+/// - no two pods on one node (a claim, or an existing node with its running pods)
+///   bind conflicting host ports, nor a pod and a daemon on a claim's launch type;
+/// - required pod anti-affinity on `kubernetes.io/hostname` (one claim or node) and
+///   on `topology.kubernetes.io/zone` (the launch's zone, the node's zone label): no
+///   pod the plan places shares the domain with a pod that either one's term selects
+///   (running pods count, unless finished or terminating: upstream's
+///   `IgnoredForTopology`). Required terms are never relaxed. A
+///   `namespaceSelector` other than `{}` is read as selecting only the namespaces
+///   the term lists, since the snapshot has no namespace labels;
+/// - zonal `DoNotSchedule` topology spread keeps within `maxSkew` (see "Zonal
+///   spread" below for the exact rule and when it applies);
+/// - NodePool limits: for each limited resource a pool's new claims add, the
+///   capacity of its existing nodes plus the launch types' capacity (and one node
+///   per claim for `nodes`) stays within the limit;
+/// - `totalPricePerHour` is the sum of the launch prices, within 1e-6.
+///
+/// Not checked: required pod affinity, anti-affinity or spread on other keys,
+/// preferred terms and `ScheduleAnyway` constraints (relaxable), volume topology,
+/// `minValues`, and whether a pod listed as unschedulable could have been placed.
+///
+/// # Zonal spread
+///
+/// Kubernetes admits a pod into domain `d` of a constraint when, at that moment,
+/// `count(d) + 1 − min ≤ maxSkew`, the minimum taken over the domains eligible for
+/// the pod. Counts only grow, so for the **last** selected pod placed into `d`:
+/// `final(d) ≤ maxSkew + min_then ≤ maxSkew + min_final`. The plan does not say
+/// which pod came last, so each zone takes the most lenient bound among the new pods
+/// in it: `final(d) ≤ maxSkew + max over new pods q in d of (min over V(q) of
+/// final)`.
+///
+/// That holds when every counted pod that arrived in `d` was constrained the same
+/// way, so a constraint is checked only when:
+/// - it is on `topology.kubernetes.io/zone`, `DoNotSchedule`, with a label
+///   selector, no `matchLabelKeys`, and the default `nodeAffinityPolicy` (Honor)
+///   and `nodeTaintsPolicy` (Ignore);
+/// - every pending pod the plan places that the selector picks (in the pod's
+///   namespace) carries the identical constraint and the identical `nodeSelector`
+///   and required node affinity: they make one upstream `TopologyGroup` with one
+///   node filter;
+/// - those pods have at most one required node-affinity term: relaxation never
+///   removes a `DoNotSchedule` constraint, but dropping a term would change the
+///   zones a pod is eligible for.
+///
+/// Counts: the group's placed pods (a claim's launch zone, a node's zone label) and
+/// the running pods (neither finished nor terminating) the selector picks on nodes
+/// whose labels meet the group's node requirements. `V(q)` is a *subset* of the
+/// zones upstream takes the minimum over: the zones where a usable NodePool whose
+/// taints `q` tolerates and whose requirements are compatible with `q`'s has an
+/// instance type that meets both, holds `q` alone, and has an available offering
+/// there that both allow. A smaller set can only raise the minimum, so the check
+/// never blames a placement upstream would make; `minDomains` (which can only
+/// lower upstream's minimum to 0) is ignored for the same reason.
+pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> {
+    let checker = Checker::new(snapshot);
+    let mut out = Vec::new();
+    let placed = checker.check_accounting(plan, &mut out);
+    for (index, claim) in plan.node_claims.iter().enumerate() {
+        checker.check_claim(index, claim, &mut out);
+    }
+    checker.check_existing(plan, &mut out);
+    checker.check_host_ports(plan, &placed, &mut out);
+    checker.check_anti_affinity(&placed, &mut out);
+    checker.check_spread(&placed, &mut out);
+    checker.check_limits(plan, &mut out);
+    let sum: f64 = plan
+        .node_claims
+        .iter()
+        .filter_map(|c| c.launch.as_ref())
+        .map(|l| l.price)
+        .sum();
+    if (sum - plan.total_price_per_hour).abs() > TOTAL_PRICE_TOLERANCE {
+        out.push(Violation {
+            rule: Rule::TotalPrice,
+            subject: Subject::Plan,
+            detail: format!(
+                "totalPricePerHour is {} but the launches sum to {sum}",
+                plan.total_price_per_hour
+            ),
+        });
+    }
+    out
+}

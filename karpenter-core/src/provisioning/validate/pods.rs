@@ -1,0 +1,251 @@
+//! Reading pods: their keys, phases, specs, node requirements, label selectors,
+//! anti-affinity terms and the taints they tolerate.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use crate::scheduling::{
+    LABEL_INSTANCE_TYPE_STABLE, Requirements, TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE,
+    normalize_label_key, tolerates,
+};
+
+/// `namespace/name`, the namespace defaulting to `default`.
+pub(super) fn pod_key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod_namespace(pod),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+pub(super) fn pod_namespace(pod: &Pod) -> &str {
+    pod.metadata.namespace.as_deref().unwrap_or("default")
+}
+
+pub(super) fn bound_node(pod: &Pod) -> Option<&str> {
+    pod.spec
+        .as_ref()?
+        .node_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+}
+
+pub(super) fn is_terminal(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    matches!(phase, Some("Succeeded" | "Failed"))
+}
+
+pub(super) fn is_daemon_pod(pod: &Pod) -> bool {
+    pod.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "DaemonSet")
+}
+
+/// No node yet, not finished, not being deleted, not a DaemonSet's.
+pub(super) fn is_pending(pod: &Pod) -> bool {
+    bound_node(pod).is_none()
+        && !is_terminal(pod)
+        && pod.metadata.deletion_timestamp.is_none()
+        && !is_daemon_pod(pod)
+}
+
+/// Upstream's `IgnoredForTopology`, negated: a pod that counts for topology.
+pub(super) fn counts_for_topology(pod: &Pod) -> bool {
+    bound_node(pod).is_some() && !is_terminal(pod) && pod.metadata.deletion_timestamp.is_none()
+}
+
+pub(super) fn empty_spec() -> &'static PodSpec {
+    static EMPTY: std::sync::OnceLock<PodSpec> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(PodSpec::default)
+}
+
+pub(super) fn spec_of(pod: &Pod) -> &PodSpec {
+    pod.spec.as_ref().unwrap_or_else(|| empty_spec())
+}
+
+/// The alternatives a pod's node must meet one of: its `nodeSelector` with each
+/// required node-affinity term's `matchExpressions` (`matchFields` is not read, as
+/// upstream), or the `nodeSelector` alone without required terms. `Err` when an
+/// expression cannot be read.
+pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, String> {
+    let selector = Requirements::from_labels(spec.node_selector.iter().flatten());
+    let terms = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|s| s.node_selector_terms.as_slice())
+        .unwrap_or_default();
+    if terms.is_empty() {
+        return Ok(vec![selector]);
+    }
+    terms
+        .iter()
+        .map(|term| {
+            let expressions = Requirements::from_node_selector_requirements(
+                term.match_expressions.iter().flatten(),
+            )
+            .map_err(|e| e.to_string())?;
+            let mut combined = selector.clone();
+            combined.add_all(&expressions);
+            Ok(combined)
+        })
+        .collect()
+}
+
+pub(super) fn required_term_count(spec: &PodSpec) -> usize {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map_or(0, |s| s.node_selector_terms.len())
+}
+
+/// Whether a label selector selects `labels`: `None` selects nothing, `{}`
+/// everything.
+pub(super) fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    let Some(selector) = selector else {
+        return false;
+    };
+    let match_labels = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    match_labels
+        && selector.match_expressions.iter().flatten().all(|e| {
+            let value = labels.get(&e.key);
+            let listed = |v: &String| e.values.iter().flatten().any(|x| x == v);
+            match e.operator.as_str() {
+                "In" => value.is_some_and(listed),
+                "NotIn" => !value.is_some_and(listed),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        })
+}
+
+pub(super) fn pod_labels(pod: &Pod) -> &BTreeMap<String, String> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    pod.metadata.labels.as_ref().unwrap_or(&EMPTY)
+}
+
+/// Whether a pod (anti-)affinity term of a pod in `own_namespace` looks for pods in
+/// `namespace`.
+pub(super) fn term_covers_namespace(
+    term: &PodAffinityTerm,
+    own_namespace: &str,
+    namespace: &str,
+) -> bool {
+    let listed = term.namespaces.as_deref().unwrap_or_default();
+    let everywhere = term.namespace_selector.as_ref().is_some_and(|s| {
+        s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
+            && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
+    });
+    if everywhere {
+        return true;
+    }
+    if listed.is_empty() && term.namespace_selector.is_none() {
+        return namespace == own_namespace;
+    }
+    listed.iter().any(|n| n == namespace)
+}
+
+pub(super) fn required_anti_affinity(spec: &PodSpec) -> &[PodAffinityTerm] {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_deref()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the taint keeps pods that do not tolerate it away.
+pub(super) fn is_hard(taint: &Taint) -> bool {
+    taint.effect == TAINT_EFFECT_NO_SCHEDULE || taint.effect == TAINT_EFFECT_NO_EXECUTE
+}
+
+pub(super) fn first_untolerated<'t>(
+    taints: &'t [Taint],
+    tolerations: &[Toleration],
+) -> Option<&'t Taint> {
+    taints
+        .iter()
+        .filter(|t| is_hard(t))
+        .find(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))
+}
+
+/// Whether a pod constrains the instance type: in its node selector or node
+/// affinity (required or preferred), or as the topology key of a spread
+/// constraint or pod (anti-)affinity term.
+pub(super) fn mentions_instance_type(spec: &PodSpec) -> bool {
+    let is_type = |key: &str| normalize_label_key(key) == LABEL_INSTANCE_TYPE_STABLE;
+    let in_term = |term: &NodeSelectorTerm| {
+        let expressions = term.match_expressions.iter().flatten();
+        expressions.map(|e| e.key.as_str()).any(is_type)
+    };
+    let selector = spec.node_selector.iter().flatten().any(|(k, _)| is_type(k));
+    let affinity = spec.affinity.as_ref();
+    let node = affinity
+        .and_then(|a| a.node_affinity.as_ref())
+        .is_some_and(|n| {
+            let required = n.required_during_scheduling_ignored_during_execution.iter();
+            let preferred = n
+                .preferred_during_scheduling_ignored_during_execution
+                .iter();
+            required.flat_map(|r| &r.node_selector_terms).any(in_term)
+                || preferred.flatten().any(|p| in_term(&p.preference))
+        });
+    let spread = spec
+        .topology_spread_constraints
+        .iter()
+        .flatten()
+        .any(|c| is_type(&c.topology_key));
+    let pod_terms = |required: Option<&Vec<PodAffinityTerm>>,
+                     preferred: Option<&Vec<WeightedPodAffinityTerm>>| {
+        required
+            .into_iter()
+            .flatten()
+            .any(|t| is_type(&t.topology_key))
+            || preferred
+                .into_iter()
+                .flatten()
+                .any(|w| is_type(&w.pod_affinity_term.topology_key))
+    };
+    let pod_affinity = affinity
+        .and_then(|a| a.pod_affinity.as_ref())
+        .is_some_and(|a| {
+            pod_terms(
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                a.preferred_during_scheduling_ignored_during_execution
+                    .as_ref(),
+            )
+        });
+    let pod_anti_affinity = affinity
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .is_some_and(|a| {
+            pod_terms(
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref(),
+                a.preferred_during_scheduling_ignored_during_execution
+                    .as_ref(),
+            )
+        });
+    selector || node || spread || pod_affinity || pod_anti_affinity
+}

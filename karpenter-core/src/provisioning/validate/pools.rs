@@ -1,0 +1,125 @@
+//! NodePools and the nodes they launch: whether a pool may launch, its
+//! requirements and labels, a claim's written requirements, offering prices and
+//! the labels of a launched node.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::NodeSelectorRequirement;
+
+use crate::api::{NodePool, condition_types};
+use crate::cloudprovider::InstanceType;
+use crate::provisioning::plan::{Launch, RequirementOutput};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+    Requirement, Requirements,
+};
+
+/// Whether a NodePool may launch capacity: not static, not being deleted, `Ready`
+/// absent or true (upstream's filter before scheduling).
+pub(super) fn pool_usable(pool: &NodePool) -> bool {
+    !pool.spec.is_static()
+        && pool.metadata.deletion_timestamp.is_none()
+        && pool
+            .condition(condition_types::READY)
+            .is_none_or(|c| c.is_true())
+}
+
+/// A pool's requirements: its written requirements, its template labels, its own
+/// label and its node class label.
+pub(super) fn pool_requirements(pool: &NodePool) -> Requirements {
+    let mut requirements = Requirements::new();
+    for written in pool.spec.template.spec.requirements() {
+        if let Some(r) = written
+            .to_selector_requirement()
+            .ok()
+            .and_then(|r| Requirement::try_from(&r).ok())
+        {
+            requirements.add(r);
+        }
+    }
+    requirements.add_all(&Requirements::from_labels(pool_labels(pool)));
+    requirements
+}
+
+/// The labels every node of the pool carries: template labels, the pool's label and
+/// the node class label.
+pub(super) fn pool_labels(pool: &NodePool) -> BTreeMap<String, String> {
+    let mut labels = pool
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(
+        NODE_POOL_LABEL_KEY.to_string(),
+        pool.name().unwrap_or_default().to_string(),
+    );
+    if let Some(class) = &pool.spec.template.spec.node_class_ref {
+        labels.insert(
+            format!("{}/{}", class.group, class.kind.to_lowercase()),
+            class.name.clone(),
+        );
+    }
+    labels
+}
+
+/// Reads a claim's written requirements back, with Kubernetes' integer rules (a
+/// pod's `Gt` may carry a negative operand into a claim).
+pub(super) fn read_requirements(written: &[RequirementOutput]) -> Result<Requirements, String> {
+    let expressions: Vec<NodeSelectorRequirement> = written
+        .iter()
+        .map(|r| NodeSelectorRequirement {
+            key: r.key.clone(),
+            operator: r.operator.clone(),
+            values: (!r.values.is_empty()).then(|| r.values.clone()),
+        })
+        .collect();
+    Requirements::from_node_selector_requirements(&expressions).map_err(|e| e.to_string())
+}
+
+/// The cheapest available offering price of a type that the requirements allow.
+pub(super) fn cheapest_price(it: &InstanceType, requirements: &Requirements) -> Option<f64> {
+    it.offerings
+        .iter()
+        .filter(|o| o.available && o.is_compatible(requirements))
+        .map(|o| o.price)
+        .min_by(f64::total_cmp)
+}
+
+/// The launched node's labels: the type's single-valued labels, the launch's
+/// instance type, zone and capacity type, the pool's labels, then for any other
+/// key of the claim's requirements a value they allow.
+pub(super) fn launched_labels(
+    pool: &NodePool,
+    it: &InstanceType,
+    launch: &Launch,
+    requirements: &Requirements,
+) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    for r in it.requirements.iter() {
+        if !r.is_complement()
+            && r.values().len() == 1
+            && let Some(value) = r.values().next()
+        {
+            labels.insert(r.key().to_string(), value.to_string());
+        }
+    }
+    labels.insert(LABEL_INSTANCE_TYPE_STABLE.to_string(), it.name.clone());
+    labels.insert(LABEL_TOPOLOGY_ZONE.to_string(), launch.zone.clone());
+    labels.insert(
+        CAPACITY_TYPE_LABEL_KEY.to_string(),
+        launch.capacity_type.clone(),
+    );
+    for (key, value) in pool_labels(pool) {
+        labels.entry(key).or_insert(value);
+    }
+    for r in requirements.iter() {
+        if !labels.contains_key(r.key())
+            && let Some(value) = r.any()
+        {
+            labels.insert(r.key().to_string(), value);
+        }
+    }
+    labels
+}
