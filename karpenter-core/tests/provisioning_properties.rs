@@ -1000,7 +1000,7 @@ proptest! {
         let plan = schedule(&snapshot);
         let again = schedule(&snapshot);
         prop_assert_eq!(json(&plan), json(&again), "the same snapshot gave two plans");
-        let violations = (validate(&snapshot, &plan));
+        let violations = validate(&snapshot, &plan);
         prop_assert!(
             violations.is_empty(),
             "the plan breaks {} rule(s):\n{}\nplan: {}",
@@ -1026,7 +1026,7 @@ mod mutations {
         fn the_validator_notices_broken_plans(cluster in cluster(false)) {
             let snapshot = cluster.snapshot();
             let plan = schedule(&snapshot);
-            prop_assert!((validate(&snapshot, &plan)).is_empty());
+            prop_assert!(validate(&snapshot, &plan).is_empty());
 
             // A placed pod dropped.
             let mut dropped = plan.clone();
@@ -1328,7 +1328,7 @@ mod with_live_daemon_pods {
         fn random_clusters_get_valid_plans(cluster in cluster(true)) {
             let snapshot = cluster.snapshot();
             let plan = schedule(&snapshot);
-            let violations = (validate(&snapshot, &plan));
+            let violations = validate(&snapshot, &plan);
             prop_assert!(violations.is_empty(), "{}", report(&violations));
         }
     }
