@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
-    PodAffinity, PodAffinityTerm, PodAntiAffinity, PodSpec, PodStatus, Taint, Toleration,
+    PodAffinity, PodAffinityTerm, PodAntiAffinity, PodSpec, PodStatus, Taint,
     TopologySpreadConstraint, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -155,15 +155,6 @@ fn taint(key: &str, value: &str) -> Taint {
         value: Some(value.to_owned()),
         effect: "NoSchedule".to_owned(),
         time_added: None,
-    }
-}
-
-fn toleration(key: &str, value: &str) -> Toleration {
-    Toleration {
-        key: Some(key.to_owned()),
-        value: Some(value.to_owned()),
-        effect: Some("NoSchedule".to_owned()),
-        ..Toleration::default()
     }
 }
 
