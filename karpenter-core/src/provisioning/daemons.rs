@@ -5,6 +5,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint, Toleration};
 
 use super::host_ports::{HostPort, host_ports};
+use super::preferences::remove_required_node_affinity_term;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, WellKnownLabels, tolerates_all,
@@ -112,19 +113,10 @@ impl DaemonPod {
             {
                 return true;
             }
-            let terms = spec
-                .affinity
-                .as_mut()
-                .and_then(|a| a.node_affinity.as_mut())
-                .and_then(|n| {
-                    n.required_during_scheduling_ignored_during_execution
-                        .as_mut()
-                });
-            match terms {
-                Some(selector) if selector.node_selector_terms.len() > 1 => {
-                    selector.node_selector_terms.remove(0);
-                }
-                _ => return false,
+            // Only the required terms are relaxed for daemons (upstream ignores their
+            // other preferences here).
+            if !remove_required_node_affinity_term(&mut spec) {
+                return false;
             }
         }
     }

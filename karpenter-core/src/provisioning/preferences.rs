@@ -37,7 +37,9 @@ fn drop_heaviest<T>(terms: &mut Vec<T>, weight: impl Fn(&T) -> i32) -> bool {
     true
 }
 
-fn remove_required_node_affinity_term(spec: &mut PodSpec) -> bool {
+/// Drops the first required node-affinity term when another remains; false when
+/// there is nothing to drop.
+pub(crate) fn remove_required_node_affinity_term(spec: &mut PodSpec) -> bool {
     let required = spec
         .affinity
         .as_mut()
