@@ -1,31 +1,83 @@
 //! Writing generated objects as `kubectl get -o yaml|json` would print them, for
 //! loader tests and benchmarks.
+//!
+//! Keys are sorted, as kubectl sorts them, except that each item starts with
+//! `apiVersion` and `kind`: for Kubernetes' own kinds sorting puts them first
+//! anyway, and the scenario format's own kinds (`InstanceType`) are written that way
+//! by hand.
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
-/// A `kind: List` of `items` as kubectl's JSON (keys sorted, 4-space indent).
+/// The keys of an object, `apiVersion` and `kind` first, then the rest sorted.
+fn envelope_first(map: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    let head = ["apiVersion", "kind"]
+        .into_iter()
+        .filter_map(|k| map.get_key_value(k));
+    head.chain(
+        map.iter()
+            .filter(|(k, _)| *k != "apiVersion" && *k != "kind"),
+    )
+}
+
+/// An item serialized with its envelope first.
+struct Item<'a>(&'a Value);
+
+impl Serialize for Item<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(map) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut out = serializer.serialize_map(Some(map.len()))?;
+        for (key, value) in envelope_first(map) {
+            out.serialize_entry(key, value)?;
+        }
+        out.end()
+    }
+}
+
+/// The list around the items.
+struct List<'a>(&'a [Value]);
+
+impl Serialize for List<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let items: Vec<Item<'_>> = self.0.iter().map(Item).collect();
+        let mut out = serializer.serialize_map(Some(4))?;
+        out.serialize_entry("apiVersion", "v1")?;
+        out.serialize_entry("items", &items)?;
+        out.serialize_entry("kind", "List")?;
+        out.serialize_entry("metadata", &serde_json::json!({"resourceVersion": ""}))?;
+        out.end()
+    }
+}
+
+/// A `kind: List` of `items` as kubectl's JSON (4-space indent).
 pub fn to_kubectl_json(items: Vec<Value>) -> String {
-    let list = serde_json::json!({
-        "apiVersion": "v1",
-        "items": items,
-        "kind": "List",
-        "metadata": {"resourceVersion": ""},
-    });
     let mut out = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
-    serde::Serialize::serialize(&list, &mut serializer).expect("a Value always serializes");
+    List(&items)
+        .serialize(&mut serializer)
+        .expect("a Value always serializes");
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// A `kind: List` of `items` as kubectl's YAML (block style, keys sorted, strings
-/// quoted only where YAML would read them as something else).
+/// A `kind: List` of `items` as kubectl's YAML (block style, strings quoted only
+/// where YAML would read them as something else).
 pub fn to_kubectl_yaml(items: &[Value]) -> String {
     let mut out = String::from("apiVersion: v1\nitems:\n");
     for item in items {
-        write_seq_item(&mut out, item, 0);
+        match item {
+            Value::Object(map) if !map.is_empty() => {
+                for (i, (key, value)) in envelope_first(map).enumerate() {
+                    let lead = if i == 0 { "- " } else { "  " };
+                    write_entry(&mut out, lead, key, value, 2);
+                }
+            }
+            other => write_seq_item(&mut out, other, 0),
+        }
     }
     out.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
     out
