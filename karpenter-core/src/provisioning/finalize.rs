@@ -4,7 +4,9 @@
 
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
-use super::plan::{ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, Unschedulable};
+use super::plan::{
+    ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
+};
 use super::scheduler::Scheduler;
 use super::templates::Template;
 use crate::cloudprovider::{Offering, OfferingFilter};
@@ -128,21 +130,45 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     let min_values = requirements
         .get_defined(LABEL_INSTANCE_TYPE_STABLE)
         .and_then(Requirement::min_values);
-    let capacity_type_requirement = Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, capacity_types);
     requirements.remove(LABEL_INSTANCE_TYPE_STABLE);
-    requirements.add(
-        Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, &names).with_min_values(min_values),
-    );
     requirements.remove(CAPACITY_TYPE_LABEL_KEY);
-    requirements.add(capacity_type_requirement);
+    // The two rewritten requirements are written directly: building them as
+    // requirements would sort and copy up to 600 names only to copy them again.
+    let mut type_values = names.clone();
+    type_values.sort_unstable();
+    let mut written: Vec<RequirementOutput> = requirements
+        .to_selector_requirements()
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    for (key, values, min_values) in [
+        (LABEL_INSTANCE_TYPE_STABLE, type_values, min_values),
+        (
+            CAPACITY_TYPE_LABEL_KEY,
+            capacity_types.iter().map(|c| c.to_string()).collect(),
+            None,
+        ),
+    ] {
+        let at = written.partition_point(|r| r.key.as_str() < key);
+        let operator = if values.is_empty() {
+            "DoesNotExist"
+        } else {
+            "In"
+        };
+        written.insert(
+            at,
+            RequirementOutput {
+                key: key.to_string(),
+                operator: operator.to_string(),
+                values,
+                min_values,
+            },
+        );
+    }
     Ok(PlannedClaim {
         node_pool: template.pool.clone(),
         instance_types: names,
-        requirements: requirements
-            .to_selector_requirements()
-            .into_iter()
-            .map(Into::into)
-            .collect(),
+        requirements: written,
         launch,
         pods: Vec::new(),
     })
