@@ -51,7 +51,9 @@ pub use labels::{
 };
 pub use operator::{Operator, UnknownOperatorError};
 pub use requirement::{MAX_MIN_VALUES, Requirement};
-pub use requirements::{IncompatibleError, Requirements, has_preferred_node_affinity};
+pub use requirements::{
+    IncompatibleError, Requirements, has_preferred_node_affinity, required_node_affinity_terms,
+};
 pub use selector::SelectorRequirement;
 pub use taints::{
     DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY, DisplayTaint,

@@ -467,6 +467,19 @@ impl fmt::Display for Requirements {
     }
 }
 
+/// A pod's required node-affinity terms (ORed), empty when it has none.
+pub fn required_node_affinity_terms(spec: &PodSpec) -> &[NodeSelectorTerm] {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|selector| selector.node_selector_terms.as_slice())
+        .unwrap_or_default()
+}
+
 /// Whether a pod has a preferred node-affinity term that
 /// [`Requirements::from_pod_spec`] would treat as required.
 pub fn has_preferred_node_affinity(spec: &PodSpec) -> bool {

@@ -12,6 +12,7 @@ use super::error::RequirementError;
 use super::labels::{WellKnownLabels, check_restricted_label, normalize_label_key};
 use super::operator::Operator;
 use super::requirement::{Integers, Requirement};
+use super::requirements::required_node_affinity_terms;
 use super::selector::SelectorRequirement;
 
 const NAME_MAX: usize = 63;
@@ -171,16 +172,7 @@ pub fn validate_pod_spec(
         };
         validate_requirement(&requirement, well_known)?;
     }
-    let terms = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map(|selector| selector.node_selector_terms.as_slice())
-        .unwrap_or_default();
+    let terms = required_node_affinity_terms(spec);
     for term in terms {
         if term
             .match_fields

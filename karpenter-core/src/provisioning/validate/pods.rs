@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::scheduling::{
     LABEL_INSTANCE_TYPE_STABLE, Requirements, TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE,
-    normalize_label_key, tolerates,
+    normalize_label_key, required_node_affinity_terms, tolerates,
 };
 
 /// `namespace/name`, the namespace defaulting to `default`.
@@ -75,16 +75,7 @@ pub(super) fn spec_of(pod: &Pod) -> &PodSpec {
 /// expression cannot be read.
 pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, String> {
     let selector = Requirements::from_labels(spec.node_selector.iter().flatten());
-    let terms = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map(|s| s.node_selector_terms.as_slice())
-        .unwrap_or_default();
+    let terms = required_node_affinity_terms(spec);
     if terms.is_empty() {
         return Ok(vec![selector]);
     }
