@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
 use karpenter_core::resources::{self, ResourceList};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use serde::Serialize;
@@ -66,26 +66,6 @@ pub struct NodePoolSummary {
     pub nodes: usize,
 }
 
-/// Whether a pod is owned by a DaemonSet.
-fn is_daemon(pod: &Pod) -> bool {
-    let owners = pod.metadata.owner_references.iter().flatten();
-    owners.into_iter().any(|o| o.kind == "DaemonSet")
-}
-
-/// Whether a pod has finished (Succeeded or Failed).
-fn is_finished(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    matches!(phase, Some("Succeeded" | "Failed"))
-}
-
-/// Whether a pod is bound to a node.
-fn is_bound(pod: &Pod) -> bool {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .is_some_and(|n| !n.is_empty())
-}
-
 impl Summary {
     /// Summarises a scenario that has been validated (a pod whose requests do not
     /// parse counts as requesting nothing).
@@ -100,11 +80,11 @@ impl Summary {
         let mut pending = ResourceList::new();
         let (mut pending_pods, mut bound_pods, mut daemon_pods, mut finished_pods) = (0, 0, 0, 0);
         for pod in &scenario.pods {
-            let daemon = is_daemon(pod);
+            let daemon = is_daemon_pod(pod);
             daemon_pods += usize::from(daemon);
-            if is_finished(pod) {
+            if is_terminal(pod) {
                 finished_pods += 1;
-            } else if is_bound(pod) {
+            } else if bound_node(pod).is_some() {
                 bound_pods += 1;
             } else if !daemon {
                 pending_pods += 1;

@@ -254,15 +254,15 @@ pub(crate) fn for_claim(
     pod_ports: &[HostPort],
     claim_ports: &[HostPort],
 ) -> Result<Vec<usize>, FilterError> {
-    let port_free: Vec<bool> = template
-        .daemon_groups
-        .iter()
-        .map(|g| {
-            pod_ports.is_empty()
-                || (conflict(&g.host_ports, pod_ports).is_none()
-                    && conflict(claim_ports, pod_ports).is_none())
-        })
-        .collect();
+    // Most pods bind no host port: then nothing is checked or allocated here. The
+    // claim's own ports are the same for every group, so they are checked once.
+    let group_free: Option<Vec<bool>> = (!pod_ports.is_empty()).then(|| {
+        let claim_free = conflict(claim_ports, pod_ports).is_none();
+        let groups = template.daemon_groups.iter();
+        groups
+            .map(|g| claim_free && conflict(&g.host_ports, pod_ports).is_none())
+            .collect()
+    });
     filter_with(
         template.types,
         &template.allocatable,
@@ -273,11 +273,11 @@ pub(crate) fn for_claim(
         total,
         |t| {
             let group = template.group_of[t];
-            port_free
-                .get(group)
-                .copied()
-                .unwrap_or(false)
-                .then(|| &template.daemon_groups[group].overhead)
+            let free = match &group_free {
+                Some(free) => free.get(group).copied().unwrap_or(false),
+                None => group < template.daemon_groups.len(),
+            };
+            free.then(|| &template.daemon_groups[group].overhead)
         },
     )
 }

@@ -37,6 +37,7 @@ pub use finalize::MAX_INSTANCE_TYPES;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
+pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
 pub use validate::{Rule, Subject, Violation, validate};
 
 use crate::snapshot::Snapshot;

@@ -60,7 +60,7 @@ pub(crate) fn pod_key(pod: &Pod) -> String {
 }
 
 /// Whether a pod is owned by a DaemonSet.
-pub(crate) fn is_daemon_pod(pod: &Pod) -> bool {
+pub fn is_daemon_pod(pod: &Pod) -> bool {
     pod.metadata
         .owner_references
         .iter()
@@ -69,13 +69,13 @@ pub(crate) fn is_daemon_pod(pod: &Pod) -> bool {
 }
 
 /// Whether a pod has finished (phase Succeeded or Failed).
-pub(crate) fn is_terminal(pod: &Pod) -> bool {
+pub fn is_terminal(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     matches!(phase, Some("Succeeded" | "Failed"))
 }
 
 /// The node a pod is bound to, if any.
-pub(crate) fn bound_node(pod: &Pod) -> Option<&str> {
+pub fn bound_node(pod: &Pod) -> Option<&str> {
     pod.spec
         .as_ref()?
         .node_name
@@ -85,7 +85,7 @@ pub(crate) fn bound_node(pod: &Pod) -> Option<&str> {
 
 /// Whether a pod needs capacity: not bound, not finished, not being deleted, not a
 /// daemon pod (daemons are accounted as overhead of every node instead).
-pub(crate) fn is_pending(pod: &Pod) -> bool {
+pub fn is_pending(pod: &Pod) -> bool {
     bound_node(pod).is_none()
         && !is_terminal(pod)
         && pod.metadata.deletion_timestamp.is_none()

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use k8s_openapi::api::core::v1::Pod;
 
 use super::claim::{NewClaim, Refusal};
-use super::daemons::{DaemonPod, daemon_pods};
+use super::daemons::daemon_pods;
 use super::existing::{ExistingNode, is_destination};
 use super::host_ports::host_ports;
 use super::pods::{PendingPod, bound_node, is_pending, queue_order};
@@ -132,7 +132,7 @@ impl<'s> Scheduler<'s> {
                 (Ok(pending), Err(reason)) => rejected.push((pending.key, reason)),
             }
         }
-        let topology = build_topology(snapshot, &templates, &existing, &pods, &bound, &daemons);
+        let topology = build_topology(snapshot, &templates, &existing, &pods, &bound);
         let originals = pods.iter().map(|p| p.spec.clone()).collect();
         let errors = vec![None; pods.len()];
         Scheduler {
@@ -495,7 +495,6 @@ fn build_topology(
     existing: &[ExistingNode],
     pods: &[PendingPod],
     bound: &BTreeMap<&str, Vec<&Pod>>,
-    _daemons: &[DaemonPod],
 ) -> Topology {
     let pool_requirements: Vec<Requirements> =
         templates.iter().map(|t| t.requirements.clone()).collect();
