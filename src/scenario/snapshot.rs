@@ -20,11 +20,20 @@ impl Scenario {
         self.instance_types
             .iter()
             .map(|document| {
-                document.to_instance_type().map_err(|e| LoadError::Invalid {
-                    origin: document.source.clone(),
-                    object: format!("InstanceType {}", document.name()),
-                    field: e.path().unwrap_or_default().to_string(),
-                    message: e.to_string(),
+                document.to_instance_type().map_err(|e| {
+                    let field = e.path().unwrap_or_default().to_string();
+                    // The error's text starts with its path, which `field` already says.
+                    let text = e.to_string();
+                    let message = text
+                        .strip_prefix(&format!("{field}: "))
+                        .unwrap_or(&text)
+                        .to_string();
+                    LoadError::Invalid {
+                        origin: document.source.clone(),
+                        object: format!("InstanceType {}", document.name()),
+                        field,
+                        message,
+                    }
                 })
             })
             .collect()
