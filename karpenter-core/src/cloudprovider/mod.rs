@@ -7,4 +7,5 @@ mod instance_type;
 mod offering;
 
 pub use instance_type::InstanceType;
+pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};

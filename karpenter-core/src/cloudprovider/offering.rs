@@ -84,6 +84,16 @@ impl<'r> OfferingFilter<'r> {
                 .is_none_or(|r| r.has(&offering.capacity_type))
     }
 
+    /// The zone requirement offerings are matched against, if any.
+    pub fn zone(&self) -> Option<&'r Requirement> {
+        self.zone
+    }
+
+    /// The capacity-type requirement offerings are matched against, if any.
+    pub fn capacity_type(&self) -> Option<&'r Requirement> {
+        self.capacity_type
+    }
+
     /// Whether the offering can be launched now and the requirements allow it.
     pub fn admits_available(&self, offering: &Offering) -> bool {
         offering.available && self.admits(offering)

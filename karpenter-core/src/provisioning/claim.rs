@@ -5,7 +5,7 @@ use super::filter::{self, FilterError};
 use super::host_ports::HostPort;
 use super::pods::PendingPod;
 use super::templates::Template;
-use super::topology::TopologyError;
+use super::topology::{NodeKeys, TopologyError};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
@@ -28,13 +28,17 @@ pub(crate) struct NewClaim {
     pub pods: Vec<usize>,
     /// Host ports its pods bind.
     pub host_ports: Vec<HostPort>,
+    /// Its requirements on the topology keys, as ids (kept up to date by the
+    /// scheduler, which owns the topology).
+    pub topology_keys: NodeKeys,
     /// The most cpu, memory and pods any of its instance types can give pods: what
     /// no addition may pass, checked before anything dearer.
     headroom: [i64; 3],
 }
 
-/// The resources [`NewClaim::may_fit`] checks.
-const HEADROOM_RESOURCES: [&str; 3] = [resources::CPU, resources::MEMORY, resources::PODS];
+/// The resources [`NewClaim::may_fit`] checks (see [`Template::headroom`]).
+pub(crate) const HEADROOM_RESOURCES: [&str; 3] =
+    [resources::CPU, resources::MEMORY, resources::PODS];
 
 /// What adding a pod to a claim would make of it.
 pub(crate) struct Admission {
@@ -90,6 +94,7 @@ impl NewClaim {
             requests: ResourceList::new(),
             pods: Vec::new(),
             host_ports: Vec::new(),
+            topology_keys: NodeKeys::default(),
             headroom: [i64::MAX; 3],
         }
     }
@@ -165,9 +170,8 @@ impl NewClaim {
         self.options = admission.options;
         self.headroom = [0; 3];
         for &t in &self.options {
-            let allocatable = &template.allocatable[t];
-            for (room, name) in self.headroom.iter_mut().zip(HEADROOM_RESOURCES) {
-                *room = (*room).max(allocatable.get(name));
+            for (room, most) in self.headroom.iter_mut().zip(template.headroom[t]) {
+                *room = (*room).max(most);
             }
         }
         self.requests += &pod.requests;

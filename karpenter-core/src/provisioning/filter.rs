@@ -8,7 +8,8 @@ use std::fmt;
 
 use super::host_ports::{HostPort, conflict};
 use super::templates::Template;
-use crate::cloudprovider::{InstanceType, OfferingFilter};
+use super::type_cache::TypeCache;
+use crate::cloudprovider::InstanceType;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirements};
 
@@ -132,6 +133,7 @@ pub(crate) fn describe_resources(list: &ResourceList) -> String {
 #[allow(clippy::too_many_arguments)]
 fn filter_with<'o>(
     types: &[InstanceType],
+    cache: &TypeCache,
     allocatable: &[ResourceList],
     candidates: &[usize],
     requirements: &Requirements,
@@ -140,7 +142,12 @@ fn filter_with<'o>(
     total: &ResourceList,
     overhead: impl Fn(usize) -> Option<&'o ResourceList>,
 ) -> Result<Vec<usize>, FilterError> {
-    let offerings = OfferingFilter::new(requirements);
+    // Worked out per distinct requirement, not per type and call.
+    let answers = (!known_compatible).then(|| {
+        let compatible = cache.compatible(types, requirements);
+        let offerings = cache.offerings(types, requirements);
+        (compatible, offerings)
+    });
     let mut error = FilterError {
         requirements_met: false,
         fits: false,
@@ -163,17 +170,11 @@ fn filter_with<'o>(
         } else {
             (total + overhead).fits(&allocatable[t])
         };
-        let (compatible, offering) = if known_compatible {
-            (true, true)
-        } else {
-            let compatible = types[t].requirements.is_intersecting(requirements);
-            (
-                compatible,
-                types[t]
-                    .offerings
-                    .iter()
-                    .any(|o| offerings.admits_available(o)),
-            )
+        let (compatible, offering) = match &answers {
+            None => (true, true),
+            Some((compatible, offerings)) => {
+                (compatible.contains(t), offerings.available.contains(t))
+            }
         };
         error.requirements_met |= compatible;
         error.fits |= fits;
@@ -222,6 +223,7 @@ pub(crate) fn unmet_min_values<'r>(
 /// Filters a pool's types with no daemon overhead (the template's own check).
 pub(crate) fn without_daemons(
     types: &[InstanceType],
+    cache: &TypeCache,
     allocatable: &[ResourceList],
     candidates: &[usize],
     requirements: &Requirements,
@@ -230,6 +232,7 @@ pub(crate) fn without_daemons(
     let none = ResourceList::new();
     filter_with(
         types,
+        cache,
         allocatable,
         candidates,
         requirements,
@@ -265,6 +268,7 @@ pub(crate) fn for_claim(
     });
     filter_with(
         template.types,
+        &template.cache,
         &template.allocatable,
         candidates,
         requirements,

@@ -9,7 +9,8 @@ use super::plan::{
 };
 use super::scheduler::Scheduler;
 use super::templates::Template;
-use crate::cloudprovider::{Offering, OfferingFilter};
+use super::type_cache::TypeSet;
+use crate::cloudprovider::OfferingFilter;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
     NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
@@ -82,50 +83,60 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     ] {
         requirements.remove(key);
     }
-    // One look at each type's offerings: its cheapest the requirements allow (which
-    // orders the list and, for the first type, is the launch) and the capacity
-    // types they allow. Rewriting the instance-type and capacity-type requirements
-    // below changes neither: offerings are matched on zone and capacity type, and
-    // the capacity types written are exactly the ones allowed here.
-    let offerings = OfferingFilter::new(&requirements);
-    let mut priced: Vec<(f64, &str, usize, Option<&Offering>)> = claim
-        .options
+    // The types in the order every claim with these zone and capacity-type
+    // requirements lists them (by cheapest allowed offering, then name), kept
+    // to the claim's own. Rewriting the instance-type and capacity-type
+    // requirements below changes neither: offerings are matched on zone and
+    // capacity type, and the capacity types written are exactly the ones
+    // allowed here.
+    let view = template.cache.offerings(template.types, &requirements);
+    let own = TypeSet::of(template.types.len(), &claim.options);
+    let chosen: Vec<usize> = view
+        .by_price
         .iter()
-        .map(|&t| {
-            let cheapest = template.types[t].cheapest_offering_with(&offerings);
-            let price = cheapest.map_or(f64::INFINITY, |o| o.price);
-            (price, template.types[t].name.as_str(), t, cheapest)
-        })
+        .copied()
+        .filter(|&t| own.contains(t))
+        .take(MAX_INSTANCE_TYPES)
         .collect();
-    priced.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    priced.truncate(MAX_INSTANCE_TYPES);
-    let chosen: Vec<usize> = priced.iter().map(|&(_, _, t, _)| t).collect();
     if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
         return Err(format!(
             "minValues requirement is not met for label(s) [{key}] among the {MAX_INSTANCE_TYPES} cheapest instance types"
         ));
     }
-    let mut capacity_types: Vec<&str> = chosen
-        .iter()
-        .flat_map(|&t| template.types[t].offerings.iter())
-        .filter(|o| offerings.admits_available(o))
-        .map(|o| o.capacity_type.as_str())
-        .collect();
-    capacity_types.sort_unstable();
-    capacity_types.dedup();
+    let capacity_types = if template.cache.masks_cover() {
+        let mask = chosen
+            .iter()
+            .fold(0, |mask, &t| mask | view.capacity_types[t]);
+        template.cache.capacity_type_names(mask).collect()
+    } else {
+        let offerings = OfferingFilter::new(&requirements);
+        let mut names: Vec<&str> = chosen
+            .iter()
+            .flat_map(|&t| template.types[t].offerings.iter())
+            .filter(|o| offerings.admits_available(o))
+            .map(|o| o.capacity_type.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    };
     // The cheapest type's cheapest offering: prices first, then type name, then (as
     // the type's own choice did) zone and capacity type.
-    let launch = priced.first().and_then(|&(_, name, _, offering)| {
-        offering.map(|o| Launch {
-            instance_type: name.to_string(),
-            zone: o.zone.clone(),
-            capacity_type: o.capacity_type.clone(),
-            price: o.price,
+    let launch = chosen.first().and_then(|&t| {
+        let instance_type = &template.types[t];
+        view.cheapest[t].map(|i| {
+            let o = &instance_type.offerings[i];
+            Launch {
+                instance_type: instance_type.name.clone(),
+                zone: o.zone.clone(),
+                capacity_type: o.capacity_type.clone(),
+                price: o.price,
+            }
         })
     });
-    let names: Vec<String> = priced
+    let names: Vec<String> = chosen
         .iter()
-        .map(|&(_, name, _, _)| name.to_string())
+        .map(|&t| template.types[t].name.clone())
         .collect();
     let min_values = requirements
         .get_defined(LABEL_INSTANCE_TYPE_STABLE)
@@ -134,8 +145,14 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     requirements.remove(CAPACITY_TYPE_LABEL_KEY);
     // The two rewritten requirements are written directly: building them as
     // requirements would sort and copy up to 600 names only to copy them again.
-    let mut type_values = names.clone();
-    type_values.sort_unstable();
+    let listed = TypeSet::of(template.types.len(), &chosen);
+    let type_values: Vec<String> = template
+        .cache
+        .by_name
+        .iter()
+        .filter(|&&t| listed.contains(t))
+        .map(|&t| template.types[t].name.clone())
+        .collect();
     let mut written: Vec<RequirementOutput> = requirements
         .to_selector_requirements()
         .into_iter()

@@ -30,6 +30,7 @@ mod preferences;
 mod scheduler;
 mod templates;
 pub(crate) mod topology;
+mod type_cache;
 mod validate;
 mod volumes;
 

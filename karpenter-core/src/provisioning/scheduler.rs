@@ -15,7 +15,9 @@ use super::host_ports::host_ports;
 use super::pods::{PendingPod, bound_node, is_pending, queue_order};
 use super::preferences::Preferences;
 use super::templates::{Template, any_prefer_no_schedule, pool_order};
-use super::topology::{DomainSource, NodeKind, PlacedPod, PodView, Topology, ignored_for_topology};
+use super::topology::{
+    DomainSource, NodeKind, PlacedPod, PodView, Topology, Verdict, ignored_for_topology,
+};
 use super::volumes::volume_requirements;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -56,7 +58,7 @@ pub(crate) struct Scheduler<'s> {
     /// date instead of sorted for every pod.
     claim_order: BTreeSet<(usize, usize)>,
     /// For each topology signature, the claims whose topology refused such pods
-    /// for good (see `TopologyError::is_final`): skipped without asking again.
+    /// for good (see `TopologyError::holds_for_good`): skipped without asking again.
     final_refusals: Vec<ClaimSet>,
     /// Topology signatures by their text (see `PendingPod::topology_signature`).
     signatures: HashMap<String, usize>,
@@ -260,10 +262,12 @@ impl<'s> Scheduler<'s> {
     fn add_to_claims(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
         // Fewest pods first; equal counts in the order the claims were made.
         let p = &self.pods[pod];
+        let mut constraints = self.topology.constraints_of(&view(p));
+        let finals = self.final_refusals.get(p.topology_signature);
         let mut refused = Vec::new();
         let found = self.claim_order.iter().find_map(|&(_, c)| {
             let claim = &self.claims[c];
-            if !claim.may_fit(&p.requests) {
+            if !claim.may_fit(&p.requests) || finals.is_some_and(|b| b.contains(c)) {
                 return None;
             }
             // Topology first, on the claim's own requirements: the pod's and its
@@ -272,19 +276,12 @@ impl<'s> Scheduler<'s> {
             // building the merged requirements for the many claims a spread or
             // anti-affinity pod passes over. A refusal that holds for good is
             // remembered for every pod of the same constraints.
-            if self
-                .final_refusals
-                .get(p.topology_signature)
-                .is_some_and(|b| b.contains(c))
-            {
-                return None;
-            }
-            if let Err(e) = self.topology.add_requirements(
-                &view(p),
+            if let Verdict::Refused { for_good } = constraints.verdict(
                 &p.strict_requirements,
                 &claim.requirements,
+                &claim.topology_keys,
             ) {
-                if e.is_final() {
+                if for_good {
                     refused.push(c);
                 }
                 return None;
@@ -293,6 +290,7 @@ impl<'s> Scheduler<'s> {
             let admission = self.admit(claim, template, p, ports).ok()?;
             Some((c, admission))
         });
+        drop(constraints);
         let signature = self.pods[pod].topology_signature;
         if !refused.is_empty() {
             if self.final_refusals.len() <= signature {
@@ -316,6 +314,7 @@ impl<'s> Scheduler<'s> {
         let count = self.claims[c].pods.len();
         let template = &self.templates[self.claims[c].template];
         self.claims[c].add(template, pod, &self.pods[pod], ports.to_vec(), admission);
+        self.claims[c].topology_keys = self.topology.node_keys(&self.claims[c].requirements);
         self.claim_order.remove(&(count, c));
         self.claim_order.insert((count + 1, c));
         true
@@ -364,6 +363,7 @@ impl<'s> Scheduler<'s> {
                         NodeKind::NewClaim,
                     );
                     claim.add(&self.templates[t], pod, &self.pods[pod], ports, admission);
+                    claim.topology_keys = self.topology.node_keys(&claim.requirements);
                     if let Some(limits) = &mut self.limits[t] {
                         charge(limits, &self.templates[t], &claim.options);
                     }

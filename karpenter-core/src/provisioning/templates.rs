@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 
+use super::claim::HEADROOM_RESOURCES;
 use super::daemons::DaemonPod;
 use super::filter::{self, FilterError};
 use super::host_ports::HostPort;
+use super::type_cache::TypeCache;
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::resources::ResourceList;
@@ -39,6 +41,9 @@ pub(crate) struct Template<'s> {
     pub types: &'s [InstanceType],
     /// The allocatable of each type.
     pub allocatable: Vec<ResourceList>,
+    /// The cpu, memory and pods of each type's allocatable (the resources of
+    /// [`HEADROOM_RESOURCES`]), read once.
+    pub headroom: Vec<[i64; 3]>,
     /// The types compatible with the pool's requirements, with an available
     /// offering: indices into `types`.
     pub options: Vec<usize>,
@@ -46,6 +51,8 @@ pub(crate) struct Template<'s> {
     pub daemon_groups: Vec<DaemonGroup>,
     /// The group of each type in `types` (`usize::MAX` for types not in `options`).
     pub group_of: Vec<usize>,
+    /// The types' answers to the requirements met so far.
+    pub cache: TypeCache,
 }
 
 /// The NodePools a new claim may come from, in the order they are tried: weight
@@ -114,7 +121,13 @@ impl<'s> Template<'s> {
         let allocatable: Vec<ResourceList> = types.iter().map(InstanceType::allocatable).collect();
         let all: Vec<usize> = (0..types.len()).collect();
         let none = ResourceList::new();
-        let options = filter::without_daemons(types, &allocatable, &all, &requirements, &none)?;
+        let cache = TypeCache::new(types);
+        let headroom = allocatable
+            .iter()
+            .map(|a| HEADROOM_RESOURCES.map(|name| a.get(name)))
+            .collect();
+        let options =
+            filter::without_daemons(types, &cache, &allocatable, &all, &requirements, &none)?;
         let taints = pool.spec.template.spec.taints().to_vec();
         let mut daemon_groups: Vec<DaemonGroup> = Vec::new();
         let mut group_keys: Vec<Vec<usize>> = Vec::new();
@@ -148,9 +161,11 @@ impl<'s> Template<'s> {
             taints,
             types,
             allocatable,
+            headroom,
             options,
             daemon_groups,
             group_of,
+            cache,
         })
     }
 }

@@ -65,16 +65,16 @@ impl TopologyError {
     }
 
     /// The kind of constraint that failed.
-    /// Whether the refusal holds for good on this node, whatever else gets placed:
+    /// Whether a refusal of constraint `kind` on `key` holds for good on a node:
     /// a hostname domain's counts only grow, the minimum of a hostname spread is
     /// always 0 (a new host can always be made), and an occupied domain stays
     /// occupied. So a spread or anti-affinity refusal on the hostname key is final
     /// for the same pod constraints; an affinity refusal is not (a matching pod may
     /// come), nor is any zonal refusal (other zones' counts move the minimum).
-    pub(crate) fn is_final(&self) -> bool {
-        &*self.key == crate::scheduling::LABEL_HOSTNAME
+    pub(crate) fn holds_for_good(kind: ConstraintKind, key: &str) -> bool {
+        key == crate::scheduling::LABEL_HOSTNAME
             && matches!(
-                self.kind,
+                kind,
                 ConstraintKind::Spread { .. }
                     | ConstraintKind::AntiAffinity
                     | ConstraintKind::InverseAntiAffinity

@@ -88,6 +88,11 @@ pub(super) struct Group {
     /// Whether the key is `kubernetes.io/hostname`, where a new domain can
     /// always be made.
     hostname: bool,
+    /// Whether this is an inverse anti-affinity group: the required
+    /// anti-affinity of other pods, checked for the pods it selects.
+    pub(super) inverse: bool,
+    /// Its key's slot in the topology's key list.
+    pub(super) slot: usize,
     /// Selected pods per known domain.
     counts: BTreeMap<Arc<str>, u32>,
     /// The known domains without a selected pod.
@@ -99,6 +104,8 @@ impl Group {
     pub(super) fn new(identity: GroupIdentity) -> Group {
         Group {
             hostname: &*identity.key == LABEL_HOSTNAME,
+            inverse: false,
+            slot: 0,
             identity,
             counts: BTreeMap::new(),
             empty: BTreeSet::new(),
@@ -166,6 +173,62 @@ impl Group {
                 .collect(),
             GroupKind::Affinity => self.next_affinity(self_selecting, pod, node),
             GroupKind::AntiAffinity => self.next_anti_affinity(pod, node),
+        }
+    }
+
+    /// Whether [`next_domains`](Self::next_domains) would find a domain,
+    /// without collecting them: the scheduler asks this of every claim it
+    /// passes over, and most answers are no.
+    pub(super) fn has_next_domain(
+        &self,
+        self_selecting: bool,
+        pod: Allowed<'_>,
+        node: Allowed<'_>,
+    ) -> bool {
+        match self.identity.kind {
+            GroupKind::Spread => self.next_spread(self_selecting, pod, node).is_some(),
+            GroupKind::Affinity => self.has_next_affinity(self_selecting, pod, node),
+            GroupKind::AntiAffinity => self.has_next_anti_affinity(pod, node),
+        }
+    }
+
+    /// Whether [`next_affinity`](Self::next_affinity) is non-empty.
+    fn has_next_affinity(&self, self_selecting: bool, pod: Allowed<'_>, node: Allowed<'_>) -> bool {
+        let may_start = || self_selecting && (self.all_empty() || !self.any_occupied(pod));
+        if self.hostname
+            && let Some(host) = node.single()
+        {
+            return pod.has(host) && (self.count(host) > 0 || may_start());
+        }
+        let occupied = match node.listed() {
+            Some(listed) => listed
+                .values()
+                .any(|domain| pod.has(domain) && self.count(domain) > 0),
+            None => self
+                .counts
+                .iter()
+                .any(|(domain, count)| *count > 0 && pod.has(domain) && node.has(domain)),
+        };
+        // Starting the group needs a domain the pod allows (the node's choice
+        // comes from the same domains, so it adds none the pod's would not).
+        occupied || (may_start() && self.counts.keys().any(|d| pod.has(d)))
+    }
+
+    /// Whether [`next_anti_affinity`](Self::next_anti_affinity) is non-empty.
+    fn has_next_anti_affinity(&self, pod: Allowed<'_>, node: Allowed<'_>) -> bool {
+        if self.hostname
+            && let Some(host) = node.single()
+        {
+            return self.count(host) == 0;
+        }
+        match node.listed() {
+            Some(listed) if listed.values().len() < self.empty.len() => listed
+                .values()
+                .any(|domain| self.empty.contains(domain) && pod.has(domain)),
+            _ => self
+                .empty
+                .iter()
+                .any(|domain| node.has(domain) && pod.has(domain)),
         }
     }
 

@@ -72,7 +72,7 @@ use crate::scheduling::Requirements;
 #[cfg(test)]
 pub(crate) use error::ConstraintKind;
 pub(crate) use error::TopologyError;
-pub(crate) use tracker::Topology;
+pub(crate) use tracker::{NodeKeys, Topology, Verdict};
 
 /// A pod as topology sees it: its namespace, labels and the constraints it
 /// has now (after the scheduler's relaxation removed some preferred terms).

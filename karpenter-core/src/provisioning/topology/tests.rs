@@ -999,3 +999,82 @@ fn empty_uids_exclude_nothing() {
     let mut topology = world.topology(&pods);
     assert_eq!(place_each(&mut topology, &pods, &["a", "b"]), ["b"]);
 }
+
+// ---------------------------------------------------------------------------
+// The scheduler's fast verdict agrees with the requirements it stands for
+// ---------------------------------------------------------------------------
+
+/// Over a run mixing zonal spread, zonal self-affinity and hostname
+/// self-anti-affinity, every verdict (remembered per distinct requirement
+/// within one attempt, as the scheduler asks) agrees with whether
+/// `add_requirements` succeeds, and a refusal said to hold for good still
+/// holds after every later placement.
+#[test]
+fn verdicts_agree_with_add_requirements() {
+    let zones = ["zone-a", "zone-b", "zone-c"];
+    let world = World::zonal(&zones);
+    let spread_pod = spread_spec(vec![spread(ZONE, 1, &[("app", "spread")])]);
+    let affine_pod = affinity_spec(vec![term(ZONE, &[("app", "affine")])]);
+    let anti_pod = anti_spec(vec![term(HOST, &[("app", "anti")])]);
+    let pods: Vec<TestPod> = (0..30)
+        .map(|i| match i % 3 {
+            0 => TestPod::new(&format!("s{i}"), &[("app", "spread")], spread_pod.clone()),
+            1 => TestPod::new(&format!("a{i}"), &[("app", "affine")], affine_pod.clone()),
+            _ => TestPod::new(&format!("n{i}"), &[("app", "anti")], anti_pod.clone()),
+        })
+        .collect();
+    let mut topology = world.topology(&pods);
+    // Candidate nodes: pinned to each zone, to two zones, or to none, on a few
+    // hosts that fill up as the run goes.
+    let hosts = ["host-0", "host-1", "host-2", "host-3"];
+    let mut candidates: Vec<Requirements> = Vec::new();
+    for host in hosts {
+        candidates.push(reqs(&[(HOST, &[host])]));
+        candidates.push(claim(&["zone-a", "zone-b"], host));
+        for zone in zones {
+            candidates.push(claim(&[zone], host));
+        }
+    }
+    let mut for_good: Vec<(usize, usize)> = Vec::new();
+    let mut refused_for_now = 0;
+    for (i, pod) in pods.iter().enumerate() {
+        let keys: Vec<NodeKeys> = candidates.iter().map(|c| topology.node_keys(c)).collect();
+        let mut constraints = topology.constraints_of(&pod.view());
+        let mut first_allowed = None;
+        for (c, candidate) in candidates.iter().enumerate() {
+            let expected = topology
+                .add_requirements(&pod.view(), &pod.strict(), candidate)
+                .is_ok();
+            let verdict = constraints.verdict(&pod.strict(), candidate, &keys[c]);
+            assert_eq!(
+                verdict == Verdict::Allowed,
+                expected,
+                "pod {i} on candidate {c}: {verdict:?}"
+            );
+            match verdict {
+                Verdict::Refused { for_good: true } => for_good.push((i % 3, c)),
+                Verdict::Refused { for_good: false } => refused_for_now += 1,
+                Verdict::Allowed => {}
+            }
+            if expected && first_allowed.is_none() {
+                first_allowed = Some(c);
+            }
+        }
+        drop(constraints);
+        for &(shape, c) in &for_good {
+            if shape == i % 3 {
+                assert!(
+                    topology
+                        .add_requirements(&pod.view(), &pod.strict(), &candidates[c])
+                        .is_err(),
+                    "pod {i}: candidate {c} was refused for good"
+                );
+            }
+        }
+        if let Some(c) = first_allowed {
+            place(&mut topology, pod, candidates[c].clone()).expect("allowed");
+        }
+    }
+    // The run met both kinds of refusal.
+    assert!(!for_good.is_empty() && refused_for_now > 0);
+}

@@ -85,7 +85,25 @@ pub(crate) struct Topology {
     well_known: WellKnownLabels,
     /// No label at all: what an existing node may leave undefined.
     none_known: WellKnownLabels,
+    /// The groups' keys; a group's `slot` indexes them.
+    keys: Vec<Arc<str>>,
+    /// Ids of the requirements met on non-hostname keys (see
+    /// [`node_keys`](Self::node_keys)); ids start at 1.
+    requirement_ids: HashMap<Requirement, u32>,
 }
+
+/// A node's requirements on the topology keys, as ids: equal ids mean equal
+/// requirements, so a pod's verdict for one node holds for every node with the
+/// same ids ([`PodConstraints::verdict`]).
+pub(crate) type NodeKeys = Box<[u32]>;
+
+/// The id of a key the node does not constrain.
+const UNDEFINED: u32 = 0;
+/// The id of a key whose requirement is not compared by id: a hostname, which
+/// every claim has its own of.
+const UNSHARED: u32 = u32::MAX;
+/// How many distinct requirements a verdict remembers per constraint.
+const MEMO: usize = 32;
 
 impl Topology {
     /// Builds the groups for every constraint of the pending pods (spread,
@@ -117,6 +135,8 @@ impl Topology {
             registered: BTreeMap::new(),
             well_known: well_known.clone(),
             none_known: WellKnownLabels::empty(),
+            keys: Vec::new(),
+            requirement_ids: HashMap::new(),
         };
         let mut nodes = NodeTable::default();
         for &(labels, taints) in existing_nodes {
@@ -234,26 +254,81 @@ impl Topology {
         node: &Requirements,
     ) -> Result<Requirements, TopologyError> {
         let mut added = Requirements::new();
-        let owned = self.members.get(pod.uid).map_or(&[][..], |m| &m.owned);
-        for &id in owned {
-            let group = &self.groups[id];
-            let kind = match group.identity.kind {
-                GroupKind::Spread => ConstraintKind::Spread {
-                    max_skew: group.identity.max_skew,
-                },
-                GroupKind::Affinity => ConstraintKind::Affinity,
-                GroupKind::AntiAffinity => ConstraintKind::AntiAffinity,
-            };
-            let self_selecting = group.selects(pod.namespace, pod.labels);
-            narrow(&mut added, group, kind, self_selecting, pod_strict, node)?;
-        }
-        for group in &self.inverse {
-            if group.selects(pod.namespace, pod.labels) {
-                let kind = ConstraintKind::InverseAntiAffinity;
-                narrow(&mut added, group, kind, true, pod_strict, node)?;
-            }
+        for (group, self_selecting) in self.checks(pod) {
+            narrow(&mut added, group, self_selecting, pod_strict, node)?;
         }
         Ok(added)
+    }
+
+    /// The pod's constraints resolved once, for asking of many nodes in turn
+    /// whether they could take it ([`PodConstraints::verdict`]).
+    pub(crate) fn constraints_of<'t>(&'t self, pod: &PodView<'_>) -> PodConstraints<'t> {
+        PodConstraints {
+            checks: self
+                .checks(pod)
+                .map(|(group, self_selecting)| Check {
+                    group,
+                    self_selecting,
+                    memo: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The slot of topology key `key`, made if new.
+    fn slot(&mut self, key: &Arc<str>) -> usize {
+        match self.keys.iter().position(|k| k == key) {
+            Some(slot) => slot,
+            None => {
+                self.keys.push(Arc::clone(key));
+                self.keys.len() - 1
+            }
+        }
+    }
+
+    /// The ids of a node's requirements on the topology keys, for
+    /// [`PodConstraints::verdict`]; to be taken again whenever the node's
+    /// requirements change.
+    pub(crate) fn node_keys(&mut self, node: &Requirements) -> NodeKeys {
+        let ids = &mut self.requirement_ids;
+        self.keys
+            .iter()
+            .map(|key| {
+                if &**key == LABEL_HOSTNAME {
+                    return UNSHARED;
+                }
+                let Some(requirement) = node.get_defined(key) else {
+                    return UNDEFINED;
+                };
+                let next = u32::try_from(ids.len() + 1).unwrap_or(UNSHARED);
+                match ids.get(requirement) {
+                    Some(&id) => id,
+                    None if next != UNSHARED => {
+                        ids.insert(requirement.clone(), next);
+                        next
+                    }
+                    None => UNSHARED,
+                }
+            })
+            .collect()
+    }
+
+    /// The groups a pod is checked against, in order, each with whether it
+    /// selects the pod: the groups it owns, then the inverse anti-affinity
+    /// groups that select it.
+    fn checks<'t>(&'t self, pod: &PodView<'_>) -> impl Iterator<Item = (&'t Group, bool)> {
+        let owned = self.members.get(pod.uid).map_or(&[][..], |m| &m.owned);
+        let (namespace, labels) = (pod.namespace, pod.labels);
+        let owned = owned.iter().map(move |&id| {
+            let group = &self.groups[id];
+            (group, group.selects(namespace, labels))
+        });
+        let inverse = self
+            .inverse
+            .iter()
+            .filter(move |group| group.selects(namespace, labels))
+            .map(|group| (group, true));
+        owned.chain(inverse)
     }
 
     /// Records that the pod now runs on a new claim whose final requirements
@@ -451,6 +526,7 @@ impl Topology {
                 }
             }
         }
+        group.slot = self.slot(&key);
         let id = self.groups.len();
         self.groups.push(group);
         self.group_index.insert(identity, id);
@@ -465,6 +541,7 @@ impl Topology {
             return id;
         }
         let mut group = Group::new(identity.clone());
+        group.inverse = true;
         let key = Arc::clone(group.key());
         for domain in self.universe.domains(&key, None) {
             group.register(&domain);
@@ -477,6 +554,7 @@ impl Topology {
         for domain in self.registered.get(&key).into_iter().flatten() {
             group.register(domain);
         }
+        group.slot = self.slot(&key);
         let id = self.inverse.len();
         self.inverse.push(group);
         self.inverse_index.insert(identity, id);
@@ -495,12 +573,23 @@ enum PoolDomains<'t> {
     ToleratedBy(&'t [Toleration]),
 }
 
+/// The kind of constraint a group (checked for a pod) stands for.
+fn constraint_kind(group: &Group) -> ConstraintKind {
+    match group.identity.kind {
+        GroupKind::Spread => ConstraintKind::Spread {
+            max_skew: group.identity.max_skew,
+        },
+        GroupKind::Affinity => ConstraintKind::Affinity,
+        GroupKind::AntiAffinity if group.inverse => ConstraintKind::InverseAntiAffinity,
+        GroupKind::AntiAffinity => ConstraintKind::AntiAffinity,
+    }
+}
+
 /// Narrows `added` to the domains `group` allows the pod on `node`, or says
 /// why there is none.
 fn narrow(
     added: &mut Requirements,
     group: &Group,
-    kind: ConstraintKind,
     self_selecting: bool,
     pod_strict: &Requirements,
     node: &Requirements,
@@ -511,7 +600,7 @@ fn narrow(
     let domains = group.next_domains(self_selecting, Allowed(pod_domains), Allowed(node_domains));
     if domains.is_empty() {
         return Err(TopologyError::new(
-            kind,
+            constraint_kind(group),
             key,
             pod_domains,
             node_domains,
@@ -520,6 +609,75 @@ fn narrow(
     }
     added.add(Requirement::in_values(key, domains));
     Ok(())
+}
+
+/// Whether a node could take a pod, as far as its topology goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Every constraint leaves the pod a domain on the node.
+    Allowed,
+    /// Some constraint leaves none; `for_good` when no later placement can
+    /// change that for this node and the same constraints (see
+    /// [`TopologyError::holds_for_good`]).
+    Refused {
+        /// Whether the refusal holds whatever else gets placed.
+        for_good: bool,
+    },
+}
+
+/// A pod's topology groups, resolved once per attempt (see
+/// [`Topology::constraints_of`]), with the verdicts met so far.
+#[derive(Debug)]
+pub(crate) struct PodConstraints<'t> {
+    checks: Vec<Check<'t>>,
+}
+
+/// One group a pod is checked against.
+#[derive(Debug)]
+struct Check<'t> {
+    group: &'t Group,
+    self_selecting: bool,
+    /// Whether the group leaves the pod a domain, by the id of the node's
+    /// requirement on the key: the answer depends on nothing else of the node
+    /// while the counts stand still, as they do for one attempt.
+    memo: Vec<(u32, bool)>,
+}
+
+impl PodConstraints<'_> {
+    /// Whether [`Topology::add_requirements`] would succeed for a node with
+    /// requirements `node` (whose [`NodeKeys`] are `keys`), answered without
+    /// building any requirement, and once per distinct requirement.
+    pub(crate) fn verdict(
+        &mut self,
+        pod_strict: &Requirements,
+        node: &Requirements,
+        keys: &[u32],
+    ) -> Verdict {
+        for check in &mut self.checks {
+            let group = check.group;
+            let id = keys.get(group.slot).copied().unwrap_or(UNSHARED);
+            let remembered = check.memo.iter().find(|(seen, _)| *seen == id);
+            let allowed = match remembered {
+                Some(&(_, allowed)) if id != UNSHARED => allowed,
+                _ => {
+                    let key = group.key();
+                    let pod = Allowed(pod_strict.get_defined(key));
+                    let on_node = Allowed(node.get_defined(key));
+                    let allowed = group.has_next_domain(check.self_selecting, pod, on_node);
+                    if id != UNSHARED && check.memo.len() < MEMO {
+                        check.memo.push((id, allowed));
+                    }
+                    allowed
+                }
+            };
+            if !allowed {
+                return Verdict::Refused {
+                    for_good: TopologyError::holds_for_good(constraint_kind(group), group.key()),
+                };
+            }
+        }
+        Verdict::Allowed
+    }
 }
 
 /// The node's requirement on `key` when it lists values.

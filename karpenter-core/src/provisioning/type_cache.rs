@@ -1,0 +1,371 @@
+//! What a NodePool's instance types answer to a claim's requirements, worked out
+//! once per distinct requirement and kept as sets of types.
+//!
+//! Narrowing a claim's types after each pod asks, of up to hundreds of types,
+//! whether their labels meet the claim's requirements and whether an available
+//! offering is allowed; finalizing asks each type's cheapest allowed offering.
+//! The answers depend on few inputs: compatibility is decided key by key (a
+//! type conflicts with requirements when, on some key both define, their values
+//! do not intersect), and offerings are matched on the zone and capacity-type
+//! requirements alone. A run meets few distinct requirements per key (the
+//! pool's, a handful of zones), so each is answered for every type once, as a
+//! [`TypeSet`], and a claim's answer is the intersection of its keys' sets.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use crate::cloudprovider::{InstanceType, Offering, OfferingFilter};
+use crate::scheduling::{Requirement, Requirements};
+
+/// A set of instance types (indices into a pool's types), as bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TypeSet(Vec<u64>);
+
+impl TypeSet {
+    /// Every type of `len`.
+    pub(crate) fn full(len: usize) -> TypeSet {
+        let mut words = vec![u64::MAX; len.div_ceil(64)];
+        if let Some(last) = words.last_mut()
+            && !len.is_multiple_of(64)
+        {
+            *last = (1 << (len % 64)) - 1;
+        }
+        TypeSet(words)
+    }
+
+    /// No type, with room for `len`.
+    pub(crate) fn empty(len: usize) -> TypeSet {
+        TypeSet(vec![0; len.div_ceil(64)])
+    }
+
+    /// The types of `indices` (each below `len`).
+    pub(crate) fn of(len: usize, indices: &[usize]) -> TypeSet {
+        let mut set = TypeSet::empty(len);
+        indices.iter().for_each(|&t| set.insert(t));
+        set
+    }
+
+    pub(crate) fn insert(&mut self, t: usize) {
+        self.0[t / 64] |= 1 << (t % 64);
+    }
+
+    pub(crate) fn contains(&self, t: usize) -> bool {
+        self.0.get(t / 64).is_some_and(|w| w & (1 << (t % 64)) != 0)
+    }
+
+    /// Keeps only the types `other` has too.
+    pub(crate) fn intersect_with(&mut self, other: &TypeSet) {
+        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= b);
+    }
+}
+
+/// What one zone and capacity-type requirement pair allows of each type's
+/// offerings.
+#[derive(Debug)]
+pub(crate) struct OfferingView {
+    zone: Option<Requirement>,
+    capacity_type: Option<Requirement>,
+    /// The types with an available offering the pair allows.
+    pub(crate) available: TypeSet,
+    /// Each type's cheapest available allowed offering (an index into its
+    /// offerings), by price, then zone, then capacity type.
+    pub(crate) cheapest: Vec<Option<usize>>,
+    /// Every type, by the price of its cheapest offering (types without one
+    /// last), then name, then index: the order a claim lists its types in.
+    pub(crate) by_price: Vec<usize>,
+    /// The capacity types of each type's available allowed offerings, as bits
+    /// over [`TypeCache::capacity_types`].
+    pub(crate) capacity_types: Vec<u64>,
+}
+
+impl OfferingView {
+    fn new(types: &[InstanceType], capacity_names: &[&str], filter: &OfferingFilter<'_>) -> Self {
+        let mut available = TypeSet::empty(types.len());
+        let mut cheapest = Vec::with_capacity(types.len());
+        let mut capacity_types = Vec::with_capacity(types.len());
+        for (t, instance_type) in types.iter().enumerate() {
+            let mut best: Option<(usize, &Offering)> = None;
+            let mut mask = 0_u64;
+            for (i, offering) in instance_type.offerings.iter().enumerate() {
+                if !filter.admits_available(offering) {
+                    continue;
+                }
+                if let Ok(bit) = capacity_names.binary_search(&offering.capacity_type.as_str())
+                    && bit < 64
+                {
+                    mask |= 1 << bit;
+                }
+                if best.is_none_or(|(_, b)| crate::cloudprovider::cheaper(offering, b).is_lt()) {
+                    best = Some((i, offering));
+                }
+            }
+            if best.is_some() {
+                available.insert(t);
+            }
+            cheapest.push(best.map(|(i, _)| i));
+            capacity_types.push(mask);
+        }
+        let price = |t: usize| cheapest[t].map_or(f64::INFINITY, |i| types[t].offerings[i].price);
+        let mut by_price: Vec<usize> = (0..types.len()).collect();
+        by_price.sort_by(|&a, &b| {
+            price(a)
+                .total_cmp(&price(b))
+                .then_with(|| types[a].name.cmp(&types[b].name))
+                .then(a.cmp(&b))
+        });
+        OfferingView {
+            zone: filter.zone().cloned(),
+            capacity_type: filter.capacity_type().cloned(),
+            available,
+            cheapest,
+            by_price,
+            capacity_types,
+        }
+    }
+
+    fn answers(&self, filter: &OfferingFilter<'_>) -> bool {
+        self.zone.as_ref() == filter.zone() && self.capacity_type.as_ref() == filter.capacity_type()
+    }
+}
+
+/// The answers about one pool's instance types, filled in as requirements come.
+#[derive(Debug)]
+pub(crate) struct TypeCache {
+    len: usize,
+    /// The keys some type's requirements define, ascending.
+    type_keys: Vec<Arc<str>>,
+    /// Every type, by name (then index).
+    pub(crate) by_name: Vec<usize>,
+    /// The distinct capacity types of all offerings, ascending. Masks tell
+    /// apart the first 64 (see [`masks_cover`](Self::masks_cover)).
+    capacity_types: Vec<String>,
+    /// For each requirement met on a type key: the types it does not conflict
+    /// with.
+    compatible: RefCell<Vec<(Requirement, Arc<TypeSet>)>>,
+    offerings: RefCell<Vec<Arc<OfferingView>>>,
+}
+
+impl TypeCache {
+    /// An empty cache for `types`.
+    pub(crate) fn new(types: &[InstanceType]) -> TypeCache {
+        let mut type_keys: Vec<Arc<str>> = types
+            .iter()
+            .flat_map(|t| t.requirements.keys())
+            .map(Arc::from)
+            .collect();
+        type_keys.sort_unstable();
+        type_keys.dedup();
+        let mut capacity_types: Vec<String> = types
+            .iter()
+            .flat_map(|t| t.offerings.iter().map(|o| o.capacity_type.clone()))
+            .collect();
+        capacity_types.sort_unstable();
+        capacity_types.dedup();
+        let mut by_name: Vec<usize> = (0..types.len()).collect();
+        by_name.sort_by(|&a, &b| types[a].name.cmp(&types[b].name).then(a.cmp(&b)));
+        TypeCache {
+            len: types.len(),
+            by_name,
+            type_keys,
+            capacity_types,
+            compatible: RefCell::new(Vec::new()),
+            offerings: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The types whose requirements intersect `requirements` (as
+    /// [`Requirements::is_intersecting`] decides, type first).
+    pub(crate) fn compatible(
+        &self,
+        types: &[InstanceType],
+        requirements: &Requirements,
+    ) -> TypeSet {
+        let mut set = TypeSet::full(self.len);
+        for requirement in requirements.iter() {
+            let key = requirement.key();
+            if self.type_keys.binary_search_by(|k| (**k).cmp(key)).is_err() {
+                continue;
+            }
+            set.intersect_with(&self.compatible_with(types, requirement));
+        }
+        set
+    }
+
+    fn compatible_with(&self, types: &[InstanceType], requirement: &Requirement) -> Arc<TypeSet> {
+        if let Some((_, set)) = self
+            .compatible
+            .borrow()
+            .iter()
+            .find(|(r, _)| r == requirement)
+        {
+            return Arc::clone(set);
+        }
+        let alone: Requirements = [requirement.clone()].into_iter().collect();
+        let mut set = TypeSet::empty(self.len);
+        for (t, instance_type) in types.iter().enumerate() {
+            if instance_type.requirements.is_intersecting(&alone) {
+                set.insert(t);
+            }
+        }
+        let set = Arc::new(set);
+        self.compatible
+            .borrow_mut()
+            .push((requirement.clone(), Arc::clone(&set)));
+        set
+    }
+
+    /// What the zone and capacity-type requirements of `requirements` allow of
+    /// the types' offerings.
+    pub(crate) fn offerings(
+        &self,
+        types: &[InstanceType],
+        requirements: &Requirements,
+    ) -> Arc<OfferingView> {
+        let filter = OfferingFilter::new(requirements);
+        if let Some(view) = self.offerings.borrow().iter().find(|v| v.answers(&filter)) {
+            return Arc::clone(view);
+        }
+        let names: Vec<&str> = self.capacity_types.iter().map(String::as_str).collect();
+        let view = Arc::new(OfferingView::new(types, &names, &filter));
+        self.offerings.borrow_mut().push(Arc::clone(&view));
+        view
+    }
+
+    /// Whether the capacity-type masks name every capacity type: no more than
+    /// 64 exist (otherwise the caller reads the offerings themselves).
+    pub(crate) fn masks_cover(&self) -> bool {
+        self.capacity_types.len() <= 64
+    }
+
+    /// The capacity types of a mask from [`OfferingView::capacity_types`],
+    /// ascending.
+    pub(crate) fn capacity_type_names(&self, mask: u64) -> impl Iterator<Item = &str> {
+        self.capacity_types
+            .iter()
+            .enumerate()
+            .take(64)
+            .filter(move |(bit, _)| mask & (1 << bit) != 0)
+            .map(|(_, name)| name.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::ResourceList;
+    use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_ARCH_STABLE, LABEL_TOPOLOGY_ZONE};
+
+    /// Types of two arches, offered in some zones, on-demand and spot, one
+    /// offering unavailable.
+    fn types() -> Vec<InstanceType> {
+        (0..70)
+            .map(|i| {
+                let arch = if i % 2 == 0 { "amd64" } else { "arm64" };
+                let zones = ["zone-a", "zone-b", "zone-c"];
+                let mut offerings: Vec<Offering> = zones
+                    .iter()
+                    .take(1 + i % 3)
+                    .flat_map(|zone| {
+                        let price = 1.0 + (i % 7) as f64;
+                        [
+                            Offering::new(*zone, "on-demand", price),
+                            Offering::new(*zone, "spot", price / 2.0),
+                        ]
+                    })
+                    .collect();
+                if i % 5 == 0 {
+                    offerings[1] = offerings[1].clone().unavailable();
+                }
+                InstanceType::new(
+                    format!("type-{:02}", 69 - i),
+                    [(LABEL_ARCH_STABLE, arch)],
+                    offerings,
+                    ResourceList::new(),
+                    ResourceList::new(),
+                )
+            })
+            .collect()
+    }
+
+    fn requirements(items: &[(&str, &[&str])]) -> Requirements {
+        items
+            .iter()
+            .map(|(key, values)| Requirement::in_values(key, values.iter()))
+            .collect()
+    }
+
+    #[test]
+    fn full_and_empty_sets_have_exactly_their_types() {
+        for len in [0, 1, 63, 64, 65, 128, 130] {
+            let full = TypeSet::full(len);
+            let empty = TypeSet::empty(len);
+            assert!((0..len).all(|t| full.contains(t) && !empty.contains(t)));
+            assert!(!full.contains(len) && !full.contains(len + 64));
+        }
+        let mut some = TypeSet::of(100, &[3, 64, 99]);
+        some.intersect_with(&TypeSet::of(100, &[64, 99, 5]));
+        assert_eq!(some, TypeSet::of(100, &[64, 99]));
+    }
+
+    /// The cached answers are the ones each type gives on its own, asked
+    /// again and again (from the cache the second time).
+    #[test]
+    fn answers_match_each_type_asked_alone() {
+        let types = types();
+        let cache = TypeCache::new(&types);
+        let cases = [
+            requirements(&[]),
+            requirements(&[(LABEL_ARCH_STABLE, &["arm64"])]),
+            requirements(&[(LABEL_TOPOLOGY_ZONE, &["zone-c"])]),
+            requirements(&[(CAPACITY_TYPE_LABEL_KEY, &["spot"]), ("team", &["a"])]),
+            requirements(&[
+                (LABEL_ARCH_STABLE, &["amd64"]),
+                (LABEL_TOPOLOGY_ZONE, &["zone-b", "zone-c"]),
+            ]),
+        ];
+        for _ in 0..2 {
+            for case in &cases {
+                let compatible = cache.compatible(&types, case);
+                let view = cache.offerings(&types, case);
+                let filter = OfferingFilter::new(case);
+                for (t, instance_type) in types.iter().enumerate() {
+                    assert_eq!(
+                        compatible.contains(t),
+                        instance_type.requirements.is_intersecting(case)
+                    );
+                    let cheapest = instance_type.cheapest_offering_with(&filter);
+                    assert_eq!(view.available.contains(t), cheapest.is_some());
+                    assert_eq!(
+                        view.cheapest[t].map(|i| &instance_type.offerings[i]),
+                        cheapest
+                    );
+                    let mut kinds: Vec<&str> = instance_type
+                        .offerings
+                        .iter()
+                        .filter(|o| filter.admits_available(o))
+                        .map(|o| o.capacity_type.as_str())
+                        .collect();
+                    kinds.sort_unstable();
+                    kinds.dedup();
+                    let named: Vec<&str> =
+                        cache.capacity_type_names(view.capacity_types[t]).collect();
+                    assert_eq!(named, kinds);
+                }
+                // By price, then name: a sorted walk.
+                let price = |t: usize| {
+                    view.cheapest[t].map_or(f64::INFINITY, |i| types[t].offerings[i].price)
+                };
+                assert!(view.by_price.windows(2).all(|w| {
+                    let (a, b) = (w[0], w[1]);
+                    price(a) < price(b) || (price(a) == price(b) && types[a].name < types[b].name)
+                }));
+            }
+        }
+        assert!(
+            cache
+                .by_name
+                .windows(2)
+                .all(|w| types[w[0]].name < types[w[1]].name)
+        );
+    }
+}
