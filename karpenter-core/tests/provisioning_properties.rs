@@ -1072,10 +1072,10 @@ mod mutations {
             let snapshot_types = &snapshot.instance_types;
             if let Some(claim) = reversed.node_claims.iter_mut().find(|c| {
                 let catalog = &snapshot_types[&c.node_pool];
-                let price = |name: &String| {
+                let price = |name: &str| {
                     catalog
                         .iter()
-                        .find(|t| &t.name == name)
+                        .find(|t| t.name == name)
                         .and_then(|t| t.offerings.iter().filter(|o| o.available).map(|o| o.price).reduce(f64::min))
                 };
                 c.instance_types.len() > 1

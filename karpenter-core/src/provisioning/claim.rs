@@ -34,6 +34,8 @@ pub(crate) struct NewClaim {
     /// The most cpu, memory and pods any of its instance types can give pods: what
     /// no addition may pass, checked before anything dearer.
     headroom: [i64; 3],
+    /// Its pods' cpu, memory and pods (of `requests`), for the same check.
+    used: [i64; 3],
 }
 
 /// The resources [`NewClaim::may_fit`] checks (see [`Template::headroom`]).
@@ -96,17 +98,16 @@ impl NewClaim {
             host_ports: Vec::new(),
             topology_keys: NodeKeys::default(),
             headroom: [i64::MAX; 3],
+            used: [0; 3],
         }
     }
 
-    /// Whether the pod could fit at all: its requests with the claim's stay within
-    /// the largest instance type left. A cheap, certain refusal; passing it
-    /// decides nothing.
-    pub(crate) fn may_fit(&self, requests: &ResourceList) -> bool {
-        HEADROOM_RESOURCES
-            .iter()
-            .zip(self.headroom)
-            .all(|(name, room)| self.requests.get(name).saturating_add(requests.get(name)) <= room)
+    /// Whether a pod requesting `needs` (its amounts of the
+    /// [`HEADROOM_RESOURCES`]) could fit at all: its requests with the claim's
+    /// stay within the largest instance type left. A cheap, certain refusal;
+    /// passing it decides nothing.
+    pub(crate) fn may_fit(&self, needs: &[i64; 3]) -> bool {
+        (0..3).all(|r| self.used[r].saturating_add(needs[r]) <= self.headroom[r])
     }
 
     /// The claim's requirements with the pod's, if they can go together (taints,
@@ -175,6 +176,7 @@ impl NewClaim {
             }
         }
         self.requests += &pod.requests;
+        self.used = HEADROOM_RESOURCES.map(|name| self.requests.get(name));
         self.pods.push(pod_index);
         self.host_ports.extend(pod_ports);
     }

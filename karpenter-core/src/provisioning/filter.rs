@@ -125,22 +125,32 @@ pub(crate) fn describe_resources(list: &ResourceList) -> String {
     parts.join(", ")
 }
 
-/// The core of the filter: `overhead(t)` is the daemon overhead on type `t`, or
-/// `None` when the pod cannot go there at all (a host-port conflict). With
-/// `known_compatible`, the candidates are known to meet the requirements and have an
-/// offering they allow (the requirements did not change since they were filtered),
-/// so only resources are checked.
+/// Where the candidate types' resources come from.
+struct Capacity<'a> {
+    allocatable: &'a [ResourceList],
+    /// Each type's allocatable as its four fixed amounts, when it has nothing
+    /// else (see [`Template::fixed_allocatable`]); may be empty.
+    fixed: &'a [Option<[i64; 4]>],
+    /// Each type's daemon group (out of range for a type never a candidate).
+    group_of: &'a [usize],
+    /// Each group's daemon overhead, or `None` when the pod cannot go there at
+    /// all (a host-port conflict).
+    overheads: Vec<Option<&'a ResourceList>>,
+}
+
+/// The core of the filter. With `known_compatible`, the candidates are known to
+/// meet the requirements and have an offering they allow (the requirements did
+/// not change since they were filtered), so only resources are checked.
 #[allow(clippy::too_many_arguments)]
-fn filter_with<'o>(
+fn filter_with(
     types: &[InstanceType],
     cache: &TypeCache,
-    allocatable: &[ResourceList],
+    capacity: &Capacity<'_>,
     candidates: &[usize],
     requirements: &Requirements,
     known_compatible: bool,
     pod_requests: &ResourceList,
     total: &ResourceList,
-    overhead: impl Fn(usize) -> Option<&'o ResourceList>,
 ) -> Result<Vec<usize>, FilterError> {
     // Worked out per distinct requirement, not per type and call.
     let answers = (!known_compatible).then(|| {
@@ -148,6 +158,56 @@ fn filter_with<'o>(
         let offerings = cache.offerings(types, requirements);
         (compatible, offerings)
     });
+    let answer = |t: usize| match &answers {
+        None => (true, true),
+        Some((compatible, offerings)) => (compatible.contains(t), offerings.available.contains(t)),
+    };
+    let eligible = answers.as_ref().map(|(compatible, offerings)| {
+        let mut both = compatible.clone();
+        both.intersect_with(&offerings.available);
+        both
+    });
+    // What each group's types must hold, as four amounts when the requests and
+    // the overhead have nothing else: the sum saturates, as `+` on lists does.
+    let fixed_total = (!total.has_extended()).then(|| total.fixed_amounts());
+    let needs: Vec<Option<[i64; 4]>> = capacity
+        .overheads
+        .iter()
+        .map(|overhead| {
+            let overhead = overhead.filter(|o| !o.has_extended())?.fixed_amounts();
+            let total = fixed_total?;
+            Some(std::array::from_fn(|r| {
+                total[r].saturating_add(overhead[r])
+            }))
+        })
+        .collect();
+    // Whether type `t` holds the requests; `None` when the pod cannot go there.
+    let fits = |t: usize| -> Option<bool> {
+        let group = capacity.group_of[t];
+        let overhead = (*capacity.overheads.get(group)?)?;
+        let fixed = (needs[group], capacity.fixed.get(t).copied().flatten());
+        Some(match fixed {
+            (Some(need), Some(allocatable)) => {
+                let holds = |r: usize| allocatable[r] >= 0 && need[r] <= allocatable[r];
+                holds(0) && holds(1) && holds(2) && holds(3)
+            }
+            _ if overhead.is_empty() => total.fits(&capacity.allocatable[t]),
+            _ => (total + overhead).fits(&capacity.allocatable[t]),
+        })
+    };
+    // What is kept is all that matters when something is: the reasons are
+    // worked out, in a second pass, only when nothing is.
+    let mut remaining = Vec::with_capacity(candidates.len());
+    for &t in candidates {
+        if eligible.as_ref().is_none_or(|e| e.contains(t)) && fits(t) == Some(true) {
+            remaining.push(t);
+        }
+    }
+    let min_values =
+        unmet_min_values(types, &remaining, requirements).map(|key| format!("[{key}]"));
+    if min_values.is_none() && !remaining.is_empty() {
+        return Ok(remaining);
+    }
     let mut error = FilterError {
         requirements_met: false,
         fits: false,
@@ -155,49 +215,28 @@ fn filter_with<'o>(
         requirements_and_fits: false,
         requirements_and_offering: false,
         fits_and_offering: false,
-        min_values: None,
+        min_values,
         requirements: String::new(),
         resources: String::new(),
         short: String::new(),
     };
-    let mut remaining = Vec::with_capacity(candidates.len());
     for &t in candidates {
-        let Some(overhead) = overhead(t) else {
+        let Some(fits) = fits(t) else {
             continue;
         };
-        let fits = if overhead.is_empty() {
-            total.fits(&allocatable[t])
-        } else {
-            (total + overhead).fits(&allocatable[t])
-        };
-        let (compatible, offering) = match &answers {
-            None => (true, true),
-            Some((compatible, offerings)) => {
-                (compatible.contains(t), offerings.available.contains(t))
-            }
-        };
+        let (compatible, offering) = answer(t);
         error.requirements_met |= compatible;
         error.fits |= fits;
         error.has_offering |= offering;
         error.requirements_and_fits |= compatible && fits && !offering;
         error.requirements_and_offering |= compatible && offering && !fits;
         error.fits_and_offering |= fits && offering && !compatible;
-        if compatible && fits && offering {
-            remaining.push(t);
-        }
     }
-    if let Some(key) = unmet_min_values(types, &remaining, requirements) {
-        error.min_values = Some(format!("[{key}]"));
-        remaining.clear();
-    }
-    if remaining.is_empty() {
-        // Built only on failure: formatting requirements costs more than filtering.
-        error.requirements = shown_requirements(requirements);
-        error.resources = describe_resources(pod_requests);
-        error.short = short_resources(allocatable, candidates, total);
-        return Err(error);
-    }
-    Ok(remaining)
+    // Built only on failure: formatting requirements costs more than filtering.
+    error.requirements = shown_requirements(requirements);
+    error.resources = describe_resources(pod_requests);
+    error.short = short_resources(capacity.allocatable, candidates, total);
+    Err(error)
 }
 
 /// The first key (in key order) whose `minValues` the types do not reach: the
@@ -230,16 +269,21 @@ pub(crate) fn without_daemons(
     requests: &ResourceList,
 ) -> Result<Vec<usize>, FilterError> {
     let none = ResourceList::new();
+    let capacity = Capacity {
+        allocatable,
+        fixed: &[],
+        group_of: &vec![0; types.len()],
+        overheads: vec![Some(&none)],
+    };
     filter_with(
         types,
         cache,
-        allocatable,
+        &capacity,
         candidates,
         requirements,
         false,
         requests,
         requests,
-        |_| Some(&none),
     )
 }
 
@@ -257,31 +301,32 @@ pub(crate) fn for_claim(
     pod_ports: &[HostPort],
     claim_ports: &[HostPort],
 ) -> Result<Vec<usize>, FilterError> {
-    // Most pods bind no host port: then nothing is checked or allocated here. The
-    // claim's own ports are the same for every group, so they are checked once.
-    let group_free: Option<Vec<bool>> = (!pod_ports.is_empty()).then(|| {
-        let claim_free = conflict(claim_ports, pod_ports).is_none();
-        let groups = template.daemon_groups.iter();
-        groups
-            .map(|g| claim_free && conflict(&g.host_ports, pod_ports).is_none())
-            .collect()
-    });
+    // Most pods bind no host port: then nothing is checked here. The claim's own
+    // ports are the same for every group, so they are checked once.
+    let claim_free = pod_ports.is_empty() || conflict(claim_ports, pod_ports).is_none();
+    let overheads = template
+        .daemon_groups
+        .iter()
+        .map(|g| {
+            let free = pod_ports.is_empty()
+                || (claim_free && conflict(&g.host_ports, pod_ports).is_none());
+            free.then_some(&g.overhead)
+        })
+        .collect();
+    let capacity = Capacity {
+        allocatable: &template.allocatable,
+        fixed: &template.fixed_allocatable,
+        group_of: &template.group_of,
+        overheads,
+    };
     filter_with(
         template.types,
         &template.cache,
-        &template.allocatable,
+        &capacity,
         candidates,
         requirements,
         unchanged,
         pod_requests,
         total,
-        |t| {
-            let group = template.group_of[t];
-            let free = match &group_free {
-                Some(free) => free.get(group).copied().unwrap_or(false),
-                None => group < template.daemon_groups.len(),
-            };
-            free.then(|| &template.daemon_groups[group].overhead)
-        },
     )
 }

@@ -2,6 +2,8 @@
 //! price and cut to 600, its requirements as a NodeClaim carries them, and the
 //! offering the provider would launch.
 
+use std::sync::Arc;
+
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
 use super::plan::{
@@ -134,9 +136,9 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
             }
         })
     });
-    let names: Vec<String> = chosen
+    let names: Vec<Arc<str>> = chosen
         .iter()
-        .map(|&t| template.types[t].name.clone())
+        .map(|&t| Arc::clone(&template.cache.names[t]))
         .collect();
     let min_values = requirements
         .get_defined(LABEL_INSTANCE_TYPE_STABLE)
@@ -146,12 +148,12 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     // The two rewritten requirements are written directly: building them as
     // requirements would sort and copy up to 600 names only to copy them again.
     let listed = TypeSet::of(template.types.len(), &chosen);
-    let type_values: Vec<String> = template
+    let type_values: Vec<Arc<str>> = template
         .cache
         .by_name
         .iter()
         .filter(|&&t| listed.contains(t))
-        .map(|&t| template.types[t].name.clone())
+        .map(|&t| Arc::clone(&template.cache.names[t]))
         .collect();
     let mut written: Vec<RequirementOutput> = requirements
         .to_selector_requirements()
@@ -162,7 +164,7 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
         (LABEL_INSTANCE_TYPE_STABLE, type_values, min_values),
         (
             CAPACITY_TYPE_LABEL_KEY,
-            capacity_types.iter().map(|c| c.to_string()).collect(),
+            capacity_types.iter().map(|&c| Arc::from(c)).collect(),
             None,
         ),
     ] {

@@ -2,6 +2,8 @@
 //! already exists, and the pods no plan can place, with why. Serialized, this is the
 //! `karpenter-sim provision -o json` output of `scenario-format.md`.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::scheduling::SelectorRequirement;
@@ -30,7 +32,9 @@ pub struct PlannedClaim {
     /// The NodePool it is launched from.
     pub node_pool: String,
     /// Every instance type still compatible, cheapest first (at most 600).
-    pub instance_types: Vec<String>,
+    /// Names are shared with the instance types (and between claims): a plan
+    /// of thousands of claims lists the same few hundred names again and again.
+    pub instance_types: Vec<Arc<str>>,
     /// The claim's requirements as a NodeClaim would carry them.
     pub requirements: Vec<RequirementOutput>,
     /// What the cloud provider would create: the cheapest available compatible
@@ -48,9 +52,10 @@ pub struct RequirementOutput {
     pub key: String,
     /// The operator.
     pub operator: String,
-    /// The values (absent for Exists and DoesNotExist).
+    /// The values (absent for Exists and DoesNotExist), shared like
+    /// [`PlannedClaim::instance_types`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<String>,
+    pub values: Vec<Arc<str>>,
     /// The minimum number of distinct values, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_values: Option<u32>,
@@ -61,7 +66,7 @@ impl From<SelectorRequirement> for RequirementOutput {
         RequirementOutput {
             key: r.key,
             operator: r.operator.to_string(),
-            values: r.values,
+            values: r.values.into_iter().map(Arc::from).collect(),
             min_values: r.min_values,
         }
     }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use k8s_openapi::api::core::v1::Pod;
 
-use super::claim::{NewClaim, Refusal};
+use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::daemons::daemon_pods;
 use super::existing::{ExistingNode, is_destination};
 use super::host_ports::host_ports;
@@ -264,10 +264,14 @@ impl<'s> Scheduler<'s> {
         let p = &self.pods[pod];
         let mut constraints = self.topology.constraints_of(&view(p));
         let finals = self.final_refusals.get(p.topology_signature);
+        let needs = HEADROOM_RESOURCES.map(|name| p.requests.get(name));
         let mut refused = Vec::new();
         let found = self.claim_order.iter().find_map(|&(_, c)| {
+            if finals.is_some_and(|b| b.contains(c)) {
+                return None;
+            }
             let claim = &self.claims[c];
-            if !claim.may_fit(&p.requests) || finals.is_some_and(|b| b.contains(c)) {
+            if !claim.may_fit(&needs) {
                 return None;
             }
             // Topology first, on the claim's own requirements: the pod's and its

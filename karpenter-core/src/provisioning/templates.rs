@@ -49,6 +49,9 @@ pub(crate) struct Template<'s> {
     pub options: Vec<usize>,
     /// Daemon overhead groups.
     pub daemon_groups: Vec<DaemonGroup>,
+    /// Each type's allocatable as amounts of cpu, memory, pods and ephemeral
+    /// storage, when it holds nothing else: fitting is then a few compares.
+    pub fixed_allocatable: Vec<Option<[i64; 4]>>,
     /// The group of each type in `types` (`usize::MAX` for types not in `options`).
     pub group_of: Vec<usize>,
     /// The types' answers to the requirements met so far.
@@ -155,6 +158,10 @@ impl<'s> Template<'s> {
             };
             group_of[t] = group;
         }
+        let fixed_allocatable = allocatable
+            .iter()
+            .map(|a| (!a.has_extended()).then(|| a.fixed_amounts()))
+            .collect();
         Ok(Template {
             pool: pool.name().unwrap_or_default().to_string(),
             requirements,
@@ -164,6 +171,7 @@ impl<'s> Template<'s> {
             headroom,
             options,
             daemon_groups,
+            fixed_allocatable,
             group_of,
             cache,
         })

@@ -136,6 +136,8 @@ pub(crate) struct TypeCache {
     type_keys: Vec<Arc<str>>,
     /// Every type, by name (then index).
     pub(crate) by_name: Vec<usize>,
+    /// Each type's name, to share with the plan.
+    pub(crate) names: Vec<Arc<str>>,
     /// The distinct capacity types of all offerings, ascending. Masks tell
     /// apart the first 64 (see [`masks_cover`](Self::masks_cover)).
     capacity_types: Vec<String>,
@@ -166,6 +168,7 @@ impl TypeCache {
         TypeCache {
             len: types.len(),
             by_name,
+            names: types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
             type_keys,
             capacity_types,
             compatible: RefCell::new(Vec::new()),

@@ -234,6 +234,16 @@ impl ResourceList {
         Ok(out)
     }
 
+    /// The amounts of cpu, memory, pods and ephemeral storage, in that order.
+    pub(crate) fn fixed_amounts(&self) -> [i64; 4] {
+        [self.cpu, self.memory, self.pods, self.ephemeral_storage]
+    }
+
+    /// Whether any resource besides the four fixed ones is set.
+    pub(crate) fn has_extended(&self) -> bool {
+        !self.extended.is_empty()
+    }
+
     fn fixed_entries(&self) -> [(&'static str, i64); 4] {
         [
             (CPU, self.cpu),

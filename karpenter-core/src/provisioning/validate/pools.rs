@@ -72,7 +72,8 @@ pub(super) fn read_requirements(written: &[RequirementOutput]) -> Result<Require
         .map(|r| NodeSelectorRequirement {
             key: r.key.clone(),
             operator: r.operator.clone(),
-            values: (!r.values.is_empty()).then(|| r.values.clone()),
+            values: (!r.values.is_empty())
+                .then(|| r.values.iter().map(|v| v.to_string()).collect()),
         })
         .collect();
     Requirements::from_node_selector_requirements(&expressions).map_err(|e| e.to_string())
