@@ -2,6 +2,7 @@
 //! types shrink with every pod it takes.
 
 use super::filter::{self, FilterError};
+use super::fit_index;
 use super::host_ports::HostPort;
 use super::pods::PendingPod;
 use super::templates::Template;
@@ -36,6 +37,10 @@ pub(crate) struct NewClaim {
     headroom: [i64; 3],
     /// Its pods' cpu, memory and pods (of `requests`), for the same check.
     used: [i64; 3],
+    /// Whether every type of `options` is known to hold `requests` with its
+    /// daemons (true once a pod was added), so that narrowing for one more pod
+    /// only looks for the types that stop holding.
+    fitted: bool,
 }
 
 /// The resources [`NewClaim::may_fit`] checks (see [`Template::headroom`]).
@@ -99,6 +104,7 @@ impl NewClaim {
             topology_keys: NodeKeys::default(),
             headroom: [i64::MAX; 3],
             used: [0; 3],
+            fitted: false,
         }
     }
 
@@ -141,6 +147,27 @@ impl NewClaim {
         // A pod that adds no requirement (most do not) leaves the claim's types as
         // compatible as they were: only whether they still fit can change.
         let unchanged = !self.pods.is_empty() && requirements == self.requirements;
+        // Its types all hold its requests so far: only those that stop holding
+        // with the pod's, or stop meeting new requirements, drop out.
+        let grown = (self.fitted && pod_ports.is_empty())
+            .then(|| {
+                let requests = &self.requests;
+                fit_index::grown(
+                    template,
+                    &self.options,
+                    &requirements,
+                    unchanged,
+                    requests,
+                    &total,
+                )
+            })
+            .flatten();
+        if let Some(options) = grown {
+            return Ok(Admission {
+                requirements,
+                options,
+            });
+        }
         let options = filter::for_claim(
             template,
             &self.options,
@@ -177,6 +204,7 @@ impl NewClaim {
         }
         self.requests += &pod.requests;
         self.used = HEADROOM_RESOURCES.map(|name| self.requests.get(name));
+        self.fitted = true;
         self.pods.push(pod_index);
         self.host_ports.extend(pod_ports);
     }

@@ -19,10 +19,12 @@
 //!   cheapest available offering.
 
 mod claim;
+mod claim_order;
 mod daemons;
 mod existing;
 mod filter;
 mod finalize;
+mod fit_index;
 mod host_ports;
 mod plan;
 mod pods;

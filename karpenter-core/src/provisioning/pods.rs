@@ -1,8 +1,10 @@
 //! The pods provisioning places: which pods are pending, what each asks for, and
 //! the order the queue takes them in.
 
-use std::cmp::Ordering;
+use std::borrow::Cow;
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::jiff::Timestamp;
@@ -12,20 +14,23 @@ use crate::scheduling::{
     Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
 };
 
-/// A pod waiting for capacity, with what scheduling needs to know of it. `spec`
-/// is the pod's own copy: relaxation removes preferences from it.
+/// A pod waiting for capacity, with what scheduling needs to know of it,
+/// borrowed from the snapshot. `spec` is the snapshot's until relaxation
+/// removes a preference from it: then it is the pod's own copy.
 #[derive(Clone, Debug)]
-pub(crate) struct PendingPod {
+pub(crate) struct PendingPod<'s> {
     /// `namespace/name`, as the plan names pods.
     pub key: String,
-    /// The UID (the name when the pod has none), the queue's last tie-break.
-    pub uid: String,
+    /// The UID (the key when the pod has none), the queue's last tie-break.
+    pub uid: Cow<'s, str>,
     /// The namespace.
-    pub namespace: String,
+    pub namespace: &'s str,
     /// The labels.
-    pub labels: BTreeMap<String, String>,
+    pub labels: &'s BTreeMap<String, String>,
     /// The spec, relaxed as scheduling goes.
-    pub spec: PodSpec,
+    pub spec: Cow<'s, PodSpec>,
+    /// The spec as the snapshot has it: a retry starts from it again.
+    pub original: &'s PodSpec,
     /// What it requests, `pods: 1` included.
     pub requests: ResourceList,
     /// When it was created.
@@ -92,29 +97,37 @@ pub fn is_pending(pod: &Pod) -> bool {
         && !is_daemon_pod(pod)
 }
 
-impl PendingPod {
+/// What a pod without labels or a spec is read as.
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+static NO_SPEC: LazyLock<PodSpec> = LazyLock::new(PodSpec::default);
+
+impl<'s> PendingPod<'s> {
     /// Reads a pending pod; an invalid one (a quantity or a selector that cannot be
     /// read, a restricted label) is rejected with why.
-    pub(crate) fn new(pod: &Pod, well_known: &WellKnownLabels) -> Result<PendingPod, Rejected> {
+    pub(crate) fn new(
+        pod: &'s Pod,
+        well_known: &WellKnownLabels,
+    ) -> Result<PendingPod<'s>, Rejected> {
         let key = pod_key(pod);
         let reject = |reason: String| Rejected {
             key: pod_key(pod),
             reason,
         };
-        let spec = pod.spec.clone().unwrap_or_default();
-        let requests = resources::pod_requests(&spec).map_err(|e| reject(e.to_string()))?;
-        validate_pod_spec(&spec, well_known).map_err(|e| reject(e.to_string()))?;
+        let spec: &'s PodSpec = pod.spec.as_ref().unwrap_or(&NO_SPEC);
+        let requests = resources::pod_requests(spec).map_err(|e| reject(e.to_string()))?;
+        validate_pod_spec(spec, well_known).map_err(|e| reject(e.to_string()))?;
+        let uid = match pod.metadata.uid.as_deref() {
+            Some(uid) => Cow::Borrowed(uid),
+            None => Cow::Owned(key.clone()),
+        };
         let mut pending = PendingPod {
-            uid: pod.metadata.uid.clone().unwrap_or_else(|| key.clone()),
-            namespace: pod
-                .metadata
-                .namespace
-                .clone()
-                .unwrap_or_else(|| "default".to_string()),
-            labels: pod.metadata.labels.clone().unwrap_or_default(),
+            uid,
+            namespace: pod.metadata.namespace.as_deref().unwrap_or("default"),
+            labels: pod.metadata.labels.as_ref().unwrap_or(&NO_LABELS),
             created: pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
             key,
-            spec,
+            spec: Cow::Borrowed(spec),
+            original: spec,
             requests,
             requirements: Requirements::new(),
             strict_requirements: Requirements::new(),
@@ -123,6 +136,12 @@ impl PendingPod {
         };
         pending.refresh().map_err(reject)?;
         Ok(pending)
+    }
+
+    /// Puts the spec back as the snapshot has it, undoing relaxation.
+    pub(crate) fn reset(&mut self) -> Result<(), String> {
+        self.spec = Cow::Borrowed(self.original);
+        self.refresh()
     }
 
     /// Recomputes the requirements from the (relaxed) spec.
@@ -137,7 +156,7 @@ impl PendingPod {
     }
 }
 
-impl PendingPod {
+impl PendingPod<'_> {
     /// The text two pods share exactly when topology cannot tell them apart.
     pub(crate) fn topology_text(&self) -> String {
         let spec = &self.spec;
@@ -154,13 +173,14 @@ impl PendingPod {
 }
 
 /// The queue's order, as upstream: cpu descending, memory descending, creation
-/// time, then UID.
-pub(crate) fn queue_order(a: &PendingPod, b: &PendingPod) -> Ordering {
-    let cpu = |p: &PendingPod| p.requests.get(resources::CPU);
-    let memory = |p: &PendingPod| p.requests.get(resources::MEMORY);
-    cpu(b)
-        .cmp(&cpu(a))
-        .then_with(|| memory(b).cmp(&memory(a)))
-        .then_with(|| a.created.cmp(&b.created))
-        .then_with(|| a.uid.cmp(&b.uid))
+/// time, then UID, as a key to sort by.
+pub(crate) fn queue_key<'p>(
+    pod: &'p PendingPod<'_>,
+) -> (Reverse<i64>, Reverse<i64>, Option<Timestamp>, &'p str) {
+    (
+        Reverse(pod.requests.get(resources::CPU)),
+        Reverse(pod.requests.get(resources::MEMORY)),
+        pod.created,
+        &pod.uid,
+    )
 }

@@ -4,15 +4,16 @@
 //! preference and tries again, and a pod that still fails goes to the back of the
 //! queue until a whole cycle makes no progress.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use k8s_openapi::api::core::v1::Pod;
 
 use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
+use super::claim_order::ClaimOrder;
 use super::daemons::daemon_pods;
 use super::existing::{ExistingNode, is_destination};
 use super::host_ports::host_ports;
-use super::pods::{PendingPod, bound_node, is_pending, queue_order};
+use super::pods::{PendingPod, bound_node, is_pending, queue_key};
 use super::preferences::Preferences;
 use super::templates::{Template, any_prefer_no_schedule, pool_order};
 use super::topology::{
@@ -54,17 +55,14 @@ pub(crate) struct Scheduler<'s> {
     limits: Vec<Option<Limits>>,
     pub(crate) existing: Vec<ExistingNode>,
     pub(crate) claims: Vec<NewClaim>,
-    /// The claims by (pod count, index): the order tier two tries them in, kept up to
-    /// date instead of sorted for every pod.
-    claim_order: BTreeSet<(usize, usize)>,
+    /// The order tier two tries the claims in.
+    claim_order: ClaimOrder,
     /// For each topology signature, the claims whose topology refused such pods
     /// for good (see `TopologyError::holds_for_good`): skipped without asking again.
     final_refusals: Vec<ClaimSet>,
     /// Topology signatures by their text (see `PendingPod::topology_signature`).
     signatures: HashMap<String, usize>,
-    pub(crate) pods: Vec<PendingPod>,
-    /// Each pod's unrelaxed spec: a retry from the queue starts from it again.
-    originals: Vec<k8s_openapi::api::core::v1::PodSpec>,
+    pub(crate) pods: Vec<PendingPod<'s>>,
     pub(crate) errors: Vec<Option<String>>,
     /// Pods refused before scheduling (invalid), with why.
     pub(crate) rejected: Vec<(String, String)>,
@@ -135,7 +133,6 @@ impl<'s> Scheduler<'s> {
             }
         }
         let topology = build_topology(snapshot, &templates, &existing, &pods, &bound);
-        let originals = pods.iter().map(|p| p.spec.clone()).collect();
         let errors = vec![None; pods.len()];
         Scheduler {
             well_known,
@@ -144,11 +141,10 @@ impl<'s> Scheduler<'s> {
             limits,
             existing,
             claims: Vec::new(),
-            claim_order: BTreeSet::new(),
+            claim_order: ClaimOrder::default(),
             final_refusals: Vec::new(),
             signatures: HashMap::new(),
             pods,
-            originals,
             errors,
             rejected,
             preferences,
@@ -169,7 +165,7 @@ impl<'s> Scheduler<'s> {
             self.sign(pod);
         }
         let mut order: Vec<usize> = (0..self.pods.len()).collect();
-        order.sort_by(|&a, &b| queue_order(&self.pods[a], &self.pods[b]));
+        order.sort_by_cached_key(|&p| queue_key(&self.pods[p]));
         let mut queue: VecDeque<usize> = order.into();
         let mut pushed_at = vec![None; self.pods.len()];
         while let Some(&pod) = queue.front() {
@@ -183,8 +179,7 @@ impl<'s> Scheduler<'s> {
                 Ok(()) => self.errors[pod] = None,
                 Err(reason) => {
                     self.errors[pod] = Some(reason);
-                    self.pods[pod].spec = self.originals[pod].clone();
-                    let _ = self.pods[pod].refresh();
+                    let _ = self.pods[pod].reset();
                     self.sign(pod);
                     self.topology.update(&view(&self.pods[pod]));
                     queue.push_back(pod);
@@ -201,7 +196,7 @@ impl<'s> Scheduler<'s> {
                 Ok(()) => return Ok(()),
                 Err(error) => error,
             };
-            if !self.preferences.relax(&mut self.pods[pod].spec) {
+            if !self.preferences.relax(self.pods[pod].spec.to_mut()) {
                 return Err(error);
             }
             self.pods[pod].refresh()?;
@@ -266,7 +261,7 @@ impl<'s> Scheduler<'s> {
         let finals = self.final_refusals.get(p.topology_signature);
         let needs = HEADROOM_RESOURCES.map(|name| p.requests.get(name));
         let mut refused = Vec::new();
-        let found = self.claim_order.iter().find_map(|&(_, c)| {
+        let found = self.claim_order.iter().find_map(|c| {
             if finals.is_some_and(|b| b.contains(c)) {
                 return None;
             }
@@ -315,12 +310,10 @@ impl<'s> Scheduler<'s> {
             taints,
             NodeKind::NewClaim,
         );
-        let count = self.claims[c].pods.len();
         let template = &self.templates[self.claims[c].template];
         self.claims[c].add(template, pod, &self.pods[pod], ports.to_vec(), admission);
         self.claims[c].topology_keys = self.topology.node_keys(&self.claims[c].requirements);
-        self.claim_order.remove(&(count, c));
-        self.claim_order.insert((count + 1, c));
+        self.claim_order.bump(c);
         true
     }
 
@@ -371,8 +364,7 @@ impl<'s> Scheduler<'s> {
                     if let Some(limits) = &mut self.limits[t] {
                         charge(limits, &self.templates[t], &claim.options);
                     }
-                    self.claim_order
-                        .insert((claim.pods.len(), self.claims.len()));
+                    self.claim_order.push(claim.pods.len());
                     self.claims.push(claim);
                     return Ok(());
                 }
@@ -484,11 +476,11 @@ fn pool_limits(pool: &crate::api::NodePool, snapshot: &Snapshot, name: &str) -> 
 }
 
 /// The pod as topology sees it.
-fn view(pod: &PendingPod) -> PodView<'_> {
+fn view<'a>(pod: &'a PendingPod<'_>) -> PodView<'a> {
     PodView {
         uid: &pod.uid,
-        namespace: &pod.namespace,
-        labels: &pod.labels,
+        namespace: pod.namespace,
+        labels: pod.labels,
         spec: &pod.spec,
     }
 }

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Taint;
 use super::claim::HEADROOM_RESOURCES;
 use super::daemons::DaemonPod;
 use super::filter::{self, FilterError};
+use super::fit_index::FitIndex;
 use super::host_ports::HostPort;
 use super::type_cache::TypeCache;
 use crate::api::{NodePool, condition_types};
@@ -56,6 +57,8 @@ pub(crate) struct Template<'s> {
     pub group_of: Vec<usize>,
     /// The types' answers to the requirements met so far.
     pub cache: TypeCache,
+    /// The types sorted by what they hold, for narrowing claims as they grow.
+    pub fit_index: FitIndex,
 }
 
 /// The NodePools a new claim may come from, in the order they are tried: weight
@@ -158,10 +161,12 @@ impl<'s> Template<'s> {
             };
             group_of[t] = group;
         }
-        let fixed_allocatable = allocatable
+        let fixed_allocatable: Vec<Option<[i64; 4]>> = allocatable
             .iter()
             .map(|a| (!a.has_extended()).then(|| a.fixed_amounts()))
             .collect();
+        let overheads: Vec<&ResourceList> = daemon_groups.iter().map(|g| &g.overhead).collect();
+        let fit_index = FitIndex::new(&options, &group_of, &overheads, &fixed_allocatable);
         Ok(Template {
             pool: pool.name().unwrap_or_default().to_string(),
             requirements,
@@ -174,6 +179,7 @@ impl<'s> Template<'s> {
             fixed_allocatable,
             group_of,
             cache,
+            fit_index,
         })
     }
 }

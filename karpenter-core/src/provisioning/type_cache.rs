@@ -53,6 +53,13 @@ impl TypeSet {
         self.0.get(t / 64).is_some_and(|w| w & (1 << (t % 64)) != 0)
     }
 
+    /// Adds every type `other` lacks (beyond `other`'s length too).
+    pub(crate) fn add_complement_of(&mut self, other: &TypeSet) {
+        for (i, word) in self.0.iter_mut().enumerate() {
+            *word |= !other.0.get(i).copied().unwrap_or(0);
+        }
+    }
+
     /// Keeps only the types `other` has too.
     pub(crate) fn intersect_with(&mut self, other: &TypeSet) {
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= b);
