@@ -7,6 +7,7 @@ use super::host_ports::HostPort;
 use super::pods::PendingPod;
 use super::templates::Template;
 use super::topology::{NodeKeys, TopologyError};
+use super::type_cache::TypeSet;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
@@ -21,8 +22,8 @@ pub(crate) struct NewClaim {
     pub hostname: String,
     /// Its requirements so far, the placeholder hostname included.
     pub requirements: Requirements,
-    /// The instance types still possible (indices into the template's types).
-    pub options: Vec<usize>,
+    /// The instance types still possible (of the template's types).
+    pub options: TypeSet,
     /// What its pods request (daemons excluded).
     pub requests: ResourceList,
     /// Its pods (indices of the pending pods), in the order they came.
@@ -50,7 +51,7 @@ pub(crate) const HEADROOM_RESOURCES: [&str; 3] =
 /// What adding a pod to a claim would make of it.
 pub(crate) struct Admission {
     pub requirements: Requirements,
-    pub options: Vec<usize>,
+    pub options: TypeSet,
 }
 
 /// Why a claim (or a new one from a template) cannot take a pod.
@@ -87,7 +88,7 @@ impl NewClaim {
     pub(crate) fn new(
         template_index: usize,
         template: &Template<'_>,
-        options: Vec<usize>,
+        options: TypeSet,
         id: usize,
     ) -> NewClaim {
         let hostname = format!("hostname-placeholder-{id:04}");
@@ -147,17 +148,19 @@ impl NewClaim {
         // A pod that adds no requirement (most do not) leaves the claim's types as
         // compatible as they were: only whether they still fit can change.
         let unchanged = !self.pods.is_empty() && requirements == self.requirements;
-        // Its types all hold its requests so far: only those that stop holding
-        // with the pod's, or stop meeting new requirements, drop out.
-        let grown = (self.fitted && pod_ports.is_empty())
+        // Its types all hold its requests so far (once it has pods): only those
+        // that stop holding with the pod's, or stop meeting new requirements,
+        // drop out.
+        let grown = pod_ports
+            .is_empty()
             .then(|| {
-                let requests = &self.requests;
+                let before = self.fitted.then_some(&self.requests);
                 fit_index::grown(
                     template,
                     &self.options,
                     &requirements,
                     unchanged,
-                    requests,
+                    before,
                     &total,
                 )
             })
@@ -168,9 +171,10 @@ impl NewClaim {
                 options,
             });
         }
+        let candidates: Vec<usize> = self.options.iter().collect();
         let options = filter::for_claim(
             template,
-            &self.options,
+            &candidates,
             &requirements,
             unchanged,
             &pod.requests,
@@ -181,7 +185,7 @@ impl NewClaim {
         .map_err(Refusal::InstanceTypes)?;
         Ok(Admission {
             requirements,
-            options,
+            options: TypeSet::of(template.types.len(), &options),
         })
     }
 
@@ -196,12 +200,7 @@ impl NewClaim {
     ) {
         self.requirements = admission.requirements;
         self.options = admission.options;
-        self.headroom = [0; 3];
-        for &t in &self.options {
-            for (room, most) in self.headroom.iter_mut().zip(template.headroom[t]) {
-                *room = (*room).max(most);
-            }
-        }
+        self.headroom = template.headroom_of(&self.options);
         self.requests += &pod.requests;
         self.used = HEADROOM_RESOURCES.map(|name| self.requests.get(name));
         self.fitted = true;

@@ -92,7 +92,7 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     // capacity type, and the capacity types written are exactly the ones
     // allowed here.
     let view = template.cache.offerings(template.types, &requirements);
-    let own = TypeSet::of(template.types.len(), &claim.options);
+    let own = &claim.options;
     let chosen: Vec<usize> = view
         .by_price
         .iter()

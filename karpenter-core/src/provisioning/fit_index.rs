@@ -73,21 +73,28 @@ impl FitIndex {
     }
 
     /// The indexed types that held `before` (four amounts of requests, with
-    /// their group's overhead) but do not hold `after`, added to `dropped`.
-    /// Types that did not hold `before` may be added too; the caller only
-    /// asks about types that did.
-    pub(crate) fn dropped(&self, before: &[i64; 4], after: &[i64; 4], dropped: &mut TypeSet) {
+    /// their group's overhead; `None`: nothing is known to be held) but do not
+    /// hold `after`, added to `dropped`. Types that did not hold `before` may be
+    /// added too; the caller only asks about types that did.
+    pub(crate) fn dropped(
+        &self,
+        before: Option<&[i64; 4]>,
+        after: &[i64; 4],
+        dropped: &mut TypeSet,
+    ) {
         for group in self.groups.iter().flatten() {
-            let need =
-                |requests: &[i64; 4], r: usize| requests[r].saturating_add(group.overhead[r]);
+            // A type holds what it must of resource r when its allocatable is
+            // neither negative nor below the requests with the overhead (their
+            // sum saturating, as on lists).
+            let threshold = |requests: &[i64; 4], r: usize| {
+                requests[r].saturating_add(group.overhead[r]).max(0)
+            };
             for (r, list) in group.by_resource.iter().enumerate() {
-                let (low, high) = (need(before, r), need(after, r));
+                let low = before.map_or(i64::MIN, |before| threshold(before, r));
+                let high = threshold(after, r);
                 if high <= low {
                     continue;
                 }
-                // A type holds `need` of resource r when its allocatable is at
-                // least that (and not negative, which a type that held
-                // `before` is not).
                 let from = list.partition_point(|&(amount, _)| amount < low);
                 let to = list.partition_point(|&(amount, _)| amount < high);
                 list[from..to].iter().for_each(|&(_, t)| dropped.insert(t));
@@ -97,32 +104,31 @@ impl FitIndex {
 }
 
 /// A claim's types once its requests grow from `before` (which every one of
-/// `candidates` holds, with its daemons) to `total` under `requirements`
-/// (`unchanged`: the ones the candidates were chosen under): the candidates
-/// that meet the requirements, have an allowed offering and hold `total`.
+/// `candidates` holds, with its daemons; `None` for a claim without pods,
+/// whose candidates are known to hold nothing) to `total` under
+/// `requirements` (`unchanged`: the ones the candidates were chosen under):
+/// the candidates that meet the requirements, have an allowed offering and
+/// hold `total`.
 ///
 /// `None` when the answer is not that simple: requests with resources beyond
 /// the four fixed ones, or no type left or `minValues` unmet (the caller's
 /// full filter then says why).
 pub(crate) fn grown(
     template: &Template<'_>,
-    candidates: &[usize],
+    candidates: &TypeSet,
     requirements: &Requirements,
     unchanged: bool,
-    before: &ResourceList,
+    before: Option<&ResourceList>,
     total: &ResourceList,
-) -> Option<Vec<usize>> {
-    if before.has_extended() || total.has_extended() {
+) -> Option<TypeSet> {
+    if before.is_some_and(ResourceList::has_extended) || total.has_extended() {
         return None;
     }
     let len = template.types.len();
     let mut dropped = TypeSet::empty(len);
     let index = &template.fit_index;
-    index.dropped(
-        &before.fixed_amounts(),
-        &total.fixed_amounts(),
-        &mut dropped,
-    );
+    let before = before.map(ResourceList::fixed_amounts);
+    index.dropped(before.as_ref(), &total.fixed_amounts(), &mut dropped);
     for &t in &index.irregular {
         let overhead = template
             .group_of
@@ -142,12 +148,18 @@ pub(crate) fn grown(
     if let Some(eligible) = &eligible {
         dropped.add_complement_of(eligible);
     }
-    let mut kept = Vec::with_capacity(candidates.len());
-    for &t in candidates {
-        if !dropped.contains(t) {
-            kept.push(t);
+    let mut kept = candidates.clone();
+    kept.remove_all(&dropped);
+    if kept.is_empty() {
+        return None;
+    }
+    // minValues counts values over the types: only a requirement with one
+    // needs them listed.
+    if requirements.iter().any(|r| r.min_values().is_some()) {
+        let listed: Vec<usize> = kept.iter().collect();
+        if unmet_min_values(template.types, &listed, requirements).is_some() {
+            return None;
         }
     }
-    let min_values = unmet_min_values(template.types, &kept, requirements);
-    (!kept.is_empty() && min_values.is_none()).then_some(kept)
+    Some(kept)
 }

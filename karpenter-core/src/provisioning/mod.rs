@@ -20,6 +20,7 @@
 
 mod claim;
 mod claim_order;
+mod claim_sets;
 mod daemons;
 mod existing;
 mod filter;

@@ -170,6 +170,18 @@ impl PendingPod<'_> {
         );
         serde_json::to_string(&parts).unwrap_or_default()
     }
+
+    /// Whether the two pods have the same [`topology_text`](Self::topology_text),
+    /// compared field by field.
+    pub(crate) fn same_topology(&self, other: &PendingPod<'_>) -> bool {
+        let (a, b) = (&*self.spec, &*other.spec);
+        self.namespace == other.namespace
+            && self.labels == other.labels
+            && a.affinity == b.affinity
+            && a.topology_spread_constraints == b.topology_spread_constraints
+            && a.node_selector == b.node_selector
+            && a.tolerations == b.tolerations
+    }
 }
 
 /// The queue's order, as upstream: cpu descending, memory descending, creation

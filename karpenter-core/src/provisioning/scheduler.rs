@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
+use super::claim_sets::{ClaimSet, ClaimsByKey};
 use super::daemons::daemon_pods;
 use super::existing::{ExistingNode, is_destination};
 use super::host_ports::host_ports;
@@ -19,6 +20,7 @@ use super::templates::{Template, any_prefer_no_schedule, pool_order};
 use super::topology::{
     DomainSource, NodeKind, PlacedPod, PodView, Topology, Verdict, ignored_for_topology,
 };
+use super::type_cache::TypeSet;
 use super::volumes::volume_requirements;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -57,11 +59,15 @@ pub(crate) struct Scheduler<'s> {
     pub(crate) claims: Vec<NewClaim>,
     /// The order tier two tries the claims in.
     claim_order: ClaimOrder,
+    /// The claims by their requirement on each topology key.
+    claims_by_key: ClaimsByKey,
     /// For each topology signature, the claims whose topology refused such pods
     /// for good (see `TopologyError::holds_for_good`): skipped without asking again.
     final_refusals: Vec<ClaimSet>,
     /// Topology signatures by their text (see `PendingPod::topology_signature`).
     signatures: HashMap<String, usize>,
+    /// The last pod whose text was signed, and its signature.
+    last_signed: Option<(usize, usize)>,
     pub(crate) pods: Vec<PendingPod<'s>>,
     pub(crate) errors: Vec<Option<String>>,
     /// Pods refused before scheduling (invalid), with why.
@@ -142,8 +148,10 @@ impl<'s> Scheduler<'s> {
             existing,
             claims: Vec::new(),
             claim_order: ClaimOrder::default(),
+            claims_by_key: ClaimsByKey::default(),
             final_refusals: Vec::new(),
             signatures: HashMap::new(),
+            last_signed: None,
             pods,
             errors,
             rejected,
@@ -152,11 +160,22 @@ impl<'s> Scheduler<'s> {
         }
     }
 
-    /// Gives the pod the signature of its current constraints.
+    /// Gives the pod the signature of its current constraints. Replicas come
+    /// together: a pod whose constraints equal the last one signed takes its
+    /// signature without writing its text.
     fn sign(&mut self, pod: usize) {
+        if let Some((last, signature)) = self.last_signed
+            && last != pod
+            && self.pods[last].same_topology(&self.pods[pod])
+        {
+            self.pods[pod].topology_signature = signature;
+            return;
+        }
         let text = self.pods[pod].topology_text();
         let next = self.signatures.len();
-        self.pods[pod].topology_signature = *self.signatures.entry(text).or_insert(next);
+        let signature = *self.signatures.entry(text).or_insert(next);
+        self.pods[pod].topology_signature = signature;
+        self.last_signed = Some((pod, signature));
     }
 
     /// Places every pod it can.
@@ -258,13 +277,34 @@ impl<'s> Scheduler<'s> {
         // Fewest pods first; equal counts in the order the claims were made.
         let p = &self.pods[pod];
         let mut constraints = self.topology.constraints_of(&view(p));
-        let finals = self.final_refusals.get(p.topology_signature);
+        // The claims refused without a look: for good (remembered), or for their
+        // requirement on a topology key (answered once per distinct requirement).
+        let mut skip = self
+            .final_refusals
+            .get(p.topology_signature)
+            .cloned()
+            .unwrap_or_default();
+        if !constraints.is_empty() {
+            for (slot, id, claims) in self.claims_by_key.groups() {
+                if constraints.refuses_key(&p.strict_requirements, slot, id) {
+                    skip.union_with(claims);
+                }
+            }
+        }
+        // When most claims are skipped, the few left are put in order directly.
+        let few_left: Option<Vec<usize>> = (skip.len() * 2 > self.claims.len()).then(|| {
+            let mut left: Vec<usize> = skip.absent_below(self.claims.len()).collect();
+            left.sort_by_key(|&c| (self.claims[c].pods.len(), c));
+            left
+        });
+        let few = few_left.iter().flatten().copied();
+        let all = few_left
+            .is_none()
+            .then(|| self.claim_order.iter().filter(|&c| !skip.contains(c)));
+        let mut order = few.chain(all.into_iter().flatten());
         let needs = HEADROOM_RESOURCES.map(|name| p.requests.get(name));
         let mut refused = Vec::new();
-        let found = self.claim_order.iter().find_map(|c| {
-            if finals.is_some_and(|b| b.contains(c)) {
-                return None;
-            }
+        let found = order.find_map(|c| {
             let claim = &self.claims[c];
             if !claim.may_fit(&needs) {
                 return None;
@@ -289,6 +329,7 @@ impl<'s> Scheduler<'s> {
             let admission = self.admit(claim, template, p, ports).ok()?;
             Some((c, admission))
         });
+        drop(order);
         drop(constraints);
         let signature = self.pods[pod].topology_signature;
         if !refused.is_empty() {
@@ -312,7 +353,10 @@ impl<'s> Scheduler<'s> {
         );
         let template = &self.templates[self.claims[c].template];
         self.claims[c].add(template, pod, &self.pods[pod], ports.to_vec(), admission);
-        self.claims[c].topology_keys = self.topology.node_keys(&self.claims[c].requirements);
+        let keys = self.topology.node_keys(&self.claims[c].requirements);
+        let old = std::mem::replace(&mut self.claims[c].topology_keys, keys);
+        self.claims_by_key
+            .update(c, &old, &self.claims[c].topology_keys);
         self.claim_order.bump(c);
         true
     }
@@ -328,7 +372,7 @@ impl<'s> Scheduler<'s> {
         let mut reasons = Vec::new();
         for t in 0..self.templates.len() {
             let template = &self.templates[t];
-            let mut options = template.options.clone();
+            let mut options = template.option_set.clone();
             if let Some(limits) = &self.limits[t] {
                 if limits.exhausted_nodes() {
                     reasons.push(format!(
@@ -337,7 +381,11 @@ impl<'s> Scheduler<'s> {
                     ));
                     continue;
                 }
-                options.retain(|&i| limits.admits(&template.types[i].capacity));
+                for i in template.options.iter().copied() {
+                    if !limits.admits(&template.types[i].capacity) {
+                        options.remove(i);
+                    }
+                }
                 if options.is_empty() {
                     reasons.push(format!(
                         "nodepool {:?}: all available instance types exceed limits",
@@ -361,6 +409,8 @@ impl<'s> Scheduler<'s> {
                     );
                     claim.add(&self.templates[t], pod, &self.pods[pod], ports, admission);
                     claim.topology_keys = self.topology.node_keys(&claim.requirements);
+                    self.claims_by_key
+                        .update(self.claims.len(), &[], &claim.topology_keys);
                     if let Some(limits) = &mut self.limits[t] {
                         charge(limits, &self.templates[t], &claim.options);
                     }
@@ -446,9 +496,9 @@ impl<'s> Scheduler<'s> {
 
 /// Charges a new claim against its pool's limits pessimistically: the largest
 /// capacity among its instance types, as upstream; and one node.
-fn charge(limits: &mut Limits, template: &Template<'_>, options: &[usize]) {
+fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
     let mut largest = ResourceList::new();
-    for &i in options {
+    for i in options.iter() {
         largest = largest.max(&template.types[i].capacity);
     }
     limits.remaining = limits.remaining.saturating_sub(&largest);
@@ -545,24 +595,4 @@ fn build_topology(
         &pending,
         &snapshot.well_known_labels,
     )
-}
-
-/// A set of claim indices, as bits.
-#[derive(Clone, Debug, Default)]
-struct ClaimSet(Vec<u64>);
-
-impl ClaimSet {
-    fn insert(&mut self, claim: usize) {
-        let word = claim / 64;
-        if self.0.len() <= word {
-            self.0.resize(word + 1, 0);
-        }
-        self.0[word] |= 1 << (claim % 64);
-    }
-
-    fn contains(&self, claim: usize) -> bool {
-        self.0
-            .get(claim / 64)
-            .is_some_and(|w| w & (1 << (claim % 64)) != 0)
-    }
 }

@@ -10,7 +10,7 @@ use super::daemons::DaemonPod;
 use super::filter::{self, FilterError};
 use super::fit_index::FitIndex;
 use super::host_ports::HostPort;
-use super::type_cache::TypeCache;
+use super::type_cache::{TypeCache, TypeSet};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::resources::ResourceList;
@@ -48,6 +48,11 @@ pub(crate) struct Template<'s> {
     /// The types compatible with the pool's requirements, with an available
     /// offering: indices into `types`.
     pub options: Vec<usize>,
+    /// The same, as a set.
+    pub option_set: TypeSet,
+    /// For each of the [`HEADROOM_RESOURCES`], the options by their amount of
+    /// it, largest first (see [`headroom_of`](Self::headroom_of)).
+    largest_first: [Vec<usize>; 3],
     /// Daemon overhead groups.
     pub daemon_groups: Vec<DaemonGroup>,
     /// Each type's allocatable as amounts of cpu, memory, pods and ephemeral
@@ -128,7 +133,7 @@ impl<'s> Template<'s> {
         let all: Vec<usize> = (0..types.len()).collect();
         let none = ResourceList::new();
         let cache = TypeCache::new(types);
-        let headroom = allocatable
+        let headroom: Vec<[i64; 3]> = allocatable
             .iter()
             .map(|a| HEADROOM_RESOURCES.map(|name| a.get(name)))
             .collect();
@@ -167,6 +172,12 @@ impl<'s> Template<'s> {
             .collect();
         let overheads: Vec<&ResourceList> = daemon_groups.iter().map(|g| &g.overhead).collect();
         let fit_index = FitIndex::new(&options, &group_of, &overheads, &fixed_allocatable);
+        let option_set = TypeSet::of(types.len(), &options);
+        let largest_first = std::array::from_fn(|r| {
+            let mut sorted = options.clone();
+            sorted.sort_by_key(|&t| std::cmp::Reverse(headroom[t][r]));
+            sorted
+        });
         Ok(Template {
             pool: pool.name().unwrap_or_default().to_string(),
             requirements,
@@ -175,11 +186,25 @@ impl<'s> Template<'s> {
             allocatable,
             headroom,
             options,
+            option_set,
+            largest_first,
             daemon_groups,
             fixed_allocatable,
             group_of,
             cache,
             fit_index,
+        })
+    }
+}
+
+impl Template<'_> {
+    /// The most cpu, memory and pods any type of `options` has for pods: for
+    /// each, the first of the options by that amount, largest first (0 when
+    /// there is none).
+    pub(crate) fn headroom_of(&self, options: &TypeSet) -> [i64; 3] {
+        std::array::from_fn(|r| {
+            let largest = self.largest_first[r].iter().find(|&&t| options.contains(t));
+            largest.map_or(0, |&t| self.headroom[t][r].max(0))
         })
     }
 }

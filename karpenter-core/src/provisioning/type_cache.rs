@@ -45,6 +45,36 @@ impl TypeSet {
         set
     }
 
+    /// The types in the set, ascending.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(word, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    word * 64 + bit
+                })
+            })
+        })
+    }
+
+    /// Whether the set has no type.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    pub(crate) fn remove(&mut self, t: usize) {
+        if let Some(word) = self.0.get_mut(t / 64) {
+            *word &= !(1 << (t % 64));
+        }
+    }
+
+    /// Removes every type of `other`.
+    pub(crate) fn remove_all(&mut self, other: &TypeSet) {
+        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= !b);
+    }
+
     pub(crate) fn insert(&mut self, t: usize) {
         self.0[t / 64] |= 1 << (t % 64);
     }

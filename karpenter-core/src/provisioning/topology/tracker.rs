@@ -90,6 +90,8 @@ pub(crate) struct Topology {
     /// Ids of the requirements met on non-hostname keys (see
     /// [`node_keys`](Self::node_keys)); ids start at 1.
     requirement_ids: HashMap<Requirement, u32>,
+    /// The requirement of each id, at `id - 1`.
+    id_requirements: Vec<Requirement>,
 }
 
 /// A node's requirements on the topology keys, as ids: equal ids mean equal
@@ -137,6 +139,7 @@ impl Topology {
             none_known: WellKnownLabels::empty(),
             keys: Vec::new(),
             requirement_ids: HashMap::new(),
+            id_requirements: Vec::new(),
         };
         let mut nodes = NodeTable::default();
         for &(labels, taints) in existing_nodes {
@@ -264,6 +267,7 @@ impl Topology {
     /// whether they could take it ([`PodConstraints::verdict`]).
     pub(crate) fn constraints_of<'t>(&'t self, pod: &PodView<'_>) -> PodConstraints<'t> {
         PodConstraints {
+            id_requirements: &self.id_requirements,
             checks: self
                 .checks(pod)
                 .map(|(group, self_selecting)| Check {
@@ -291,6 +295,7 @@ impl Topology {
     /// requirements change.
     pub(crate) fn node_keys(&mut self, node: &Requirements) -> NodeKeys {
         let ids = &mut self.requirement_ids;
+        let requirements = &mut self.id_requirements;
         self.keys
             .iter()
             .map(|key| {
@@ -305,6 +310,7 @@ impl Topology {
                     Some(&id) => id,
                     None if next != UNSHARED => {
                         ids.insert(requirement.clone(), next);
+                        requirements.push(requirement.clone());
                         next
                     }
                     None => UNSHARED,
@@ -630,6 +636,8 @@ pub(crate) enum Verdict {
 #[derive(Debug)]
 pub(crate) struct PodConstraints<'t> {
     checks: Vec<Check<'t>>,
+    /// The requirement of each id (see [`Topology::node_keys`]), at `id - 1`.
+    id_requirements: &'t [Requirement],
 }
 
 /// One group a pod is checked against.
@@ -643,10 +651,62 @@ struct Check<'t> {
     memo: Vec<(u32, bool)>,
 }
 
+impl Check<'_> {
+    /// Whether the group leaves the pod a domain on a node whose requirement
+    /// on the key (looked up only when not remembered) has id `id`.
+    #[inline]
+    fn allows<'r>(
+        &mut self,
+        pod_strict: &Requirements,
+        id: u32,
+        on_node: impl FnOnce() -> Option<&'r Requirement>,
+    ) -> bool {
+        if id != UNSHARED
+            && let Some(&(_, allowed)) = self.memo.iter().find(|(seen, _)| *seen == id)
+        {
+            return allowed;
+        }
+        let pod = Allowed(pod_strict.get_defined(self.group.key()));
+        let allowed = self
+            .group
+            .has_next_domain(self.self_selecting, pod, Allowed(on_node()));
+        if id != UNSHARED && self.memo.len() < MEMO {
+            self.memo.push((id, allowed));
+        }
+        allowed
+    }
+}
+
 impl PodConstraints<'_> {
+    /// Whether the pod has no topology constraint at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.checks.is_empty()
+    }
+
+    /// Whether every node whose requirement on the key of `slot` has `id`
+    /// (see [`NodeKeys`]) is refused, whatever its other requirements: some
+    /// constraint on that key leaves the pod no domain there.
+    pub(crate) fn refuses_key(&mut self, pod_strict: &Requirements, slot: usize, id: u32) -> bool {
+        if id == UNSHARED {
+            return false;
+        }
+        let on_node = match id.checked_sub(1) {
+            None => None,
+            Some(index) => match self.id_requirements.get(index as usize) {
+                Some(requirement) => Some(requirement),
+                None => return false,
+            },
+        };
+        self.checks
+            .iter_mut()
+            .filter(|check| check.group.slot == slot)
+            .any(|check| !check.allows(pod_strict, id, || on_node))
+    }
+
     /// Whether [`Topology::add_requirements`] would succeed for a node with
     /// requirements `node` (whose [`NodeKeys`] are `keys`), answered without
     /// building any requirement, and once per distinct requirement.
+    #[inline]
     pub(crate) fn verdict(
         &mut self,
         pod_strict: &Requirements,
@@ -656,21 +716,7 @@ impl PodConstraints<'_> {
         for check in &mut self.checks {
             let group = check.group;
             let id = keys.get(group.slot).copied().unwrap_or(UNSHARED);
-            let remembered = check.memo.iter().find(|(seen, _)| *seen == id);
-            let allowed = match remembered {
-                Some(&(_, allowed)) if id != UNSHARED => allowed,
-                _ => {
-                    let key = group.key();
-                    let pod = Allowed(pod_strict.get_defined(key));
-                    let on_node = Allowed(node.get_defined(key));
-                    let allowed = group.has_next_domain(check.self_selecting, pod, on_node);
-                    if id != UNSHARED && check.memo.len() < MEMO {
-                        check.memo.push((id, allowed));
-                    }
-                    allowed
-                }
-            };
-            if !allowed {
+            if !check.allows(pod_strict, id, || node.get_defined(group.key())) {
                 return Verdict::Refused {
                     for_good: TopologyError::holds_for_good(constraint_kind(group), group.key()),
                 };
