@@ -164,7 +164,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let instance_types = scenario
                 .fake_instance_types()
                 .map_err(|e| Failure::BadInput(e.to_string()))?;
-            let snapshot = scenario.to_snapshot(instance_types);
+            let counts = (
+                scenario.pods.len(),
+                scenario.nodes.len(),
+                scenario.node_pools.len(),
+            );
+            let snapshot = scenario.into_snapshot(instance_types);
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             let plan = karpenter::core::provisioning::schedule(&snapshot);
@@ -177,11 +182,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             write_stdout(&text)?;
             timings.record("write", start.elapsed());
             if args.common.timings {
+                let (pods, nodes, pools) = counts;
                 timings.set_size(format!(
-                    "{} pods, {} nodes, {} node pools; {} new claims, {} unschedulable",
-                    scenario.pods.len(),
-                    scenario.nodes.len(),
-                    scenario.node_pools.len(),
+                    "{pods} pods, {nodes} nodes, {pools} node pools; {} new claims, {} unschedulable",
                     plan.node_claims.len(),
                     plan.unschedulable.len()
                 ));

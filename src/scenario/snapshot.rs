@@ -13,6 +13,26 @@ fn objects<T: Clone>(list: &[Sourced<T>]) -> Vec<T> {
     list.iter().map(|o| o.object.clone()).collect()
 }
 
+/// The objects of a list, moved out.
+fn into_objects<T>(list: Vec<Sourced<T>>) -> Vec<T> {
+    list.into_iter().map(|o| o.object).collect()
+}
+
+/// The instance types offered to each pool (the fake provider's rule: all to all).
+fn per_pool(
+    node_pools: &[karpenter_core::api::NodePool],
+    instance_types: Vec<InstanceType>,
+) -> std::collections::BTreeMap<String, Arc<[InstanceType]>> {
+    let instance_types: Arc<[InstanceType]> = instance_types.into();
+    node_pools
+        .iter()
+        .map(|pool| {
+            let name = pool.name().unwrap_or_default().to_string();
+            (name, Arc::clone(&instance_types))
+        })
+        .collect()
+}
+
 impl Scenario {
     /// The fake provider's instance types: every `InstanceType` document, in input
     /// order.
@@ -42,20 +62,9 @@ impl Scenario {
     /// The engine's view of the scenario, with `instance_types` offered to every
     /// NodePool (the fake provider's rule) and the core's well-known labels.
     pub fn to_snapshot(&self, instance_types: Vec<InstanceType>) -> Snapshot {
-        let instance_types: Arc<[InstanceType]> = instance_types.into();
-        let node_pools: Vec<_> = self.node_pools.iter().map(|p| p.object.clone()).collect();
-        let per_pool = node_pools
-            .iter()
-            .map(|pool| {
-                (
-                    pool.name().unwrap_or_default().to_string(),
-                    instance_types.clone(),
-                )
-            })
-            .collect();
         Snapshot {
-            instance_types: per_pool,
-            node_pools,
+            instance_types: per_pool(&objects(&self.node_pools), instance_types),
+            node_pools: objects(&self.node_pools),
             nodes: join_nodes(objects(&self.nodes), objects(&self.node_claims)),
             pods: objects(&self.pods),
             daemon_sets: objects(&self.daemon_sets),
@@ -63,6 +72,24 @@ impl Scenario {
             persistent_volume_claims: objects(&self.persistent_volume_claims),
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
+            well_known_labels: WellKnownLabels::core().clone(),
+        }
+    }
+
+    /// [`to_snapshot`](Self::to_snapshot), moving the objects instead of
+    /// copying them (tens of thousands of pods are worth not copying).
+    pub fn into_snapshot(self, instance_types: Vec<InstanceType>) -> Snapshot {
+        let node_pools = into_objects(self.node_pools);
+        Snapshot {
+            instance_types: per_pool(&node_pools, instance_types),
+            node_pools,
+            nodes: join_nodes(into_objects(self.nodes), into_objects(self.node_claims)),
+            pods: into_objects(self.pods),
+            daemon_sets: into_objects(self.daemon_sets),
+            pod_disruption_budgets: into_objects(self.pod_disruption_budgets),
+            persistent_volume_claims: into_objects(self.persistent_volume_claims),
+            persistent_volumes: into_objects(self.persistent_volumes),
+            storage_classes: into_objects(self.storage_classes),
             well_known_labels: WellKnownLabels::core().clone(),
         }
     }

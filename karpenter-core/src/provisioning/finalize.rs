@@ -2,10 +2,9 @@
 //! price and cut to 600, its requirements as a NodeClaim carries them, and the
 //! offering the provider would launch.
 
-use std::sync::Arc;
-
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
+use super::names::NameList;
 use super::plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
@@ -136,10 +135,9 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
             }
         })
     });
-    let names: Vec<Arc<str>> = chosen
-        .iter()
-        .map(|&t| Arc::clone(&template.cache.names[t]))
-        .collect();
+    let table = &template.cache.names;
+    let pick = |t: usize| u32::try_from(t).unwrap_or(u32::MAX);
+    let names = NameList::picked(table, chosen.iter().map(|&t| pick(t)).collect());
     let min_values = requirements
         .get_defined(LABEL_INSTANCE_TYPE_STABLE)
         .and_then(Requirement::min_values);
@@ -148,13 +146,12 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     // The two rewritten requirements are written directly: building them as
     // requirements would sort and copy up to 600 names only to copy them again.
     let listed = TypeSet::of(template.types.len(), &chosen);
-    let type_values: Vec<Arc<str>> = template
+    let by_name = template
         .cache
         .by_name
         .iter()
-        .filter(|&&t| listed.contains(t))
-        .map(|&t| Arc::clone(&template.cache.names[t]))
-        .collect();
+        .filter(|&&t| listed.contains(t));
+    let type_values = NameList::picked(table, by_name.map(|&t| pick(t)).collect());
     let mut written: Vec<RequirementOutput> = requirements
         .to_selector_requirements()
         .into_iter()
@@ -164,7 +161,7 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
         (LABEL_INSTANCE_TYPE_STABLE, type_values, min_values),
         (
             CAPACITY_TYPE_LABEL_KEY,
-            capacity_types.iter().map(|&c| Arc::from(c)).collect(),
+            capacity_types.into_iter().collect(),
             None,
         ),
     ] {

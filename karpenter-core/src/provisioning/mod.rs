@@ -27,6 +27,7 @@ mod filter;
 mod finalize;
 mod fit_index;
 mod host_ports;
+mod names;
 mod plan;
 mod pods;
 mod preferences;
@@ -38,6 +39,7 @@ mod validate;
 mod volumes;
 
 pub use finalize::MAX_INSTANCE_TYPES;
+pub use names::NameList;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };

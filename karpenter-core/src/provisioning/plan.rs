@@ -2,9 +2,9 @@
 //! already exists, and the pods no plan can place, with why. Serialized, this is the
 //! `karpenter-sim provision -o json` output of `scenario-format.md`.
 
-use std::sync::Arc;
-
 use serde::Serialize;
+
+use super::names::NameList;
 
 use crate::scheduling::SelectorRequirement;
 
@@ -32,9 +32,7 @@ pub struct PlannedClaim {
     /// The NodePool it is launched from.
     pub node_pool: String,
     /// Every instance type still compatible, cheapest first (at most 600).
-    /// Names are shared with the instance types (and between claims): a plan
-    /// of thousands of claims lists the same few hundred names again and again.
-    pub instance_types: Vec<Arc<str>>,
+    pub instance_types: NameList,
     /// The claim's requirements as a NodeClaim would carry them.
     pub requirements: Vec<RequirementOutput>,
     /// What the cloud provider would create: the cheapest available compatible
@@ -52,10 +50,9 @@ pub struct RequirementOutput {
     pub key: String,
     /// The operator.
     pub operator: String,
-    /// The values (absent for Exists and DoesNotExist), shared like
-    /// [`PlannedClaim::instance_types`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<Arc<str>>,
+    /// The values (absent for Exists and DoesNotExist).
+    #[serde(skip_serializing_if = "NameList::is_empty")]
+    pub values: NameList,
     /// The minimum number of distinct values, when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_values: Option<u32>,
@@ -66,7 +63,7 @@ impl From<SelectorRequirement> for RequirementOutput {
         RequirementOutput {
             key: r.key,
             operator: r.operator.to_string(),
-            values: r.values.into_iter().map(Arc::from).collect(),
+            values: r.values.into(),
             min_values: r.min_values,
         }
     }

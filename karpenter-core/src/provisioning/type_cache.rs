@@ -173,8 +173,8 @@ pub(crate) struct TypeCache {
     type_keys: Vec<Arc<str>>,
     /// Every type, by name (then index).
     pub(crate) by_name: Vec<usize>,
-    /// Each type's name, to share with the plan.
-    pub(crate) names: Vec<Arc<str>>,
+    /// Each type's name, the table the plan's name lists pick from.
+    pub(crate) names: Arc<[Arc<str>]>,
     /// The distinct capacity types of all offerings, ascending. Masks tell
     /// apart the first 64 (see [`masks_cover`](Self::masks_cover)).
     capacity_types: Vec<String>,

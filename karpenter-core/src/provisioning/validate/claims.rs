@@ -76,7 +76,7 @@ impl Checker<'_> {
         let mut names = BTreeSet::new();
         let mut listed: Vec<&InstanceType> = Vec::new();
         for name in &claim.instance_types {
-            if !names.insert(&**name) {
+            if !names.insert(name) {
                 flag(Rule::InstanceTypeList, format!("{name} is listed twice"));
                 continue;
             }

@@ -190,7 +190,7 @@ fn a_pod_may_meet_any_one_of_its_required_terms() {
     on_a.requirements.push(RequirementOutput {
         key: LABEL_TOPOLOGY_ZONE.to_string(),
         operator: "In".to_string(),
-        values: vec!["zone-a".into()],
+        values: ["zone-a"].into_iter().collect(),
         min_values: None,
     });
     assert_eq!(validate(&snapshot, &plan(vec![on_a])), vec![]);

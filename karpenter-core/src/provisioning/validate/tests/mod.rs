@@ -187,11 +187,11 @@ fn launch(instance_type: &str, zone: &str, capacity_type: &str, price: f64) -> O
 fn claim(types: &[&str], launch: Option<Launch>, pods: &[&str]) -> PlannedClaim {
     PlannedClaim {
         node_pool: "default".to_string(),
-        instance_types: types.iter().map(|&t| t.into()).collect(),
+        instance_types: types.iter().collect(),
         requirements: vec![RequirementOutput {
             key: NODE_POOL_LABEL_KEY.to_string(),
             operator: "In".to_string(),
-            values: vec!["default".into()],
+            values: ["default"].into_iter().collect(),
             min_values: None,
         }],
         launch,

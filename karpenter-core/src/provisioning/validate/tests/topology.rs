@@ -60,7 +60,7 @@ fn catches_a_zonal_spread_skew() {
     zone_b.requirements.push(RequirementOutput {
         key: LABEL_TOPOLOGY_ZONE.to_string(),
         operator: "In".to_string(),
-        values: vec!["zone-b".into()],
+        values: ["zone-b"].into_iter().collect(),
         min_values: None,
     });
     let zone_a = |p: &str| {
@@ -68,7 +68,7 @@ fn catches_a_zonal_spread_skew() {
         c.requirements.push(RequirementOutput {
             key: LABEL_TOPOLOGY_ZONE.to_string(),
             operator: "In".to_string(),
-            values: vec!["zone-a".into()],
+            values: ["zone-a"].into_iter().collect(),
             min_values: None,
         });
         c
