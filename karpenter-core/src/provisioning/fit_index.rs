@@ -163,3 +163,127 @@ pub(crate) fn grown(
     }
     Some(kept)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::PodSpec;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::api::NodePool;
+    use crate::cloudprovider::{InstanceType, Offering};
+    use crate::provisioning::daemons::DaemonPod;
+    use crate::provisioning::filter;
+    use crate::scheduling::{LABEL_ARCH_STABLE, Requirement, WellKnownLabels};
+
+    /// A type: cpu, memory, pods, whether it has a GPU, whether it is arm64.
+    type TypeShape = (i64, i64, i64, bool, bool);
+
+    fn instance_type(i: usize, (cpu, memory, pods, gpu, arm): TypeShape) -> InstanceType {
+        let mut capacity = ResourceList::new();
+        capacity.set("cpu", cpu);
+        capacity.set("memory", memory);
+        capacity.set("pods", pods);
+        if gpu {
+            capacity.set("nvidia.com/gpu", 1000);
+        }
+        let arch = if arm { "arm64" } else { "amd64" };
+        InstanceType::new(
+            format!("type-{i}"),
+            [(LABEL_ARCH_STABLE, arch)],
+            vec![Offering::new("zone-a", "on-demand", 1.0 + i as f64)],
+            capacity,
+            ResourceList::new(),
+        )
+    }
+
+    /// A daemon requesting `cpu` that runs only on `arch` (when given).
+    fn daemon(cpu: i64, arch: Option<&str>) -> DaemonPod {
+        let mut requests = ResourceList::new();
+        requests.set("cpu", cpu);
+        let node_selector = arch.map(|a| BTreeMap::from([(LABEL_ARCH_STABLE.into(), a.into())]));
+        DaemonPod {
+            spec: PodSpec {
+                node_selector,
+                ..PodSpec::default()
+            },
+            requests,
+            host_ports: Vec::new(),
+        }
+    }
+
+    fn requests(cpu: i64, memory: i64) -> ResourceList {
+        let mut list = ResourceList::new();
+        list.set("cpu", cpu);
+        list.set("memory", memory);
+        list.set("pods", 1000);
+        list
+    }
+
+    proptest! {
+        /// Narrowing by growth keeps exactly the types the full filter keeps,
+        /// pod after pod, across daemon groups, types with extended resources,
+        /// and a requirement that arrives midway.
+        #[test]
+        fn growth_agrees_with_the_full_filter(
+            shapes in prop::collection::vec(
+                (0..16_000i64, 0..32_000i64, 0..8_000i64, any::<bool>(), any::<bool>()),
+                1..40,
+            ),
+            daemons in prop::collection::vec((0..2_000i64, prop::option::of(any::<bool>())), 0..3),
+            pods in prop::collection::vec((0..3_000i64, 0..6_000i64), 1..12),
+            narrow_at in 0..12usize,
+        ) {
+            let types: Vec<InstanceType> =
+                shapes.into_iter().enumerate().map(|(i, s)| instance_type(i, s)).collect();
+            let daemons: Vec<DaemonPod> = daemons
+                .into_iter()
+                .map(|(cpu, arm)| daemon(cpu, arm.map(|a| if a { "arm64" } else { "amd64" })))
+                .collect();
+            let pool: NodePool = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "default"},
+                "spec": {"template": {"spec": {"requirements": []}}},
+            }))
+            .expect("a NodePool");
+            let well_known = WellKnownLabels::core();
+            let Ok(template) = Template::new(&pool, &types, &daemons, well_known) else {
+                return Ok(());
+            };
+            let mut requirements = template.requirements.clone();
+            let mut options = template.option_set.clone();
+            let mut total = ResourceList::new();
+            let mut fitted = false;
+            for (step, &(cpu, memory)) in pods.iter().enumerate() {
+                let pod = requests(cpu, memory);
+                let grown_total = &total + &pod;
+                let mut next = requirements.clone();
+                if step == narrow_at {
+                    next.add(Requirement::in_values(LABEL_ARCH_STABLE, ["arm64"]));
+                }
+                let unchanged = fitted && next == requirements;
+                let candidates: Vec<usize> = options.iter().collect();
+                let full = filter::for_claim(
+                    &template, &candidates, &next, unchanged, &pod, &grown_total, &[], &[],
+                );
+                let before = fitted.then_some(&total);
+                let fast = grown(&template, &options, &next, unchanged, before, &grown_total);
+                match (&full, &fast) {
+                    (Ok(kept), Some(set)) => {
+                        prop_assert_eq!(set, &TypeSet::of(types.len(), kept));
+                    }
+                    (Err(_), None) => {}
+                    (full, fast) => {
+                        prop_assert!(false, "step {}: full {:?}, growth {:?}", step, full.as_ref().ok(), fast);
+                    }
+                }
+                let Ok(kept) = full else { break };
+                options = TypeSet::of(types.len(), &kept);
+                total = grown_total;
+                requirements = next;
+                fitted = true;
+            }
+        }
+    }
+}
