@@ -9,6 +9,7 @@
 
 pub mod api;
 pub mod cloudprovider;
+pub mod disruption;
 pub mod error;
 pub mod provisioning;
 pub mod resources;

@@ -1,0 +1,15 @@
+//! Disruption planning: which nodes to delete or replace, and why, as upstream
+//! Karpenter's disruption controller (`pkg/controllers/disruption`) decides.
+//!
+//! Being built (see the project's disruption issue). So far:
+//! - [`budgets`]: how many of a NodePool's nodes its disruption budgets let be
+//!   disrupted now, for a reason;
+//! - [`pods`]: what a pod on a candidate node means for disruption: whether it
+//!   blocks the node (`karpenter.sh/do-not-disrupt`, PodDisruptionBudgets), whether
+//!   it must be rescheduled, and what evicting it costs;
+//! - [`pdbs`]: which PodDisruptionBudgets select a pod and whether they let it
+//!   be evicted.
+
+pub mod budgets;
+pub mod pdbs;
+pub mod pods;

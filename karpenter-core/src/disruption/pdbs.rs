@@ -1,0 +1,542 @@
+//! PodDisruptionBudgets as Karpenter's disruption reads them (upstream
+//! `pkg/utils/pdb`): which budgets select a pod, whether they let it be
+//! evicted now, and whether they never will.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::Timestamp;
+
+use super::pods::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable, pod_key};
+use crate::scheduling::{validate_label_key, validate_label_value};
+
+/// The PodDisruptionBudgets of a cluster, indexed for matching pods.
+///
+/// A budget selects the pods of its own namespace that its label selector
+/// selects, as `metav1.LabelSelectorAsSelector` reads it: no selector selects
+/// nothing, an empty one (`{}`) every pod. A selector Kubernetes would reject
+/// (an invalid key or value, an unknown operator, `In` without values) selects
+/// nothing; the API server never admits one.
+#[derive(Clone, Debug, Default)]
+pub struct Pdbs<'a> {
+    /// The budgets by namespace, each list sorted by name so that answers
+    /// come out in one order whatever the input's.
+    by_namespace: BTreeMap<&'a str, Vec<Budget<'a>>>,
+}
+
+/// One budget, read once.
+#[derive(Clone, Debug)]
+struct Budget<'a> {
+    pdb: &'a PodDisruptionBudget,
+    name: &'a str,
+    /// `namespace/name`.
+    key: String,
+    selector: Selector<'a>,
+    /// `status.disruptionsAllowed`; 0 without a status, as upstream reads the
+    /// zero value of a budget the disruption controller has not seen yet.
+    disruptions_allowed: i32,
+    /// Whether it forbids every voluntary eviction, whatever the pod count.
+    fully_blocking: bool,
+    /// `unhealthyPodEvictionPolicy: AlwaysAllow`.
+    evicts_unready: bool,
+}
+
+impl<'a> Pdbs<'a> {
+    /// Indexes `pdbs`. A budget without a namespace is read as in `default`,
+    /// as pods are.
+    pub fn new(pdbs: &'a [PodDisruptionBudget]) -> Self {
+        let mut by_namespace: BTreeMap<&'a str, Vec<Budget<'a>>> = BTreeMap::new();
+        for pdb in pdbs {
+            let namespace = pdb.metadata.namespace.as_deref().unwrap_or("default");
+            by_namespace
+                .entry(namespace)
+                .or_default()
+                .push(Budget::new(namespace, pdb));
+        }
+        for budgets in by_namespace.values_mut() {
+            budgets.sort_by(|a, b| a.name.cmp(b.name));
+        }
+        Self { by_namespace }
+    }
+
+    /// The budgets that select `pod`, sorted by name.
+    pub fn matching(&self, pod: &Pod) -> Vec<&'a PodDisruptionBudget> {
+        self.selecting(pod).map(|budget| budget.pdb).collect()
+    }
+
+    /// Why the budgets refuse to let `pod` be evicted now, if they do
+    /// (upstream `Limits.CanEvictPods`): more than one budget selects it (the
+    /// eviction API refuses such a pod), or its one budget allows no
+    /// disruption — unless that budget has `unhealthyPodEvictionPolicy:
+    /// AlwaysAllow` and the pod's Ready condition is `False`.
+    ///
+    /// Only pods that draining would evict are judged: a finished, terminating
+    /// or static pod, or one tolerating the `karpenter.sh/disrupted:NoSchedule`
+    /// taint, is never blocked. Nor is the `karpenter.sh/do-not-disrupt`
+    /// annotation considered; ask [`do_not_disrupt`] first, as upstream does.
+    pub fn blocks(&self, pod: &Pod) -> Option<PodBlock> {
+        // Upstream tests `== 0`; a negative count, which the API server never
+        // stores, refuses eviction too, as the eviction API does.
+        self.refusal(pod, |budget| budget.disruptions_allowed <= 0)
+    }
+
+    /// Whether the budgets will never let `pod` be evicted, however many
+    /// replicas run (upstream `isFullyBlocked`): more than one budget selects
+    /// it, or its one budget has `maxUnavailable` `0` or `"0%"`, or
+    /// `minAvailable` `"100%"`, with the same exceptions as
+    /// [`blocks`](Self::blocks). Provisioning no room for such a pod avoids
+    /// capacity it could never move to.
+    pub fn fully_blocks(&self, pod: &Pod) -> bool {
+        self.refusal(pod, |budget| budget.fully_blocking).is_some()
+    }
+
+    /// Whether a disruption simulation should find `pod` a new home at `now`
+    /// (upstream `Limits.IsCurrentlyReschedulable`): it is
+    /// [reschedulable](is_reschedulable), not protected by
+    /// [`do_not_disrupt`], and not [fully blocked](Self::fully_blocks).
+    pub fn is_currently_reschedulable(&self, pod: &Pod, now: Timestamp) -> bool {
+        is_reschedulable(pod) && do_not_disrupt(pod, now).is_none() && !self.fully_blocks(pod)
+    }
+
+    fn selecting(&self, pod: &Pod) -> impl Iterator<Item = &Budget<'a>> {
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let labels = pod.metadata.labels.as_ref();
+        self.by_namespace
+            .get(namespace)
+            .into_iter()
+            .flatten()
+            .filter(move |budget| budget.selector.matches(labels))
+    }
+
+    /// The block when the budgets refuse the pod's eviction, `refuses` telling
+    /// whether a lone budget does.
+    fn refusal(&self, pod: &Pod, refuses: impl Fn(&Budget<'a>) -> bool) -> Option<PodBlock> {
+        if !goes_through_eviction(pod) {
+            return None;
+        }
+        match self.selecting(pod).collect::<Vec<_>>().as_slice() {
+            [] => None,
+            [budget] if budget.evicts_unready && is_unready(pod) => None,
+            [budget] => refuses(budget).then(|| PodBlock::PdbAllowsNone {
+                pod: pod_key(pod),
+                pdb: budget.key.clone(),
+            }),
+            several => Some(PodBlock::MultiplePdbs {
+                pod: pod_key(pod),
+                pdbs: several.iter().map(|budget| budget.key.clone()).collect(),
+            }),
+        }
+    }
+}
+
+impl<'a> Budget<'a> {
+    fn new(namespace: &'a str, pdb: &'a PodDisruptionBudget) -> Self {
+        let name = pdb.metadata.name.as_deref().unwrap_or_default();
+        let spec = pdb.spec.as_ref();
+        let max_unavailable = spec.and_then(|s| s.max_unavailable.as_ref());
+        let min_available = spec.and_then(|s| s.min_available.as_ref());
+        Self {
+            pdb,
+            name,
+            key: format!("{namespace}/{name}"),
+            selector: Selector::new(spec.and_then(|s| s.selector.as_ref())),
+            disruptions_allowed: pdb.status.as_ref().map_or(0, disruptions_allowed),
+            // An integer minAvailable needs the replica count to judge, so
+            // upstream only recognises these forms.
+            fully_blocking: matches!(max_unavailable, Some(IntOrString::Int(0)))
+                || is_text(max_unavailable, "0%")
+                || is_text(min_available, "100%"),
+            evicts_unready: spec.and_then(|s| s.unhealthy_pod_eviction_policy.as_deref())
+                == Some("AlwaysAllow"),
+        }
+    }
+}
+
+/// Whether an int-or-string field holds exactly the string `text`.
+fn is_text(value: Option<&IntOrString>, text: &str) -> bool {
+    match value {
+        Some(IntOrString::String(value)) => value == text,
+        _ => false,
+    }
+}
+
+/// `status.disruptionsAllowed`, 0 when absent as Go reads it. The field is an
+/// `i32` in k8s-openapi up to Kubernetes 1.35 and an `Option<i32>` from 1.36;
+/// converting into `Option<i32>` accepts both, whichever version the final
+/// binary picks.
+#[allow(clippy::useless_conversion)]
+fn disruptions_allowed(status: &PodDisruptionBudgetStatus) -> i32 {
+    Option::<i32>::from(status.disruptions_allowed).unwrap_or(0)
+}
+
+/// Whether the pod reports Ready `False`. Upstream asks for an explicit
+/// `False`, where the eviction API would also count a missing condition.
+fn is_unready(pod: &Pod) -> bool {
+    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
+    conditions
+        .unwrap_or_default()
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.status == "False")
+}
+
+/// A label selector borrowed from its budget.
+#[derive(Clone, Debug)]
+enum Selector<'a> {
+    /// Selects no pod.
+    Nothing,
+    /// Selects the pods meeting every term (every pod when there is none).
+    All(Vec<Term<'a>>),
+}
+
+/// One requirement on a label: `(key, values)`.
+#[derive(Clone, Debug)]
+enum Term<'a> {
+    Equals(&'a str, &'a str),
+    In(&'a str, &'a [String]),
+    NotIn(&'a str, &'a [String]),
+    Exists(&'a str),
+    DoesNotExist(&'a str),
+}
+
+impl<'a> Selector<'a> {
+    fn new(selector: Option<&'a LabelSelector>) -> Self {
+        let Some(selector) = selector else {
+            return Self::Nothing;
+        };
+        let valid = |key: &str, values: &[String]| {
+            validate_label_key(key).is_ok()
+                && values.iter().all(|v| validate_label_value(key, v).is_ok())
+        };
+        let mut terms = Vec::new();
+        for (key, value) in selector.match_labels.iter().flatten() {
+            if !valid(key, std::slice::from_ref(value)) {
+                return Self::Nothing;
+            }
+            terms.push(Term::Equals(key, value));
+        }
+        for expression in selector.match_expressions.iter().flatten() {
+            let key = expression.key.as_str();
+            let values = expression.values.as_deref().unwrap_or_default();
+            let term = match expression.operator.as_str() {
+                "In" => Term::In(key, values),
+                "NotIn" => Term::NotIn(key, values),
+                "Exists" => Term::Exists(key),
+                "DoesNotExist" => Term::DoesNotExist(key),
+                _ => return Self::Nothing,
+            };
+            let wants_values = matches!(term, Term::In(..) | Term::NotIn(..));
+            if values.is_empty() == wants_values || !valid(key, values) {
+                return Self::Nothing;
+            }
+            terms.push(term);
+        }
+        Self::All(terms)
+    }
+
+    fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
+        let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
+        let listed = |values: &[String], value: &str| values.iter().any(|v| v == value);
+        let holds = |term: &Term<'_>| match *term {
+            Term::Equals(key, wanted) => label(key) == Some(wanted),
+            Term::In(key, values) => label(key).is_some_and(|v| listed(values, v)),
+            Term::NotIn(key, values) => !label(key).is_some_and(|v| listed(values, v)),
+            Term::Exists(key) => label(key).is_some(),
+            Term::DoesNotExist(key) => label(key).is_none(),
+        };
+        match self {
+            Self::Nothing => false,
+            Self::All(terms) => terms.iter().all(holds),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const NOW: &str = "2024-05-01T12:00:00Z";
+
+    /// A running pod `<namespace>/<name>` with `labels`.
+    fn pod(key: &str, labels: Value) -> Value {
+        let (namespace, name) = key.split_once('/').expect("namespace/name");
+        json!({
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "status": {"phase": "Running", "startTime": "2024-05-01T11:00:00Z"},
+        })
+    }
+
+    fn read(value: Value) -> Pod {
+        serde_json::from_value(value).expect("a valid pod")
+    }
+
+    /// A budget `<namespace>/<name>` with `spec`, allowing `allowed`
+    /// disruptions (no status at all for `None`).
+    fn pdb(key: &str, spec: Value, allowed: Option<i32>) -> PodDisruptionBudget {
+        let (namespace, name) = key.split_once('/').expect("namespace/name");
+        let mut value = json!({"metadata": {"name": name, "namespace": namespace}, "spec": spec});
+        if let Some(allowed) = allowed {
+            value["status"] = json!({
+                "disruptionsAllowed": allowed,
+                "currentHealthy": 3, "desiredHealthy": 3, "expectedPods": 3,
+            });
+        }
+        serde_json::from_value(value).expect("a valid budget")
+    }
+
+    fn web_selector() -> Value {
+        json!({"selector": {"matchLabels": {"app": "web"}}})
+    }
+
+    fn with(spec: Value, field: &str, value: Value) -> Value {
+        let mut spec = spec;
+        spec[field] = value;
+        spec
+    }
+
+    fn names(matched: &[&PodDisruptionBudget]) -> Vec<String> {
+        matched
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn a_budget_allowing_no_disruption_blocks_its_pods() {
+        let budgets = [pdb("default/web-pdb", web_selector(), Some(0))];
+        let pdbs = Pdbs::new(&budgets);
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        let block = pdbs.blocks(&web).expect("blocked");
+        assert_eq!(
+            block,
+            PodBlock::PdbAllowsNone {
+                pod: "default/web-1".into(),
+                pdb: "default/web-pdb".into()
+            }
+        );
+        assert_eq!(
+            block.to_string(),
+            "pod default/web-1 is protected by PodDisruptionBudget default/web-pdb, which allows no disruption now"
+        );
+        // Pods the budget does not select are free to go.
+        let api = read(pod("default/api-1", json!({"app": "api"})));
+        assert_eq!(pdbs.blocks(&api), None);
+    }
+
+    #[test]
+    fn a_budget_allowing_disruptions_does_not_block() {
+        let budgets = [pdb("default/web-pdb", web_selector(), Some(1))];
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        assert_eq!(Pdbs::new(&budgets).blocks(&web), None);
+    }
+
+    #[test]
+    fn a_budget_without_status_allows_nothing_yet() {
+        let budgets = [pdb("default/web-pdb", web_selector(), None)];
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        assert!(Pdbs::new(&budgets).blocks(&web).is_some());
+    }
+
+    #[test]
+    fn always_allow_lets_unready_pods_be_evicted() {
+        let spec = with(
+            web_selector(),
+            "unhealthyPodEvictionPolicy",
+            json!("AlwaysAllow"),
+        );
+        let always = [pdb("default/web-pdb", spec.clone(), Some(0))];
+        let if_healthy = [pdb(
+            "default/web-pdb",
+            with(
+                web_selector(),
+                "unhealthyPodEvictionPolicy",
+                json!("IfHealthyBudget"),
+            ),
+            Some(0),
+        )];
+        let ready = |status: Option<&str>| {
+            let mut value = pod("default/web-1", json!({"app": "web"}));
+            if let Some(status) = status {
+                value["status"]["conditions"] = json!([{"type": "Ready", "status": status}]);
+            }
+            read(value)
+        };
+        let unready = ready(Some("False"));
+        assert_eq!(Pdbs::new(&always).blocks(&unready), None);
+        assert!(!Pdbs::new(&always).fully_blocks(&unready));
+        assert!(Pdbs::new(&if_healthy).blocks(&unready).is_some());
+        assert!(Pdbs::new(&always).blocks(&ready(Some("True"))).is_some());
+        // Upstream asks for an explicit False; a missing condition is not one.
+        assert!(Pdbs::new(&always).blocks(&ready(None)).is_some());
+    }
+
+    #[test]
+    fn a_pod_selected_by_two_budgets_is_blocked_whatever_they_allow() {
+        // Given in reverse order: the block names them sorted.
+        let budgets = [
+            pdb("default/web-pdb-2", web_selector(), Some(5)),
+            pdb("default/web-pdb-1", json!({"selector": {}}), Some(5)),
+        ];
+        let pdbs = Pdbs::new(&budgets);
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        assert_eq!(names(&pdbs.matching(&web)), ["web-pdb-1", "web-pdb-2"]);
+        let block = pdbs.blocks(&web).expect("blocked");
+        assert_eq!(
+            block,
+            PodBlock::MultiplePdbs {
+                pod: "default/web-1".into(),
+                pdbs: vec!["default/web-pdb-1".into(), "default/web-pdb-2".into()],
+            }
+        );
+        assert_eq!(
+            block.to_string(),
+            "pod default/web-1 is selected by more than one PodDisruptionBudget (default/web-pdb-1, default/web-pdb-2)"
+        );
+        assert!(pdbs.fully_blocks(&web));
+    }
+
+    #[test]
+    fn budgets_select_only_in_their_own_namespace() {
+        let budgets = [pdb("other/web-pdb", web_selector(), Some(0))];
+        let pdbs = Pdbs::new(&budgets);
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        assert!(pdbs.matching(&web).is_empty());
+        assert_eq!(pdbs.blocks(&web), None);
+        let there = read(pod("other/web-1", json!({"app": "web"})));
+        assert_eq!(pdbs.matching(&there).len(), 1);
+    }
+
+    #[test]
+    fn selectors_read_as_kubernetes_reads_them() {
+        let selects = |selector: Value, labels: Value| {
+            let budgets = [pdb("default/p", json!({ "selector": selector }), Some(0))];
+            !Pdbs::new(&budgets)
+                .matching(&read(pod("default/x", labels)))
+                .is_empty()
+        };
+        let expressions = json!({"matchExpressions": [
+            {"key": "tier", "operator": "In", "values": ["front", "edge"]},
+            {"key": "env", "operator": "NotIn", "values": ["dev"]},
+            {"key": "team", "operator": "Exists"},
+            {"key": "canary", "operator": "DoesNotExist"},
+        ]});
+        let base = json!({"tier": "edge", "env": "prod", "team": "a"});
+        assert!(selects(expressions.clone(), base.clone()));
+        // NotIn holds when the label is absent.
+        assert!(selects(
+            expressions.clone(),
+            json!({"tier": "front", "team": "a"})
+        ));
+        for broken in [
+            json!({"tier": "back", "env": "prod", "team": "a"}),
+            json!({"tier": "edge", "env": "dev", "team": "a"}),
+            json!({"tier": "edge", "env": "prod"}),
+            json!({"tier": "edge", "env": "prod", "team": "a", "canary": ""}),
+        ] {
+            assert!(!selects(expressions.clone(), broken.clone()), "{broken}");
+        }
+        // Labels and expressions must all hold.
+        let both = json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "team", "operator": "Exists"}]});
+        assert!(selects(both.clone(), json!({"app": "web", "team": "a"})));
+        assert!(!selects(both, json!({"app": "web"})));
+        // An empty selector selects every pod, none selects nothing.
+        assert!(selects(json!({}), json!({})));
+        assert!(selects(json!({"matchLabels": {}}), json!({"app": "web"})));
+        assert!(!selects(Value::Null, json!({"app": "web"})));
+        // Selectors Kubernetes rejects select nothing.
+        for invalid in [
+            json!({"matchExpressions": [{"key": "app", "operator": "In"}]}),
+            json!({"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["web"]}]}),
+            json!({"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}),
+            json!({"matchLabels": {"bad key": "web"}}),
+            json!({"matchLabels": {"app": "not a value"}}),
+        ] {
+            assert!(
+                !selects(invalid.clone(), json!({"app": "web"})),
+                "{invalid}"
+            );
+        }
+    }
+
+    #[test]
+    fn fully_blocking_forms() {
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        let fully = |field: &str, value: Value| {
+            // Disruptions allowed: only the spec's form decides.
+            let budgets = [pdb(
+                "default/p",
+                with(web_selector(), field, value),
+                Some(3),
+            )];
+            Pdbs::new(&budgets).fully_blocks(&web)
+        };
+        assert!(fully("maxUnavailable", json!(0)));
+        assert!(fully("maxUnavailable", json!("0%")));
+        assert!(fully("minAvailable", json!("100%")));
+        // Upstream recognises only those exact forms.
+        assert!(!fully("maxUnavailable", json!("0")));
+        assert!(!fully("maxUnavailable", json!(1)));
+        assert!(!fully("maxUnavailable", json!("10%")));
+        assert!(!fully("minAvailable", json!("99%")));
+        assert!(!fully("minAvailable", json!(3)));
+    }
+
+    #[test]
+    fn pods_draining_does_not_evict_are_never_blocked() {
+        let budgets = [pdb(
+            "default/web-pdb",
+            with(web_selector(), "maxUnavailable", json!(0)),
+            Some(0),
+        )];
+        let pdbs = Pdbs::new(&budgets);
+        let web = || pod("default/web-1", json!({"app": "web"}));
+        let mut finished = web();
+        finished["status"]["phase"] = json!("Succeeded");
+        let mut terminating = web();
+        terminating["metadata"]["deletionTimestamp"] = json!(NOW);
+        let mut mirror = web();
+        mirror["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u"}]);
+        let mut stays = web();
+        stays["spec"] = json!({"containers": [], "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}]});
+        for value in [finished, terminating, mirror, stays] {
+            let p = read(value);
+            assert_eq!(pdbs.blocks(&p), None);
+            assert!(!pdbs.fully_blocks(&p));
+        }
+        assert!(pdbs.blocks(&read(web())).is_some());
+    }
+
+    #[test]
+    fn currently_reschedulable_pods() {
+        let budgets = [
+            pdb(
+                "default/web-pdb",
+                with(web_selector(), "minAvailable", json!("100%")),
+                Some(0),
+            ),
+            pdb(
+                "default/api-pdb",
+                json!({"selector": {"matchLabels": {"app": "api"}}, "minAvailable": "100%",
+                       "unhealthyPodEvictionPolicy": "AlwaysAllow"}),
+                Some(0),
+            ),
+        ];
+        let pdbs = Pdbs::new(&budgets);
+        let now: Timestamp = NOW.parse().expect("a timestamp");
+        let free = read(pod("default/free", json!({"app": "other"})));
+        assert!(pdbs.is_currently_reschedulable(&free, now));
+        let web = read(pod("default/web-1", json!({"app": "web"})));
+        assert!(!pdbs.is_currently_reschedulable(&web, now));
+        let mut unready_api = pod("default/api-1", json!({"app": "api"}));
+        unready_api["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}]);
+        assert!(pdbs.is_currently_reschedulable(&read(unready_api), now));
+        let mut pinned = pod("default/pinned", json!({"app": "other"}));
+        pinned["metadata"]["annotations"] = json!({"karpenter.sh/do-not-disrupt": "true"});
+        assert!(!pdbs.is_currently_reschedulable(&read(pinned), now));
+    }
+}
