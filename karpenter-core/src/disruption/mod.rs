@@ -8,8 +8,14 @@
 //!   blocks the node (`karpenter.sh/do-not-disrupt`, PodDisruptionBudgets), whether
 //!   it must be rescheduled, and what evicting it costs;
 //! - [`pdbs`]: which PodDisruptionBudgets select a pod and whether they let it
-//!   be evicted.
+//!   be evicted;
+//! - [`candidates`]: which nodes disruption may act on, with their price, pods,
+//!   costs, consolidateAfter and expiry times and drift, and which would be
+//!   candidates but are blocked, with why;
+//! - [`drift`]: whether a node has drifted from its NodePool, and why.
 
 pub mod budgets;
+pub mod candidates;
+pub mod drift;
 pub mod pdbs;
 pub mod pods;

@@ -135,7 +135,7 @@ fn is_active(pod: &Pod) -> bool {
 /// both, so a look-alike kind from another API group (OpenKruise's Advanced
 /// DaemonSet is `apps.kruise.io/v1alpha1` `DaemonSet`) is not the built-in one;
 /// this is why the kind-only `provisioning::is_daemon_pod` is not used here.
-fn is_owned_by(pod: &Pod, api_version: &str, kind: &str) -> bool {
+pub(super) fn is_owned_by(pod: &Pod, api_version: &str, kind: &str) -> bool {
     pod.metadata
         .owner_references
         .iter()

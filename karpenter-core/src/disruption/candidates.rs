@@ -1,0 +1,393 @@
+//! Disruption candidates: the nodes disruption may act on, with everything
+//! its methods read of them, and the nodes that would be candidates but may
+//! not be disrupted now.
+//!
+//! This follows upstream's `NewCandidate` (`pkg/controllers/disruption/types.go`),
+//! `StateNode.ValidateNodeDisruptable` and `ValidatePodsDisruptable`
+//! (`pkg/controllers/state/statenode.go`) and `GetCandidates`
+//! (`pkg/controllers/disruption/helpers.go`). A node is a candidate when:
+//!
+//! 1. it is managed (`karpenter.sh/nodepool`) and has both a Node and a
+//!    NodeClaim, is initialized, and is not deleting (a deletion timestamp on
+//!    either, or the claim's `InstanceTerminating=True`);
+//! 2. its Node has no `karpenter.sh/do-not-disrupt: "true"` annotation;
+//! 3. its NodePool exists and has instance types;
+//! 4. no pod bound to it blocks: first any pod with an active
+//!    `karpenter.sh/do-not-disrupt` ([`do_not_disrupt`]), then any pod its
+//!    PodDisruptionBudgets keep ([`Pdbs::blocks`]), each in `namespace/name`
+//!    order, as upstream checks every pod for the annotation before any
+//!    budget.
+//!
+//! A node failing 1 is left out: it is not yet, or no longer, something
+//! disruption could act on. A node failing 2, 3 or 4 goes to
+//! [`Candidates::blocked`] with the reason: upstream publishes a
+//! `DisruptionBlocked` event for it, and nothing will change until a person or
+//! a workload does (upstream publishes the same event for case 1 too, but the
+//! output's `blocked` lists nodes that would otherwise qualify). For case 3
+//! upstream skips the node with "NodePool not found" whether the pool is
+//! missing or has no instance types; here the two are told apart.
+//!
+//! A node whose instance type is not among its pool's is still a candidate,
+//! as upstream: [`Candidate::instance_type`] is `None` and its price 0, and
+//! consolidation then passes it over.
+//!
+//! Pod blockers do not bind the eventual class (drift) when the NodeClaim has
+//! `spec.terminationGracePeriod`: termination will delete the blocking pods
+//! when that period runs out. Such a node is in `blocked` (every other method
+//! must skip it) and also, as a whole candidate carrying its
+//! [`Candidate::pod_block`], in [`Candidates::pod_blocked`];
+//! [`Candidates::eventual`] gives the candidates a drift method may take.
+//!
+//! Upstream also skips nodes in the orchestration queue and nodes nominated
+//! for pending pods by a recent provisioning pass (for max(2 × batch max
+//! duration, 10 s)). A snapshot has neither a queue nor nominations, so
+//! neither is checked here.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use super::drift::{DriftReason, drift};
+use super::pods::{
+    PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
+    is_reschedulable, lifetime_remaining, pod_key, reschedule_disruption_cost,
+};
+use crate::api::Conditions as _;
+use crate::api::{NodeClaim, NodePool, condition_types};
+use crate::cloudprovider::InstanceType;
+use crate::provisioning::bound_node;
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE,
+    LABEL_TOPOLOGY_ZONE,
+};
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// A node disruption may act on, with everything the methods read.
+#[derive(Clone, Debug)]
+pub struct Candidate<'s> {
+    /// The node, with its Node and NodeClaim.
+    pub node: &'s ClusterNode,
+    /// Its NodeClaim (always present on a candidate).
+    pub claim: &'s NodeClaim,
+    /// Its name ([`ClusterNode::name`]).
+    pub name: &'s str,
+    /// Its NodePool.
+    pub pool: &'s NodePool,
+    /// The pool's instance type named by the node's
+    /// `node.kubernetes.io/instance-type` label, if the pool has it.
+    pub instance_type: Option<&'s InstanceType>,
+    /// The node's `topology.kubernetes.io/zone` label.
+    pub zone: Option<&'s str>,
+    /// The node's `karpenter.sh/capacity-type` label.
+    pub capacity_type: Option<&'s str>,
+    /// The price per hour of the instance type's first offering in the node's
+    /// zone and capacity type, available or not (upstream `OfferingPrice`); 0
+    /// when unknown.
+    pub price: f64,
+    /// Every pod bound to it (`spec.nodeName`), finished and daemon pods
+    /// included, in `namespace/name` order.
+    pub pods: Vec<&'s Pod>,
+    /// The pods that need a new home when it goes ([`is_reschedulable`]).
+    pub reschedulable: Vec<&'s Pod>,
+    /// [`reschedule_disruption_cost`] of its pods: at least 1.0.
+    pub reschedule_cost: f64,
+    /// The legacy [`disruption_cost`]: every pod's eviction cost, scaled by the
+    /// node's remaining lifetime at `now`.
+    pub disruption_cost: f64,
+    /// When it was created: the NodeClaim's `creationTimestamp`, else the
+    /// Node's, else `now` (a node of unknown age counts as new).
+    pub created: Timestamp,
+    /// When `consolidateAfter` is met: the newest of the claim's `Initialized`
+    /// condition time (else [`created`](Self::created)) and the
+    /// `creationTimestamp` of every pod bound to it, plus the pool's
+    /// `consolidateAfter`; `None` when that is `Never`.
+    pub consolidatable_at: Option<Timestamp>,
+    /// When it expires: [`created`](Self::created) plus its `expireAfter`;
+    /// `None` when that is `Never`.
+    pub expires_at: Option<Timestamp>,
+    /// Why it has drifted from its pool, if it has ([`drift`]).
+    pub drift: Option<DriftReason>,
+    /// The pod that keeps it from graceful disruption: always `None` in
+    /// [`Candidates::candidates`], always set in [`Candidates::pod_blocked`].
+    pub pod_block: Option<PodBlock>,
+}
+
+impl Candidate<'_> {
+    /// Whether no pod on it costs anything to move: its reschedule cost is the
+    /// per-node base (upstream `IsEmpty`). Daemon, static and finished pods do
+    /// not count, nor do pods whose eviction cost is not positive.
+    pub fn is_empty(&self) -> bool {
+        self.reschedule_cost <= PER_NODE_BASE_DISRUPTION_COST
+    }
+
+    /// Whether its pool's `consolidateAfter` has passed at `now` (upstream's
+    /// `Consolidatable` condition).
+    pub fn is_consolidatable(&self, now: Timestamp) -> bool {
+        self.consolidatable_at.is_some_and(|at| at <= now)
+    }
+
+    /// Whether it has expired at `now`: `now` is at or past
+    /// [`expires_at`](Self::expires_at).
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// Price per unit of disruption, higher first to disrupt (upstream
+    /// `SavingsRatio`).
+    pub fn savings_ratio(&self) -> f64 {
+        self.price / self.reschedule_cost
+    }
+
+    /// The NodeClaim's `spec.terminationGracePeriod`: with one, pod blockers
+    /// do not bind the eventual class.
+    pub fn termination_grace_period(&self) -> Option<Duration> {
+        self.claim.spec.effective_termination_grace_period()
+    }
+}
+
+/// A node that would be a candidate but may not be disrupted now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The node's name.
+    pub node: String,
+    /// Why, for a person.
+    pub reason: String,
+}
+
+/// The cluster's candidates and blocked nodes, each list in name order.
+#[derive(Clone, Debug, Default)]
+pub struct Candidates<'s> {
+    /// The nodes every method may consider.
+    pub candidates: Vec<Candidate<'s>>,
+    /// The nodes that would be candidates but for a blocker, with the reason.
+    pub blocked: Vec<Blocked>,
+    /// The nodes of `blocked` kept only by a pod, as whole candidates with
+    /// [`Candidate::pod_block`] set, for the eventual class to reconsider.
+    pub pod_blocked: Vec<Candidate<'s>>,
+}
+
+impl<'s> Candidates<'s> {
+    /// The candidates of the eventual class (drift), in name order: every
+    /// candidate, and every pod-blocked one whose NodeClaim has a
+    /// `terminationGracePeriod` (upstream waives pod blockers for them).
+    pub fn eventual(&self) -> Vec<&Candidate<'s>> {
+        let waived = self
+            .pod_blocked
+            .iter()
+            .filter(|c| c.claim.spec.termination_grace_period.is_some());
+        let mut all: Vec<&Candidate<'s>> = self.candidates.iter().chain(waived).collect();
+        all.sort_by_key(|c| c.name);
+        all
+    }
+}
+
+/// The candidates and blocked nodes of `snapshot` at `now`, in name order
+/// (see the [module documentation](self) for the rules).
+pub fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
+    let lookup = Lookup::new(snapshot);
+    let mut found = Candidates::default();
+    for node in &snapshot.nodes {
+        match lookup.assess(node, now) {
+            None => {}
+            Some(Err(blocked)) => found.blocked.push(blocked),
+            Some(Ok(candidate)) => match &candidate.pod_block {
+                None => found.candidates.push(candidate),
+                Some(block) => {
+                    found.blocked.push(Blocked {
+                        node: candidate.name.to_owned(),
+                        reason: block.to_string(),
+                    });
+                    found.pod_blocked.push(candidate);
+                }
+            },
+        }
+    }
+    found.candidates.sort_by_key(|c| c.name);
+    found.pod_blocked.sort_by_key(|c| c.name);
+    found.blocked.sort_by(|a, b| a.node.cmp(&b.node));
+    found
+}
+
+/// The snapshot indexed for assessing nodes.
+struct Lookup<'s> {
+    pools: HashMap<&'s str, &'s NodePool>,
+    /// Each pool's instance types by name; a pool without any is absent.
+    types: HashMap<&'s str, HashMap<&'s str, &'s InstanceType>>,
+    /// The pods bound to each node, in `namespace/name` order.
+    pods: HashMap<&'s str, Vec<&'s Pod>>,
+    pdbs: Pdbs<'s>,
+}
+
+impl<'s> Lookup<'s> {
+    fn new(snapshot: &'s Snapshot) -> Self {
+        let mut pools = HashMap::new();
+        for pool in &snapshot.node_pools {
+            if let Some(name) = pool.name() {
+                pools.entry(name).or_insert(pool);
+            }
+        }
+        let types = snapshot
+            .instance_types
+            .iter()
+            .filter(|(_, types)| !types.is_empty())
+            .map(|(pool, types)| {
+                let by_name = types.iter().map(|t| (t.name.as_str(), t)).collect();
+                (pool.as_str(), by_name)
+            })
+            .collect();
+        let mut pods: HashMap<&str, Vec<&Pod>> = HashMap::new();
+        for pod in &snapshot.pods {
+            if let Some(node) = bound_node(pod) {
+                pods.entry(node).or_default().push(pod);
+            }
+        }
+        for bound in pods.values_mut() {
+            bound.sort_by_cached_key(|pod| pod_key(pod));
+        }
+        Self {
+            pools,
+            types,
+            pods,
+            pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
+        }
+    }
+
+    /// `None` for a node left out, `Err` for a node blocked before its pods
+    /// are looked at, `Ok` otherwise (with `pod_block` set when a pod blocks).
+    fn assess(
+        &self,
+        node: &'s ClusterNode,
+        now: Timestamp,
+    ) -> Option<Result<Candidate<'s>, Blocked>> {
+        let pool_name = node.node_pool()?;
+        let (Some(kube_node), Some(claim)) = (&node.node, &node.node_claim) else {
+            return None;
+        };
+        let terminating = claim
+            .status
+            .as_ref()
+            .is_some_and(|s| s.conditions.is_true(condition_types::INSTANCE_TERMINATING));
+        if !node.is_initialized() || node.is_deleting() || terminating {
+            return None;
+        }
+        let name = node.name();
+        let blocked = |reason: String| {
+            Some(Err(Blocked {
+                node: name.to_owned(),
+                reason,
+            }))
+        };
+        let annotations = kube_node.metadata.annotations.as_ref();
+        if annotations
+            .and_then(|a| a.get(DO_NOT_DISRUPT_ANNOTATION_KEY))
+            .is_some_and(|value| value == "true")
+        {
+            return blocked(format!("node {name} has {DO_NOT_DISRUPT_ANNOTATION_KEY}"));
+        }
+        let Some(pool) = self.pools.get(pool_name).copied() else {
+            return blocked(format!("nodepool {pool_name:?} not found"));
+        };
+        let Some(types) = self.types.get(pool_name) else {
+            return blocked(format!("nodepool {pool_name:?} has no instance types"));
+        };
+
+        let pods = self.pods.get(name).cloned().unwrap_or_default();
+        let pod_block = pods
+            .iter()
+            .find_map(|pod| do_not_disrupt(pod, now))
+            .or_else(|| pods.iter().find_map(|pod| self.pdbs.blocks(pod)));
+        let label = |key: &str| node.labels()?.get(key).map(String::as_str);
+        let instance_type = label(LABEL_INSTANCE_TYPE_STABLE).and_then(|t| types.get(t).copied());
+        let zone = label(LABEL_TOPOLOGY_ZONE);
+        let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
+        let created = claim
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .or(kube_node.metadata.creation_timestamp.as_ref())
+            .map_or(now, |t| t.0);
+        // The claim's own expireAfter, which upstream reads (copied from the
+        // pool at launch, defaulted by the API server); a claim written
+        // without one takes its pool's, as the scenario format says.
+        let expire_after = match &claim.spec.expire_after {
+            Some(_) => claim.spec.effective_expire_after(),
+            None => pool.spec.template.spec.effective_expire_after(),
+        };
+        let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
+        let reschedulable: Vec<&Pod> = pods
+            .iter()
+            .copied()
+            .filter(|p| is_reschedulable(p))
+            .collect();
+        Some(Ok(Candidate {
+            node,
+            claim,
+            name,
+            pool,
+            instance_type,
+            zone,
+            capacity_type,
+            price: price(instance_type, zone, capacity_type),
+            reschedule_cost: reschedule_disruption_cost(reschedulable.iter().copied()),
+            disruption_cost: disruption_cost(
+                pods.iter().copied(),
+                lifetime_remaining(age, expire_after),
+            ),
+            consolidatable_at: pool
+                .spec
+                .effective_consolidate_after()
+                .map(|after| plus(last_event(claim, created, &pods), after)),
+            expires_at: expire_after.map(|after| plus(created, after)),
+            created,
+            drift: drift(node, pool),
+            pods,
+            reschedulable,
+            pod_block,
+        }))
+    }
+}
+
+/// The price of the instance type's first offering in `zone` and
+/// `capacity_type`, available or not; 0 when any is unknown (upstream
+/// `resolveNodePrice`, which also reads a NaN price as 0).
+fn price(instance_type: Option<&InstanceType>, zone: Option<&str>, capacity: Option<&str>) -> f64 {
+    let (Some(instance_type), Some(zone), Some(capacity)) = (instance_type, zone, capacity) else {
+        return 0.0;
+    };
+    instance_type
+        .offerings
+        .iter()
+        .find(|o| o.zone == zone && o.capacity_type == capacity)
+        .map(|o| o.price)
+        .filter(|price| !price.is_nan())
+        .unwrap_or(0.0)
+}
+
+/// The newest event `consolidateAfter` counts from, as the scenario format
+/// defines it: the claim's `Initialized` condition time (else its creation),
+/// and the `creationTimestamp` of every pod bound to the node. (Upstream reads
+/// the claim's `lastPodEventTime`, which its pod-event controller keeps; a
+/// snapshot stands pod creation times in for the bindings it cannot see.)
+fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp {
+    let status = claim.status.as_ref();
+    let initialized = status
+        .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
+        .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED))
+        .unwrap_or(created);
+    pods.iter()
+        .filter_map(|pod| pod.metadata.creation_timestamp.as_ref().map(|t| t.0))
+        .fold(initialized, Timestamp::max)
+}
+
+/// `at + duration`, the end of time when that is past it.
+fn plus(at: Timestamp, duration: Duration) -> Timestamp {
+    SignedDuration::try_from(duration)
+        .ok()
+        .and_then(|d| at.checked_add(d).ok())
+        .unwrap_or(Timestamp::MAX)
+}
+
+#[cfg(test)]
+mod tests;
