@@ -52,12 +52,13 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use super::drift::{DriftReason, drift};
 use super::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
-    is_reschedulable, lifetime_remaining, pod_key, reschedule_disruption_cost,
+    is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
 };
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::provisioning::bound_node;
+use crate::provisioning::pod_key;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_ZONE,
@@ -148,7 +149,7 @@ impl Candidate<'_> {
 }
 
 /// A node that would be a candidate but may not be disrupted now.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Blocked {
     /// The node's name.
     pub node: String,

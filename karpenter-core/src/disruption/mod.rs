@@ -12,10 +12,15 @@
 //! - [`candidates`]: which nodes disruption may act on, with their price, pods,
 //!   costs, consolidateAfter and expiry times and drift, and which would be
 //!   candidates but are blocked, with why;
-//! - [`drift`]: whether a node has drifted from its NodePool, and why.
+//! - [`drift`]: whether a node has drifted from its NodePool, and why;
+//! - [`simulate`]: where the pods of nodes about to go would land (the
+//!   reference simulation, planning the changed cluster from scratch);
+//! - [`plan`]: the commands and blocked nodes a plan is made of.
 
 pub mod budgets;
 pub mod candidates;
 pub mod drift;
 pub mod pdbs;
+pub mod plan;
 pub mod pods;
+pub mod simulate;

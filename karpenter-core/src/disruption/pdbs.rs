@@ -10,7 +10,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
-use super::pods::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable, pod_key};
+use super::pods::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable};
+use crate::provisioning::pod_key;
 use crate::scheduling::{validate_label_key, validate_label_value};
 
 /// The PodDisruptionBudgets of a cluster, indexed for matching pods.

@@ -40,7 +40,7 @@ use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::api::GoDuration;
-use crate::provisioning::is_terminal;
+use crate::provisioning::{is_terminal, pod_key};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DO_NOT_DISRUPT_ANNOTATION_KEY, tolerates};
 
 pub use super::pdbs::Pdbs;
@@ -112,14 +112,6 @@ impl fmt::Display for PodBlock {
             ),
         }
     }
-}
-
-/// `namespace/name`, a missing namespace read as `default` as elsewhere in
-/// the engine.
-pub(super) fn pod_key(pod: &Pod) -> String {
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-    let name = pod.metadata.name.as_deref().unwrap_or_default();
-    format!("{namespace}/{name}")
 }
 
 fn is_terminating(pod: &Pod) -> bool {

@@ -43,6 +43,7 @@ pub use names::NameList;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
+pub(crate) use pods::pod_key;
 pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
 pub use validate::{Rule, Subject, Violation, validate};
 

@@ -1,0 +1,131 @@
+//! Where the pods of nodes about to be disrupted would go: the cluster without
+//! those nodes, their pods pending, through the provisioning scheduler, as
+//! upstream's `SimulateScheduling` (`pkg/controllers/disruption/helpers.go`)
+//! does.
+//!
+//! This is the reference simulation: it builds the changed cluster and plans it
+//! from scratch, which is simple enough to trust. Methods that try many node
+//! sets will reuse one scheduling set-up instead, and are checked against this.
+//!
+//! As upstream, the simulated pods are the pending pods and the removed nodes'
+//! pods that are *currently reschedulable* (reschedulable, not protected by
+//! `karpenter.sh/do-not-disrupt`, not fully blocked by a PodDisruptionBudget);
+//! the other pods of those nodes go with them. Pods that were pending before
+//! may stay pending without failing the simulation; a moved pod must land, and
+//! not on a node that is not initialized yet (upstream's
+//! `UninitializedNodeError`).
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::pdbs::Pdbs;
+use crate::provisioning::{ProvisioningPlan, bound_node, pod_key, schedule};
+use crate::snapshot::Snapshot;
+
+/// What happened to the pods of the removed nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Simulation {
+    /// The plan for the changed cluster: new claims, placements on the
+    /// remaining nodes, and what cannot be placed.
+    pub plan: ProvisioningPlan,
+    /// The removed nodes' pods that were rescheduled, as `namespace/name`,
+    /// sorted.
+    pub moved: Vec<String>,
+    /// Moved pods that found no home, each with why.
+    pub stranded: Vec<(String, String)>,
+}
+
+impl Simulation {
+    /// Whether every moved pod found a home.
+    pub fn all_moved(&self) -> bool {
+        self.stranded.is_empty()
+    }
+
+    /// How many new claims the moved (and pending) pods need.
+    pub fn new_claims(&self) -> usize {
+        self.plan.node_claims.len()
+    }
+}
+
+/// Reschedules the pods of the nodes named in `removed` on the rest of the
+/// cluster at `now`.
+pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> Simulation {
+    let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
+    let mut changed = Snapshot {
+        node_pools: snapshot.node_pools.clone(),
+        instance_types: snapshot.instance_types.clone(),
+        nodes: snapshot
+            .nodes
+            .iter()
+            .filter(|n| !removed.contains(n.name()))
+            .cloned()
+            .collect(),
+        pods: Vec::with_capacity(snapshot.pods.len()),
+        daemon_sets: snapshot.daemon_sets.clone(),
+        pod_disruption_budgets: snapshot.pod_disruption_budgets.clone(),
+        persistent_volume_claims: snapshot.persistent_volume_claims.clone(),
+        persistent_volumes: snapshot.persistent_volumes.clone(),
+        storage_classes: snapshot.storage_classes.clone(),
+        well_known_labels: snapshot.well_known_labels.clone(),
+    };
+    let mut moved = Vec::new();
+    for pod in &snapshot.pods {
+        match bound_node(pod) {
+            Some(node) if removed.contains(node) => {
+                if pdbs.is_currently_reschedulable(pod, now) {
+                    let mut pending = pod.clone();
+                    if let Some(spec) = pending.spec.as_mut() {
+                        spec.node_name = None;
+                    }
+                    moved.push(pod_key(pod));
+                    changed.pods.push(pending);
+                }
+            }
+            _ => changed.pods.push(pod.clone()),
+        }
+    }
+    moved.sort();
+    let plan = schedule(&changed);
+    let stranded = stranded(&changed, &plan, &moved);
+    Simulation {
+        plan,
+        moved,
+        stranded,
+    }
+}
+
+/// The moved pods the plan leaves unplaced, or places on a node that is not
+/// initialized.
+fn stranded(
+    changed: &Snapshot,
+    plan: &ProvisioningPlan,
+    moved: &[String],
+) -> Vec<(String, String)> {
+    let is_moved = |pod: &str| moved.binary_search_by(|m| m.as_str().cmp(pod)).is_ok();
+    let mut stranded: Vec<(String, String)> = plan
+        .unschedulable
+        .iter()
+        .filter(|u| is_moved(&u.pod))
+        .map(|u| (u.pod.clone(), u.reason.clone()))
+        .collect();
+    for placement in &plan.existing_nodes {
+        let initialized = changed
+            .nodes
+            .iter()
+            .find(|n| n.name() == placement.name)
+            .is_none_or(|n| n.is_initialized());
+        if initialized {
+            continue;
+        }
+        for pod in placement.pods.iter().filter(|p| is_moved(p)) {
+            let reason = format!(
+                "would land on node {}, which is not initialized",
+                placement.name
+            );
+            stranded.push((pod.clone(), reason));
+        }
+    }
+    stranded.sort();
+    stranded
+}
