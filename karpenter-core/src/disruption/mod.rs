@@ -15,12 +15,18 @@
 //! - [`drift`]: whether a node has drifted from its NodePool, and why;
 //! - [`simulate`]: where the pods of nodes about to go would land (the
 //!   reference simulation, planning the changed cluster from scratch);
-//! - [`plan`]: the commands and blocked nodes a plan is made of.
+//! - [`plan`]: the commands and blocked nodes a plan is made of;
+//! - [`allowances`]: what the pools' budgets still allow as a plan goes;
+//! - [`methods`]: the disruption methods behind one trait (emptiness so far);
+//! - [`planner`]: passes of the methods until none finds a command.
 
+pub mod allowances;
 pub mod budgets;
 pub mod candidates;
 pub mod drift;
+pub mod methods;
 pub mod pdbs;
 pub mod plan;
+pub mod planner;
 pub mod pods;
 pub mod simulate;

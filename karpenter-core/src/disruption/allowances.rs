@@ -1,0 +1,114 @@
+//! How many more nodes each NodePool may have disrupted, per reason, as a plan
+//! goes: upstream's `BuildDisruptionBudgetMapping`
+//! (`pkg/controllers/disruption/helpers.go`), kept up to date as commands take
+//! nodes.
+//!
+//! A pool's budgets are taken over its managed, initialized nodes that are not
+//! terminating; nodes already disrupting (not Ready, or being deleted) use up
+//! allowance first, and so does every node a command of the plan takes.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::budgets::{Allowance, allowed_disruptions};
+use crate::api::{Conditions as _, DisruptionReason, NodePool, condition_types};
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// Each pool's node counts and what its budgets allow.
+#[derive(Clone, Debug)]
+pub struct Allowances<'s> {
+    pools: BTreeMap<&'s str, PoolCounts<'s>>,
+    now: Timestamp,
+}
+
+#[derive(Clone, Debug)]
+struct PoolCounts<'s> {
+    pool: &'s NodePool,
+    /// Managed, initialized, not terminating.
+    nodes: u64,
+    /// Not Ready or being deleted, and those the plan has taken.
+    disrupting: u64,
+}
+
+impl<'s> Allowances<'s> {
+    /// The counts of `snapshot`'s pools at `now`.
+    pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Allowances<'s> {
+        let mut pools: BTreeMap<&'s str, PoolCounts<'s>> = snapshot
+            .node_pools
+            .iter()
+            .filter_map(|pool| {
+                let counts = PoolCounts {
+                    pool,
+                    nodes: 0,
+                    disrupting: 0,
+                };
+                Some((pool.name()?, counts))
+            })
+            .collect();
+        for node in &snapshot.nodes {
+            let Some(counts) = node.node_pool().and_then(|p| pools.get_mut(p)) else {
+                continue;
+            };
+            if !node.is_managed() || !node.is_initialized() || is_terminating(node) {
+                continue;
+            }
+            counts.nodes += 1;
+            if node.is_deleting() || !is_ready(node) {
+                counts.disrupting += 1;
+            }
+        }
+        Allowances { pools, now }
+    }
+
+    /// How many more of `pool`'s nodes may be disrupted for `reason` (`None`:
+    /// no limit), and the budget that says so.
+    pub fn remaining(&self, pool: &str, reason: DisruptionReason) -> (Option<u64>, Allowance) {
+        let Some(counts) = self.pools.get(pool) else {
+            let none = Allowance {
+                allowed: Some(0),
+                reason: Some(format!("nodepool {pool:?} not found")),
+            };
+            return (Some(0), none);
+        };
+        let allowance = allowed_disruptions(counts.pool, reason, self.now, counts.nodes);
+        (allowance.remaining(counts.disrupting), allowance)
+    }
+
+    /// Whether one more of `pool`'s nodes may be disrupted for `reason`.
+    pub fn admits(&self, pool: &str, reason: DisruptionReason) -> bool {
+        self.remaining(pool, reason).0.is_none_or(|left| left > 0)
+    }
+
+    /// Counts a node of `pool` a command takes.
+    pub fn take(&mut self, pool: &str) {
+        if let Some(counts) = self.pools.get_mut(pool) {
+            counts.disrupting += 1;
+        }
+    }
+}
+
+/// Whether the claim says its instance is terminating (upstream leaves such
+/// nodes out of the count).
+fn is_terminating(node: &ClusterNode) -> bool {
+    node.node_claim.as_ref().is_some_and(|claim| {
+        claim
+            .status
+            .as_ref()
+            .is_some_and(|s| s.conditions.is_true(condition_types::INSTANCE_TERMINATING))
+    })
+}
+
+/// Whether the Node's `Ready` condition is true (a node without a Node object
+/// is not ready).
+fn is_ready(node: &ClusterNode) -> bool {
+    let conditions = node
+        .node
+        .as_ref()
+        .and_then(|n| n.status.as_ref())
+        .and_then(|s| s.conditions.as_ref());
+    conditions
+        .into_iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status == "True")
+}

@@ -1,0 +1,70 @@
+//! Emptiness, as upstream's `emptiness.go`: delete, in one command, the
+//! consolidatable nodes that run no pod needing a home, as far as their pools'
+//! budgets allow.
+//!
+//! A candidate qualifies when its pool is not static, its `consolidateAfter`
+//! is not `Never` and has passed, and it is empty (its reschedulable pods cost
+//! nothing to move: see [`Candidate::is_empty`]). Every consolidation policy
+//! allows it. Candidates are taken by price per unit of disruption, highest
+//! first (ties by name), each while its pool's `Empty` budget has room.
+
+use super::{Method, Pass};
+use crate::api::DisruptionReason;
+use crate::disruption::candidates::Candidate;
+use crate::disruption::plan::{Command, CommandReason};
+
+/// The emptiness method.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Emptiness;
+
+impl Emptiness {
+    /// Whether emptiness may take the candidate (budgets aside).
+    pub fn qualifies(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
+        !candidate.pool.spec.is_static()
+            && candidate.is_empty()
+            && candidate.is_consolidatable(pass.now)
+    }
+}
+
+impl Method for Emptiness {
+    fn reason(&self) -> CommandReason {
+        CommandReason::Empty
+    }
+
+    fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
+        let mut empty: Vec<&Candidate<'_>> = pass
+            .candidates
+            .iter()
+            .copied()
+            .filter(|c| Self::qualifies(c, pass))
+            .collect();
+        empty.sort_by(|a, b| {
+            b.savings_ratio()
+                .total_cmp(&a.savings_ratio())
+                .then_with(|| a.name.cmp(b.name))
+        });
+        let mut allowances = pass.allowances.clone();
+        let mut taken = Vec::new();
+        let mut savings = 0.0;
+        for candidate in empty {
+            let pool = candidate.pool.name().unwrap_or_default();
+            if !allowances.admits(pool, DisruptionReason::Empty) {
+                continue;
+            }
+            allowances.take(pool);
+            taken.push(candidate.name.to_owned());
+            savings += candidate.price;
+        }
+        if taken.is_empty() {
+            return None;
+        }
+        taken.sort();
+        Some(Command {
+            reason: CommandReason::Empty,
+            candidates: taken,
+            replacements: Vec::new(),
+            // Prices are decimals a person reads: keep float noise out of the sum.
+            savings_per_hour: (savings * 1e9).round() / 1e9,
+        })
+    }
+}

@@ -1,0 +1,55 @@
+//! The plan: passes of the methods in upstream's order, each taking the first
+//! command a method finds, until a pass finds none; then the blocked nodes.
+//!
+//! Each command's nodes leave the candidates of later passes and count against
+//! their pools' budgets, as nodes being deleted do upstream.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::allowances::Allowances;
+use super::candidates::{Candidate, candidates};
+use super::methods::emptiness::Emptiness;
+use super::methods::{Method, Pass};
+use super::plan::DisruptionPlan;
+use crate::snapshot::Snapshot;
+
+/// Plans disruption for `snapshot` at `now`.
+///
+/// Built so far: emptiness. Drift, consolidation and the forceful paths
+/// (expiration, repair, interruption) follow.
+pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
+    let found = candidates(snapshot, now);
+    let methods: [&dyn Method; 1] = [&Emptiness];
+    let mut allowances = Allowances::new(snapshot, now);
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut plan = DisruptionPlan {
+        commands: Vec::new(),
+        blocked: found.blocked.clone(),
+    };
+    loop {
+        let left: Vec<&Candidate<'_>> = found
+            .candidates
+            .iter()
+            .filter(|c| !taken.contains(c.name))
+            .collect();
+        let pass = Pass {
+            snapshot,
+            now,
+            candidates: &left,
+            allowances: &allowances,
+        };
+        let Some(command) = methods.iter().find_map(|m| m.next_command(&pass)) else {
+            break;
+        };
+        for name in &command.candidates {
+            if let Some(candidate) = left.iter().find(|c| c.name == name) {
+                allowances.take(candidate.pool.name().unwrap_or_default());
+            }
+            taken.insert(name.clone());
+        }
+        plan.commands.push(command);
+    }
+    plan
+}

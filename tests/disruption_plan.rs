@@ -1,0 +1,125 @@
+//! Disruption plans for variants of the bundled example
+//! (`examples/scenarios/disrupt-basic.yaml`: a large node running one small
+//! pod, and an empty small node). Only emptiness is planned so far.
+
+use k8s_openapi::jiff::Timestamp;
+use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
+use karpenter::core::disruption::planner::plan;
+use karpenter::scenario::{LoadOptions, Scenario};
+
+const EXAMPLE: &str = include_str!("../examples/scenarios/disrupt-basic.yaml");
+
+fn now() -> Timestamp {
+    "2026-06-01T00:00:00Z".parse().expect("a timestamp")
+}
+
+fn plan_of(text: &str, at: Timestamp) -> DisruptionPlan {
+    let scenario =
+        Scenario::from_str("example.yaml", text, &LoadOptions::default()).expect("loads");
+    let types = scenario.fake_instance_types().expect("instance types");
+    plan(&scenario.into_snapshot(types), at)
+}
+
+/// The example with its pool's `disruption` block replaced.
+fn with_disruption(disruption: &str) -> String {
+    let original = "  disruption:\n    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 0s\n    budgets:\n    - nodes: 100%\n";
+    assert!(EXAMPLE.contains(original));
+    EXAMPLE.replace(original, disruption)
+}
+
+#[test]
+fn the_empty_node_is_deleted_and_nothing_is_replaced() {
+    let plan = plan_of(EXAMPLE, now());
+    assert_eq!(plan.commands.len(), 1);
+    let command = &plan.commands[0];
+    assert_eq!(command.reason, CommandReason::Empty);
+    assert_eq!(command.candidates, ["node-2"]);
+    assert!(command.replacements.is_empty());
+    assert_eq!(command.savings_per_hour, 0.1);
+    assert!(plan.blocked.is_empty());
+    let json = serde_json::to_value(&plan).expect("serializes");
+    assert_eq!(json["commands"][0]["reason"], "Empty");
+    assert_eq!(json["commands"][0]["savingsPerHour"], 0.1);
+}
+
+#[test]
+fn a_zero_budget_or_never_keeps_the_node() {
+    let zero = with_disruption(
+        "  disruption:\n    consolidateAfter: 0s\n    budgets:\n    - nodes: '0'\n",
+    );
+    assert!(plan_of(&zero, now()).commands.is_empty());
+    let never = with_disruption("  disruption:\n    consolidateAfter: Never\n");
+    assert!(plan_of(&never, now()).commands.is_empty());
+}
+
+#[test]
+fn a_budget_only_for_drift_does_not_limit_emptiness() {
+    let drift_only = with_disruption(
+        "  disruption:\n    consolidateAfter: 0s\n    budgets:\n    - nodes: '0'\n      reasons: [Drifted]\n",
+    );
+    let plan = plan_of(&drift_only, now());
+    assert_eq!(plan.commands[0].candidates, ["node-2"]);
+}
+
+#[test]
+fn consolidate_after_counts_from_initialization() {
+    // Initialized 2026-01-01: 1000h later is 2026-02-11T16:00:00Z.
+    let slow = with_disruption("  disruption:\n    consolidateAfter: 1000h\n");
+    assert!(
+        plan_of(&slow, "2026-02-11T15:59:59Z".parse().unwrap())
+            .commands
+            .is_empty()
+    );
+    let plan = plan_of(&slow, "2026-02-11T16:00:00Z".parse().unwrap());
+    assert_eq!(plan.commands[0].candidates, ["node-2"]);
+}
+
+#[test]
+fn a_node_marked_do_not_disrupt_is_blocked_not_deleted() {
+    let text = EXAMPLE.replacen(
+        "  name: node-2\n  labels:\n",
+        "  name: node-2\n  annotations:\n    karpenter.sh/do-not-disrupt: 'true'\n  labels:\n",
+        1,
+    );
+    assert_ne!(text, EXAMPLE);
+    let plan = plan_of(&text, now());
+    assert!(plan.commands.is_empty());
+    assert_eq!(plan.blocked.len(), 1);
+    assert_eq!(plan.blocked[0].node, "node-2");
+    assert_eq!(
+        plan.blocked[0].reason,
+        "node node-2 has karpenter.sh/do-not-disrupt"
+    );
+}
+
+#[test]
+fn the_same_input_gives_the_same_plan() {
+    let a = serde_json::to_string(&plan_of(EXAMPLE, now())).unwrap();
+    let b = serde_json::to_string(&plan_of(EXAMPLE, now())).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_budget_of_one_takes_the_node_that_saves_most() {
+    // Both nodes empty: the example without its pod.
+    let documents: Vec<&str> = EXAMPLE
+        .split("\n---\n")
+        .filter(|d| !d.contains("\nkind: Pod\n"))
+        .collect();
+    let no_pod = documents.join("\n---\n");
+    let one = no_pod.replace(
+        "    budgets:\n    - nodes: 100%\n",
+        "    budgets:\n    - nodes: '1'\n",
+    );
+    assert_ne!(one, no_pod);
+    let plan = plan_of(&one, now());
+    assert_eq!(plan.commands.len(), 1);
+    // The large node (0.4/h) before the small one (0.1/h).
+    assert_eq!(plan.commands[0].candidates, ["node-1"]);
+    assert_eq!(plan.commands[0].savings_per_hour, 0.4);
+    // With room for both, one command takes both.
+    let plan = plan_of(&no_pod, now());
+    assert_eq!(plan.commands.len(), 1);
+    assert_eq!(plan.commands[0].candidates, ["node-1", "node-2"]);
+    assert_eq!(plan.commands[0].savings_per_hour, 0.5);
+}
