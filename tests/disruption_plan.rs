@@ -1,6 +1,7 @@
 //! Disruption plans for variants of the bundled example
 //! (`examples/scenarios/disrupt-basic.yaml`: a large node running one small
-//! pod, and an empty small node). Only emptiness is planned so far.
+//! pod, and an empty small node). Emptiness and single-node consolidation are
+//! planned so far.
 
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
@@ -28,18 +29,43 @@ fn with_disruption(disruption: &str) -> String {
 }
 
 #[test]
-fn the_empty_node_is_deleted_and_nothing_is_replaced() {
+fn the_empty_node_goes_then_the_large_one_is_replaced_by_a_small_one() {
     let plan = plan_of(EXAMPLE, now());
-    assert_eq!(plan.commands.len(), 1);
-    let command = &plan.commands[0];
-    assert_eq!(command.reason, CommandReason::Empty);
-    assert_eq!(command.candidates, ["node-2"]);
-    assert!(command.replacements.is_empty());
-    assert_eq!(command.savings_per_hour, 0.1);
+    assert_eq!(plan.commands.len(), 2);
+    let empty = &plan.commands[0];
+    assert_eq!(empty.reason, CommandReason::Empty);
+    assert_eq!(empty.candidates, ["node-2"]);
+    assert!(empty.replacements.is_empty());
+    assert_eq!(empty.savings_per_hour, 0.1);
+    // With node-2 going, api-0 needs a node: the small type, cheaper than large.
+    let replace = &plan.commands[1];
+    assert_eq!(replace.reason, CommandReason::Underutilized);
+    assert_eq!(replace.candidates, ["node-1"]);
+    assert_eq!(replace.replacements.len(), 1);
+    let claim = &replace.replacements[0];
+    assert_eq!(claim.instance_types.to_vec(), ["small"]);
+    assert_eq!(claim.pods, ["default/api-0"]);
+    assert_eq!(claim.launch.as_ref().map(|l| l.price), Some(0.1));
+    assert_eq!(replace.savings_per_hour, 0.3);
     assert!(plan.blocked.is_empty());
     let json = serde_json::to_value(&plan).expect("serializes");
     assert_eq!(json["commands"][0]["reason"], "Empty");
-    assert_eq!(json["commands"][0]["savingsPerHour"], 0.1);
+    assert_eq!(json["commands"][1]["reason"], "Underutilized");
+    assert_eq!(json["commands"][1]["savingsPerHour"], 0.3);
+}
+
+#[test]
+fn no_replacement_that_is_not_cheaper() {
+    // Only the large type exists: replacing large by large saves nothing.
+    let documents: Vec<&str> = EXAMPLE
+        .split("\n---\n")
+        .filter(|d| !d.contains("\n  name: small\n"))
+        .collect();
+    let large_only = documents.join("\n---\n");
+    assert_ne!(large_only, EXAMPLE);
+    let plan = plan_of(&large_only, now());
+    assert_eq!(plan.commands.len(), 1);
+    assert_eq!(plan.commands[0].reason, CommandReason::Empty);
 }
 
 #[test]
@@ -83,13 +109,18 @@ fn a_node_marked_do_not_disrupt_is_blocked_not_deleted() {
     );
     assert_ne!(text, EXAMPLE);
     let plan = plan_of(&text, now());
-    assert!(plan.commands.is_empty());
     assert_eq!(plan.blocked.len(), 1);
     assert_eq!(plan.blocked[0].node, "node-2");
     assert_eq!(
         plan.blocked[0].reason,
         "node node-2 has karpenter.sh/do-not-disrupt"
     );
+    // node-2 stays, so node-1's pod moves onto it and node-1 is deleted.
+    assert_eq!(plan.commands.len(), 1);
+    assert_eq!(plan.commands[0].reason, CommandReason::Underutilized);
+    assert_eq!(plan.commands[0].candidates, ["node-1"]);
+    assert!(plan.commands[0].replacements.is_empty());
+    assert_eq!(plan.commands[0].savings_per_hour, 0.4);
 }
 
 #[test]

@@ -11,17 +11,19 @@ use k8s_openapi::jiff::Timestamp;
 use super::allowances::Allowances;
 use super::candidates::{Candidate, candidates};
 use super::methods::emptiness::Emptiness;
+use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::plan::DisruptionPlan;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
 ///
-/// Built so far: emptiness. Drift, consolidation and the forceful paths
-/// (expiration, repair, interruption) follow.
+/// Built so far: emptiness and single-node consolidation. Drift, multi-node
+/// consolidation and the forceful paths (expiration, repair, interruption)
+/// follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     let found = candidates(snapshot, now);
-    let methods: [&dyn Method; 1] = [&Emptiness];
+    let methods: [&dyn Method; 2] = [&Emptiness, &SingleNode];
     let mut allowances = Allowances::new(snapshot, now);
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut plan = DisruptionPlan {
@@ -39,6 +41,7 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
             now,
             candidates: &left,
             allowances: &allowances,
+            taken: &taken,
         };
         let Some(command) = methods.iter().find_map(|m| m.next_command(&pass)) else {
             break;

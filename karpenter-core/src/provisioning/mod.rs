@@ -45,6 +45,7 @@ pub use plan::{
 };
 pub(crate) use pods::pod_key;
 pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
+pub(crate) use validate::read_requirements;
 pub use validate::{Rule, Subject, Violation, validate};
 
 use crate::snapshot::Snapshot;

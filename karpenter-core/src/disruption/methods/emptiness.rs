@@ -8,7 +8,7 @@
 //! allows it. Candidates are taken by price per unit of disruption, highest
 //! first (ties by name), each while its pool's `Empty` budget has room.
 
-use super::{Method, Pass};
+use super::{Method, Pass, by_savings_ratio};
 use crate::api::DisruptionReason;
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
@@ -32,17 +32,7 @@ impl Method for Emptiness {
     }
 
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
-        let mut empty: Vec<&Candidate<'_>> = pass
-            .candidates
-            .iter()
-            .copied()
-            .filter(|c| Self::qualifies(c, pass))
-            .collect();
-        empty.sort_by(|a, b| {
-            b.savings_ratio()
-                .total_cmp(&a.savings_ratio())
-                .then_with(|| a.name.cmp(b.name))
-        });
+        let empty = by_savings_ratio(pass, |c| Self::qualifies(c, pass));
         let mut allowances = pass.allowances.clone();
         let mut taken = Vec::new();
         let mut savings = 0.0;

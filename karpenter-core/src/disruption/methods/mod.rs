@@ -3,9 +3,14 @@
 //! drift, multi-node consolidation, single-node consolidation. Each pass takes
 //! the first command a method finds; the plan repeats passes until none does.
 //!
-//! Built so far: [`emptiness`].
+//! Built so far: [`emptiness`] and [`single_node`] consolidation (with the
+//! decision they share in [`consolidation`]).
 
+pub mod consolidation;
 pub mod emptiness;
+pub mod single_node;
+
+use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -25,6 +30,8 @@ pub struct Pass<'p, 's> {
     pub candidates: &'p [&'p Candidate<'s>],
     /// What the pools' budgets still allow.
     pub allowances: &'p Allowances<'s>,
+    /// The nodes earlier commands of the plan take: no destination for pods.
+    pub taken: &'p BTreeSet<String>,
 }
 
 /// A way of disrupting nodes.
@@ -34,4 +41,25 @@ pub trait Method {
 
     /// The command it would start in this pass, if any.
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command>;
+}
+
+/// The candidates that `qualifies` keeps, by price per unit of disruption,
+/// highest first (upstream's `SavingsRatio` order; ties by name, so the plan
+/// is the same on every run).
+pub fn by_savings_ratio<'c, 's>(
+    pass: &Pass<'c, 's>,
+    qualifies: impl Fn(&Candidate<'s>) -> bool,
+) -> Vec<&'c Candidate<'s>> {
+    let mut kept: Vec<&Candidate<'s>> = pass
+        .candidates
+        .iter()
+        .copied()
+        .filter(|c| qualifies(c))
+        .collect();
+    kept.sort_by(|a, b| {
+        b.savings_ratio()
+            .total_cmp(&a.savings_ratio())
+            .then_with(|| a.name.cmp(b.name))
+    });
+    kept
 }

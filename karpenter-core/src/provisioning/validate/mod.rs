@@ -15,6 +15,8 @@ mod index;
 mod limits;
 mod pods;
 mod pools;
+
+pub(crate) use pools::read_requirements;
 mod ports;
 mod topology;
 

@@ -66,7 +66,7 @@ pub(super) fn pool_labels(pool: &NodePool) -> BTreeMap<String, String> {
 
 /// Reads a claim's written requirements back, with Kubernetes' integer rules (a
 /// pod's `Gt` may carry a negative operand into a claim).
-pub(super) fn read_requirements(written: &[RequirementOutput]) -> Result<Requirements, String> {
+pub(crate) fn read_requirements(written: &[RequirementOutput]) -> Result<Requirements, String> {
     let expressions: Vec<NodeSelectorRequirement> = written
         .iter()
         .map(|r| NodeSelectorRequirement {

@@ -1,0 +1,164 @@
+//! The consolidation decision, as upstream's `computeConsolidation`
+//! (`pkg/controllers/disruption/consolidation.go`): simulate the candidates'
+//! pods on the rest of the cluster, then
+//! - every pod lands on remaining capacity: delete the candidates;
+//! - they need exactly one new claim: replace the candidates with it, keeping
+//!   only the instance types whose worst launch price is strictly below the
+//!   candidates' price (so a replacement can never cost more), pinned to spot
+//!   when it allows both spot and on-demand;
+//! - anything else (a pod that cannot land, more than one claim, no cheaper
+//!   type): no command.
+//!
+//! Not yet: spot-to-spot replacement (behind a feature gate upstream, off by
+//! default there too), the Balanced policy's approval, and the replacements of
+//! commands already in the plan as destinations (their nodes are left out of
+//! later simulations and their pods must land again).
+
+use std::collections::BTreeSet;
+
+use super::Pass;
+use crate::cloudprovider::{InstanceType, Offering};
+use crate::disruption::candidates::Candidate;
+use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::simulate::simulate;
+use crate::provisioning::{Launch, NameList, PlannedClaim, RequirementOutput, read_requirements};
+use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements};
+
+/// The spot capacity type, which a replacement allowing both is pinned to.
+const SPOT: &str = "spot";
+/// The on-demand capacity type.
+const ON_DEMAND: &str = "on-demand";
+/// The reserved capacity type, first in upstream's launch precedence.
+const RESERVED: &str = "reserved";
+
+/// The command consolidating `candidates`, if any.
+pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
+    let mut removed: BTreeSet<&str> = candidates.iter().map(|c| c.name).collect();
+    removed.extend(pass.taken.iter().map(String::as_str));
+    let simulation = simulate(pass.snapshot, &removed, pass.now);
+    if !simulation.all_moved() || simulation.new_claims() > 1 {
+        return None;
+    }
+    let candidate_price: f64 = candidates.iter().map(|c| c.price).sum();
+    let names = candidates.iter().map(|c| c.name.to_owned()).collect();
+    let Some(claim) = simulation.plan.node_claims.first() else {
+        return Some(command(names, Vec::new(), candidate_price));
+    };
+    let types = pass.snapshot.instance_types.get(&claim.node_pool)?;
+    let replacement = cheaper_replacement(claim, types, candidate_price)?;
+    let price = replacement.launch.as_ref()?.price;
+    Some(command(names, vec![replacement], candidate_price - price))
+}
+
+fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings: f64) -> Command {
+    candidates.sort();
+    Command {
+        reason: CommandReason::Underutilized,
+        candidates,
+        replacements,
+        // Prices are decimals a person reads: keep float noise out of them.
+        savings_per_hour: (savings * 1e9).round() / 1e9,
+    }
+}
+
+/// The claim kept to the types whose worst launch price is below `limit`,
+/// pinned to spot when it allows both spot and on-demand and a kept type
+/// offers spot; `None` when no type is cheaper.
+fn cheaper_replacement(
+    claim: &PlannedClaim,
+    types: &[InstanceType],
+    limit: f64,
+) -> Option<PlannedClaim> {
+    let requirements = read_requirements(&claim.requirements).ok()?;
+    let by_name = |name: &str| types.iter().find(|t| t.name == name);
+    let kept: Vec<&InstanceType> = claim
+        .instance_types
+        .iter()
+        .filter_map(by_name)
+        .filter(|t| worst_launch_price(t, &requirements).is_some_and(|p| p < limit))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    let allows = |capacity: &str| {
+        requirements
+            .get_defined(CAPACITY_TYPE_LABEL_KEY)
+            .is_none_or(|r| r.has(capacity))
+    };
+    let offers_spot = kept
+        .iter()
+        .any(|t| offerings(t, &requirements).any(|o| o.capacity_type == SPOT));
+    let pin_spot = allows(SPOT) && allows(ON_DEMAND) && offers_spot;
+    let launchable = |o: &&Offering| !pin_spot || o.capacity_type == SPOT;
+    let launch = kept
+        .iter()
+        .flat_map(|t| {
+            offerings(t, &requirements)
+                .filter(launchable)
+                .map(move |o| (*t, o))
+        })
+        .min_by(|(ta, a), (tb, b)| {
+            a.price
+                .total_cmp(&b.price)
+                .then_with(|| ta.name.cmp(&tb.name))
+                .then_with(|| a.zone.cmp(&b.zone))
+                .then_with(|| a.capacity_type.cmp(&b.capacity_type))
+        })
+        .map(|(t, o)| Launch {
+            instance_type: t.name.clone(),
+            zone: o.zone.clone(),
+            capacity_type: o.capacity_type.clone(),
+            price: o.price,
+        })?;
+    let kept_names: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
+    let mut sorted_names = kept_names.clone();
+    sorted_names.sort_unstable();
+    let written = claim
+        .requirements
+        .iter()
+        .map(|r| match r.key.as_str() {
+            LABEL_INSTANCE_TYPE_STABLE => RequirementOutput {
+                values: sorted_names.iter().collect(),
+                ..r.clone()
+            },
+            CAPACITY_TYPE_LABEL_KEY if pin_spot => RequirementOutput {
+                operator: "In".to_owned(),
+                values: [SPOT].into_iter().collect(),
+                ..r.clone()
+            },
+            _ => r.clone(),
+        })
+        .collect();
+    Some(PlannedClaim {
+        node_pool: claim.node_pool.clone(),
+        instance_types: kept_names.into_iter().collect::<NameList>(),
+        requirements: written,
+        launch: Some(launch),
+        pods: claim.pods.clone(),
+    })
+}
+
+/// A type's available offerings the requirements allow.
+fn offerings<'t>(
+    instance_type: &'t InstanceType,
+    requirements: &'t Requirements,
+) -> impl Iterator<Item = &'t Offering> + 't {
+    instance_type
+        .offerings
+        .iter()
+        .filter(move |o| o.available && o.is_compatible(requirements))
+}
+
+/// Upstream's `WorstLaunchPrice`: the dearest allowed available offering of the
+/// first capacity type present in launch precedence (reserved, spot,
+/// on-demand).
+fn worst_launch_price(instance_type: &InstanceType, requirements: &Requirements) -> Option<f64> {
+    [RESERVED, SPOT, ON_DEMAND]
+        .into_iter()
+        .find_map(|capacity| {
+            offerings(instance_type, requirements)
+                .filter(|o| o.capacity_type == capacity)
+                .map(|o| o.price)
+                .max_by(f64::total_cmp)
+        })
+}

@@ -1,0 +1,53 @@
+//! Single-node consolidation, as upstream's `singlenodeconsolidation.go`: walk
+//! the consolidatable candidates, highest price per unit of disruption first,
+//! and return the first that can be deleted or replaced by one cheaper node,
+//! within its pool's `Underutilized` budget.
+//!
+//! A candidate qualifies when its pool is not static and its policy is not
+//! `WhenEmpty`, its instance type, zone and capacity type are known, its
+//! `consolidateAfter` has passed, and it is not empty (emptiness takes those).
+//! Upstream interleaves NodePools round-robin and stops after three minutes;
+//! here candidates are taken in one order over all pools (ties by name) and
+//! none is skipped for time.
+
+use super::consolidation::compute;
+use super::{Method, Pass, by_savings_ratio};
+use crate::api::{ConsolidationPolicy, DisruptionReason};
+use crate::disruption::candidates::Candidate;
+use crate::disruption::plan::{Command, CommandReason};
+
+/// The single-node consolidation method.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SingleNode;
+
+/// Whether consolidation may consider the candidate (budgets aside).
+pub fn consolidatable(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
+    let spec = &candidate.pool.spec;
+    !spec.is_static()
+        && spec.effective_consolidation_policy() != ConsolidationPolicy::WhenEmpty
+        && candidate.instance_type.is_some()
+        && candidate.zone.is_some()
+        && candidate.capacity_type.is_some()
+        && candidate.is_consolidatable(pass.now)
+        && !candidate.is_empty()
+}
+
+impl Method for SingleNode {
+    fn reason(&self) -> CommandReason {
+        CommandReason::Underutilized
+    }
+
+    fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
+        let ordered = by_savings_ratio(pass, |c| consolidatable(c, pass));
+        ordered.into_iter().find_map(|candidate| {
+            let pool = candidate.pool.name().unwrap_or_default();
+            if !pass
+                .allowances
+                .admits(pool, DisruptionReason::Underutilized)
+            {
+                return None;
+            }
+            compute(pass, &[candidate])
+        })
+    }
+}
