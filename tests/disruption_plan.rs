@@ -57,12 +57,7 @@ fn the_empty_node_goes_then_the_large_one_is_replaced_by_a_small_one() {
 #[test]
 fn no_replacement_that_is_not_cheaper() {
     // Only the large type exists: replacing large by large saves nothing.
-    let documents: Vec<&str> = EXAMPLE
-        .split("\n---\n")
-        .filter(|d| !d.contains("\n  name: small\n"))
-        .collect();
-    let large_only = documents.join("\n---\n");
-    assert_ne!(large_only, EXAMPLE);
+    let large_only = without_type(EXAMPLE, "small");
     let plan = plan_of(&large_only, now());
     assert_eq!(plan.commands.len(), 1);
     assert_eq!(plan.commands[0].reason, CommandReason::Empty);
@@ -153,4 +148,67 @@ fn a_budget_of_one_takes_the_node_that_saves_most() {
     assert_eq!(plan.commands.len(), 1);
     assert_eq!(plan.commands[0].candidates, ["node-1", "node-2"]);
     assert_eq!(plan.commands[0].savings_per_hour, 0.5);
+}
+
+/// `text` without the InstanceType document named `name`.
+fn without_type(text: &str, name: &str) -> String {
+    let marker = format!("\n  name: {name}\n");
+    let kept: Vec<&str> = text
+        .split("\n---\n")
+        .filter(|d| !d.contains(&marker))
+        .collect();
+    let result = kept.join("\n---\n");
+    assert_ne!(result, text);
+    result
+}
+
+/// The example with node-1's NodeClaim marked `Drifted`.
+fn drifted_example() -> String {
+    let marker = "  nodeName: node-1\n  providerID: fake:///node-1\n  conditions:\n";
+    assert!(EXAMPLE.contains(marker));
+    EXAMPLE.replacen(
+        marker,
+        &format!("{marker}  - type: Drifted\n    status: 'True'\n    lastTransitionTime: '2026-05-01T00:00:00Z'\n"),
+        1,
+    )
+}
+
+#[test]
+fn a_drifted_node_is_replaced_whatever_the_price() {
+    // Only the large type: consolidation could not replace node-1, drift does.
+    let text = without_type(&drifted_example(), "small");
+    let plan = plan_of(&text, now());
+    let reasons: Vec<CommandReason> = plan.commands.iter().map(|c| c.reason).collect();
+    assert_eq!(reasons, [CommandReason::Empty, CommandReason::Drifted]);
+    let drift = &plan.commands[1];
+    assert_eq!(drift.candidates, ["node-1"]);
+    assert_eq!(drift.replacements.len(), 1);
+    assert_eq!(drift.replacements[0].instance_types.to_vec(), ["large"]);
+    assert_eq!(drift.savings_per_hour, 0.0);
+}
+
+#[test]
+fn drift_comes_before_consolidation() {
+    let plan = plan_of(&drifted_example(), now());
+    let reasons: Vec<CommandReason> = plan.commands.iter().map(|c| c.reason).collect();
+    assert_eq!(reasons, [CommandReason::Empty, CommandReason::Drifted]);
+    // Drift keeps every type that fits, cheapest first, and launches the cheapest.
+    let claim = &plan.commands[1].replacements[0];
+    assert_eq!(claim.instance_types.to_vec(), ["small", "large"]);
+    assert_eq!(claim.launch.as_ref().map(|l| l.price), Some(0.1));
+    assert_eq!(plan.commands[1].savings_per_hour, 0.3);
+}
+
+#[test]
+fn a_zero_drift_budget_leaves_consolidation_to_act() {
+    let text = drifted_example().replace(
+        "    budgets:\n    - nodes: 100%\n",
+        "    budgets:\n    - nodes: 100%\n    - nodes: '0'\n      reasons: [Drifted]\n",
+    );
+    let plan = plan_of(&text, now());
+    let reasons: Vec<CommandReason> = plan.commands.iter().map(|c| c.reason).collect();
+    assert_eq!(
+        reasons,
+        [CommandReason::Empty, CommandReason::Underutilized]
+    );
 }

@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
 use super::candidates::{Candidate, candidates};
+use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
@@ -18,12 +19,12 @@ use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
 ///
-/// Built so far: emptiness and single-node consolidation. Drift, multi-node
+/// Built so far: emptiness, drift and single-node consolidation. Multi-node
 /// consolidation and the forceful paths (expiration, repair, interruption)
 /// follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     let found = candidates(snapshot, now);
-    let methods: [&dyn Method; 2] = [&Emptiness, &SingleNode];
+    let methods: [&dyn Method; 3] = [&Emptiness, &Drift, &SingleNode];
     let mut allowances = Allowances::new(snapshot, now);
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut plan = DisruptionPlan {
@@ -36,10 +37,16 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
             .iter()
             .filter(|c| !taken.contains(c.name))
             .collect();
+        let eventual: Vec<&Candidate<'_>> = found
+            .eventual()
+            .into_iter()
+            .filter(|c| !taken.contains(c.name))
+            .collect();
         let pass = Pass {
             snapshot,
             now,
             candidates: &left,
+            eventual: &eventual,
             allowances: &allowances,
             taken: &taken,
         };
@@ -47,12 +54,14 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
             break;
         };
         for name in &command.candidates {
-            if let Some(candidate) = left.iter().find(|c| c.name == name) {
+            if let Some(candidate) = eventual.iter().find(|c| c.name == name) {
                 allowances.take(candidate.pool.name().unwrap_or_default());
             }
             taken.insert(name.clone());
         }
         plan.commands.push(command);
     }
+    // A node the eventual class took despite a pod blocker is not blocked.
+    plan.blocked.retain(|b| !taken.contains(&b.node));
     plan
 }

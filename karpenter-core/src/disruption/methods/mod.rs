@@ -3,10 +3,11 @@
 //! drift, multi-node consolidation, single-node consolidation. Each pass takes
 //! the first command a method finds; the plan repeats passes until none does.
 //!
-//! Built so far: [`emptiness`] and [`single_node`] consolidation (with the
-//! decision they share in [`consolidation`]).
+//! Built so far: [`emptiness`], [`drift`] and [`single_node`] consolidation
+//! (with the decision consolidation shares in [`consolidation`]).
 
 pub mod consolidation;
+pub mod drift;
 pub mod emptiness;
 pub mod single_node;
 
@@ -28,6 +29,9 @@ pub struct Pass<'p, 's> {
     pub now: Timestamp,
     /// The candidates no earlier command took, in name order.
     pub candidates: &'p [&'p Candidate<'s>],
+    /// The same for the eventual class (drift): with the nodes kept only by a
+    /// pod blocker that their `terminationGracePeriod` waives.
+    pub eventual: &'p [&'p Candidate<'s>],
     /// What the pools' budgets still allow.
     pub allowances: &'p Allowances<'s>,
     /// The nodes earlier commands of the plan take: no destination for pods.

@@ -1,0 +1,78 @@
+//! Drift, as upstream's `drift.go`: replace drifted nodes one at a time, the
+//! longest drifted first (empty ones before the rest), each within its pool's
+//! `Drifted` budget, once a simulation finds every pod a place; the
+//! replacements are whatever new claims that takes, however many.
+//!
+//! Drift is of the eventual class: a node kept only by a pod blocker is still
+//! taken when its NodeClaim has a `terminationGracePeriod` (see
+//! [`Candidates::eventual`](crate::disruption::candidates::Candidates::eventual)).
+//! A node found drifted without a `Drifted` condition (its NodePool hash or
+//! requirements changed since the condition was last written) counts as
+//! drifted since the beginning of time, as a missing condition time reads
+//! upstream.
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::{Method, Pass};
+use crate::api::{Conditions as _, DisruptionReason, condition_types};
+use crate::disruption::candidates::Candidate;
+use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::simulate::simulate;
+
+/// The drift method.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Drift;
+
+/// When the candidate's NodeClaim was found drifted.
+fn drifted_since(candidate: &Candidate<'_>) -> Timestamp {
+    let status = candidate.claim.status.as_ref();
+    status
+        .and_then(|s| s.conditions.transition_time(condition_types::DRIFTED))
+        .unwrap_or(Timestamp::MIN)
+}
+
+impl Method for Drift {
+    fn reason(&self) -> CommandReason {
+        CommandReason::Drifted
+    }
+
+    fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
+        let mut drifted: Vec<&Candidate<'_>> = pass
+            .eventual
+            .iter()
+            .copied()
+            .filter(|c| !c.pool.spec.is_static() && c.drift.is_some())
+            .collect();
+        drifted.sort_by(|a, b| {
+            let empty_first = b.reschedulable.is_empty().cmp(&a.reschedulable.is_empty());
+            empty_first
+                .then_with(|| drifted_since(a).cmp(&drifted_since(b)))
+                .then_with(|| a.name.cmp(b.name))
+        });
+        drifted.into_iter().find_map(|candidate| {
+            let pool = candidate.pool.name().unwrap_or_default();
+            if !pass.allowances.admits(pool, DisruptionReason::Drifted) {
+                return None;
+            }
+            let mut removed: std::collections::BTreeSet<&str> =
+                pass.taken.iter().map(String::as_str).collect();
+            removed.insert(candidate.name);
+            let simulation = simulate(pass.snapshot, &removed, pass.now);
+            if !simulation.all_moved() {
+                return None;
+            }
+            let replacements = simulation.plan.node_claims;
+            let launched: f64 = replacements
+                .iter()
+                .filter_map(|c| c.launch.as_ref().map(|l| l.price))
+                .sum();
+            let savings = candidate.price - launched;
+            Some(Command {
+                reason: CommandReason::Drifted,
+                candidates: vec![candidate.name.to_owned()],
+                replacements,
+                savings_per_hour: (savings * 1e9).round() / 1e9,
+            })
+        })
+    }
+}
