@@ -212,3 +212,55 @@ fn a_zero_drift_budget_leaves_consolidation_to_act() {
         [CommandReason::Empty, CommandReason::Underutilized]
     );
 }
+
+/// Three large nodes (the example's node-1, copied), each running one small
+/// pod, and no empty node.
+fn three_large_nodes() -> String {
+    let documents: Vec<&str> = EXAMPLE.split("\n---\n").collect();
+    let of_node_1: Vec<&str> = documents
+        .iter()
+        .copied()
+        .filter(|d| d.contains("node-1") || d.contains("name: api-0"))
+        .collect();
+    let mut kept: Vec<String> = documents
+        .iter()
+        .filter(|d| !d.contains("node-1") && !d.contains("node-2") && !d.contains("name: api-0"))
+        .map(|d| d.to_string())
+        .collect();
+    for n in 1..=3 {
+        for document in &of_node_1 {
+            kept.push(
+                document
+                    .replace("node-1", &format!("node-{n}"))
+                    .replace("api-0", &format!("api-{n}")),
+            );
+        }
+    }
+    kept.join("\n---\n")
+}
+
+#[test]
+fn several_underutilized_nodes_become_one_small_node() {
+    let plan = plan_of(&three_large_nodes(), now());
+    assert_eq!(plan.commands.len(), 1);
+    let command = &plan.commands[0];
+    assert_eq!(command.reason, CommandReason::Underutilized);
+    assert_eq!(command.candidates, ["node-1", "node-2", "node-3"]);
+    assert_eq!(command.replacements.len(), 1);
+    let claim = &command.replacements[0];
+    assert_eq!(claim.instance_types.to_vec(), ["small"]);
+    assert_eq!(claim.pods.len(), 3);
+    assert_eq!(command.savings_per_hour, 1.1);
+}
+
+#[test]
+fn a_replacement_never_relaunches_a_type_being_removed_when_deleting_fewer_would_do() {
+    // Only the large type: the three pods fit one large node, so two nodes go
+    // and their pods move to the third, instead of three going for a new large.
+    let plan = plan_of(&without_type(&three_large_nodes(), "small"), now());
+    assert_eq!(plan.commands.len(), 1);
+    let command = &plan.commands[0];
+    assert!(command.replacements.is_empty());
+    assert_eq!(command.candidates.len(), 2);
+    assert_eq!(command.savings_per_hour, 0.8);
+}

@@ -12,6 +12,7 @@ use super::allowances::Allowances;
 use super::candidates::{Candidate, candidates};
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
+use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::plan::DisruptionPlan;
@@ -19,12 +20,12 @@ use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
 ///
-/// Built so far: emptiness, drift and single-node consolidation. Multi-node
-/// consolidation and the forceful paths (expiration, repair, interruption)
-/// follow.
+/// Built so far: the graceful methods (emptiness, drift, multi-node and
+/// single-node consolidation). The forceful paths (expiration, repair,
+/// interruption) follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     let found = candidates(snapshot, now);
-    let methods: [&dyn Method; 3] = [&Emptiness, &Drift, &SingleNode];
+    let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
     let mut allowances = Allowances::new(snapshot, now);
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut plan = DisruptionPlan {

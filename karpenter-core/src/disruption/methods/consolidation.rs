@@ -64,7 +64,7 @@ fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings
 /// The claim kept to the types whose worst launch price is below `limit`,
 /// pinned to spot when it allows both spot and on-demand and a kept type
 /// offers spot; `None` when no type is cheaper.
-fn cheaper_replacement(
+pub(super) fn cheaper_replacement(
     claim: &PlannedClaim,
     types: &[InstanceType],
     limit: f64,

@@ -3,12 +3,13 @@
 //! drift, multi-node consolidation, single-node consolidation. Each pass takes
 //! the first command a method finds; the plan repeats passes until none does.
 //!
-//! Built so far: [`emptiness`], [`drift`] and [`single_node`] consolidation
-//! (with the decision consolidation shares in [`consolidation`]).
+//! Built: [`emptiness`], [`drift`], [`multi_node`] and [`single_node`]
+//! consolidation (with the decision they share in [`consolidation`]).
 
 pub mod consolidation;
 pub mod drift;
 pub mod emptiness;
+pub mod multi_node;
 pub mod single_node;
 
 use std::collections::BTreeSet;

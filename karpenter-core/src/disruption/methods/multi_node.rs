@@ -1,0 +1,101 @@
+//! Multi-node consolidation, as upstream's `multinodeconsolidation.go`: the
+//! longest prefix of the consolidatable candidates (by savings ratio, each
+//! within its pool's `Underutilized` budget, at most 100 tried) that can be
+//! deleted, or replaced by one cheaper node, found by binary search over the
+//! prefix length, always with at least two nodes.
+//!
+//! A replacement whose types include one the candidates already run is kept
+//! below that type's price (`filterOutSameInstanceType`): deleting fewer nodes
+//! is better than deleting two and launching one like them.
+
+use super::consolidation::{cheaper_replacement, compute};
+use super::single_node::consolidatable;
+use super::{Method, Pass, by_savings_ratio};
+use crate::api::DisruptionReason;
+use crate::disruption::candidates::Candidate;
+use crate::disruption::plan::{Command, CommandReason};
+
+/// The most candidates one command considers, as upstream (`maxParallel`).
+const MOST_CANDIDATES: usize = 100;
+
+/// The multi-node consolidation method.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MultiNode;
+
+impl Method for MultiNode {
+    fn reason(&self) -> CommandReason {
+        CommandReason::Underutilized
+    }
+
+    fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
+        let mut allowances = pass.allowances.clone();
+        let mut within_budget = Vec::new();
+        for candidate in by_savings_ratio(pass, |c| consolidatable(c, pass)) {
+            let pool = candidate.pool.name().unwrap_or_default();
+            if allowances.admits(pool, DisruptionReason::Underutilized) {
+                allowances.take(pool);
+                within_budget.push(candidate);
+            }
+        }
+        first_n(pass, &within_budget)
+    }
+}
+
+/// The command for the longest workable prefix of `candidates`.
+fn first_n(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
+    if candidates.len() < 2 {
+        return None;
+    }
+    // Prefixes of `mid + 1` candidates, for `mid` from 1 up to `high`.
+    let mut low = 1;
+    let mut high = if candidates.len() <= MOST_CANDIDATES {
+        candidates.len() - 1
+    } else {
+        MOST_CANDIDATES
+    };
+    let mut best = None;
+    while low <= high {
+        let mid = (low + high) / 2;
+        let prefix = &candidates[..=mid];
+        match compute(pass, prefix).and_then(|command| without_same_types(pass, prefix, command)) {
+            Some(command) => {
+                best = Some(command);
+                low = mid + 1;
+            }
+            None => high = mid - 1,
+        }
+    }
+    best
+}
+
+/// The command with its replacement (if any) kept below the price of any type
+/// it shares with the candidates; `None` when no type is left.
+fn without_same_types(
+    pass: &Pass<'_, '_>,
+    candidates: &[&Candidate<'_>],
+    mut command: Command,
+) -> Option<Command> {
+    let Some(replacement) = command.replacements.first() else {
+        return Some(command);
+    };
+    let limit = replacement
+        .instance_types
+        .iter()
+        .filter_map(|name| {
+            let runs = candidates
+                .iter()
+                .filter(|c| c.instance_type.is_some_and(|t| t.name == name));
+            runs.map(|c| c.price).min_by(f64::total_cmp)
+        })
+        .min_by(f64::total_cmp);
+    let Some(limit) = limit else {
+        return Some(command);
+    };
+    let types = pass.snapshot.instance_types.get(&replacement.node_pool)?;
+    let kept = cheaper_replacement(replacement, types, limit)?;
+    let price: f64 = candidates.iter().map(|c| c.price).sum();
+    let launched = kept.launch.as_ref()?.price;
+    command.savings_per_hour = ((price - launched) * 1e9).round() / 1e9;
+    command.replacements = vec![kept];
+    Some(command)
+}
