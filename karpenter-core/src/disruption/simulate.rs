@@ -51,6 +51,24 @@ impl Simulation {
 /// Reschedules the pods of the nodes named in `removed` on the rest of the
 /// cluster at `now`.
 pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> Simulation {
+    let (changed, moved) = without_nodes(snapshot, removed, now);
+    let plan = schedule(&changed);
+    let stranded = stranded(&changed, &plan, &moved);
+    Simulation {
+        plan,
+        moved,
+        stranded,
+    }
+}
+
+/// The cluster a simulation plans: the nodes of `removed` gone, their
+/// currently reschedulable pods pending (their other pods go with them); and
+/// those pods, as `namespace/name`, sorted.
+pub fn without_nodes(
+    snapshot: &Snapshot,
+    removed: &BTreeSet<&str>,
+    now: Timestamp,
+) -> (Snapshot, Vec<String>) {
     let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
     let mut changed = Snapshot {
         node_pools: snapshot.node_pools.clone(),
@@ -86,13 +104,7 @@ pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -
         }
     }
     moved.sort();
-    let plan = schedule(&changed);
-    let stranded = stranded(&changed, &plan, &moved);
-    Simulation {
-        plan,
-        moved,
-        stranded,
-    }
+    (changed, moved)
 }
 
 /// The moved pods the plan leaves unplaced, or places on a node that is not

@@ -1,0 +1,271 @@
+//! Properties of disruption plans over random clusters: small catalogs (three
+//! sizes, on-demand and spot), managed nodes of random types running random
+//! pods, some protected by `karpenter.sh/do-not-disrupt` or by a
+//! PodDisruptionBudget that allows nothing, some nodes drifted, pools with
+//! random budgets and consolidation policies.
+//!
+//! For each plan:
+//! - the same snapshot gives the same plan, byte for byte;
+//! - no command takes a blocked node or one running a blocking pod;
+//! - every pool's nodes taken so far stay within what its budgets allowed for
+//!   each command's reason when the plan began;
+//! - consolidation never raises cost (savings are not negative);
+//! - after each command, with the nodes of it and every earlier command gone,
+//!   every moved pod has a place, and the provisioning validator finds no
+//!   violation in that simulated cluster.
+//!
+//! 256 cases by default (`PROPTEST_CASES` overrides).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::jiff::Timestamp;
+use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
+use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::disruption::budgets::allowed_disruptions;
+use karpenter_core::disruption::plan::CommandReason;
+use karpenter_core::disruption::planner::plan;
+use karpenter_core::disruption::simulate::{simulate, without_nodes};
+use karpenter_core::provisioning::validate;
+use karpenter_core::resources::ResourceList;
+use karpenter_core::scheduling::WellKnownLabels;
+use karpenter_core::snapshot::{Snapshot, join_nodes};
+use proptest::prelude::*;
+use serde_json::json;
+
+const NOW: &str = "2026-06-01T00:00:00Z";
+const SIZES: [(&str, i64, f64); 3] = [("small", 2, 0.1), ("medium", 4, 0.2), ("large", 8, 0.4)];
+
+/// One node: its type, capacity type, pool, whether drifted, and its pods
+/// (cpu in millicores; protected by do-not-disrupt; selected by the PDB).
+#[derive(Clone, Debug)]
+struct NodeSpec {
+    size: usize,
+    spot: bool,
+    pool: usize,
+    drifted: bool,
+    pods: Vec<(i64, bool, bool)>,
+}
+
+#[derive(Clone, Debug)]
+struct ClusterSpec {
+    /// Per pool: budget nodes and consolidation policy.
+    pools: Vec<(&'static str, &'static str)>,
+    nodes: Vec<NodeSpec>,
+}
+
+fn cluster() -> impl Strategy<Value = ClusterSpec> {
+    let budget = prop::sample::select(vec!["0", "1", "2", "50%", "100%"]);
+    let policy = prop::sample::select(vec!["WhenEmpty", "WhenEmptyOrUnderutilized"]);
+    let pools = prop::collection::vec((budget, policy), 1..3);
+    let pod = (
+        prop::sample::select(vec![250i64, 500, 1000, 1500]),
+        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.1),
+    );
+    let node = (
+        0..3usize,
+        any::<bool>(),
+        0..2usize,
+        prop::bool::weighted(0.2),
+        prop::collection::vec(pod, 0..4),
+    )
+        .prop_map(|(size, spot, pool, drifted, pods)| NodeSpec {
+            size,
+            spot,
+            pool,
+            drifted,
+            pods,
+        });
+    (pools, prop::collection::vec(node, 1..7)).prop_map(|(pools, mut nodes)| {
+        for node in &mut nodes {
+            node.pool %= pools.len();
+        }
+        ClusterSpec { pools, nodes }
+    })
+}
+
+fn instance_types() -> Vec<InstanceType> {
+    SIZES
+        .iter()
+        .map(|&(name, cpu, price)| {
+            let mut capacity = ResourceList::new();
+            capacity.set("cpu", cpu * 1000);
+            capacity.set("memory", cpu * 4 * 1024 * 1024 * 1024 * 1000);
+            capacity.set("pods", 110_000);
+            let offerings = vec![
+                Offering::new("zone-a", "on-demand", price),
+                Offering::new("zone-a", "spot", price / 2.0),
+            ];
+            let labels: [(&str, &str); 0] = [];
+            InstanceType::new(name, labels, offerings, capacity, ResourceList::new())
+        })
+        .collect()
+}
+
+fn from<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).expect("a valid object")
+}
+
+fn snapshot(spec: &ClusterSpec) -> Snapshot {
+    let types: Arc<[InstanceType]> = instance_types().into();
+    let pools: Vec<NodePool> = spec
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, (budget, policy))| {
+            from(json!({
+                "metadata": {"name": format!("pool-{i}")},
+                "spec": {
+                    "template": {"spec": {"requirements": [], "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}}},
+                    "disruption": {"consolidationPolicy": policy, "consolidateAfter": "0s", "budgets": [{"nodes": budget}]},
+                },
+            }))
+        })
+        .collect();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut claims: Vec<NodeClaim> = Vec::new();
+    let mut pods: Vec<Pod> = Vec::new();
+    for (i, node) in spec.nodes.iter().enumerate() {
+        let name = format!("node-{i}");
+        let (size, cpu, _) = SIZES[node.size];
+        let capacity_type = if node.spot { "spot" } else { "on-demand" };
+        let labels = json!({
+            "karpenter.sh/nodepool": format!("pool-{}", node.pool),
+            "node.kubernetes.io/instance-type": size,
+            "topology.kubernetes.io/zone": "zone-a",
+            "karpenter.sh/capacity-type": capacity_type,
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux",
+            "karpenter.sh/initialized": "true",
+            "karpenter.sh/registered": "true",
+            "karpenter.fake/fakenodeclass": "default",
+        });
+        let allocatable =
+            json!({"cpu": format!("{cpu}"), "memory": format!("{}Gi", cpu * 4), "pods": "110"});
+        nodes.push(from(json!({
+            "metadata": {"name": name, "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"providerID": format!("fake:///{name}")},
+            "status": {"allocatable": allocatable, "capacity": allocatable, "conditions": [{"type": "Ready", "status": "True"}]},
+        })));
+        let mut conditions = vec![
+            json!({"type": "Initialized", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}),
+        ];
+        if node.drifted {
+            conditions.push(json!({"type": "Drifted", "status": "True", "lastTransitionTime": "2026-05-01T00:00:00Z"}));
+        }
+        claims.push(from(json!({
+            "metadata": {"name": format!("nc-{name}"), "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}, "requirements": []},
+            "status": {"nodeName": name, "providerID": format!("fake:///{name}"), "conditions": conditions},
+        })));
+        for (j, &(cpu_m, do_not_disrupt, guarded)) in node.pods.iter().enumerate() {
+            let pod_name = format!("app-{i}-{j}");
+            let mut annotations = serde_json::Map::new();
+            if do_not_disrupt {
+                annotations.insert("karpenter.sh/do-not-disrupt".into(), json!("true"));
+            }
+            let app = if guarded { "guarded" } else { "app" };
+            pods.push(from(json!({
+                "metadata": {
+                    "name": pod_name, "namespace": "default", "uid": format!("uid-{pod_name}"),
+                    "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": app},
+                    "annotations": annotations,
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": true}],
+                },
+                "spec": {"nodeName": name, "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu_m}m"), "memory": "512Mi"}}}]},
+                "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z", "conditions": [{"type": "Ready", "status": "True"}]},
+            })));
+        }
+    }
+    let pdb: PodDisruptionBudget = from(json!({
+        "metadata": {"name": "guard", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "guarded"}}, "maxUnavailable": 0},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1, "observedGeneration": 1},
+    }));
+    let instance_types: BTreeMap<String, Arc<[InstanceType]>> = pools
+        .iter()
+        .map(|p| {
+            (
+                p.metadata.name.clone().unwrap_or_default(),
+                Arc::clone(&types),
+            )
+        })
+        .collect();
+    Snapshot {
+        node_pools: pools,
+        instance_types,
+        nodes: join_nodes(nodes, claims),
+        pods,
+        pod_disruption_budgets: vec![pdb],
+        well_known_labels: WellKnownLabels::core().clone(),
+        ..Snapshot::default()
+    }
+}
+
+fn reason(command: CommandReason) -> DisruptionReason {
+    match command {
+        CommandReason::Empty => DisruptionReason::Empty,
+        CommandReason::Drifted => DisruptionReason::Drifted,
+        _ => DisruptionReason::Underutilized,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_keep_their_promises(spec in cluster()) {
+        let now: Timestamp = NOW.parse().expect("a timestamp");
+        let snapshot = snapshot(&spec);
+        let first = plan(&snapshot, now);
+        let again = plan(&snapshot, now);
+        prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
+
+        // Blocked nodes: those with a protected pod (nothing else blocks here).
+        let protected: BTreeSet<String> = spec
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.pods.iter().any(|&(_, dnd, guarded)| dnd || guarded))
+            .map(|(i, _)| format!("node-{i}"))
+            .collect();
+        let blocked: BTreeSet<String> = first.blocked.iter().map(|b| b.node.clone()).collect();
+        prop_assert_eq!(&blocked, &protected);
+
+        let pool_of = |name: &str| -> usize {
+            let index: usize = name.trim_start_matches("node-").parse().expect("a node index");
+            spec.nodes[index].pool
+        };
+        let mut taken: BTreeSet<String> = BTreeSet::new();
+        for (i, command) in first.commands.iter().enumerate() {
+            for candidate in &command.candidates {
+                prop_assert!(!protected.contains(candidate), "command {} takes protected {}", i, candidate);
+                prop_assert!(taken.insert(candidate.clone()), "{} taken twice", candidate);
+            }
+            // Budgets: the nodes of each pool taken so far, against what the
+            // pool allowed this command's reason at the start.
+            for (p, pool) in snapshot.node_pools.iter().enumerate() {
+                let nodes = spec.nodes.iter().filter(|n| n.pool == p).count() as u64;
+                let allowed = allowed_disruptions(pool, reason(command.reason), now, nodes).allowed;
+                let so_far = taken.iter().filter(|n| pool_of(n) == p).count() as u64;
+                let touched = command.candidates.iter().any(|c| pool_of(c) == p);
+                if touched {
+                    prop_assert!(allowed.is_none_or(|a| so_far <= a), "pool {} over budget: {} > {:?}", p, so_far, allowed);
+                }
+            }
+            if command.reason == CommandReason::Underutilized || command.reason == CommandReason::Empty {
+                prop_assert!(command.savings_per_hour >= 0.0, "command {} raises cost: {:?}", i, command);
+            }
+            let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
+            let simulation = simulate(&snapshot, &removed, now);
+            prop_assert!(simulation.all_moved(), "after command {}: {:?}", i, simulation.stranded);
+            let (changed, _) = without_nodes(&snapshot, &removed, now);
+            let violations = validate(&changed, &simulation.plan);
+            prop_assert!(violations.is_empty(), "after command {}: {:?}", i, violations);
+        }
+    }
+}
