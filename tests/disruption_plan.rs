@@ -8,7 +8,20 @@ use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
 use karpenter::core::disruption::planner::plan;
 use karpenter::scenario::{LoadOptions, Scenario};
 
-const EXAMPLE: &str = include_str!("../examples/scenarios/disrupt-basic.yaml");
+/// The bundled example as written: its nodes are five months old at `now`, past
+/// the default `expireAfter` of 720h.
+const BUNDLED: &str = include_str!("../examples/scenarios/disrupt-basic.yaml");
+
+/// The example's pool with `expireAfter: Never`, for the graceful methods.
+static EXAMPLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let marker = "      requirements: []\n";
+    assert!(BUNDLED.contains(marker));
+    BUNDLED.replacen(
+        marker,
+        "      requirements: []\n      expireAfter: Never\n",
+        1,
+    )
+});
 
 fn now() -> Timestamp {
     "2026-06-01T00:00:00Z".parse().expect("a timestamp")
@@ -24,13 +37,13 @@ fn plan_of(text: &str, at: Timestamp) -> DisruptionPlan {
 /// The example with its pool's `disruption` block replaced.
 fn with_disruption(disruption: &str) -> String {
     let original = "  disruption:\n    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 0s\n    budgets:\n    - nodes: 100%\n";
-    assert!(EXAMPLE.contains(original));
-    EXAMPLE.replace(original, disruption)
+    assert!(EXAMPLE.as_str().contains(original));
+    EXAMPLE.as_str().replace(original, disruption)
 }
 
 #[test]
 fn the_empty_node_goes_then_the_large_one_is_replaced_by_a_small_one() {
-    let plan = plan_of(EXAMPLE, now());
+    let plan = plan_of(&EXAMPLE, now());
     assert_eq!(plan.commands.len(), 2);
     let empty = &plan.commands[0];
     assert_eq!(empty.reason, CommandReason::Empty);
@@ -57,7 +70,7 @@ fn the_empty_node_goes_then_the_large_one_is_replaced_by_a_small_one() {
 #[test]
 fn no_replacement_that_is_not_cheaper() {
     // Only the large type exists: replacing large by large saves nothing.
-    let large_only = without_type(EXAMPLE, "small");
+    let large_only = without_type(&EXAMPLE, "small");
     let plan = plan_of(&large_only, now());
     assert_eq!(plan.commands.len(), 1);
     assert_eq!(plan.commands[0].reason, CommandReason::Empty);
@@ -97,12 +110,12 @@ fn consolidate_after_counts_from_initialization() {
 
 #[test]
 fn a_node_marked_do_not_disrupt_is_blocked_not_deleted() {
-    let text = EXAMPLE.replacen(
+    let text = EXAMPLE.as_str().replacen(
         "  name: node-2\n  labels:\n",
         "  name: node-2\n  annotations:\n    karpenter.sh/do-not-disrupt: 'true'\n  labels:\n",
         1,
     );
-    assert_ne!(text, EXAMPLE);
+    assert_ne!(text, *EXAMPLE);
     let plan = plan_of(&text, now());
     assert_eq!(plan.blocked.len(), 1);
     assert_eq!(plan.blocked[0].node, "node-2");
@@ -120,8 +133,8 @@ fn a_node_marked_do_not_disrupt_is_blocked_not_deleted() {
 
 #[test]
 fn the_same_input_gives_the_same_plan() {
-    let a = serde_json::to_string(&plan_of(EXAMPLE, now())).unwrap();
-    let b = serde_json::to_string(&plan_of(EXAMPLE, now())).unwrap();
+    let a = serde_json::to_string(&plan_of(&EXAMPLE, now())).unwrap();
+    let b = serde_json::to_string(&plan_of(&EXAMPLE, now())).unwrap();
     assert_eq!(a, b);
 }
 
@@ -129,6 +142,7 @@ fn the_same_input_gives_the_same_plan() {
 fn a_budget_of_one_takes_the_node_that_saves_most() {
     // Both nodes empty: the example without its pod.
     let documents: Vec<&str> = EXAMPLE
+        .as_str()
         .split("\n---\n")
         .filter(|d| !d.contains("\nkind: Pod\n"))
         .collect();
@@ -165,8 +179,8 @@ fn without_type(text: &str, name: &str) -> String {
 /// The example with node-1's NodeClaim marked `Drifted`.
 fn drifted_example() -> String {
     let marker = "  nodeName: node-1\n  providerID: fake:///node-1\n  conditions:\n";
-    assert!(EXAMPLE.contains(marker));
-    EXAMPLE.replacen(
+    assert!(EXAMPLE.as_str().contains(marker));
+    EXAMPLE.as_str().replacen(
         marker,
         &format!("{marker}  - type: Drifted\n    status: 'True'\n    lastTransitionTime: '2026-05-01T00:00:00Z'\n"),
         1,
@@ -216,7 +230,7 @@ fn a_zero_drift_budget_leaves_consolidation_to_act() {
 /// Three large nodes (the example's node-1, copied), each running one small
 /// pod, and no empty node.
 fn three_large_nodes() -> String {
-    let documents: Vec<&str> = EXAMPLE.split("\n---\n").collect();
+    let documents: Vec<&str> = EXAMPLE.as_str().split("\n---\n").collect();
     let of_node_1: Vec<&str> = documents
         .iter()
         .copied()
@@ -263,4 +277,24 @@ fn a_replacement_never_relaunches_a_type_being_removed_when_deleting_fewer_would
     assert!(command.replacements.is_empty());
     assert_eq!(command.candidates.len(), 2);
     assert_eq!(command.savings_per_hour, 0.8);
+}
+
+#[test]
+fn nodes_past_expire_after_are_expired_first_whatever_the_budget() {
+    // As bundled: 720h by default, and the nodes are from 2026-01-01.
+    let zero_budget = BUNDLED.replace("    - nodes: 100%\n", "    - nodes: '0'\n");
+    let plan = plan_of(&zero_budget, now());
+    assert_eq!(plan.commands.len(), 1);
+    let command = &plan.commands[0];
+    assert_eq!(command.reason, CommandReason::Expired);
+    assert_eq!(command.candidates, ["node-1", "node-2"]);
+    // api-0 needs a node again: every type that fits, the small one launched.
+    assert_eq!(command.replacements.len(), 1);
+    let claim = &command.replacements[0];
+    assert_eq!(claim.instance_types.to_vec(), ["small", "large"]);
+    assert_eq!(claim.launch.as_ref().map(|l| l.price), Some(0.1));
+    assert_eq!(command.savings_per_hour, 0.4);
+    // Before 720h have passed, nothing expires.
+    let early: Timestamp = "2026-01-30T23:59:59Z".parse().unwrap();
+    assert!(plan_of(&zero_budget, early).commands.is_empty());
 }

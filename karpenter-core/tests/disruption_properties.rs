@@ -4,7 +4,8 @@
 //! PodDisruptionBudget that allows nothing, some nodes drifted, pools with
 //! random budgets and consolidation policies.
 //!
-//! For each plan:
+//! For each plan (expiration, being forceful, is exempt from the blocker and
+//! budget promises, but what it takes counts against budgets afterwards):
 //! - the same snapshot gives the same plan, byte for byte;
 //! - no command takes a blocked node or one running a blocking pod;
 //! - every pool's nodes taken so far stay within what its budgets allowed for
@@ -51,15 +52,17 @@ struct NodeSpec {
 
 #[derive(Clone, Debug)]
 struct ClusterSpec {
-    /// Per pool: budget nodes and consolidation policy.
-    pools: Vec<(&'static str, &'static str)>,
+    /// Per pool: budget nodes, consolidation policy and expireAfter.
+    pools: Vec<(&'static str, &'static str, &'static str)>,
     nodes: Vec<NodeSpec>,
 }
 
 fn cluster() -> impl Strategy<Value = ClusterSpec> {
     let budget = prop::sample::select(vec!["0", "1", "2", "50%", "100%"]);
     let policy = prop::sample::select(vec!["WhenEmpty", "WhenEmptyOrUnderutilized"]);
-    let pools = prop::collection::vec((budget, policy), 1..3);
+    // Nodes are five months old: 720h has passed, 8760h has not.
+    let expire_after = prop::sample::select(vec!["Never", "8760h", "720h"]);
+    let pools = prop::collection::vec((budget, policy, expire_after), 1..3);
     let pod = (
         prop::sample::select(vec![250i64, 500, 1000, 1500]),
         prop::bool::weighted(0.1),
@@ -115,11 +118,11 @@ fn snapshot(spec: &ClusterSpec) -> Snapshot {
         .pools
         .iter()
         .enumerate()
-        .map(|(i, (budget, policy))| {
+        .map(|(i, (budget, policy, expire_after))| {
             from(json!({
                 "metadata": {"name": format!("pool-{i}")},
                 "spec": {
-                    "template": {"spec": {"requirements": [], "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}}},
+                    "template": {"spec": {"requirements": [], "expireAfter": expire_after, "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}}},
                     "disruption": {"consolidationPolicy": policy, "consolidateAfter": "0s", "budgets": [{"nodes": budget}]},
                 },
             }))
@@ -225,7 +228,8 @@ proptest! {
         let again = plan(&snapshot, now);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
 
-        // Blocked nodes: those with a protected pod (nothing else blocks here).
+        // Blocked nodes: those with a protected pod (nothing else blocks here)
+        // that expiration did not take.
         let protected: BTreeSet<String> = spec
             .nodes
             .iter()
@@ -233,8 +237,15 @@ proptest! {
             .filter(|(_, n)| n.pods.iter().any(|&(_, dnd, guarded)| dnd || guarded))
             .map(|(i, _)| format!("node-{i}"))
             .collect();
+        let expired: BTreeSet<String> = first
+            .commands
+            .iter()
+            .filter(|c| c.reason == CommandReason::Expired)
+            .flat_map(|c| c.candidates.iter().cloned())
+            .collect();
         let blocked: BTreeSet<String> = first.blocked.iter().map(|b| b.node.clone()).collect();
-        prop_assert_eq!(&blocked, &protected);
+        let expected: BTreeSet<String> = protected.difference(&expired).cloned().collect();
+        prop_assert_eq!(&blocked, &expected);
 
         let pool_of = |name: &str| -> usize {
             let index: usize = name.trim_start_matches("node-").parse().expect("a node index");
@@ -242,8 +253,11 @@ proptest! {
         };
         let mut taken: BTreeSet<String> = BTreeSet::new();
         for (i, command) in first.commands.iter().enumerate() {
+            // Expiration is forceful: it takes protected nodes and ignores
+            // budgets, but what it takes counts against them afterwards.
+            let forceful = command.reason == CommandReason::Expired;
             for candidate in &command.candidates {
-                prop_assert!(!protected.contains(candidate), "command {} takes protected {}", i, candidate);
+                prop_assert!(forceful || !protected.contains(candidate), "command {} takes protected {}", i, candidate);
                 prop_assert!(taken.insert(candidate.clone()), "{} taken twice", candidate);
             }
             // Budgets: the nodes of each pool taken so far, against what the
@@ -253,7 +267,7 @@ proptest! {
                 let allowed = allowed_disruptions(pool, reason(command.reason), now, nodes).allowed;
                 let so_far = taken.iter().filter(|n| pool_of(n) == p).count() as u64;
                 let touched = command.candidates.iter().any(|c| pool_of(c) == p);
-                if touched {
+                if touched && !forceful {
                     prop_assert!(allowed.is_none_or(|a| so_far <= a), "pool {} over budget: {} > {:?}", p, so_far, allowed);
                 }
             }

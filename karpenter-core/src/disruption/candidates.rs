@@ -50,6 +50,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::drift::{DriftReason, drift};
+use super::expiration::expire_after;
 use super::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
     is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
@@ -309,13 +310,7 @@ impl<'s> Lookup<'s> {
             .as_ref()
             .or(kube_node.metadata.creation_timestamp.as_ref())
             .map_or(now, |t| t.0);
-        // The claim's own expireAfter, which upstream reads (copied from the
-        // pool at launch, defaulted by the API server); a claim written
-        // without one takes its pool's, as the scenario format says.
-        let expire_after = match &claim.spec.expire_after {
-            Some(_) => claim.spec.effective_expire_after(),
-            None => pool.spec.template.spec.effective_expire_after(),
-        };
+        let expire_after = expire_after(claim, Some(pool));
         let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
         let reschedulable: Vec<&Pod> = pods
             .iter()
@@ -353,7 +348,11 @@ impl<'s> Lookup<'s> {
 /// The price of the instance type's first offering in `zone` and
 /// `capacity_type`, available or not; 0 when any is unknown (upstream
 /// `resolveNodePrice`, which also reads a NaN price as 0).
-fn price(instance_type: Option<&InstanceType>, zone: Option<&str>, capacity: Option<&str>) -> f64 {
+pub(super) fn price(
+    instance_type: Option<&InstanceType>,
+    zone: Option<&str>,
+    capacity: Option<&str>,
+) -> f64 {
     let (Some(instance_type), Some(zone), Some(capacity)) = (instance_type, zone, capacity) else {
         return 0.0;
     };

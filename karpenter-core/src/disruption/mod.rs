@@ -13,6 +13,7 @@
 //!   costs, consolidateAfter and expiry times and drift, and which would be
 //!   candidates but are blocked, with why;
 //! - [`drift`]: whether a node has drifted from its NodePool, and why;
+//! - [`expiration`]: the forceful deletion of nodes past their `expireAfter`;
 //! - [`simulate`]: where the pods of nodes about to go would land (the
 //!   reference simulation, planning the changed cluster from scratch);
 //! - [`plan`]: the commands and blocked nodes a plan is made of;
@@ -24,6 +25,7 @@ pub mod allowances;
 pub mod budgets;
 pub mod candidates;
 pub mod drift;
+pub mod expiration;
 pub mod methods;
 pub mod pdbs;
 pub mod plan;

@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
 use super::candidates::{Candidate, candidates};
+use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
@@ -20,9 +21,8 @@ use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
 ///
-/// Built so far: the graceful methods (emptiness, drift, multi-node and
-/// single-node consolidation). The forceful paths (expiration, repair,
-/// interruption) follow.
+/// Built so far: expiration, then the graceful methods (emptiness, drift,
+/// multi-node and single-node consolidation). Repair and interruption follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     let found = candidates(snapshot, now);
     let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
@@ -32,6 +32,18 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
         commands: Vec::new(),
         blocked: found.blocked.clone(),
     };
+    // Forceful first: expired nodes go whatever budgets say, but count as
+    // disrupting for them afterwards.
+    if let Some(command) = expiration(snapshot, now) {
+        for name in &command.candidates {
+            let node = snapshot.nodes.iter().find(|n| n.name() == name);
+            if let Some(pool) = node.and_then(|n| n.node_pool()) {
+                allowances.take(pool);
+            }
+            taken.insert(name.clone());
+        }
+        plan.commands.push(command);
+    }
     loop {
         let left: Vec<&Candidate<'_>> = found
             .candidates

@@ -1,0 +1,107 @@
+//! Expiration, as upstream's `nodeclaim/expiration` controller: a managed
+//! NodeClaim not being deleted whose `expireAfter` has passed since its
+//! creation is deleted, whatever budgets, `karpenter.sh/do-not-disrupt` or
+//! PodDisruptionBudgets say (its drain honours them until the claim's
+//! `terminationGracePeriod`). Expiration is forceful: it is not one of the
+//! methods' passes, and it comes first in a plan.
+//!
+//! The plan states it as one command for all expired nodes, whose
+//! replacements are the claims their pods would need (one simulation with all
+//! of them gone), so the nodes' price and their replacements' can be set side
+//! by side.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use super::candidates::price;
+use super::plan::{Command, CommandReason};
+use super::simulate::simulate;
+use crate::api::{NodeClaim, NodePool};
+use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE};
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
+/// by the API server), else its pool's, as the scenario format says; `None`
+/// for `Never`.
+pub fn expire_after(claim: &NodeClaim, pool: Option<&NodePool>) -> Option<Duration> {
+    match (&claim.spec.expire_after, pool) {
+        (Some(_), _) | (None, None) => claim.spec.effective_expire_after(),
+        (None, Some(pool)) => pool.spec.template.spec.effective_expire_after(),
+    }
+}
+
+/// When `claim` expires: its creation (else its Node's) plus its
+/// [`expire_after`]; `None` when that is `Never` or no creation time is known.
+pub fn expires_at(
+    node: &ClusterNode,
+    claim: &NodeClaim,
+    pool: Option<&NodePool>,
+) -> Option<Timestamp> {
+    let created = claim
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .or(node.node.as_ref()?.metadata.creation_timestamp.as_ref())
+        .map(|t| t.0)?;
+    let after = SignedDuration::try_from(expire_after(claim, pool)?).ok()?;
+    Some(created.checked_add(after).unwrap_or(Timestamp::MAX))
+}
+
+/// The command deleting every expired node at `now`, or `None` when nothing
+/// has expired.
+pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
+    let pool = |name: Option<&str>| {
+        snapshot
+            .node_pools
+            .iter()
+            .find(|p| name.is_some_and(|n| p.name() == Some(n)))
+    };
+    let mut expired: Vec<&ClusterNode> = snapshot
+        .nodes
+        .iter()
+        .filter(|node| node.is_managed() && !node.is_deleting())
+        .filter(|node| {
+            let Some(claim) = node.node_claim.as_ref() else {
+                return false;
+            };
+            expires_at(node, claim, pool(node.node_pool())).is_some_and(|at| at <= now)
+        })
+        .collect();
+    if expired.is_empty() {
+        return None;
+    }
+    expired.sort_by_key(|n| n.name());
+    let removed: BTreeSet<&str> = expired.iter().map(|n| n.name()).collect();
+    let simulation = simulate(snapshot, &removed, now);
+    let price: f64 = expired.iter().map(|n| node_price(snapshot, n)).sum();
+    let launched: f64 = simulation
+        .plan
+        .node_claims
+        .iter()
+        .filter_map(|c| c.launch.as_ref().map(|l| l.price))
+        .sum();
+    Some(Command {
+        reason: CommandReason::Expired,
+        candidates: removed.iter().map(|n| n.to_string()).collect(),
+        replacements: simulation.plan.node_claims,
+        savings_per_hour: ((price - launched) * 1e9).round() / 1e9,
+    })
+}
+
+/// The node's price: the offering of its instance type, zone and capacity
+/// type labels in its pool's types (available or not), else 0.
+fn node_price(snapshot: &Snapshot, node: &ClusterNode) -> f64 {
+    let label = |key: &str| node.labels()?.get(key).map(String::as_str);
+    let types = node
+        .node_pool()
+        .and_then(|p| snapshot.instance_types.get(p));
+    let instance_type =
+        label(LABEL_INSTANCE_TYPE_STABLE).and_then(|name| types?.iter().find(|t| t.name == name));
+    price(
+        instance_type,
+        label(LABEL_TOPOLOGY_ZONE),
+        label(CAPACITY_TYPE_LABEL_KEY),
+    )
+}
