@@ -443,8 +443,8 @@ fn unknown_flag_is_a_usage_error() {
 // ---------------------------------------------------------------------------
 // Not built yet
 
-/// What is not built yet (disruption planning, cost packing) reads and checks the
-/// input, then exits 1 saying so.
+/// What is not built yet (cost packing, M-to-N consolidation, the Azure
+/// provider) reads and checks the input, then exits 1 saying so.
 #[track_caller]
 fn assert_not_built(output: &Output, what: &str) {
     assert_status(output, 1);
@@ -512,14 +512,59 @@ fn provision_on_a_valid_fake_scenario() {
 
 #[test]
 fn disrupt_on_a_valid_fake_scenario() {
-    let output = sim(&[
+    let basic = example("disrupt-basic.yaml");
+    let now = "2026-06-01T00:00:00Z";
+    let output = sim(&["disrupt", "-f", &basic, "--now", now, "-o", "json"]);
+    assert_status(&output, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    // Five months old, past the default expireAfter of 720h: both nodes expire,
+    // and the one pod needs the small type.
+    let commands = plan["commands"].as_array().expect("a list");
+    assert_eq!(commands.len(), 1, "{plan}");
+    assert_eq!(commands[0]["reason"], "Expired");
+    assert_eq!(
+        commands[0]["candidates"],
+        serde_json::json!(["node-1", "node-2"])
+    );
+    assert_eq!(
+        commands[0]["replacements"][0]["launch"]["instanceType"],
+        "small"
+    );
+    assert_eq!(commands[0]["savingsPerHour"], 0.4);
+    assert_eq!(plan["blocked"], serde_json::json!([]));
+    let table = sim(&["disrupt", "-f", &basic, "--now", now]);
+    assert_status(&table, 0);
+    assert_contains(
+        &stdout(&table),
+        &["Expired", "node-1, node-2", "saves 0.4000/h", "small"],
+    );
+    // Before expiry: the empty node goes, then the large one is replaced.
+    let early = sim(&[
         "disrupt",
         "-f",
-        &example("disrupt-basic.yaml"),
+        &basic,
         "--now",
-        "2026-06-01T00:00:00Z",
+        "2026-01-20T00:00:00Z",
+        "-o",
+        "json",
     ]);
-    assert_not_built(&output, "disruption");
+    assert_status(&early, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&early)).expect("JSON");
+    let reasons: Vec<&str> = plan["commands"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|c| c["reason"].as_str())
+        .collect();
+    assert_eq!(reasons, ["Empty", "Underutilized"], "{plan}");
+    // Twice the same.
+    let again = sim(&["disrupt", "-f", &basic, "--now", now, "-o", "json"]);
+    assert_eq!(stdout(&again), stdout(&output));
+    for flags in [&["--m-to-n"][..], &["--packing", "cost"][..]] {
+        let mut args = vec!["disrupt", "-f", &basic, "--now", now];
+        args.extend_from_slice(flags);
+        assert_not_built(&sim(&args), flags[0]);
+    }
 }
 
 #[test]

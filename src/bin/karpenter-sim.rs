@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use karpenter::scenario::{LoadOptions, Scenario};
-use karpenter::sim::{Summary, Timings, plan_table};
+use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
 #[derive(Parser)]
 #[command(
@@ -193,11 +193,42 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Disrupt(args) => {
-            let (scenario, timings) = load(&args.common)?;
+            let (scenario, mut timings) = load(&args.common)?;
             resolve_provider(&args.common, &scenario)?;
-            let _ = (args.now, args.packing, args.m_to_n);
-            finish(&args.common, &scenario, timings);
-            Err(not_built("disruption planning is"))
+            if args.packing == Packing::Cost {
+                return Err(not_built("--packing cost is"));
+            }
+            if args.m_to_n {
+                return Err(not_built("--m-to-n is"));
+            }
+            let now = args.now.unwrap_or_else(jiff::Timestamp::now);
+            let start = Instant::now();
+            let instance_types = scenario
+                .fake_instance_types()
+                .map_err(|e| Failure::BadInput(e.to_string()))?;
+            let counts = (scenario.nodes.len(), scenario.node_pools.len());
+            let snapshot = scenario.into_snapshot(instance_types);
+            timings.record("snapshot", start.elapsed());
+            let start = Instant::now();
+            let plan = karpenter::core::disruption::planner::plan(&snapshot, now);
+            timings.record("plan", start.elapsed());
+            let start = Instant::now();
+            let text = match args.common.output {
+                Output::Json => json(&plan)?,
+                Output::Table => disruption_table(&plan),
+            };
+            write_stdout(&text)?;
+            timings.record("write", start.elapsed());
+            if args.common.timings {
+                let (nodes, pools) = counts;
+                timings.set_size(format!(
+                    "{nodes} nodes, {pools} node pools; {} commands, {} blocked",
+                    plan.commands.len(),
+                    plan.blocked.len()
+                ));
+                eprintln!("{timings}");
+            }
+            Ok(())
         }
     }
 }

@@ -3,10 +3,12 @@
 //! The command line is a thin shell over these and [`crate::scenario`]: a library
 //! user gets the same summary and timings with the same calls.
 
+mod disrupt;
 mod provision;
 mod summary;
 mod timings;
 
+pub use disrupt::disruption_table;
 pub use provision::plan_table;
 pub use summary::{NodePoolSummary, Summary};
 pub use timings::Timings;

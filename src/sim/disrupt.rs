@@ -1,0 +1,53 @@
+//! `karpenter-sim disrupt`'s table: one line per command with its savings, one
+//! per replacement, then one per blocked node.
+
+use std::fmt::Write as _;
+
+use karpenter_core::disruption::plan::DisruptionPlan;
+
+/// The plan as a short table for a person.
+pub fn disruption_table(plan: &DisruptionPlan) -> String {
+    let mut out = String::new();
+    if plan.commands.is_empty() {
+        out.push_str("no disruption\n");
+    }
+    for (i, command) in plan.commands.iter().enumerate() {
+        let action = if command.replacements.is_empty() {
+            "delete"
+        } else {
+            "replace"
+        };
+        let _ = writeln!(
+            out,
+            "{}. {:?}: {action} {} (saves {:.4}/h)",
+            i + 1,
+            command.reason,
+            command.candidates.join(", "),
+            command.savings_per_hour
+        );
+        for claim in &command.replacements {
+            let launch = claim.launch.as_ref().map_or_else(
+                || "no launch".to_string(),
+                |l| {
+                    format!(
+                        "{} {} {} {:.4}/h",
+                        l.instance_type, l.zone, l.capacity_type, l.price
+                    )
+                },
+            );
+            let _ = writeln!(
+                out,
+                "   with a {} node: {launch}, {} pods",
+                claim.node_pool,
+                claim.pods.len()
+            );
+        }
+    }
+    if !plan.blocked.is_empty() {
+        let _ = writeln!(out, "\nblocked:");
+        for blocked in &plan.blocked {
+            let _ = writeln!(out, "  {}: {}", blocked.node, blocked.reason);
+        }
+    }
+    out
+}
