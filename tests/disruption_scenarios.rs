@@ -13,6 +13,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 const EXPECT_KIND: &str = "Expect";
+/// Fewer scenarios than this means files went missing.
+const MIN_SCENARIOS: usize = 50;
 const PRICE_TOLERANCE: f64 = 1e-9;
 
 #[derive(Debug, Deserialize)]
@@ -231,6 +233,11 @@ fn check(path: &Path) -> Vec<String> {
 #[test]
 fn disruption_matches_upstream_behaviour() {
     let files = scenario_files();
+    assert!(
+        files.len() >= MIN_SCENARIOS,
+        "only {} scenario files",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
         let problems = check(path);
