@@ -381,6 +381,45 @@ fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp
         .fold(initialized, Timestamp::max)
 }
 
+/// Whether the node is still inside its pool's `consolidateAfter` window at
+/// `now` (upstream's `IsUnderConsolidateAfter`, counted as the scenario format
+/// counts it): a disruption simulation keeps the removed nodes' pods off such
+/// nodes. Never with a zero or `Never` window, or an uninitialized claim.
+pub fn under_consolidate_after(
+    node: &ClusterNode,
+    pool: &NodePool,
+    pods: &[&Pod],
+    now: Timestamp,
+) -> bool {
+    let Some(after) = pool
+        .spec
+        .effective_consolidate_after()
+        .filter(|d| !d.is_zero())
+    else {
+        return false;
+    };
+    let Some(claim) = node.node_claim.as_ref() else {
+        return false;
+    };
+    let initialized = claim
+        .status
+        .as_ref()
+        .is_some_and(|s| s.conditions.is_true(condition_types::INITIALIZED));
+    if !initialized {
+        return false;
+    }
+    let created = claim
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .or(node
+            .node
+            .as_ref()
+            .and_then(|n| n.metadata.creation_timestamp.as_ref()))
+        .map_or(now, |t| t.0);
+    now < plus(last_event(claim, created, pods), after)
+}
+
 /// `at + duration`, the end of time when that is past it.
 fn plus(at: Timestamp, duration: Duration) -> Timestamp {
     SignedDuration::try_from(duration)

@@ -17,7 +17,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::candidates::price;
 use super::plan::{Command, CommandReason};
-use super::simulate::simulate;
+use super::simulate::simulate_with;
 use crate::api::{NodeClaim, NodePool};
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE};
 use crate::snapshot::{ClusterNode, Snapshot};
@@ -74,7 +74,8 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
     }
     expired.sort_by_key(|n| n.name());
     let removed: BTreeSet<&str> = expired.iter().map(|n| n.name()).collect();
-    let simulation = simulate(snapshot, &removed, now);
+    // The expired nodes are being deleted: their pods may land anywhere.
+    let simulation = simulate_with(snapshot, &removed, &removed, now);
     let price: f64 = expired.iter().map(|n| node_price(snapshot, n)).sum();
     let launched: f64 = simulation
         .plan

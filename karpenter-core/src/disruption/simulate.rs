@@ -15,12 +15,14 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
+use super::candidates::under_consolidate_after;
 use super::pdbs::Pdbs;
-use crate::provisioning::{ProvisioningPlan, bound_node, pod_key, schedule};
+use crate::provisioning::{Fence, ProvisioningPlan, bound_node, pod_key, schedule_fenced};
 use crate::snapshot::Snapshot;
 
 /// What happened to the pods of the removed nodes.
@@ -49,16 +51,67 @@ impl Simulation {
 }
 
 /// Reschedules the pods of the nodes named in `removed` on the rest of the
-/// cluster at `now`.
+/// cluster at `now`, none of them being deleted already (see
+/// [`simulate_with`]).
 pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> Simulation {
+    simulate_with(snapshot, removed, &BTreeSet::new(), now)
+}
+
+/// Reschedules the pods of the nodes named in `removed` on the rest of the
+/// cluster at `now`. As upstream's consolidation simulation, the pods of the
+/// removed nodes that are not already being deleted (`deleting`) stay off
+/// nodes still inside their `consolidateAfter` window.
+pub fn simulate_with(
+    snapshot: &Snapshot,
+    removed: &BTreeSet<&str>,
+    deleting: &BTreeSet<&str>,
+    now: Timestamp,
+) -> Simulation {
     let (changed, moved) = without_nodes(snapshot, removed, now);
-    let plan = schedule(&changed);
+    let fence = fence(snapshot, &changed, removed, deleting, now);
+    let plan = schedule_fenced(&changed, fence);
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,
         moved,
         stranded,
     }
+}
+
+/// The remaining nodes inside their `consolidateAfter` window, and the pods of
+/// removed nodes not being deleted, which may not land on them.
+fn fence(
+    snapshot: &Snapshot,
+    changed: &Snapshot,
+    removed: &BTreeSet<&str>,
+    deleting: &BTreeSet<&str>,
+    now: Timestamp,
+) -> Fence {
+    let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    for pod in &snapshot.pods {
+        if let Some(node) = bound_node(pod) {
+            bound.entry(node).or_default().push(pod);
+        }
+    }
+    let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
+    let nodes = changed
+        .nodes
+        .iter()
+        .filter(|node| {
+            let pods = bound.get(node.name()).map_or(&[][..], Vec::as_slice);
+            node.node_pool()
+                .and_then(pool)
+                .is_some_and(|pool| under_consolidate_after(node, pool, pods, now))
+        })
+        .map(|node| node.name().to_owned())
+        .collect();
+    let pods = removed
+        .iter()
+        .filter(|node| !deleting.contains(*node))
+        .flat_map(|node| bound.get(node).into_iter().flatten())
+        .map(|pod| pod_key(pod))
+        .collect();
+    Fence { nodes, pods }
 }
 
 /// The cluster a simulation plans: the nodes of `removed` gone, their

@@ -45,6 +45,7 @@ pub use plan::{
 };
 pub(crate) use pods::pod_key;
 pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
+pub(crate) use scheduler::Fence;
 pub(crate) use validate::read_requirements;
 pub use validate::{Rule, Subject, Violation, validate};
 
@@ -52,7 +53,13 @@ use crate::snapshot::Snapshot;
 
 /// Plans provisioning for the snapshot's pending pods.
 pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
+    schedule_fenced(snapshot, Fence::default())
+}
+
+/// [`schedule`], keeping the fence's pods off its nodes.
+pub(crate) fn schedule_fenced(snapshot: &Snapshot, fence: Fence) -> ProvisioningPlan {
     let mut scheduler = scheduler::Scheduler::new(snapshot);
+    scheduler.fence = fence;
     scheduler.solve();
     scheduler.into_plan()
 }

@@ -74,6 +74,19 @@ pub(crate) struct Scheduler<'s> {
     pub(crate) rejected: Vec<(String, String)>,
     preferences: Preferences,
     topology: Topology,
+    /// Existing nodes some pods may not land on (see [`Fence`]).
+    pub(crate) fence: Fence,
+}
+
+/// Existing nodes that some pods may not land on: a disruption simulation keeps
+/// the pods of the nodes it removes off nodes still inside their
+/// `consolidateAfter` window, as upstream's consolidation simulation does.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fence {
+    /// The fenced nodes, by name.
+    pub nodes: std::collections::BTreeSet<String>,
+    /// The pods kept off them, as `namespace/name`.
+    pub pods: std::collections::BTreeSet<String>,
 }
 
 impl<'s> Scheduler<'s> {
@@ -157,6 +170,7 @@ impl<'s> Scheduler<'s> {
             rejected,
             preferences,
             topology,
+            fence: Fence::default(),
         }
     }
 
@@ -238,7 +252,11 @@ impl<'s> Scheduler<'s> {
 
     fn add_to_existing(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
         let p = &self.pods[pod];
+        let fenced = self.fence.pods.contains(&p.key);
         let found = self.existing.iter().enumerate().find_map(|(i, node)| {
+            if fenced && self.fence.nodes.contains(&node.name) {
+                return None;
+            }
             node.admits(p, ports).ok()?;
             let mut requirements = node.requirements.clone();
             requirements.add_all(&p.requirements);

@@ -20,7 +20,7 @@ use super::Pass;
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
-use crate::disruption::simulate::simulate;
+use crate::disruption::simulate::simulate_with;
 use crate::provisioning::{Launch, NameList, PlannedClaim, RequirementOutput, read_requirements};
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements};
 
@@ -33,9 +33,10 @@ const RESERVED: &str = "reserved";
 
 /// The command consolidating `candidates`, if any.
 pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
-    let mut removed: BTreeSet<&str> = candidates.iter().map(|c| c.name).collect();
-    removed.extend(pass.taken.iter().map(String::as_str));
-    let simulation = simulate(pass.snapshot, &removed, pass.now);
+    let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
+    let mut removed = deleting.clone();
+    removed.extend(candidates.iter().map(|c| c.name));
+    let simulation = simulate_with(pass.snapshot, &removed, &deleting, pass.now);
     if !simulation.all_moved() || simulation.new_claims() > 1 {
         return None;
     }

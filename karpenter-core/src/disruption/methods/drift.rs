@@ -17,7 +17,7 @@ use super::{Method, Pass};
 use crate::api::{Conditions as _, DisruptionReason, condition_types};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
-use crate::disruption::simulate::simulate;
+use crate::disruption::simulate::simulate_with;
 
 /// The drift method.
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,10 +54,11 @@ impl Method for Drift {
             if !pass.allowances.admits(pool, DisruptionReason::Drifted) {
                 return None;
             }
-            let mut removed: std::collections::BTreeSet<&str> =
+            let deleting: std::collections::BTreeSet<&str> =
                 pass.taken.iter().map(String::as_str).collect();
+            let mut removed = deleting.clone();
             removed.insert(candidate.name);
-            let simulation = simulate(pass.snapshot, &removed, pass.now);
+            let simulation = simulate_with(pass.snapshot, &removed, &deleting, pass.now);
             if !simulation.all_moved() {
                 return None;
             }
