@@ -19,9 +19,11 @@
 //! - [`plan`]: the commands and blocked nodes a plan is made of;
 //! - [`allowances`]: what the pools' budgets still allow as a plan goes;
 //! - [`methods`]: the disruption methods behind one trait (emptiness so far);
-//! - [`planner`]: passes of the methods until none finds a command.
+//! - [`planner`]: passes of the methods until none finds a command;
+//! - [`apply`]: the cluster as a command leaves it, for the passes after it.
 
 pub mod allowances;
+pub mod apply;
 pub mod budgets;
 pub mod candidates;
 pub mod drift;

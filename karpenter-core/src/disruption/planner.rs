@@ -1,14 +1,18 @@
-//! The plan: passes of the methods in upstream's order, each taking the first
-//! command a method finds, until a pass finds none; then the blocked nodes.
+//! The plan: expiration first (forceful), then passes of the methods in
+//! upstream's order, each taking the first command a method finds, until a
+//! pass finds none; then the blocked nodes.
 //!
-//! Each command's nodes leave the candidates of later passes and count against
-//! their pools' budgets, as nodes being deleted do upstream.
+//! Each pass sees the cluster as the commands before it left it (see
+//! [`apply`](super::apply)): their nodes being deleted (so no longer
+//! candidates, and counting against their pools' budgets), their pods where
+//! the simulation put them, their replacements in flight.
 
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
+use super::apply::apply;
 use super::candidates::{Candidate, candidates};
 use super::expiration::expiration;
 use super::methods::drift::Drift;
@@ -16,7 +20,7 @@ use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
-use super::plan::DisruptionPlan;
+use super::plan::{Command, DisruptionPlan};
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
@@ -24,57 +28,47 @@ use crate::snapshot::Snapshot;
 /// Built so far: expiration, then the graceful methods (emptiness, drift,
 /// multi-node and single-node consolidation). Repair and interruption follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
-    let found = candidates(snapshot, now);
-    let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
-    let mut allowances = Allowances::new(snapshot, now);
+    let mut blocked = candidates(snapshot, now).blocked;
+    let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
-    let mut plan = DisruptionPlan {
-        commands: Vec::new(),
-        blocked: found.blocked.clone(),
-    };
-    // Forceful first: expired nodes go whatever budgets say, but count as
-    // disrupting for them afterwards.
-    if let Some(command) = expiration(snapshot, now) {
-        for name in &command.candidates {
-            let node = snapshot.nodes.iter().find(|n| n.name() == name);
-            if let Some(pool) = node.and_then(|n| n.node_pool()) {
-                allowances.take(pool);
-            }
-            taken.insert(name.clone());
-        }
-        plan.commands.push(command);
+    let mut commands = Vec::new();
+    let mut replacements = 0;
+    if let Some(command) = expiration(&working, now) {
+        apply(&mut working, &command, &taken, true, now, &mut replacements);
+        taken.extend(command.candidates.iter().cloned());
+        commands.push(command);
     }
-    loop {
-        let left: Vec<&Candidate<'_>> = found
-            .candidates
-            .iter()
-            .filter(|c| !taken.contains(c.name))
-            .collect();
-        let eventual: Vec<&Candidate<'_>> = found
-            .eventual()
-            .into_iter()
-            .filter(|c| !taken.contains(c.name))
-            .collect();
-        let pass = Pass {
-            snapshot,
+    while let Some(command) = next_command(&working, now, &taken) {
+        apply(
+            &mut working,
+            &command,
+            &taken,
+            false,
             now,
-            candidates: &left,
-            eventual: &eventual,
-            allowances: &allowances,
-            taken: &taken,
-        };
-        let Some(command) = methods.iter().find_map(|m| m.next_command(&pass)) else {
-            break;
-        };
-        for name in &command.candidates {
-            if let Some(candidate) = eventual.iter().find(|c| c.name == name) {
-                allowances.take(candidate.pool.name().unwrap_or_default());
-            }
-            taken.insert(name.clone());
-        }
-        plan.commands.push(command);
+            &mut replacements,
+        );
+        taken.extend(command.candidates.iter().cloned());
+        commands.push(command);
     }
     // A node the eventual class took despite a pod blocker is not blocked.
-    plan.blocked.retain(|b| !taken.contains(&b.node));
-    plan
+    blocked.retain(|b| !taken.contains(&b.node));
+    DisruptionPlan { commands, blocked }
+}
+
+/// The first command of the methods, in order, on the cluster as it stands.
+fn next_command(working: &Snapshot, now: Timestamp, taken: &BTreeSet<String>) -> Option<Command> {
+    let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
+    let found = candidates(working, now);
+    let allowances = Allowances::new(working, now);
+    let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
+    let eventual = found.eventual();
+    let pass = Pass {
+        snapshot: working,
+        now,
+        candidates: &left,
+        eventual: &eventual,
+        allowances: &allowances,
+        taken,
+    };
+    methods.iter().find_map(|m| m.next_command(&pass))
 }

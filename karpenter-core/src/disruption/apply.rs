@@ -1,0 +1,129 @@
+//! What a command leaves behind, for the passes after it: as upstream's later
+//! passes see the cluster once a command has started, its nodes are being
+//! deleted (they still count for budgets), its pods are bound where the
+//! simulation placed them, and its replacements are in-flight NodeClaims
+//! holding the pods that needed them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use super::plan::Command;
+use super::simulate::simulate_with;
+use crate::api::Quantities;
+use crate::provisioning::{PlannedClaim, pod_key};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+};
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// Applies `command` to `working` at `now`; `deleting` are the nodes earlier
+/// commands took, `forceful` says the command's own nodes are deleted whatever
+/// their pods' protections (expiration).
+pub fn apply(
+    working: &mut Snapshot,
+    command: &Command,
+    deleting: &BTreeSet<String>,
+    forceful: bool,
+    now: Timestamp,
+    replacements_so_far: &mut usize,
+) {
+    let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
+    removed.extend(command.candidates.iter().map(String::as_str));
+    let exempt: BTreeSet<&str> = if forceful {
+        removed.clone()
+    } else {
+        deleting.iter().map(String::as_str).collect()
+    };
+    // Where the simulation behind the command put the moved pods on the
+    // remaining capacity (the replacements' pods are the command's own).
+    let simulation = simulate_with(working, &removed, &exempt, now);
+    let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
+    let mut destination: BTreeMap<String, String> = BTreeMap::new();
+    for placement in &simulation.plan.existing_nodes {
+        for pod in placement.pods.iter().filter(|p| moved.contains(p.as_str())) {
+            destination.insert(pod.clone(), placement.name.clone());
+        }
+    }
+    for claim in &command.replacements {
+        *replacements_so_far += 1;
+        let name = format!("replacement-{:04}", *replacements_so_far);
+        if let Some(node) = in_flight(working, claim, &name, now) {
+            working.nodes.push(node);
+            for pod in &claim.pods {
+                destination.insert(pod.clone(), name.clone());
+            }
+        }
+    }
+    for pod in &mut working.pods {
+        if let Some(node) = destination.get(&pod_key(pod))
+            && let Some(spec) = pod.spec.as_mut()
+        {
+            spec.node_name = Some(node.clone());
+        }
+    }
+    let deleted = Some(Time(now));
+    for node in working
+        .nodes
+        .iter_mut()
+        .filter(|n| command.candidates.iter().any(|c| c == n.name()))
+    {
+        if let Some(kube) = node.node.as_mut() {
+            kube.metadata.deletion_timestamp = deleted.clone();
+        }
+        if let Some(claim) = node.node_claim.as_mut() {
+            claim.metadata.deletion_timestamp = deleted.clone();
+        }
+    }
+}
+
+/// A replacement as an in-flight NodeClaim: its pool's template, the launch's
+/// labels and the launched type's capacity; `None` when its pool or type is
+/// unknown.
+fn in_flight(
+    snapshot: &Snapshot,
+    claim: &PlannedClaim,
+    name: &str,
+    now: Timestamp,
+) -> Option<ClusterNode> {
+    let launch = claim.launch.as_ref()?;
+    let pool = snapshot
+        .node_pools
+        .iter()
+        .find(|p| p.name() == Some(claim.node_pool.as_str()))?;
+    let instance_type = snapshot
+        .instance_types
+        .get(&claim.node_pool)?
+        .iter()
+        .find(|t| t.name == launch.instance_type)?;
+    let mut node_claim = pool.spec.template.to_node_claim();
+    node_claim.metadata.name = Some(name.to_owned());
+    node_claim.metadata.creation_timestamp = Some(Time(now));
+    let labels = node_claim
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default);
+    for requirement in &claim.requirements {
+        if requirement.operator == "In" && requirement.values.len() == 1 {
+            labels.insert(requirement.key.clone(), requirement.values[0].to_owned());
+        }
+    }
+    for (key, value) in [
+        (NODE_POOL_LABEL_KEY, claim.node_pool.as_str()),
+        (LABEL_INSTANCE_TYPE_STABLE, launch.instance_type.as_str()),
+        (LABEL_TOPOLOGY_ZONE, launch.zone.as_str()),
+        (CAPACITY_TYPE_LABEL_KEY, launch.capacity_type.as_str()),
+    ] {
+        labels.insert(key.to_owned(), value.to_owned());
+    }
+    let status = node_claim.status.get_or_insert_with(Default::default);
+    status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
+    status.allocatable = Some(Quantities::from(
+        instance_type.allocatable().to_quantities(),
+    ));
+    Some(ClusterNode {
+        node: None,
+        node_claim: Some(node_claim),
+    })
+}
