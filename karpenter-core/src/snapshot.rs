@@ -115,6 +115,16 @@ impl ClusterNode {
         by_claim || by_label
     }
 
+    /// Whether its NodeClaim says the instance is terminating.
+    pub fn is_instance_terminating(&self) -> bool {
+        self.node_claim.as_ref().is_some_and(|claim| {
+            claim
+                .status
+                .as_ref()
+                .is_some_and(|s| s.conditions.is_true(condition_types::INSTANCE_TERMINATING))
+        })
+    }
+
     /// Whether it is being deleted.
     pub fn is_deleting(&self) -> bool {
         let node = self

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::Timestamp;
 
 use super::budgets::{Allowance, allowed_disruptions};
-use crate::api::{Conditions as _, DisruptionReason, NodePool, condition_types};
+use crate::api::{DisruptionReason, NodePool};
 use crate::snapshot::{ClusterNode, Snapshot};
 
 /// Each pool's node counts and what its budgets allow.
@@ -50,7 +50,7 @@ impl<'s> Allowances<'s> {
             let Some(counts) = node.node_pool().and_then(|p| pools.get_mut(p)) else {
                 continue;
             };
-            if !node.is_managed() || !node.is_initialized() || is_terminating(node) {
+            if !node.is_managed() || !node.is_initialized() || node.is_instance_terminating() {
                 continue;
             }
             counts.nodes += 1;
@@ -86,17 +86,6 @@ impl<'s> Allowances<'s> {
             counts.disrupting += 1;
         }
     }
-}
-
-/// Whether the claim says its instance is terminating (upstream leaves such
-/// nodes out of the count).
-fn is_terminating(node: &ClusterNode) -> bool {
-    node.node_claim.as_ref().is_some_and(|claim| {
-        claim
-            .status
-            .as_ref()
-            .is_some_and(|s| s.conditions.is_true(condition_types::INSTANCE_TERMINATING))
-    })
 }
 
 /// Whether the Node's `Ready` condition is true (a node without a Node object

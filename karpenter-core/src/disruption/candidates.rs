@@ -267,11 +267,7 @@ impl<'s> Lookup<'s> {
         let (Some(kube_node), Some(claim)) = (&node.node, &node.node_claim) else {
             return None;
         };
-        let terminating = claim
-            .status
-            .as_ref()
-            .is_some_and(|s| s.conditions.is_true(condition_types::INSTANCE_TERMINATING));
-        if !node.is_initialized() || node.is_deleting() || terminating {
+        if !node.is_initialized() || node.is_deleting() || node.is_instance_terminating() {
             return None;
         }
         let name = node.name();

@@ -19,6 +19,7 @@ use super::candidates::price;
 use super::plan::{Command, CommandReason};
 use super::simulate::simulate_with;
 use crate::api::{NodeClaim, NodePool};
+use crate::provisioning::round_price;
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE};
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -87,7 +88,7 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
         reason: CommandReason::Expired,
         candidates: removed.iter().map(|n| n.to_string()).collect(),
         replacements: simulation.plan.node_claims,
-        savings_per_hour: ((price - launched) * 1e9).round() / 1e9,
+        savings_per_hour: round_price(price - launched),
     })
 }
 

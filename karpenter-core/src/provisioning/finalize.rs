@@ -5,6 +5,7 @@
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
 use super::names::NameList;
+use super::plan::round_price;
 use super::plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
@@ -68,7 +69,7 @@ impl Scheduler<'_> {
         unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
         plan.unschedulable = unschedulable;
         // Prices are decimal numbers a person reads: keep float noise out of the sum.
-        plan.total_price_per_hour = (plan.total_price_per_hour * 1e9).round() / 1e9;
+        plan.total_price_per_hour = round_price(plan.total_price_per_hour);
         plan
     }
 }

@@ -13,11 +13,18 @@ pub(crate) struct HostPort {
 }
 
 impl HostPort {
-    fn conflicts(&self, other: &HostPort) -> bool {
+    /// Whether the two cannot be bound on one node.
+    pub(crate) fn conflicts(&self, other: &HostPort) -> bool {
         let any = |ip: &str| ip.is_empty() || ip == "0.0.0.0";
         self.port == other.port
             && self.protocol == other.protocol
             && (any(&self.ip) || any(&other.ip) || self.ip == other.ip)
+    }
+}
+
+impl std::fmt::Display for HostPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.port, self.protocol)
     }
 }
 

@@ -40,6 +40,7 @@ mod volumes;
 
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;
+pub(crate) use plan::round_price;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };

@@ -8,6 +8,12 @@ use super::names::NameList;
 
 use crate::scheduling::SelectorRequirement;
 
+/// A sum of prices as a person reads it: float noise past the ninth decimal
+/// rounded away, so sums of decimal prices print as decimals.
+pub(crate) fn round_price(price: f64) -> f64 {
+    (price * 1e9).round() / 1e9
+}
+
 /// The result of planning provisioning for a snapshot.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

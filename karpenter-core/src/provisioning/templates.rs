@@ -88,6 +88,27 @@ pub(crate) fn pool_order(pools: &[NodePool]) -> Vec<&NodePool> {
     usable
 }
 
+/// The labels every node of the pool carries: its template's labels, the
+/// pool's label and the node class label.
+pub(crate) fn pool_labels(pool: &NodePool) -> BTreeMap<String, String> {
+    let mut labels = pool
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(
+        NODE_POOL_LABEL_KEY.to_string(),
+        pool.name().unwrap_or_default().to_string(),
+    );
+    if let Some(class) = &pool.spec.template.spec.node_class_ref {
+        let key = format!("{}/{}", class.group, class.kind.to_lowercase());
+        labels.insert(key, class.name.clone());
+    }
+    labels
+}
+
 /// The requirements of a pool's template; invalid requirements were refused when
 /// the input was read, and are skipped here.
 fn template_requirements(pool: &NodePool) -> Requirements {
@@ -99,21 +120,7 @@ fn template_requirements(pool: &NodePool) -> Requirements {
             requirements.add(requirement);
         }
     }
-    let mut labels: BTreeMap<String, String> = pool
-        .spec
-        .template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default();
-    labels.insert(
-        NODE_POOL_LABEL_KEY.to_string(),
-        pool.name().unwrap_or_default().to_string(),
-    );
-    if let Some(class) = &spec.node_class_ref {
-        let key = format!("{}/{}", class.group, class.kind.to_lowercase());
-        labels.insert(key, class.name.clone());
-    }
+    let labels = pool_labels(pool);
     requirements.add_all(&Requirements::from_labels(&labels));
     requirements.add(Requirement::in_values(NODE_REGISTERED_LABEL_KEY, ["true"]));
     requirements.add(Requirement::in_values(NODE_INITIALIZED_LABEL_KEY, ["true"]));

@@ -21,7 +21,9 @@ use crate::cloudprovider::{InstanceType, Offering};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
 use crate::disruption::simulate::simulate_with;
-use crate::provisioning::{Launch, NameList, PlannedClaim, RequirementOutput, read_requirements};
+use crate::provisioning::{
+    Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, round_price,
+};
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements};
 
 /// The spot capacity type, which a replacement allowing both is pinned to.
@@ -57,8 +59,7 @@ fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings
         reason: CommandReason::Underutilized,
         candidates,
         replacements,
-        // Prices are decimals a person reads: keep float noise out of them.
-        savings_per_hour: (savings * 1e9).round() / 1e9,
+        savings_per_hour: round_price(savings),
     }
 }
 

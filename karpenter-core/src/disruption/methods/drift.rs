@@ -18,6 +18,7 @@ use crate::api::{Conditions as _, DisruptionReason, condition_types};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
 use crate::disruption::simulate::simulate_with;
+use crate::provisioning::round_price;
 
 /// The drift method.
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,7 +73,7 @@ impl Method for Drift {
                 reason: CommandReason::Drifted,
                 candidates: vec![candidate.name.to_owned()],
                 replacements,
-                savings_per_hour: (savings * 1e9).round() / 1e9,
+                savings_per_hour: round_price(savings),
             })
         })
     }

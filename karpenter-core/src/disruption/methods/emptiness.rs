@@ -12,6 +12,7 @@ use super::{Method, Pass, by_savings_ratio};
 use crate::api::DisruptionReason;
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
+use crate::provisioning::round_price;
 
 /// The emptiness method.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,8 +54,7 @@ impl Method for Emptiness {
             reason: CommandReason::Empty,
             candidates: taken,
             replacements: Vec::new(),
-            // Prices are decimals a person reads: keep float noise out of the sum.
-            savings_per_hour: (savings * 1e9).round() / 1e9,
+            savings_per_hour: round_price(savings),
         })
     }
 }

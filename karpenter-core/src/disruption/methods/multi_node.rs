@@ -14,6 +14,7 @@ use super::{Method, Pass, by_savings_ratio};
 use crate::api::DisruptionReason;
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
+use crate::provisioning::round_price;
 
 /// The most candidates one command considers, as upstream (`maxParallel`).
 const MOST_CANDIDATES: usize = 100;
@@ -95,7 +96,7 @@ fn without_same_types(
     let kept = cheaper_replacement(replacement, types, limit)?;
     let price: f64 = candidates.iter().map(|c| c.price).sum();
     let launched = kept.launch.as_ref()?.price;
-    command.savings_per_hour = ((price - launched) * 1e9).round() / 1e9;
+    command.savings_per_hour = round_price(price - launched);
     command.replacements = vec![kept];
     Some(command)
 }

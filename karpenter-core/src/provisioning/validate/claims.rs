@@ -13,10 +13,10 @@ use super::pods::{
 use super::pools::{
     cheapest_price, launched_labels, pool_requirements, pool_usable, read_requirements,
 };
-use super::ports::{HostPort, host_ports, ports_conflict};
 use super::{Rule, Subject, Violation};
 use crate::cloudprovider::InstanceType;
 use crate::provisioning::MAX_INSTANCE_TYPES;
+use crate::provisioning::host_ports::{HostPort, host_ports};
 use crate::provisioning::plan::PlannedClaim;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{LABEL_INSTANCE_TYPE_STABLE, Requirements, WellKnownLabels};
@@ -344,7 +344,7 @@ impl Checker<'_> {
         let running = self.daemons_on(pool, it);
         for daemon in running.0.iter().map(|&d| &self.daemons[d]) {
             for port in &daemon.host_ports {
-                if let Some(p) = pod_ports.iter().find(|p| ports_conflict(p, port)) {
+                if let Some(p) = pod_ports.iter().find(|p| p.conflicts(port)) {
                     flag(
                         Rule::HostPort,
                         format!(

@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
 use super::index::{Checker, Landing};
 use super::pods::{first_untolerated, strict_alternatives};
 use super::pools::pool_requirements;
-use super::ports::{HostPort, host_ports};
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::provisioning::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,

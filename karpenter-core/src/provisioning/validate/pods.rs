@@ -93,17 +93,6 @@ pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, S
         .collect()
 }
 
-pub(super) fn required_term_count(spec: &PodSpec) -> usize {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map_or(0, |s| s.node_selector_terms.len())
-}
-
 /// Whether a label selector selects `labels`: `None` selects nothing, `{}`
 /// everything.
 pub(super) fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {

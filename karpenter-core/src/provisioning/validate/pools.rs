@@ -9,9 +9,10 @@ use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::provisioning::plan::{Launch, RequirementOutput};
+use crate::provisioning::templates::pool_labels;
 use crate::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
-    Requirement, Requirements,
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
+    Requirements,
 };
 
 /// Whether a NodePool may launch capacity: not static, not being deleted, `Ready`
@@ -39,29 +40,6 @@ pub(super) fn pool_requirements(pool: &NodePool) -> Requirements {
     }
     requirements.add_all(&Requirements::from_labels(pool_labels(pool)));
     requirements
-}
-
-/// The labels every node of the pool carries: template labels, the pool's label and
-/// the node class label.
-pub(super) fn pool_labels(pool: &NodePool) -> BTreeMap<String, String> {
-    let mut labels = pool
-        .spec
-        .template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default();
-    labels.insert(
-        NODE_POOL_LABEL_KEY.to_string(),
-        pool.name().unwrap_or_default().to_string(),
-    );
-    if let Some(class) = &pool.spec.template.spec.node_class_ref {
-        labels.insert(
-            format!("{}/{}", class.group, class.kind.to_lowercase()),
-            class.name.clone(),
-        );
-    }
-    labels
 }
 
 /// Reads a claim's written requirements back, with Kubernetes' integer rules (a

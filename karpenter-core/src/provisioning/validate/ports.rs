@@ -1,54 +1,14 @@
-//! Host ports: which a pod binds, which conflict, and the check that no two pods
-//! on one node bind conflicting ones.
+//! The check that no two pods on one node bind conflicting host ports (which
+//! ports a pod binds and which conflict is `provisioning::host_ports`: what
+//! Kubernetes counts, not a scheduling decision).
 
 use std::collections::BTreeMap;
-use std::fmt;
-
-use k8s_openapi::api::core::v1::PodSpec;
 
 use super::index::{Checker, Host, Placed};
 use super::pods::{is_terminal, pod_key, spec_of};
 use super::{Rule, Subject, Violation};
+use crate::provisioning::host_ports::{HostPort, host_ports};
 use crate::provisioning::plan::ProvisioningPlan;
-
-/// A host port a pod binds.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct HostPort {
-    protocol: String,
-    ip: String,
-    port: i32,
-}
-
-impl fmt::Display for HostPort {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.port, self.protocol)
-    }
-}
-
-pub(super) fn host_ports(spec: &PodSpec) -> Vec<HostPort> {
-    let containers = spec
-        .containers
-        .iter()
-        .chain(spec.init_containers.iter().flatten());
-    let mut ports: Vec<HostPort> = containers
-        .flat_map(|c| c.ports.iter().flatten())
-        .filter_map(|p| {
-            Some(HostPort {
-                protocol: p.protocol.clone().unwrap_or_else(|| "TCP".to_string()),
-                ip: p.host_ip.clone().unwrap_or_default(),
-                port: p.host_port.filter(|&port| port > 0)?,
-            })
-        })
-        .collect();
-    ports.sort();
-    ports.dedup();
-    ports
-}
-
-pub(super) fn ports_conflict(a: &HostPort, b: &HostPort) -> bool {
-    let any = |ip: &str| ip.is_empty() || ip == "0.0.0.0";
-    a.port == b.port && a.protocol == b.protocol && (any(&a.ip) || any(&b.ip) || a.ip == b.ip)
-}
 
 impl<'s> Checker<'s> {
     /// Host ports of the pods on each claim, and on each existing node with the
@@ -82,7 +42,7 @@ impl<'s> Checker<'s> {
             }
             for p in pods {
                 for port in host_ports(spec_of(p.pod)) {
-                    if let Some((other, _)) = used.iter().find(|(_, u)| ports_conflict(u, &port)) {
+                    if let Some((other, _)) = used.iter().find(|(_, u)| u.conflicts(&port)) {
                         let place = match host {
                             Host::Claim(i) => {
                                 format!("claim #{i} ({})", plan.node_claims[*i].node_pool)

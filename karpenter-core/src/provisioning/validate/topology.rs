@@ -7,15 +7,15 @@ use k8s_openapi::api::core::v1::{Pod, PodSpec, TopologySpreadConstraint};
 
 use super::index::{Checker, Host, Placed};
 use super::pods::{
-    counts_for_topology, pod_key, pod_labels, pod_namespace, required_anti_affinity,
-    required_term_count, selects, spec_of, strict_alternatives, term_covers_namespace,
+    counts_for_topology, pod_key, pod_labels, pod_namespace, required_anti_affinity, selects,
+    spec_of, strict_alternatives, term_covers_namespace,
 };
 use super::pools::{pool_requirements, pool_usable};
 use super::{Rule, Subject, Violation};
 use crate::resources;
 use crate::scheduling::{
     LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Requirements, WellKnownLabels, normalize_label_key,
-    tolerates_all,
+    required_node_affinity_terms, tolerates_all,
 };
 
 impl<'s> Checker<'s> {
@@ -135,7 +135,7 @@ impl<'s> Checker<'s> {
                     && !member_set.contains(i)
             });
             let first = spec_of(placed[members[0]].pod);
-            if outsider.is_some() || required_term_count(first) > 1 {
+            if outsider.is_some() || required_node_affinity_terms(first).len() > 1 {
                 continue;
             }
             let Ok(filter) = strict_alternatives(first) else {
