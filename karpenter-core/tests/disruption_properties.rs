@@ -28,7 +28,7 @@ use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
 use karpenter_core::disruption::planner::plan;
-use karpenter_core::disruption::simulate::{simulate, without_nodes};
+use karpenter_core::disruption::simulate::{Simulator, simulate, simulate_with, without_nodes};
 use karpenter_core::provisioning::validate;
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
@@ -281,5 +281,32 @@ proptest! {
             let violations = validate(&changed, &simulation.plan);
             prop_assert!(violations.is_empty(), "after command {}: {:?}", i, violations);
         }
+    }
+
+    /// The shared set-up answers every simulation as the reference does:
+    /// random nodes removed, some of them being deleted already.
+    #[test]
+    fn simulator_matches_the_reference(spec in cluster(), picks in prop::collection::vec((0..7usize, any::<bool>()), 0..8)) {
+        let now: Timestamp = NOW.parse().expect("a timestamp");
+        let snapshot = snapshot(&spec);
+        let simulator = Simulator::new(&snapshot, now);
+        let names: Vec<String> = (0..spec.nodes.len()).map(|i| format!("node-{i}")).collect();
+        // Every single node, then the picked set.
+        for name in &names {
+            let removed: BTreeSet<&str> = [name.as_str()].into();
+            let reference = simulate_with(&snapshot, &removed, &BTreeSet::new(), now);
+            prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
+        }
+        let mut removed: BTreeSet<&str> = BTreeSet::new();
+        let mut deleting: BTreeSet<&str> = BTreeSet::new();
+        for (pick, being_deleted) in picks {
+            let name = names[pick % names.len()].as_str();
+            removed.insert(name);
+            if being_deleted {
+                deleting.insert(name);
+            }
+        }
+        let reference = simulate_with(&snapshot, &removed, &deleting, now);
+        prop_assert_eq!(simulator.simulate(&removed, &deleting), reference);
     }
 }

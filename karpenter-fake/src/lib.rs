@@ -6,6 +6,7 @@
 //! ([`InstanceTypeDocument`]) and generated workloads ([`workload`]).
 
 pub mod catalog;
+pub mod cluster;
 pub mod document;
 pub mod manifest;
 pub mod workload;

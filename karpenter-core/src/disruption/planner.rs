@@ -7,6 +7,7 @@
 //! candidates, and counting against their pools' budgets), their pods where
 //! the simulation put them, their replacements in flight.
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
@@ -69,6 +70,7 @@ fn next_command(working: &Snapshot, now: Timestamp, taken: &BTreeSet<String>) ->
         eventual: &eventual,
         allowances: &allowances,
         taken,
+        simulator: OnceCell::new(),
     };
     methods.iter().find_map(|m| m.next_command(&pass))
 }

@@ -3,9 +3,13 @@
 //! upstream's `SimulateScheduling` (`pkg/controllers/disruption/helpers.go`)
 //! does.
 //!
-//! This is the reference simulation: it builds the changed cluster and plans it
-//! from scratch, which is simple enough to trust. Methods that try many node
-//! sets will reuse one scheduling set-up instead, and are checked against this.
+//! [`simulate`] is the reference: it builds the changed cluster and plans it
+//! from scratch, which is simple enough to trust. A [`Simulator`] answers the
+//! same question many times over one cluster: it builds the scheduling set-up
+//! once (templates, destinations, topology counts over every placed pod) and
+//! each simulation takes the removed nodes out of it, so a pass that tries a
+//! thousand candidates does not rebuild the cluster a thousand times.
+//! Property tests hold the two to the same answers.
 //!
 //! As upstream, the simulated pods are the pending pods and the removed nodes'
 //! pods that are *currently reschedulable* (reschedulable, not protected by
@@ -15,14 +19,16 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
 use super::pdbs::Pdbs;
-use crate::provisioning::{Fence, ProvisioningPlan, bound_node, pod_key, schedule_fenced};
+use crate::provisioning::{
+    Fence, Prepared, ProvisioningPlan, bound_node, pod_key, schedule_fenced, solve,
+};
 use crate::snapshot::Snapshot;
 
 /// What happened to the pods of the removed nodes.
@@ -47,6 +53,120 @@ impl Simulation {
     /// How many new claims the moved (and pending) pods need.
     pub fn new_claims(&self) -> usize {
         self.plan.node_claims.len()
+    }
+}
+
+/// Simulations over one cluster at one moment, sharing one scheduling set-up
+/// (see the module documentation). Each answers exactly as [`simulate_with`]
+/// on the same cluster would.
+pub struct Simulator<'s> {
+    snapshot: &'s Snapshot,
+    now: Timestamp,
+    prepared: Prepared<'s>,
+    /// The pods bound to each node name, as indices into the snapshot's pods
+    /// (in order), each with whether it is currently reschedulable.
+    bound: HashMap<&'s str, Vec<(usize, bool)>>,
+    /// The snapshot's node indices by name.
+    nodes: HashMap<&'s str, Vec<usize>>,
+    /// The nodes inside their `consolidateAfter` window.
+    consolidating: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for Simulator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("now", &self.now)
+            .field("nodes", &self.snapshot.nodes.len())
+            .field("pods", &self.snapshot.pods.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> Simulator<'s> {
+    /// Builds the set-up the simulations of `snapshot` at `now` share.
+    pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
+        let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
+        let mut bound: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
+        let mut bound_pods: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        for (i, pod) in snapshot.pods.iter().enumerate() {
+            if let Some(node) = bound_node(pod) {
+                let reschedulable = pdbs.is_currently_reschedulable(pod, now);
+                bound.entry(node).or_default().push((i, reschedulable));
+                bound_pods.entry(node).or_default().push(pod);
+            }
+        }
+        let mut nodes: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, node) in snapshot.nodes.iter().enumerate() {
+            nodes.entry(node.name()).or_default().push(i);
+        }
+        let consolidating = consolidating(snapshot, &snapshot.nodes, &bound_pods, now);
+        Simulator {
+            snapshot,
+            now,
+            prepared: Prepared::new(snapshot),
+            bound,
+            nodes,
+            consolidating,
+        }
+    }
+
+    /// The moment simulated.
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// [`simulate_with`] for this simulator's cluster and moment.
+    pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
+        let mut node_indices = BTreeSet::new();
+        for name in removed {
+            node_indices.extend(self.nodes.get(name).into_iter().flatten().copied());
+        }
+        let mut moved_pods = Vec::new();
+        let mut fenced = BTreeSet::new();
+        for name in removed {
+            let Some(pods) = self.bound.get(name) else {
+                continue;
+            };
+            let fence_these = !deleting.contains(name);
+            for &(i, reschedulable) in pods {
+                let pod = &self.snapshot.pods[i];
+                if reschedulable {
+                    moved_pods.push(i);
+                }
+                if fence_these {
+                    fenced.insert(pod_key(pod));
+                }
+            }
+        }
+        moved_pods.sort_unstable();
+        let fence = Fence {
+            nodes: self.consolidating.clone(),
+            pods: fenced,
+        };
+        let Some(scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
+            return simulate_with(self.snapshot, removed, deleting, self.now);
+        };
+        let plan = solve(scheduler);
+        let mut moved: Vec<String> = moved_pods
+            .iter()
+            .map(|&i| pod_key(&self.snapshot.pods[i]))
+            .collect();
+        moved.sort();
+        let initialized = |name: &str| {
+            self.nodes
+                .get(name)
+                .into_iter()
+                .flatten()
+                .map(|&i| &self.snapshot.nodes[i])
+                .find(|n| !removed.contains(n.name()))
+                .is_none_or(|n| n.is_initialized())
+        };
+        let stranded = stranded_by(&plan, &moved, initialized);
+        Simulation {
+            plan,
+            moved,
+            stranded,
+        }
     }
 }
 
@@ -93,9 +213,26 @@ fn fence(
             bound.entry(node).or_default().push(pod);
         }
     }
+    let nodes = consolidating(snapshot, &changed.nodes, &bound, now);
+    let pods = removed
+        .iter()
+        .filter(|node| !deleting.contains(*node))
+        .flat_map(|node| bound.get(node).into_iter().flatten())
+        .map(|pod| pod_key(pod))
+        .collect();
+    Fence { nodes, pods }
+}
+
+/// The names of `nodes` inside their pool's `consolidateAfter` window at
+/// `now`, given the pods bound to each node.
+fn consolidating(
+    snapshot: &Snapshot,
+    nodes: &[crate::snapshot::ClusterNode],
+    bound: &BTreeMap<&str, Vec<&Pod>>,
+    now: Timestamp,
+) -> BTreeSet<String> {
     let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
-    let nodes = changed
-        .nodes
+    nodes
         .iter()
         .filter(|node| {
             let pods = bound.get(node.name()).map_or(&[][..], Vec::as_slice);
@@ -104,14 +241,7 @@ fn fence(
                 .is_some_and(|pool| under_consolidate_after(node, pool, pods, now))
         })
         .map(|node| node.name().to_owned())
-        .collect();
-    let pods = removed
-        .iter()
-        .filter(|node| !deleting.contains(*node))
-        .flat_map(|node| bound.get(node).into_iter().flatten())
-        .map(|pod| pod_key(pod))
-        .collect();
-    Fence { nodes, pods }
+        .collect()
 }
 
 /// The cluster a simulation plans: the nodes of `removed` gone, their
@@ -167,6 +297,22 @@ fn stranded(
     plan: &ProvisioningPlan,
     moved: &[String],
 ) -> Vec<(String, String)> {
+    let initialized = |name: &str| {
+        changed
+            .nodes
+            .iter()
+            .find(|n| n.name() == name)
+            .is_none_or(|n| n.is_initialized())
+    };
+    stranded_by(plan, moved, initialized)
+}
+
+/// [`stranded`], telling initialized destinations by `initialized`.
+fn stranded_by(
+    plan: &ProvisioningPlan,
+    moved: &[String],
+    initialized: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
     let is_moved = |pod: &str| moved.binary_search_by(|m| m.as_str().cmp(pod)).is_ok();
     let mut stranded: Vec<(String, String)> = plan
         .unschedulable
@@ -175,12 +321,7 @@ fn stranded(
         .map(|u| (u.pod.clone(), u.reason.clone()))
         .collect();
     for placement in &plan.existing_nodes {
-        let initialized = changed
-            .nodes
-            .iter()
-            .find(|n| n.name() == placement.name)
-            .is_none_or(|n| n.is_initialized());
-        if initialized {
+        if initialized(&placement.name) {
             continue;
         }
         for pod in placement.pods.iter().filter(|p| is_moved(p)) {

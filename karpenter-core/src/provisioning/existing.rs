@@ -16,7 +16,7 @@ use crate::scheduling::{
 use crate::snapshot::ClusterNode;
 
 /// A node (or in-flight claim) as a destination for pending pods.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ExistingNode {
     /// The node's name.
     pub name: String,

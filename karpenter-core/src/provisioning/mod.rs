@@ -32,6 +32,7 @@ mod plan;
 mod pods;
 mod preferences;
 mod scheduler;
+mod setup;
 mod templates;
 pub(crate) mod topology;
 mod type_cache;
@@ -47,6 +48,7 @@ pub use plan::{
 pub(crate) use pods::pod_key;
 pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
 pub(crate) use scheduler::Fence;
+pub(crate) use setup::Prepared;
 pub(crate) use validate::read_requirements;
 pub use validate::{Rule, Subject, Violation, validate};
 
@@ -55,6 +57,12 @@ use crate::snapshot::Snapshot;
 /// Plans provisioning for the snapshot's pending pods.
 pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
     schedule_fenced(snapshot, Fence::default())
+}
+
+/// Plans a scheduler built elsewhere (see [`Prepared`]).
+pub(crate) fn solve(mut scheduler: scheduler::Scheduler<'_>) -> ProvisioningPlan {
+    scheduler.solve();
+    scheduler.into_plan()
 }
 
 /// [`schedule`], keeping the fence's pods off its nodes.

@@ -4,34 +4,30 @@
 //! preference and tries again, and a pod that still fails goes to the back of the
 //! queue until a whole cycle makes no progress.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-
-use k8s_openapi::api::core::v1::Pod;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
-use super::daemons::daemon_pods;
-use super::existing::{ExistingNode, is_destination};
+use super::existing::ExistingNode;
 use super::host_ports::host_ports;
-use super::pods::{PendingPod, bound_node, is_pending, queue_key};
+use super::pods::{PendingPod, is_pending, queue_key};
 use super::preferences::Preferences;
-use super::templates::{Template, any_prefer_no_schedule, pool_order};
-use super::topology::{
-    DomainSource, NodeKind, PlacedPod, PodView, Topology, Verdict, ignored_for_topology,
-};
+use super::setup::{Setup, read_pending};
+use super::templates::Template;
+use super::topology::{NodeKind, PodView, Topology, Verdict};
 use super::type_cache::TypeSet;
-use super::volumes::volume_requirements;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
 
 /// A NodePool's limits and what is left of them.
 #[derive(Clone, Debug)]
-struct Limits {
+pub(crate) struct Limits {
     /// The resources the pool limits (a list stores no zeros, so the keys are kept).
-    keys: Vec<String>,
-    remaining: ResourceList,
+    pub(crate) keys: Vec<String>,
+    pub(crate) remaining: ResourceList,
 }
 
 impl Limits {
@@ -51,11 +47,12 @@ impl Limits {
 /// The state of one provisioning simulation.
 pub(crate) struct Scheduler<'s> {
     well_known: &'s WellKnownLabels,
-    pub(crate) templates: Vec<Template<'s>>,
+    pub(crate) templates: Rc<Vec<Template<'s>>>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
     limits: Vec<Option<Limits>>,
-    pub(crate) existing: Vec<ExistingNode>,
+    /// The destinations, shared with other runs until a pod lands on one.
+    pub(crate) existing: Vec<Rc<ExistingNode>>,
     pub(crate) claims: Vec<NewClaim>,
     /// The order tier two tries the claims in.
     claim_order: ClaimOrder,
@@ -91,72 +88,44 @@ pub(crate) struct Fence {
 
 impl<'s> Scheduler<'s> {
     pub(crate) fn new(snapshot: &'s Snapshot) -> Scheduler<'s> {
-        let well_known = &snapshot.well_known_labels;
-        let daemons = daemon_pods(&snapshot.daemon_sets, &snapshot.pods);
-        let pools = pool_order(&snapshot.node_pools);
-        let preferences = Preferences {
-            tolerate_prefer_no_schedule: any_prefer_no_schedule(&pools),
-        };
-        let mut templates = Vec::new();
-        let mut skipped_pools = Vec::new();
-        let mut limits = Vec::new();
-        for pool in &pools {
-            let name = pool.name().unwrap_or_default().to_string();
-            let types: &[_] = snapshot
-                .instance_types
-                .get(&name)
-                .map(|t| &t[..])
-                .unwrap_or(&[]);
-            match Template::new(pool, types, &daemons, well_known) {
-                Ok(template) => {
-                    templates.push(template);
-                    limits.push(pool_limits(pool, snapshot, &name));
-                }
-                Err(e) => skipped_pools.push((
-                    name,
-                    format!("requirements filtered out all instance types ({e})"),
-                )),
-            }
-        }
-        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
-        for pod in &snapshot.pods {
-            if let Some(node) = bound_node(pod) {
-                bound.entry(node).or_default().push(pod);
-            }
-        }
-        let mut existing: Vec<ExistingNode> = snapshot
-            .nodes
-            .iter()
-            .filter(|n| is_destination(n))
-            .map(|n| {
-                ExistingNode::new(n, bound.get(n.name()).map_or(&[][..], |v| &v[..]), &daemons)
-            })
-            .collect();
-        existing.sort_by(|a, b| {
-            b.initialized
-                .cmp(&a.initialized)
-                .then_with(|| a.name.cmp(&b.name))
-        });
-
+        let setup = Setup::new(snapshot);
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
         for pod in snapshot.pods.iter().filter(|p| is_pending(p)) {
-            let volumes = volume_requirements(snapshot, pod);
-            match (PendingPod::new(pod, well_known), volumes) {
-                (Ok(mut pending), Ok(alternatives)) => {
-                    pending.volume_alternatives = alternatives;
-                    pods.push(pending);
-                }
-                (Err(r), _) => rejected.push((r.key, r.reason)),
-                (Ok(pending), Err(reason)) => rejected.push((pending.key, reason)),
+            match read_pending(snapshot, pod) {
+                Ok(pending) => pods.push(pending),
+                Err(why) => rejected.push(why),
             }
         }
-        let topology = build_topology(snapshot, &templates, &existing, &pods, &bound);
+        let pending: Vec<PodView<'_>> = pods.iter().map(view).collect();
+        // An empty UID identifies nothing: it never excludes a placed pod.
+        let moving: HashSet<&str> = pending
+            .iter()
+            .map(|p| p.uid)
+            .filter(|uid| !uid.is_empty())
+            .collect();
+        let base = setup.topology_base(snapshot, &moving, false);
+        let topology = Topology::sole(base, &pending);
+        drop(pending);
+        let existing = setup.existing.iter().map(|(_, n)| Rc::clone(n)).collect();
+        let limits = setup.limits(snapshot, &BTreeSet::new());
+        Scheduler::assemble(&setup, existing, limits, pods, rejected, topology)
+    }
+
+    /// A scheduler from its parts, before any pod is placed.
+    pub(crate) fn assemble(
+        setup: &Setup<'s>,
+        existing: Vec<Rc<ExistingNode>>,
+        limits: Vec<Option<Limits>>,
+        pods: Vec<PendingPod<'s>>,
+        rejected: Vec<(String, String)>,
+        topology: Topology,
+    ) -> Scheduler<'s> {
         let errors = vec![None; pods.len()];
         Scheduler {
-            well_known,
-            templates,
-            skipped_pools,
+            well_known: setup.well_known,
+            templates: Rc::clone(&setup.templates),
+            skipped_pools: setup.skipped_pools.clone(),
             limits,
             existing,
             claims: Vec::new(),
@@ -168,7 +137,7 @@ impl<'s> Scheduler<'s> {
             pods,
             errors,
             rejected,
-            preferences,
+            preferences: setup.preferences,
             topology,
             fence: Fence::default(),
         }
@@ -287,7 +256,7 @@ impl<'s> Scheduler<'s> {
             taints,
             NodeKind::Existing,
         );
-        self.existing[i].add(pod, &self.pods[pod], ports.to_vec());
+        Rc::make_mut(&mut self.existing[i]).add(pod, &self.pods[pod], ports.to_vec());
         true
     }
 
@@ -526,91 +495,12 @@ fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
         .set(NODES_RESOURCE, nodes.saturating_sub(1000));
 }
 
-/// A pool's limits less what its existing nodes already use.
-fn pool_limits(pool: &crate::api::NodePool, snapshot: &Snapshot, name: &str) -> Option<Limits> {
-    let written = pool.spec.limits.as_ref()?;
-    let mut remaining = ResourceList::from_quantities(written.as_map()).unwrap_or_default();
-    for node in snapshot
-        .nodes
-        .iter()
-        .filter(|n| n.node_pool() == Some(name))
-    {
-        remaining = remaining.saturating_sub(&node.capacity());
-    }
-    Some(Limits {
-        keys: written.as_map().keys().cloned().collect(),
-        remaining,
-    })
-}
-
 /// The pod as topology sees it.
-fn view<'a>(pod: &'a PendingPod<'_>) -> PodView<'a> {
+pub(crate) fn view<'a>(pod: &'a PendingPod<'_>) -> PodView<'a> {
     PodView {
         uid: &pod.uid,
         namespace: pod.namespace,
         labels: pod.labels,
         spec: &pod.spec,
     }
-}
-
-fn build_topology(
-    snapshot: &Snapshot,
-    templates: &[Template<'_>],
-    existing: &[ExistingNode],
-    pods: &[PendingPod],
-    bound: &BTreeMap<&str, Vec<&Pod>>,
-) -> Topology {
-    let pool_requirements: Vec<Requirements> =
-        templates.iter().map(|t| t.requirements.clone()).collect();
-    let sources: Vec<DomainSource<'_>> = templates
-        .iter()
-        .zip(&pool_requirements)
-        .map(|(t, r)| DomainSource {
-            pool_requirements: r,
-            instance_types: t.types,
-            taints: &t.taints,
-        })
-        .collect();
-    let nodes: Vec<(
-        &BTreeMap<String, String>,
-        &[k8s_openapi::api::core::v1::Taint],
-    )> = existing
-        .iter()
-        .map(|n| (&n.labels, &n.taints[..]))
-        .collect();
-    let empty = BTreeMap::new();
-    let node_taints: Vec<Vec<k8s_openapi::api::core::v1::Taint>> =
-        snapshot.nodes.iter().map(|n| n.taints()).collect();
-    let mut placed = Vec::new();
-    for (node, taints) in snapshot.nodes.iter().zip(&node_taints) {
-        let Some(pods_on_node) = bound.get(node.name()) else {
-            continue;
-        };
-        let labels = node.labels().unwrap_or(&empty);
-        for pod in pods_on_node.iter().filter(|p| !ignored_for_topology(p)) {
-            let (Some(spec), Some(namespace)) =
-                (pod.spec.as_ref(), pod.metadata.namespace.as_deref())
-            else {
-                continue;
-            };
-            placed.push(PlacedPod {
-                pod: PodView {
-                    uid: pod.metadata.uid.as_deref().unwrap_or_default(),
-                    namespace,
-                    labels: pod.metadata.labels.as_ref().unwrap_or(&empty),
-                    spec,
-                },
-                node_labels: labels,
-                node_taints: taints,
-            });
-        }
-    }
-    let pending: Vec<PodView<'_>> = pods.iter().map(view).collect();
-    Topology::new(
-        &sources,
-        &nodes,
-        &placed,
-        &pending,
-        &snapshot.well_known_labels,
-    )
 }

@@ -20,7 +20,6 @@ use super::Pass;
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
-use crate::disruption::simulate::simulate_with;
 use crate::provisioning::{
     Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, round_price,
 };
@@ -38,7 +37,7 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
     let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
     let mut removed = deleting.clone();
     removed.extend(candidates.iter().map(|c| c.name));
-    let simulation = simulate_with(pass.snapshot, &removed, &deleting, pass.now);
+    let simulation = pass.simulate(&removed, &deleting);
     if !simulation.all_moved() || simulation.new_claims() > 1 {
         return None;
     }

@@ -17,7 +17,6 @@ use super::{Method, Pass};
 use crate::api::{Conditions as _, DisruptionReason, condition_types};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
-use crate::disruption::simulate::simulate_with;
 use crate::provisioning::round_price;
 
 /// The drift method.
@@ -59,7 +58,7 @@ impl Method for Drift {
                 pass.taken.iter().map(String::as_str).collect();
             let mut removed = deleting.clone();
             removed.insert(candidate.name);
-            let simulation = simulate_with(pass.snapshot, &removed, &deleting, pass.now);
+            let simulation = pass.simulate(&removed, &deleting);
             if !simulation.all_moved() {
                 return None;
             }

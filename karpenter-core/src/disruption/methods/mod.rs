@@ -12,6 +12,7 @@ pub mod emptiness;
 pub mod multi_node;
 pub mod single_node;
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
@@ -19,6 +20,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::allowances::Allowances;
 use super::candidates::Candidate;
 use super::plan::{Command, CommandReason};
+use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
 /// What a method sees in one pass.
@@ -37,6 +39,20 @@ pub struct Pass<'p, 's> {
     pub allowances: &'p Allowances<'s>,
     /// The nodes earlier commands of the plan take: no destination for pods.
     pub taken: &'p BTreeSet<String>,
+    /// Rescheduling simulations of this cluster, sharing one set-up, built
+    /// when a method first simulates (see [`simulate`](Self::simulate)).
+    pub simulator: OnceCell<Simulator<'s>>,
+}
+
+impl<'s> Pass<'_, 's> {
+    /// The cluster's pods rescheduled without the nodes of `removed` (those
+    /// of `deleting` being deleted already), as
+    /// [`simulate_with`](crate::disruption::simulate::simulate_with) answers.
+    pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
+        self.simulator
+            .get_or_init(|| Simulator::new(self.snapshot, self.now))
+            .simulate(removed, deleting)
+    }
 }
 
 /// A way of disrupting nodes.

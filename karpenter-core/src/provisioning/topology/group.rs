@@ -148,6 +148,31 @@ impl Group {
         self.empty.remove(domain);
     }
 
+    /// Counts one selected pod fewer in `domain` (a pod taken out with its
+    /// node); the domain stays known.
+    pub(super) fn unrecord(&mut self, domain: &str) {
+        let Some(count) = self.counts.get_mut(domain) else {
+            return;
+        };
+        *count = count.saturating_sub(1);
+        if *count == 0
+            && let Some((key, _)) = self.counts.get_key_value(domain)
+        {
+            self.empty.insert(Arc::clone(key));
+        }
+    }
+
+    /// Makes `domain` unknown again (the only node that had it is gone).
+    pub(super) fn forget(&mut self, domain: &str) {
+        self.counts.remove(domain);
+        self.empty.remove(domain);
+    }
+
+    /// The selected pods counted in `domain`.
+    pub(super) fn count_of(&self, domain: &str) -> u32 {
+        self.counts.get(domain).copied().unwrap_or(0)
+    }
+
     /// Whether a pod in `namespace` with `labels` is selected.
     pub(super) fn selects(&self, namespace: &str, labels: &impl LabelSource) -> bool {
         self.identity.namespaces.contains(namespace) && self.identity.selector.matches(labels)

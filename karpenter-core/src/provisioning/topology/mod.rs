@@ -52,6 +52,7 @@
 
 // Until the scheduler calls into it, only the tests use this module.
 
+mod base;
 mod domains;
 mod error;
 mod filter;
@@ -69,6 +70,7 @@ use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
 use crate::cloudprovider::InstanceType;
 use crate::scheduling::Requirements;
 
+pub(crate) use base::TopologyBase;
 #[cfg(test)]
 pub(crate) use error::ConstraintKind;
 pub(crate) use error::TopologyError;
@@ -94,6 +96,8 @@ pub(crate) struct PodView<'a> {
 /// terminal nor terminating (see [`ignored_for_topology`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PlacedPod<'a> {
+    /// The caller's id of the pod's node.
+    pub node_id: usize,
     /// The pod.
     pub pod: PodView<'a>,
     /// Its node's labels.

@@ -223,15 +223,17 @@ impl World {
                 taints,
             })
             .collect();
-        let nodes: Vec<(&BTreeMap<String, String>, &[Taint])> = self
+        let nodes: Vec<(usize, &BTreeMap<String, String>, &[Taint])> = self
             .nodes
             .iter()
-            .map(|(labels, taints)| (labels, &taints[..]))
+            .enumerate()
+            .map(|(id, (labels, taints))| (id, labels, &taints[..]))
             .collect();
         let placed: Vec<PlacedPod<'_>> = self
             .placed
             .iter()
             .map(|(pod, node)| PlacedPod {
+                node_id: *node,
                 pod: pod.view(),
                 node_labels: &self.nodes[*node].0,
                 node_taints: &self.nodes[*node].1,

@@ -2,19 +2,18 @@
 //! own which groups, after upstream's `topology.go`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
 
-use super::domains::DomainUniverse;
+use super::base::{Removed, TopologyBase};
 use super::error::{ConstraintKind, TopologyError};
 use super::filter::NodeFilter;
 use super::group::{Allowed, Group, GroupIdentity, GroupKind};
-use super::selector::{LabelSource, Namespaces, Selector, StoredLabels};
-use super::{DomainSource, NodeKind, PlacedPod, PodView};
-use crate::scheduling::{
-    LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, normalize_label_key,
-};
+use super::selector::{LabelSource, Namespaces, Selector};
+use super::{NodeKind, PodView};
+use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_label_key};
 
 /// How many recently seen constraint sets [`Topology::new`] remembers, so
 /// that replicas of one workload resolve their groups once.
@@ -22,15 +21,23 @@ const RECENT_CONSTRAINTS: usize = 8;
 
 /// A node pods were counted on.
 #[derive(Clone, Debug)]
-struct NodeInfo {
+pub(super) struct NodeInfo {
     /// Its labels, as `In` requirements.
-    labels: Requirements,
-    taints: Box<[Taint]>,
+    pub(super) labels: Requirements,
+    pub(super) taints: Box<[Taint]>,
 }
 
 impl NodeInfo {
+    /// A node with these labels and taints.
+    pub(super) fn new(labels: &BTreeMap<String, String>, taints: &[Taint]) -> NodeInfo {
+        NodeInfo {
+            labels: Requirements::from_labels(labels),
+            taints: taints.into(),
+        }
+    }
+
     /// The node's value for label `key`.
-    fn label(&self, key: &str) -> Option<&str> {
+    pub(super) fn label(&self, key: &str) -> Option<&str> {
         let requirement = self.labels.get_defined(key)?;
         let mut values = requirement.values();
         if requirement.is_complement() || values.len() != 1 {
@@ -38,13 +45,6 @@ impl NodeInfo {
         }
         values.next()
     }
-}
-
-/// A placed pod, kept for groups made after construction.
-#[derive(Clone, Debug)]
-struct Placed {
-    labels: StoredLabels,
-    node: usize,
 }
 
 /// The group memberships of one pod.
@@ -63,6 +63,11 @@ struct Memberships {
 /// sorted; hash maps only serve lookups.
 #[derive(Clone, Debug)]
 pub(crate) struct Topology {
+    /// What the topology is built from, shared with other topologies of the
+    /// same cluster.
+    base: Rc<TopologyBase>,
+    /// The base's nodes this topology leaves out.
+    removed: Rc<Removed>,
     /// Groups of pending pods' constraints, in creation order.
     groups: Vec<Group>,
     group_index: HashMap<GroupIdentity, usize>,
@@ -72,19 +77,12 @@ pub(crate) struct Topology {
     inverse_index: HashMap<GroupIdentity, usize>,
     /// Each pending pod's memberships, by UID.
     members: HashMap<Box<str>, Memberships>,
-    universe: DomainUniverse,
-    /// Every node seen: existing nodes and the nodes of placed pods.
-    nodes: Vec<NodeInfo>,
-    /// Indices into `nodes` of the existing nodes.
+    /// Indices into the base's nodes of the existing nodes kept.
     existing: Vec<usize>,
-    /// The placed pods that count, by namespace.
-    placed: BTreeMap<Arc<str>, Vec<Placed>>,
-    /// Values registered per key, for groups made later.
-    registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
-    /// Labels a new NodeClaim may leave to its instance types.
-    well_known: WellKnownLabels,
-    /// No label at all: what an existing node may leave undefined.
-    none_known: WellKnownLabels,
+    /// The base's registered hostnames of removed nodes.
+    dropped: BTreeSet<Arc<str>>,
+    /// Values registered per key since, for groups made later.
+    added: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
     /// The groups' keys; a group's `slot` indexes them.
     keys: Vec<Arc<str>>,
     /// Ids of the requirements met on non-hostname keys (see
@@ -113,80 +111,101 @@ impl Topology {
     /// pods each group selects. Existing nodes' labels and the pools'
     /// possible domains make the domain universe; placed pods with required
     /// anti-affinity make inverse groups. Each existing node's hostname is
-    /// registered, as upstream's `NewExistingNode` does.
+    /// registered, as upstream's `NewExistingNode` does. Existing nodes and
+    /// placed pods name their node by an id of the caller's.
     ///
     /// Placed pods that are also pending (being moved, matched by a
     /// non-empty UID) are not counted.
+    #[cfg(test)]
     pub(crate) fn new<'p>(
-        pools: &[DomainSource<'_>],
-        existing_nodes: &[(&BTreeMap<String, String>, &[Taint])],
-        placed: &[PlacedPod<'p>],
+        pools: &[super::DomainSource<'_>],
+        existing_nodes: &[(usize, &BTreeMap<String, String>, &[Taint])],
+        placed: &[super::PlacedPod<'p>],
         pending: &[PodView<'_>],
-        well_known: &WellKnownLabels,
+        well_known: &crate::scheduling::WellKnownLabels,
     ) -> Topology {
-        let mut topology = Topology {
-            groups: Vec::new(),
-            group_index: HashMap::new(),
-            inverse: Vec::new(),
-            inverse_index: HashMap::new(),
-            members: HashMap::new(),
-            universe: DomainUniverse::new(pools),
-            nodes: Vec::new(),
-            existing: Vec::new(),
-            placed: BTreeMap::new(),
-            registered: BTreeMap::new(),
-            well_known: well_known.clone(),
-            none_known: WellKnownLabels::empty(),
-            keys: Vec::new(),
-            requirement_ids: HashMap::new(),
-            id_requirements: Vec::new(),
-        };
-        let mut nodes = NodeTable::default();
-        for &(labels, taints) in existing_nodes {
-            let index = nodes.index(&mut topology.nodes, labels, taints);
-            topology.existing.push(index);
-            if let Some(hostname) = labels.get(LABEL_HOSTNAME) {
-                topology
-                    .registered
-                    .entry(Arc::from(LABEL_HOSTNAME))
-                    .or_default()
-                    .insert(Arc::from(hostname.as_str()));
-            }
-        }
         // An empty UID identifies nothing: it never excludes a placed pod.
         let moving: HashSet<&str> = pending
             .iter()
             .map(|p| p.uid)
             .filter(|uid| !uid.is_empty())
             .collect();
-        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::new();
-        for placed_pod in placed {
-            let pod = &placed_pod.pod;
-            if moving.contains(pod.uid) {
-                continue;
-            }
-            let node = nodes.index(
-                &mut topology.nodes,
-                placed_pod.node_labels,
-                placed_pod.node_taints,
-            );
-            let mut intern =
-                |s: &'p str| Arc::clone(strings.entry(s).or_insert_with(|| Arc::from(s)));
-            let namespace = intern(pod.namespace);
-            let labels = StoredLabels::new(pod.labels, intern);
-            topology
-                .placed
-                .entry(namespace)
-                .or_default()
-                .push(Placed { labels, node });
-            for term in required_anti_affinity(pod.spec) {
-                let id = topology.inverse_group(anti_affinity_identity(pod, term));
-                let key = Arc::clone(topology.inverse[id].key());
-                if let Some(domain) = topology.nodes[node].label(&key) {
-                    topology.inverse[id].record(domain);
-                }
-            }
+        let base = TopologyBase::new(pools, existing_nodes, placed, &moving, well_known, false);
+        Topology::sole(base, pending)
+    }
+
+    /// The only topology of `base`, for the `pending` pods: it takes the
+    /// base's inverse groups as they are.
+    pub(crate) fn sole(mut base: TopologyBase, pending: &[PodView<'_>]) -> Topology {
+        let inverse = std::mem::take(&mut base.inverse);
+        let inverse_index = std::mem::take(&mut base.inverse_index);
+        let mut topology = Topology::empty(Rc::new(base), Removed::default());
+        for (id, mut group) in inverse.into_iter().enumerate() {
+            group.slot = topology.slot(&Arc::clone(group.key()));
+            debug_assert_eq!(id, topology.inverse.len());
+            topology.inverse.push(group);
         }
+        topology.inverse_index = inverse_index;
+        topology.add_members(pending);
+        topology
+    }
+
+    /// The topology of the base's cluster without the `removed` nodes and
+    /// their pods, for the `pending` pods. Of the placed pods' inverse
+    /// groups, only those that select a pending pod are taken (no other pod
+    /// is ever checked against the rest), in the order a topology built
+    /// from the changed cluster would have them.
+    pub(crate) fn without(
+        base: Rc<TopologyBase>,
+        removed: Removed,
+        pending: &[PodView<'_>],
+    ) -> Topology {
+        let mut topology = Topology::empty(base, removed);
+        let base = Rc::clone(&topology.base);
+        let mut chosen: Vec<(usize, usize)> = base
+            .inverse
+            .iter()
+            .enumerate()
+            .filter(|(_, group)| pending.iter().any(|p| group.selects(p.namespace, p.labels)))
+            .filter_map(|(id, _)| Some((base.first_carrier(id, &topology.removed)?, id)))
+            .collect();
+        chosen.sort_unstable();
+        for (_, id) in chosen {
+            topology.adopt_inverse(id);
+        }
+        topology.add_members(pending);
+        topology
+    }
+
+    /// A topology of the base without `removed`, with no group yet.
+    fn empty(base: Rc<TopologyBase>, removed: Removed) -> Topology {
+        let existing = base
+            .existing
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| !removed.has_existing(*at))
+            .map(|(_, &index)| index)
+            .collect();
+        let dropped = base.dropped_hostnames(&removed);
+        Topology {
+            base,
+            removed: Rc::new(removed),
+            groups: Vec::new(),
+            group_index: HashMap::new(),
+            inverse: Vec::new(),
+            inverse_index: HashMap::new(),
+            members: HashMap::new(),
+            existing,
+            dropped,
+            added: BTreeMap::new(),
+            keys: Vec::new(),
+            requirement_ids: HashMap::new(),
+            id_requirements: Vec::new(),
+        }
+    }
+
+    /// Resolves the pending pods' group memberships.
+    fn add_members(&mut self, pending: &[PodView<'_>]) {
         // Replicas of a workload carry equal constraints: resolve them once.
         let mut recent: Vec<(PodView<'_>, Memberships)> = Vec::new();
         let mut misses = 0_usize;
@@ -200,7 +219,7 @@ impl Topology {
             let memberships = match known {
                 Some((_, memberships)) => memberships.clone(),
                 None => {
-                    let memberships = topology.memberships(pod);
+                    let memberships = self.memberships(pod);
                     let slot = misses % RECENT_CONSTRAINTS;
                     misses += 1;
                     if recent.len() < RECENT_CONSTRAINTS {
@@ -211,9 +230,35 @@ impl Topology {
                     memberships
                 }
             };
-            topology.members.insert(pod.uid.into(), memberships);
+            self.members.insert(pod.uid.into(), memberships);
         }
-        topology
+    }
+
+    /// Whether `value` of `key` is registered: an existing node's hostname
+    /// (of the nodes kept), or a value registered since.
+    fn is_registered(&self, key: &str, value: &str) -> bool {
+        let from_base = self
+            .base
+            .registered
+            .get(key)
+            .is_some_and(|values| values.contains(value))
+            && !(key == LABEL_HOSTNAME && self.dropped.contains(value));
+        from_base || self.added.get(key).is_some_and(|v| v.contains(value))
+    }
+
+    /// Takes base inverse group `id`, without the removed nodes.
+    fn adopt_inverse(&mut self, id: usize) -> usize {
+        let base = Rc::clone(&self.base);
+        let mut group = base.inverse[id].clone();
+        if !self.removed.is_empty() {
+            let registered = |key: &str, value: &str| self.is_registered(key, value);
+            base.remove_from_inverse(&mut group, id, &self.removed, &registered);
+        }
+        group.slot = self.slot(&Arc::clone(group.key()));
+        let at = self.inverse.len();
+        self.inverse_index.insert(group.identity.clone(), at);
+        self.inverse.push(group);
+        at
     }
 
     /// Makes domain `value` of `key` known to every group on that key (the
@@ -221,15 +266,18 @@ impl Topology {
     /// `kubernetes.io/hostname`), and to groups made later.
     pub(crate) fn register(&mut self, key: &str, value: &str) {
         let key = normalize_label_key(key);
-        let values = match self.registered.get_mut(key) {
-            Some(values) => values,
-            None => self.registered.entry(Arc::from(key)).or_default(),
-        };
-        if values.contains(value) {
+        if self.is_registered(key, value) {
             return;
         }
         let value: Arc<str> = Arc::from(value);
-        values.insert(Arc::clone(&value));
+        match self.added.get_mut(key) {
+            Some(values) => values.insert(Arc::clone(&value)),
+            None => self
+                .added
+                .entry(Arc::from(key))
+                .or_default()
+                .insert(Arc::clone(&value)),
+        };
         for group in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
             if &**group.key() == key {
                 group.register(&value);
@@ -357,9 +405,10 @@ impl Topology {
         taints: &[Taint],
         kind: NodeKind,
     ) {
+        let base = Rc::clone(&self.base);
         let allow_undefined = match kind {
-            NodeKind::Existing => &self.none_known,
-            NodeKind::NewClaim => &self.well_known,
+            NodeKind::Existing => &base.none_known,
+            NodeKind::NewClaim => &base.well_known,
         };
         for group in &mut self.groups {
             if !group.selects(pod.namespace, pod.labels)
@@ -484,53 +533,19 @@ impl Topology {
         if let Some(&id) = self.group_index.get(&identity) {
             return id;
         }
-        let mut group = Group::new(identity.clone());
-        let key = Arc::clone(group.key());
         let tolerations = match pool_domains {
             PoolDomains::AsFilterHonors => identity.filter.honored_tolerations(),
             PoolDomains::ToleratedBy(tolerations) => Some(tolerations),
         };
-        for domain in self.universe.domains(&key, tolerations) {
-            group.register(&domain);
+        let base = Rc::clone(&self.base);
+        let mut group = base.owned_group(&identity, tolerations);
+        if !self.removed.is_empty() {
+            let registered = |key: &str, value: &str| self.is_registered(key, value);
+            base.remove_from_owned(&mut group, &self.removed, tolerations, &registered);
         }
-        let filter = &identity.filter;
-        let counted =
-            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
-        for &index in &self.existing {
-            let node = &self.nodes[index];
-            if let Some(domain) = node.label(&key)
-                && counted(node)
-            {
-                group.register_str(domain);
-            }
-        }
-        for domain in self.registered.get(&key).into_iter().flatten() {
+        let key = Arc::clone(group.key());
+        for domain in self.added.get(&key).into_iter().flatten() {
             group.register(domain);
-        }
-        // Whether each node counts, worked out once per node.
-        let mut node_counts: Vec<Option<bool>> = vec![None; self.nodes.len()];
-        let mut count_in = |pods: &[Placed]| {
-            for placed in pods {
-                let node = &self.nodes[placed.node];
-                let Some(domain) = node.label(&key) else {
-                    continue;
-                };
-                if group.identity.selector.matches(&placed.labels)
-                    && *node_counts[placed.node].get_or_insert_with(|| counted(node))
-                {
-                    group.record(domain);
-                }
-            }
-        };
-        match identity.namespaces.listed() {
-            None => self.placed.values().for_each(|pods| count_in(pods)),
-            Some(names) => {
-                for name in names {
-                    if let Some(pods) = self.placed.get(&**name) {
-                        count_in(pods);
-                    }
-                }
-            }
         }
         group.slot = self.slot(&key);
         let id = self.groups.len();
@@ -539,28 +554,30 @@ impl Topology {
         id
     }
 
-    /// The inverse anti-affinity group with `identity`, made if new: it
-    /// knows every domain of the pools and existing nodes and the registered
-    /// values; its counts come from the pods that carry the term.
+    /// The inverse anti-affinity group with `identity`, made if new: the
+    /// base's (without the removed nodes), else one that knows every domain
+    /// of the pools and existing nodes and the registered values, with no
+    /// count yet (the pods that carry the term count as they are placed).
     fn inverse_group(&mut self, identity: GroupIdentity) -> usize {
         if let Some(&id) = self.inverse_index.get(&identity) {
             return id;
         }
-        let mut group = Group::new(identity.clone());
-        group.inverse = true;
-        let key = Arc::clone(group.key());
-        for domain in self.universe.domains(&key, None) {
-            group.register(&domain);
+        if let Some(&id) = self.base.inverse_index.get(&identity) {
+            return self.adopt_inverse(id);
         }
-        for &index in &self.existing {
-            if let Some(domain) = self.nodes[index].label(&key) {
-                group.register_str(domain);
-            }
+        let base = Rc::clone(&self.base);
+        let mut registered = base.registered.clone();
+        if let Some(hostnames) = registered.get_mut(LABEL_HOSTNAME) {
+            hostnames.retain(|h| !self.dropped.contains(h));
         }
-        for domain in self.registered.get(&key).into_iter().flatten() {
-            group.register(domain);
+        for (key, values) in &self.added {
+            registered
+                .entry(Arc::clone(key))
+                .or_default()
+                .extend(values.iter().cloned());
         }
-        group.slot = self.slot(&key);
+        let mut group = base.fresh_inverse(identity.clone(), &self.existing, &registered);
+        group.slot = self.slot(&Arc::clone(group.key()));
         let id = self.inverse.len();
         self.inverse.push(group);
         self.inverse_index.insert(identity, id);
@@ -570,7 +587,7 @@ impl Topology {
 
 /// Which of the pools' domains a new group knows.
 #[derive(Clone, Copy, Debug)]
-enum PoolDomains<'t> {
+pub(super) enum PoolDomains<'t> {
     /// A spread constraint's: all, or under `nodeTaintsPolicy: Honor` those
     /// of pools whose taints the pod tolerates.
     AsFilterHonors,
@@ -752,13 +769,13 @@ fn affinity_identity(kind: GroupKind, pod: &PodView<'_>, term: &PodAffinityTerm)
     }
 }
 
-fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
+pub(super) fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
     affinity_identity(GroupKind::AntiAffinity, pod, term)
 }
 
 /// The pod's required anti-affinity terms (upstream tracks no preferred ones
 /// in reverse).
-fn required_anti_affinity(spec: &PodSpec) -> impl Iterator<Item = &PodAffinityTerm> {
+pub(super) fn required_anti_affinity(spec: &PodSpec) -> impl Iterator<Item = &PodAffinityTerm> {
     spec.affinity
         .as_ref()
         .and_then(|a| a.pod_anti_affinity.as_ref())
@@ -814,34 +831,4 @@ fn same_constraints(a: &PodView<'_>, b: &PodView<'_>) -> bool {
         && x.node_selector == y.node_selector
         && x.tolerations == y.tolerations
         && same_match_label_values()
-}
-
-/// Gives each distinct node one index in the node list. Nodes are told apart
-/// by the address of their labels and taints, which the caller lends for the
-/// whole construction.
-#[derive(Default)]
-struct NodeTable {
-    by_address: HashMap<(usize, usize, usize), usize>,
-}
-
-impl NodeTable {
-    fn index(
-        &mut self,
-        nodes: &mut Vec<NodeInfo>,
-        labels: &BTreeMap<String, String>,
-        taints: &[Taint],
-    ) -> usize {
-        let address = (
-            std::ptr::from_ref(labels) as usize,
-            taints.as_ptr() as usize,
-            taints.len(),
-        );
-        *self.by_address.entry(address).or_insert_with(|| {
-            nodes.push(NodeInfo {
-                labels: Requirements::from_labels(labels),
-                taints: taints.into(),
-            });
-            nodes.len() - 1
-        })
-    }
 }

@@ -1,0 +1,43 @@
+//! Times disruption work on a generated running cluster: one rescheduling
+//! simulation, and a whole plan.
+//! `cargo run --release --example disrupt_benchmark_once -- 1000 20000`.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use karpenter::core::disruption::planner::plan;
+use karpenter::core::disruption::simulate::simulate;
+use karpenter::fake::cluster::running_cluster;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let nodes: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(1_000);
+    let pods: usize = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(nodes * 20);
+    let now = "2026-06-01T00:00:00Z".parse()?;
+    let snapshot = running_cluster(nodes, pods, 42);
+    let start = Instant::now();
+    let removed: BTreeSet<&str> = [snapshot.nodes[0].name()].into();
+    let simulation = simulate(&snapshot, &removed, now);
+    println!(
+        "one simulation: {} moved, {} new claims, {:.3} s",
+        simulation.moved.len(),
+        simulation.new_claims(),
+        start.elapsed().as_secs_f64()
+    );
+    if std::env::var_os("SKIP_PLAN").is_some() {
+        return Ok(());
+    }
+    let start = Instant::now();
+    let planned = plan(&snapshot, now);
+    println!(
+        "plan: {} commands, {} blocked, {:.3} s",
+        planned.commands.len(),
+        planned.blocked.len(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,381 @@
+//! What a scheduling run starts from, and how to start many runs from one
+//! cluster.
+//!
+//! [`Setup`] reads what every run over a snapshot needs: the NodePools as
+//! templates (with their instance-type caches), their limits, the existing
+//! nodes as destinations. [`Prepared`] keeps a setup, the topology base and
+//! the pending pods of a cluster, so that a disruption pass can ask "what if
+//! these nodes were gone?" many times: each run takes the nodes out of what is
+//! already built (sharing templates, destinations and counted pods) instead of
+//! rebuilding the cluster without them. The runs decide exactly as a
+//! scheduler over the changed snapshot would.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1::{Pod, Taint};
+
+use super::daemons::daemon_pods;
+use super::existing::{ExistingNode, is_destination};
+use super::pods::{PendingPod, bound_node, is_pending};
+use super::preferences::Preferences;
+use super::scheduler::{Fence, Limits, Scheduler};
+use super::templates::{Template, any_prefer_no_schedule, pool_order};
+use super::topology::{
+    DomainSource, PlacedPod, PodView, Topology, TopologyBase, ignored_for_topology,
+};
+use super::volumes::volume_requirements;
+use crate::resources::ResourceList;
+use crate::scheduling::{Requirements, WellKnownLabels};
+use crate::snapshot::Snapshot;
+
+/// A pod that cannot be considered, with why.
+pub(crate) type RejectedPod = (String, String);
+
+/// What every scheduling run over one snapshot starts from.
+pub(crate) struct Setup<'s> {
+    pub(crate) well_known: &'s WellKnownLabels,
+    pub(crate) preferences: Preferences,
+    pub(crate) templates: Rc<Vec<Template<'s>>>,
+    /// NodePools that can launch nothing, with why.
+    pub(crate) skipped_pools: Vec<(String, String)>,
+    /// Each template's pool limits, as written (`None`: unlimited).
+    pub(crate) written_limits: Vec<Option<Limits>>,
+    /// The pods bound to each node, by node name, in snapshot order.
+    pub(crate) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
+    /// The destinations, in the order pods try them, each with its index in
+    /// the snapshot's nodes.
+    pub(crate) existing: Vec<(usize, Rc<ExistingNode>)>,
+}
+
+impl<'s> Setup<'s> {
+    pub(crate) fn new(snapshot: &'s Snapshot) -> Setup<'s> {
+        let well_known = &snapshot.well_known_labels;
+        let daemons = daemon_pods(&snapshot.daemon_sets, &snapshot.pods);
+        let pools = pool_order(&snapshot.node_pools);
+        let preferences = Preferences {
+            tolerate_prefer_no_schedule: any_prefer_no_schedule(&pools),
+        };
+        let mut templates = Vec::new();
+        let mut skipped_pools = Vec::new();
+        let mut written_limits = Vec::new();
+        for pool in &pools {
+            let name = pool.name().unwrap_or_default().to_string();
+            let types: &[_] = snapshot
+                .instance_types
+                .get(&name)
+                .map(|t| &t[..])
+                .unwrap_or(&[]);
+            match Template::new(pool, types, &daemons, well_known) {
+                Ok(template) => {
+                    templates.push(template);
+                    written_limits.push(written_limits_of(pool));
+                }
+                Err(e) => skipped_pools.push((
+                    name,
+                    format!("requirements filtered out all instance types ({e})"),
+                )),
+            }
+        }
+        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        for pod in &snapshot.pods {
+            if let Some(node) = bound_node(pod) {
+                bound.entry(node).or_default().push(pod);
+            }
+        }
+        let mut existing: Vec<(usize, Rc<ExistingNode>)> = snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| is_destination(n))
+            .map(|(i, n)| {
+                let pods = bound.get(n.name()).map_or(&[][..], |v| &v[..]);
+                (i, Rc::new(ExistingNode::new(n, pods, &daemons)))
+            })
+            .collect();
+        existing.sort_by(|(_, a), (_, b)| {
+            b.initialized
+                .cmp(&a.initialized)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        Setup {
+            well_known,
+            preferences,
+            templates: Rc::new(templates),
+            skipped_pools,
+            written_limits,
+            bound,
+            existing,
+        }
+    }
+
+    /// The pools' limits less what their nodes use, leaving out the nodes of
+    /// the snapshot at `removed` (indices into its nodes).
+    pub(crate) fn limits(
+        &self,
+        snapshot: &Snapshot,
+        removed: &BTreeSet<usize>,
+    ) -> Vec<Option<Limits>> {
+        self.templates
+            .iter()
+            .zip(&self.written_limits)
+            .map(|(template, written)| {
+                let mut limits = written.clone()?;
+                for (_, node) in
+                    snapshot.nodes.iter().enumerate().filter(|(i, n)| {
+                        !removed.contains(i) && n.node_pool() == Some(&template.pool)
+                    })
+                {
+                    limits.remaining = limits.remaining.saturating_sub(&node.capacity());
+                }
+                Some(limits)
+            })
+            .collect()
+    }
+
+    /// The topology's base for the cluster: the pools' domains, the
+    /// existing nodes and the pods placed on the snapshot's nodes (those of
+    /// `moving` left out); with `memoize`, for many topologies.
+    pub(crate) fn topology_base(
+        &self,
+        snapshot: &'s Snapshot,
+        moving: &HashSet<&str>,
+        memoize: bool,
+    ) -> TopologyBase {
+        let pool_requirements: Vec<Requirements> = self
+            .templates
+            .iter()
+            .map(|t| t.requirements.clone())
+            .collect();
+        let sources: Vec<DomainSource<'_>> = self
+            .templates
+            .iter()
+            .zip(&pool_requirements)
+            .map(|(t, r)| DomainSource {
+                pool_requirements: r,
+                instance_types: t.types,
+                taints: &t.taints,
+            })
+            .collect();
+        let nodes: Vec<_> = self
+            .existing
+            .iter()
+            .map(|(i, n)| (*i, &n.labels, &n.taints[..]))
+            .collect();
+        let node_taints: Vec<Vec<Taint>> = snapshot.nodes.iter().map(|n| n.taints()).collect();
+        let mut placed = Vec::new();
+        for ((i, node), taints) in snapshot.nodes.iter().enumerate().zip(&node_taints) {
+            let Some(pods_on_node) = self.bound.get(node.name()) else {
+                continue;
+            };
+            let labels = node.labels().unwrap_or(&NO_LABELS);
+            for pod in pods_on_node.iter().filter(|p| !ignored_for_topology(p)) {
+                let (Some(spec), Some(namespace)) =
+                    (pod.spec.as_ref(), pod.metadata.namespace.as_deref())
+                else {
+                    continue;
+                };
+                placed.push(PlacedPod {
+                    node_id: i,
+                    pod: PodView {
+                        uid: pod.metadata.uid.as_deref().unwrap_or_default(),
+                        namespace,
+                        labels: pod.metadata.labels.as_ref().unwrap_or(&NO_LABELS),
+                        spec,
+                    },
+                    node_labels: labels,
+                    node_taints: taints,
+                });
+            }
+        }
+        TopologyBase::new(
+            &sources,
+            &nodes,
+            &placed,
+            moving,
+            &snapshot.well_known_labels,
+            memoize,
+        )
+    }
+}
+
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+/// A pool's limits as written, none used yet.
+fn written_limits_of(pool: &crate::api::NodePool) -> Option<Limits> {
+    let written = pool.spec.limits.as_ref()?;
+    let remaining = ResourceList::from_quantities(written.as_map()).unwrap_or_default();
+    Some(Limits {
+        keys: written.as_map().keys().cloned().collect(),
+        remaining,
+    })
+}
+
+/// Reads the pods to schedule, in the order given, with their volumes'
+/// requirements; those that cannot be read are rejected with why.
+pub(crate) fn read_pending<'s>(
+    snapshot: &'s Snapshot,
+    pod: &'s Pod,
+) -> Result<PendingPod<'s>, RejectedPod> {
+    let volumes = volume_requirements(snapshot, pod);
+    match (PendingPod::new(pod, &snapshot.well_known_labels), volumes) {
+        (Ok(mut pending), Ok(alternatives)) => {
+            pending.volume_alternatives = alternatives;
+            Ok(pending)
+        }
+        (Err(r), _) => Err((r.key, r.reason)),
+        (Ok(pending), Err(reason)) => Err((pending.key, reason)),
+    }
+}
+
+/// A cluster ready for many scheduling runs that each take some of its nodes
+/// away (see the module documentation).
+pub(crate) struct Prepared<'s> {
+    snapshot: &'s Snapshot,
+    setup: Setup<'s>,
+    topology: Rc<TopologyBase>,
+    /// The cluster's pending pods, with their index in the snapshot's pods.
+    pending: Vec<(usize, Result<PendingPod<'s>, RejectedPod>)>,
+    /// For each DaemonSet, its live pods as (node index, pod), newest last,
+    /// as [`daemon_pods`] picks among them.
+    daemon_candidates: Vec<Vec<(Option<usize>, &'s Pod)>>,
+}
+
+impl<'s> Prepared<'s> {
+    /// Builds what every run shares.
+    pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
+        let setup = Setup::new(snapshot);
+        let topology = Rc::new(setup.topology_base(snapshot, &HashSet::new(), true));
+        let pending = snapshot
+            .pods
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| is_pending(p))
+            .map(|(i, p)| (i, read_pending(snapshot, p)))
+            .collect();
+        let node_index: HashMap<&str, usize> = snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name(), i))
+            .collect();
+        let daemon_candidates = snapshot
+            .daemon_sets
+            .iter()
+            .map(|ds| {
+                snapshot
+                    .pods
+                    .iter()
+                    .filter(|p| {
+                        p.metadata.namespace == ds.metadata.namespace
+                            && p.metadata.owner_references.iter().flatten().any(|o| {
+                                o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
+                            })
+                    })
+                    .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
+                    .collect()
+            })
+            .collect();
+        Prepared {
+            snapshot,
+            setup,
+            topology,
+            pending,
+            daemon_candidates,
+        }
+    }
+
+    /// A scheduler for the cluster without the nodes at `removed` (indices
+    /// into the snapshot's nodes) and every pod bound to them, with `moved`
+    /// (indices into the snapshot's pods, bound to removed nodes) pending
+    /// again, fenced by `fence`. `None` when taking the nodes away changes
+    /// what a DaemonSet's pods ask of new nodes (its newest live pod ran on
+    /// a removed node and differs from the next): then only a fresh build
+    /// of the changed cluster gives the same answer.
+    pub(crate) fn scheduler(
+        &self,
+        removed: &BTreeSet<usize>,
+        moved: &[usize],
+        fence: Fence,
+    ) -> Option<Scheduler<'s>> {
+        if !self.daemons_unchanged(removed) {
+            return None;
+        }
+        let snapshot = self.snapshot;
+        let existing: Vec<Rc<ExistingNode>> = self
+            .setup
+            .existing
+            .iter()
+            .filter(|(i, _)| !removed.contains(i))
+            .map(|(_, n)| Rc::clone(n))
+            .collect();
+        // Pending pods in snapshot order, the moved ones among them.
+        let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
+        let mut rejected = Vec::new();
+        let mut cluster = self.pending.iter().peekable();
+        let mut moved = moved.iter().copied().peekable();
+        loop {
+            let next_moved = moved.peek().copied();
+            let next_pending = cluster.peek().map(|(i, _)| *i);
+            let result = match (next_pending, next_moved) {
+                (Some(p), Some(m)) if p < m => cluster.next().map(|(_, r)| r.clone()),
+                (Some(_), None) => cluster.next().map(|(_, r)| r.clone()),
+                (_, Some(m)) => {
+                    moved.next();
+                    Some(read_pending(snapshot, &snapshot.pods[m]))
+                }
+                (None, None) => None,
+            };
+            match result {
+                Some(Ok(pod)) => pods.push(pod),
+                Some(Err(why)) => rejected.push(why),
+                None => break,
+            }
+        }
+        let views: Vec<PodView<'_>> = pods.iter().map(super::scheduler::view).collect();
+        let removal = self.topology.removed(removed);
+        let topology = Topology::without(Rc::clone(&self.topology), removal, &views);
+        drop(views);
+        let limits = self.setup.limits(snapshot, removed);
+        let mut scheduler =
+            Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
+        scheduler.fence = fence;
+        Some(scheduler)
+    }
+
+    /// Whether every DaemonSet's pods still ask the same of new nodes once
+    /// the nodes at `removed` are gone: its newest live pod (as
+    /// [`daemon_pods`] picks it) is the same, or reads the same.
+    fn daemons_unchanged(&self, removed: &BTreeSet<usize>) -> bool {
+        let daemon_sets = &self.snapshot.daemon_sets;
+        self.daemon_candidates
+            .iter()
+            .zip(daemon_sets)
+            .all(|(pods, daemon_set)| {
+                let newest = |skip_removed: bool| {
+                    pods.iter()
+                        .filter(|(node, _)| {
+                            !skip_removed || node.is_none_or(|n| !removed.contains(&n))
+                        })
+                        .map(|(_, pod)| *pod)
+                        .max_by(|a, b| {
+                            a.metadata
+                                .creation_timestamp
+                                .cmp(&b.metadata.creation_timestamp)
+                        })
+                };
+                let (before, after) = (newest(false), newest(true));
+                if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
+                    return true;
+                }
+                let read = |pod: Option<&Pod>| {
+                    let pods: Vec<Pod> = pod.into_iter().cloned().collect();
+                    daemon_pods(std::slice::from_ref(daemon_set), &pods)
+                        .into_iter()
+                        .map(|d| d.spec)
+                        .collect::<Vec<_>>()
+                };
+                read(before) == read(after)
+            })
+    }
+}

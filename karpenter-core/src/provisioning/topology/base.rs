@@ -1,0 +1,509 @@
+//! [`TopologyBase`]: what a [`Topology`](super::Topology) is built from that
+//! stays the same while a disruption pass tries removing different nodes: the
+//! nodes, the placed pods, the pools' domains, the inverse anti-affinity
+//! groups of the placed pods' terms, and the groups made so far (with every
+//! placed pod counted). A topology for a cluster without some nodes
+//! ([`Removed`]) starts from these and takes the removed nodes' pods and
+//! domains out, instead of counting twenty thousand pods again.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+
+use super::domains::DomainUniverse;
+use super::group::{Group, GroupIdentity};
+use super::selector::StoredLabels;
+use super::tracker::{NodeInfo, anti_affinity_identity, required_anti_affinity};
+use super::{DomainSource, PlacedPod};
+use crate::scheduling::{LABEL_HOSTNAME, WellKnownLabels};
+
+/// A placed pod, kept for groups made later.
+#[derive(Clone, Debug)]
+pub(super) struct Placed {
+    pub(super) labels: StoredLabels,
+    /// Its node, an index into the base's nodes.
+    pub(super) node: usize,
+    /// The inverse groups of its required anti-affinity terms.
+    pub(super) inverse: Box<[usize]>,
+}
+
+/// Which of a pool-domain choice a group was made with (see
+/// [`PoolDomains`](super::tracker::PoolDomains)): groups of one identity made
+/// for owners of different tolerations know different domains.
+pub(super) type Tolerated = Option<Vec<Toleration>>;
+
+/// Groups made so far, by identity and pool-domain choice.
+type GroupMemo = HashMap<GroupIdentity, Vec<(Tolerated, Group)>>;
+
+/// For each key, the positions of the existing nodes with each value.
+type LabelIndex = HashMap<Arc<str>, HashMap<Arc<str>, Vec<usize>>>;
+
+/// The shared part of the topologies of one cluster.
+#[derive(Debug)]
+pub(crate) struct TopologyBase {
+    pub(super) universe: RefCell<DomainUniverse>,
+    /// Every node seen: existing nodes and the nodes of placed pods.
+    pub(super) nodes: Vec<NodeInfo>,
+    /// Indices into `nodes` of the existing nodes, in the order given.
+    pub(super) existing: Vec<usize>,
+    /// The caller's id of each existing node, at the same position.
+    existing_ids: Vec<usize>,
+    /// The caller's id of each node in `nodes`.
+    node_ids: Vec<usize>,
+    /// The placed pods that count, by namespace.
+    pub(super) placed: BTreeMap<Arc<str>, Vec<Placed>>,
+    /// The placed pods on each node, as (namespace, index in `placed`).
+    on_node: Vec<Vec<(Arc<str>, usize)>>,
+    /// The existing nodes' hostnames, per key (only `kubernetes.io/hostname`).
+    pub(super) registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+    pub(super) well_known: WellKnownLabels,
+    pub(super) none_known: WellKnownLabels,
+    /// Inverse anti-affinity groups of the placed pods' required terms.
+    pub(super) inverse: Vec<Group>,
+    pub(super) inverse_index: HashMap<GroupIdentity, usize>,
+    /// For each inverse group, the placement order of the pods carrying it
+    /// and their nodes.
+    carriers: Vec<Vec<(usize, usize)>>,
+    /// Groups made so far, counting every placed pod, kept when the base
+    /// serves many topologies.
+    memo: Option<RefCell<GroupMemo>>,
+    /// For each key asked, the positions in `existing` of the nodes with
+    /// each value.
+    by_label: RefCell<LabelIndex>,
+}
+
+/// The nodes a topology leaves out of its base.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Removed {
+    /// Positions in the base's existing nodes, sorted.
+    pub(super) existing: Vec<usize>,
+    /// Indices into the base's nodes, sorted.
+    pub(super) nodes: Vec<usize>,
+}
+
+impl Removed {
+    /// Whether nothing is removed.
+    pub(super) fn is_empty(&self) -> bool {
+        self.existing.is_empty() && self.nodes.is_empty()
+    }
+
+    /// Whether the existing node at `position` is removed.
+    pub(super) fn has_existing(&self, position: usize) -> bool {
+        self.existing.binary_search(&position).is_ok()
+    }
+
+    /// Whether node `index` is removed.
+    pub(super) fn has_node(&self, index: usize) -> bool {
+        self.nodes.binary_search(&index).is_ok()
+    }
+}
+
+impl TopologyBase {
+    /// Reads the pools' domains, the existing nodes (each with the caller's
+    /// id for it) and the placed pods; placed pods whose UID is in `moving`
+    /// are not counted. With `memoize`, groups are kept once made, for
+    /// topologies of the same cluster without some nodes.
+    pub(crate) fn new<'p>(
+        pools: &[DomainSource<'_>],
+        existing_nodes: &[(usize, &BTreeMap<String, String>, &[Taint])],
+        placed: &[PlacedPod<'p>],
+        moving: &HashSet<&str>,
+        well_known: &WellKnownLabels,
+        memoize: bool,
+    ) -> TopologyBase {
+        let mut base = TopologyBase {
+            universe: RefCell::new(DomainUniverse::new(pools)),
+            nodes: Vec::new(),
+            existing: Vec::new(),
+            existing_ids: Vec::new(),
+            node_ids: Vec::new(),
+            placed: BTreeMap::new(),
+            on_node: Vec::new(),
+            registered: BTreeMap::new(),
+            well_known: well_known.clone(),
+            none_known: WellKnownLabels::empty(),
+            inverse: Vec::new(),
+            inverse_index: HashMap::new(),
+            carriers: Vec::new(),
+            memo: memoize.then(|| RefCell::new(HashMap::new())),
+            by_label: RefCell::new(HashMap::new()),
+        };
+        let mut nodes = NodeTable::default();
+        for &(id, labels, taints) in existing_nodes {
+            let index = base.node_index(&mut nodes, id, labels, taints);
+            base.existing.push(index);
+            base.existing_ids.push(id);
+            if let Some(hostname) = labels.get(LABEL_HOSTNAME) {
+                base.registered
+                    .entry(Arc::from(LABEL_HOSTNAME))
+                    .or_default()
+                    .insert(Arc::from(hostname.as_str()));
+            }
+        }
+        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::new();
+        let mut ordinal = 0;
+        for placed_pod in placed {
+            let pod = &placed_pod.pod;
+            if moving.contains(pod.uid) {
+                continue;
+            }
+            let node = base.node_index(
+                &mut nodes,
+                placed_pod.node_id,
+                placed_pod.node_labels,
+                placed_pod.node_taints,
+            );
+            let mut intern =
+                |s: &'p str| Arc::clone(strings.entry(s).or_insert_with(|| Arc::from(s)));
+            let namespace = intern(pod.namespace);
+            let labels = StoredLabels::new(pod.labels, intern);
+            let mut inverse = Vec::new();
+            for term in required_anti_affinity(pod.spec) {
+                let id = base.inverse_group(anti_affinity_identity(pod, term));
+                let key = Arc::clone(base.inverse[id].key());
+                if let Some(domain) = base.nodes[node].label(&key) {
+                    base.inverse[id].record(domain);
+                }
+                base.carriers[id].push((ordinal, node));
+                inverse.push(id);
+            }
+            ordinal += 1;
+            let list = base.placed.entry(Arc::clone(&namespace)).or_default();
+            base.on_node[node].push((namespace, list.len()));
+            list.push(Placed {
+                labels,
+                node,
+                inverse: inverse.into(),
+            });
+        }
+        base
+    }
+
+    fn node_index(
+        &mut self,
+        table: &mut NodeTable,
+        id: usize,
+        labels: &BTreeMap<String, String>,
+        taints: &[Taint],
+    ) -> usize {
+        let (index, new) = table.index(&mut self.nodes, labels, taints);
+        if new {
+            self.node_ids.push(id);
+            self.on_node.push(Vec::new());
+        }
+        index
+    }
+
+    /// The nodes with the caller's ids `ids`, as a removal from this base.
+    pub(crate) fn removed(&self, ids: &BTreeSet<usize>) -> Removed {
+        if ids.is_empty() {
+            return Removed::default();
+        }
+        let existing = (0..self.existing_ids.len())
+            .filter(|&at| ids.contains(&self.existing_ids[at]))
+            .collect();
+        let nodes = (0..self.node_ids.len())
+            .filter(|&at| ids.contains(&self.node_ids[at]))
+            .collect();
+        Removed { existing, nodes }
+    }
+
+    /// The inverse anti-affinity group with `identity`, made if new (while
+    /// reading placed pods): it knows every domain of the pools and existing
+    /// nodes and the registered values; its counts come from the pods that
+    /// carry the term.
+    fn inverse_group(&mut self, identity: GroupIdentity) -> usize {
+        if let Some(&id) = self.inverse_index.get(&identity) {
+            return id;
+        }
+        let existing: Vec<usize> = self.existing.clone();
+        let group = self.fresh_inverse(identity.clone(), &existing, &self.registered);
+        let id = self.inverse.len();
+        self.inverse.push(group);
+        self.carriers.push(Vec::new());
+        self.inverse_index.insert(identity, id);
+        id
+    }
+
+    /// A new inverse group knowing the pools' domains, those of the existing
+    /// nodes at `existing` (indices into `nodes`) and `registered`; no count.
+    pub(super) fn fresh_inverse(
+        &self,
+        identity: GroupIdentity,
+        existing: &[usize],
+        registered: &BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+    ) -> Group {
+        let mut group = Group::new(identity);
+        group.inverse = true;
+        let key = Arc::clone(group.key());
+        for domain in self.universe.borrow_mut().domains(&key, None) {
+            group.register(&domain);
+        }
+        for &index in existing {
+            if let Some(domain) = self.nodes[index].label(&key) {
+                group.register_str(domain);
+            }
+        }
+        for domain in registered.get(&key).into_iter().flatten() {
+            group.register(domain);
+        }
+        group
+    }
+
+    /// The first placement (in the order pods were given) of a pod carrying
+    /// inverse group `id` on a node `removed` keeps, if any.
+    pub(super) fn first_carrier(&self, id: usize, removed: &Removed) -> Option<usize> {
+        self.carriers[id]
+            .iter()
+            .find(|(_, node)| !removed.has_node(*node))
+            .map(|(ordinal, _)| *ordinal)
+    }
+
+    /// The group with `identity` over every placed pod, knowing the pools'
+    /// domains (for `tolerations`, see [`DomainUniverse::domains`]), the
+    /// existing nodes' and the registered ones: from the memo when kept.
+    pub(super) fn owned_group(
+        &self,
+        identity: &GroupIdentity,
+        tolerations: Option<&[Toleration]>,
+    ) -> Group {
+        let Some(memo) = &self.memo else {
+            return self.count_group(identity.clone(), tolerations);
+        };
+        let found = memo.borrow().get(identity).and_then(|made| {
+            made.iter()
+                .find(|(t, _)| t.as_deref() == tolerations)
+                .map(|(_, group)| group.clone())
+        });
+        if let Some(group) = found {
+            return group;
+        }
+        let group = self.count_group(identity.clone(), tolerations);
+        memo.borrow_mut()
+            .entry(identity.clone())
+            .or_default()
+            .push((tolerations.map(<[Toleration]>::to_vec), group.clone()));
+        group
+    }
+
+    /// Makes an owned group: domains, then the placed pods it counts.
+    fn count_group(&self, identity: GroupIdentity, tolerations: Option<&[Toleration]>) -> Group {
+        let mut group = Group::new(identity);
+        let key = Arc::clone(group.key());
+        for domain in self.universe.borrow_mut().domains(&key, tolerations) {
+            group.register(&domain);
+        }
+        let filter = group.identity.filter.clone();
+        let counted =
+            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
+        for &index in &self.existing {
+            let node = &self.nodes[index];
+            if let Some(domain) = node.label(&key)
+                && counted(node)
+            {
+                group.register_str(domain);
+            }
+        }
+        for domain in self.registered.get(&key).into_iter().flatten() {
+            group.register(domain);
+        }
+        // Whether each node counts, worked out once per node.
+        let mut node_counts: Vec<Option<bool>> = vec![None; self.nodes.len()];
+        let mut count_in = |pods: &[Placed], group: &mut Group| {
+            for placed in pods {
+                let node = &self.nodes[placed.node];
+                let Some(domain) = node.label(&key) else {
+                    continue;
+                };
+                if group.identity.selector.matches(&placed.labels)
+                    && *node_counts[placed.node].get_or_insert_with(|| counted(node))
+                {
+                    group.record(domain);
+                }
+            }
+        };
+        let listed = group.identity.namespaces.listed().map(<[Box<str>]>::to_vec);
+        match listed {
+            None => {
+                for pods in self.placed.values() {
+                    count_in(pods, &mut group);
+                }
+            }
+            Some(names) => {
+                for name in names {
+                    if let Some(pods) = self.placed.get(&*name) {
+                        count_in(pods, &mut group);
+                    }
+                }
+            }
+        }
+        group
+    }
+
+    /// Takes the removed nodes out of an owned group made over every placed
+    /// pod: their selected pods uncounted, and the domains only they gave
+    /// forgotten. `tolerations` are the group's pool-domain choice,
+    /// `registered` the values the topology registers.
+    pub(super) fn remove_from_owned(
+        &self,
+        group: &mut Group,
+        removed: &Removed,
+        tolerations: Option<&[Toleration]>,
+        registered: &dyn Fn(&str, &str) -> bool,
+    ) {
+        let key = Arc::clone(group.key());
+        let filter = group.identity.filter.clone();
+        let counted =
+            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
+        let mut touched: Vec<Arc<str>> = Vec::new();
+        for &index in &removed.nodes {
+            let node = &self.nodes[index];
+            let Some(domain) = node.label(&key) else {
+                continue;
+            };
+            if !counted(node) {
+                continue;
+            }
+            for (namespace, at) in &self.on_node[index] {
+                let placed = &self.placed[namespace][*at];
+                if group.selects(namespace, &placed.labels) {
+                    group.unrecord(domain);
+                }
+            }
+            touched.push(Arc::from(domain));
+        }
+        self.forget_lost(group, touched, removed, tolerations, registered, &counted);
+    }
+
+    /// Takes the removed nodes out of base inverse group `id` (cloned into
+    /// `group`): the terms of their pods uncounted, and the domains only they
+    /// gave forgotten.
+    pub(super) fn remove_from_inverse(
+        &self,
+        group: &mut Group,
+        id: usize,
+        removed: &Removed,
+        registered: &dyn Fn(&str, &str) -> bool,
+    ) {
+        let key = Arc::clone(group.key());
+        let mut touched: Vec<Arc<str>> = Vec::new();
+        for &index in &removed.nodes {
+            let Some(domain) = self.nodes[index].label(&key) else {
+                continue;
+            };
+            for (namespace, at) in &self.on_node[index] {
+                let placed = &self.placed[namespace][*at];
+                for _ in placed.inverse.iter().filter(|&&c| c == id) {
+                    group.unrecord(domain);
+                }
+            }
+            touched.push(Arc::from(domain));
+        }
+        self.forget_lost(group, touched, removed, None, registered, &|_| true);
+    }
+
+    /// Forgets each of the `touched` domains that nothing but the removed
+    /// nodes gave the group: no selected pod left in it, not a domain of the
+    /// pools (for `tolerations`), not registered, and no existing node kept
+    /// (that the group `counted`) has it.
+    fn forget_lost(
+        &self,
+        group: &mut Group,
+        touched: Vec<Arc<str>>,
+        removed: &Removed,
+        tolerations: Option<&[Toleration]>,
+        registered: &dyn Fn(&str, &str) -> bool,
+        counted: &dyn Fn(&NodeInfo) -> bool,
+    ) {
+        if touched.is_empty() {
+            return;
+        }
+        let key = Arc::clone(group.key());
+        let pool_domains = self.universe.borrow_mut().domains(&key, tolerations);
+        for domain in touched {
+            if group.count_of(&domain) > 0
+                || pool_domains.binary_search(&domain).is_ok()
+                || registered(&key, &domain)
+                || self.kept_existing_with(&key, &domain, removed, counted)
+            {
+                continue;
+            }
+            group.forget(&domain);
+        }
+    }
+
+    /// Whether an existing node that is not removed has `value` for `key`
+    /// and passes `counted`.
+    fn kept_existing_with(
+        &self,
+        key: &Arc<str>,
+        value: &str,
+        removed: &Removed,
+        counted: &dyn Fn(&NodeInfo) -> bool,
+    ) -> bool {
+        let mut by_label = self.by_label.borrow_mut();
+        let values = by_label.entry(Arc::clone(key)).or_insert_with(|| {
+            let mut values: HashMap<Arc<str>, Vec<usize>> = HashMap::new();
+            for (at, &index) in self.existing.iter().enumerate() {
+                if let Some(value) = self.nodes[index].label(key) {
+                    values.entry(Arc::from(value)).or_default().push(at);
+                }
+            }
+            values
+        });
+        values.get(value).is_some_and(|positions| {
+            positions
+                .iter()
+                .any(|&at| !removed.has_existing(at) && counted(&self.nodes[self.existing[at]]))
+        })
+    }
+
+    /// The existing nodes' hostnames that removing `removed` drops: those no
+    /// remaining existing node also has.
+    pub(super) fn dropped_hostnames(&self, removed: &Removed) -> BTreeSet<Arc<str>> {
+        let key: Arc<str> = Arc::from(LABEL_HOSTNAME);
+        let mut dropped = BTreeSet::new();
+        for &at in &removed.existing {
+            let Some(hostname) = self.nodes[self.existing[at]].label(LABEL_HOSTNAME) else {
+                continue;
+            };
+            if !self.kept_existing_with(&key, hostname, removed, &|_| true) {
+                dropped.insert(Arc::from(hostname));
+            }
+        }
+        dropped
+    }
+}
+
+/// Gives each distinct node one index in the node list. Nodes are told apart
+/// by the address of their labels and taints, which the caller lends for the
+/// whole construction.
+#[derive(Default)]
+struct NodeTable {
+    by_address: HashMap<(usize, usize, usize), usize>,
+}
+
+impl NodeTable {
+    /// The node's index, and whether it is new.
+    fn index(
+        &mut self,
+        nodes: &mut Vec<NodeInfo>,
+        labels: &BTreeMap<String, String>,
+        taints: &[Taint],
+    ) -> (usize, bool) {
+        let address = (
+            std::ptr::from_ref(labels) as usize,
+            taints.as_ptr() as usize,
+            taints.len(),
+        );
+        let mut new = false;
+        let index = *self.by_address.entry(address).or_insert_with(|| {
+            nodes.push(NodeInfo::new(labels, taints));
+            new = true;
+            nodes.len() - 1
+        });
+        (index, new)
+    }
+}
