@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use karpenter::core::disruption::planner::plan;
+use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
 use karpenter::core::disruption::simulate::simulate;
 use karpenter::fake::cluster::running_cluster;
 
@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(nodes * 20);
     let now = "2026-06-01T00:00:00Z".parse()?;
     let snapshot = running_cluster(nodes, pods, 42);
+    let only_multi = std::env::var_os("ONLY_MULTI").is_some();
     let start = Instant::now();
     let removed: BTreeSet<&str> = [snapshot.nodes[0].name()].into();
     let simulation = simulate(&snapshot, &removed, now);
@@ -26,6 +27,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "one simulation: {} moved, {} new claims, {:.3} s",
         simulation.moved.len(),
         simulation.new_claims(),
+        start.elapsed().as_secs_f64()
+    );
+    if !only_multi {
+        let start = Instant::now();
+        let options = single_node_options(&snapshot, now);
+        let commands = options.iter().filter(|(_, c)| c.is_some()).count();
+        println!(
+            "single-node, every candidate: {} evaluated, {commands} could go, {:.3} s",
+            options.len(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    let start = Instant::now();
+    let command = multi_node_command(&snapshot, now);
+    println!(
+        "multi-node: {} candidates in the command, {:.3} s",
+        command.as_ref().map_or(0, |c| c.candidates.len()),
         start.elapsed().as_secs_f64()
     );
     if std::env::var_os("SKIP_PLAN").is_some() {

@@ -2,7 +2,7 @@
 //! `pkg/utils/pdb`): which budgets select a pod, whether they let it be
 //! evicted now, and whether they never will.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
@@ -25,7 +25,19 @@ use crate::scheduling::{validate_label_key, validate_label_value};
 pub struct Pdbs<'a> {
     /// The budgets by namespace, each list sorted by name so that answers
     /// come out in one order whatever the input's.
-    by_namespace: BTreeMap<&'a str, Vec<Budget<'a>>>,
+    by_namespace: BTreeMap<&'a str, Namespace<'a>>,
+}
+
+/// The budgets of one namespace, sorted by name, indexed by a label each
+/// selector requires (its anchor), so a pod is matched only against the
+/// budgets that could select it.
+#[derive(Clone, Debug, Default)]
+struct Namespace<'a> {
+    budgets: Vec<Budget<'a>>,
+    /// Budgets (indices) by a `(key, value)` their selector requires.
+    anchored: HashMap<(&'a str, &'a str), Vec<usize>>,
+    /// Budgets whose selector requires no one label value.
+    unanchored: Vec<usize>,
 }
 
 /// One budget, read once.
@@ -49,16 +61,27 @@ impl<'a> Pdbs<'a> {
     /// Indexes `pdbs`. A budget without a namespace is read as in `default`,
     /// as pods are.
     pub fn new(pdbs: &'a [PodDisruptionBudget]) -> Self {
-        let mut by_namespace: BTreeMap<&'a str, Vec<Budget<'a>>> = BTreeMap::new();
+        let mut by_namespace: BTreeMap<&'a str, Namespace<'a>> = BTreeMap::new();
         for pdb in pdbs {
             let namespace = pdb.metadata.namespace.as_deref().unwrap_or("default");
             by_namespace
                 .entry(namespace)
                 .or_default()
+                .budgets
                 .push(Budget::new(namespace, pdb));
         }
-        for budgets in by_namespace.values_mut() {
-            budgets.sort_by(|a, b| a.name.cmp(b.name));
+        for namespace in by_namespace.values_mut() {
+            namespace.budgets.sort_by(|a, b| a.name.cmp(b.name));
+            for (i, budget) in namespace.budgets.iter().enumerate() {
+                match budget.selector.anchor() {
+                    Some(pairs) => {
+                        for pair in pairs {
+                            namespace.anchored.entry(pair).or_default().push(i);
+                        }
+                    }
+                    None => namespace.unanchored.push(i),
+                }
+            }
         }
         Self { by_namespace }
     }
@@ -105,10 +128,25 @@ impl<'a> Pdbs<'a> {
     fn selecting(&self, pod: &Pod) -> impl Iterator<Item = &Budget<'a>> {
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
         let labels = pod.metadata.labels.as_ref();
-        self.by_namespace
-            .get(namespace)
+        let budgets = self.by_namespace.get(namespace);
+        // The budgets that could select the pod, in name order.
+        let mut candidates: Vec<usize> = budgets
             .into_iter()
-            .flatten()
+            .flat_map(|n| {
+                let anchored = labels.into_iter().flatten().flat_map(|(k, v)| {
+                    n.anchored
+                        .get(&(k.as_str(), v.as_str()))
+                        .into_iter()
+                        .flatten()
+                });
+                n.unanchored.iter().chain(anchored).copied()
+            })
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .filter_map(move |i| budgets.map(|n| &n.budgets[i]))
             .filter(move |budget| budget.selector.matches(labels))
     }
 
@@ -235,6 +273,20 @@ impl<'a> Selector<'a> {
             terms.push(term);
         }
         Self::All(terms)
+    }
+
+    /// The label values one of which every selected pod carries, from the
+    /// first `matchLabels` pair or `In` expression; `None` when the selector
+    /// requires no such label (or selects nothing).
+    fn anchor(&self) -> Option<Vec<(&'a str, &'a str)>> {
+        let Self::All(terms) = self else {
+            return Some(Vec::new());
+        };
+        terms.iter().find_map(|term| match *term {
+            Term::Equals(key, value) => Some(vec![(key, value)]),
+            Term::In(key, values) => Some(values.iter().map(|v| (key, v.as_str())).collect()),
+            _ => None,
+        })
     }
 
     fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {

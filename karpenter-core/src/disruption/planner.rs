@@ -59,6 +59,37 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
 /// The first command of the methods, in order, on the cluster as it stands.
 fn next_command(working: &Snapshot, now: Timestamp, taken: &BTreeSet<String>) -> Option<Command> {
     let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
+    with_pass(working, now, taken, |pass| {
+        methods.iter().find_map(|m| m.next_command(pass))
+    })
+}
+
+/// What single-node consolidation would do with each of the snapshot's
+/// candidates at `now`, in the order it would try them, budgets aside (see
+/// [`SingleNode::every_option`]): for each node, the command deleting or
+/// replacing it, or `None` when its pods cannot go more cheaply.
+pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, Option<Command>)> {
+    with_pass(snapshot, now, &BTreeSet::new(), |pass| {
+        SingleNode.every_option(pass)
+    })
+}
+
+/// The command multi-node consolidation would start on the snapshot at
+/// `now`, as the first consolidation pass of a plan would find it.
+pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
+    with_pass(snapshot, now, &BTreeSet::new(), |pass| {
+        MultiNode.next_command(pass)
+    })
+}
+
+/// Runs `f` on a pass over `working` at `now`, the nodes of `taken` being
+/// deleted already.
+fn with_pass<T>(
+    working: &Snapshot,
+    now: Timestamp,
+    taken: &BTreeSet<String>,
+    f: impl FnOnce(&Pass<'_, '_>) -> T,
+) -> T {
     let found = candidates(working, now);
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
@@ -72,5 +103,5 @@ fn next_command(working: &Snapshot, now: Timestamp, taken: &BTreeSet<String>) ->
         taken,
         simulator: OnceCell::new(),
     };
-    methods.iter().find_map(|m| m.next_command(&pass))
+    f(&pass)
 }

@@ -19,6 +19,7 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -63,9 +64,13 @@ pub struct Simulator<'s> {
     snapshot: &'s Snapshot,
     now: Timestamp,
     prepared: Prepared<'s>,
-    /// The pods bound to each node name, as indices into the snapshot's pods
-    /// (in order), each with whether it is currently reschedulable.
-    bound: HashMap<&'s str, Vec<(usize, bool)>>,
+    /// The pods bound to each node name, as indices into the snapshot's pods,
+    /// in order.
+    bound: HashMap<&'s str, Vec<usize>>,
+    pdbs: Pdbs<'s>,
+    /// Whether each pod is currently reschedulable, worked out when first
+    /// asked.
+    reschedulable: RefCell<Vec<Option<bool>>>,
     /// The snapshot's node indices by name.
     nodes: HashMap<&'s str, Vec<usize>>,
     /// The nodes inside their `consolidateAfter` window.
@@ -85,13 +90,11 @@ impl std::fmt::Debug for Simulator<'_> {
 impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
-        let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
-        let mut bound: HashMap<&str, Vec<(usize, bool)>> = HashMap::new();
+        let mut bound: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut bound_pods: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
         for (i, pod) in snapshot.pods.iter().enumerate() {
             if let Some(node) = bound_node(pod) {
-                let reschedulable = pdbs.is_currently_reschedulable(pod, now);
-                bound.entry(node).or_default().push((i, reschedulable));
+                bound.entry(node).or_default().push(i);
                 bound_pods.entry(node).or_default().push(pod);
             }
         }
@@ -105,6 +108,8 @@ impl<'s> Simulator<'s> {
             now,
             prepared: Prepared::new(snapshot),
             bound,
+            pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
+            reschedulable: RefCell::new(vec![None; snapshot.pods.len()]),
             nodes,
             consolidating,
         }
@@ -113,6 +118,15 @@ impl<'s> Simulator<'s> {
     /// The moment simulated.
     pub fn now(&self) -> Timestamp {
         self.now
+    }
+
+    /// Whether the snapshot's pod at `index` is currently reschedulable.
+    fn is_currently_reschedulable(&self, index: usize) -> bool {
+        let mut known = self.reschedulable.borrow_mut();
+        *known[index].get_or_insert_with(|| {
+            self.pdbs
+                .is_currently_reschedulable(&self.snapshot.pods[index], self.now)
+        })
     }
 
     /// [`simulate_with`] for this simulator's cluster and moment.
@@ -128,9 +142,9 @@ impl<'s> Simulator<'s> {
                 continue;
             };
             let fence_these = !deleting.contains(name);
-            for &(i, reschedulable) in pods {
+            for &i in pods {
                 let pod = &self.snapshot.pods[i];
-                if reschedulable {
+                if self.is_currently_reschedulable(i) {
                     moved_pods.push(i);
                 }
                 if fence_these {

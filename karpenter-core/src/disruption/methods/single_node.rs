@@ -32,6 +32,20 @@ pub fn consolidatable(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
         && !candidate.is_empty()
 }
 
+impl SingleNode {
+    /// What this method would do with each candidate it considers, in the
+    /// order it tries them, budgets aside: the command deleting or replacing
+    /// the node, or `None` when it cannot go. Upstream stops at the first
+    /// command; a capacity planner asking which nodes are worth
+    /// consolidating wants every answer.
+    pub fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
+        by_savings_ratio(pass, |c| consolidatable(c, pass))
+            .into_iter()
+            .map(|candidate| (candidate.name.to_owned(), compute(pass, &[candidate])))
+            .collect()
+    }
+}
+
 impl Method for SingleNode {
     fn reason(&self) -> CommandReason {
         CommandReason::Underutilized

@@ -8,11 +8,13 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use super::domains::DomainUniverse;
+use super::filter::NodeFilter;
 use super::group::{Group, GroupIdentity};
 use super::selector::StoredLabels;
 use super::tracker::{NodeInfo, anti_affinity_identity, required_anti_affinity};
@@ -25,8 +27,6 @@ pub(super) struct Placed {
     pub(super) labels: StoredLabels,
     /// Its node, an index into the base's nodes.
     pub(super) node: usize,
-    /// The inverse groups of its required anti-affinity terms.
-    pub(super) inverse: Box<[usize]>,
 }
 
 /// Which of a pool-domain choice a group was made with (see
@@ -55,7 +55,7 @@ pub(crate) struct TopologyBase {
     /// The placed pods that count, by namespace.
     pub(super) placed: BTreeMap<Arc<str>, Vec<Placed>>,
     /// The placed pods on each node, as (namespace, index in `placed`).
-    on_node: Vec<Vec<(Arc<str>, usize)>>,
+    on_node: Vec<Vec<PlacedAt>>,
     /// The existing nodes' hostnames, per key (only `kubernetes.io/hostname`).
     pub(super) registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
     pub(super) well_known: WellKnownLabels,
@@ -72,7 +72,18 @@ pub(crate) struct TopologyBase {
     /// For each key asked, the positions in `existing` of the nodes with
     /// each value.
     by_label: RefCell<LabelIndex>,
+    /// The placed pods by label and value, as (namespace, index in
+    /// `placed`): a group whose selector needs a label counts only those.
+    by_pod_label: HashMap<Arc<str>, HashMap<Arc<str>, Vec<PlacedAt>>>,
+    /// Domain sets made so far, by key, pool-domain choice and node filter.
+    domain_sets: RefCell<Vec<DomainSet>>,
 }
+
+/// A placed pod as its namespace and its index among that namespace's.
+type PlacedAt = (Arc<str>, usize);
+
+/// A domain set shared by the groups made alike.
+type DomainSet = (Arc<str>, Tolerated, NodeFilter, Rc<BTreeSet<Arc<str>>>);
 
 /// The nodes a topology leaves out of its base.
 #[derive(Clone, Debug, Default)]
@@ -81,6 +92,8 @@ pub(crate) struct Removed {
     pub(super) existing: Vec<usize>,
     /// Indices into the base's nodes, sorted.
     pub(super) nodes: Vec<usize>,
+    /// How many placed pods the removed nodes run.
+    pub(super) pods: usize,
 }
 
 impl Removed {
@@ -129,6 +142,8 @@ impl TopologyBase {
             carriers: Vec::new(),
             memo: memoize.then(|| RefCell::new(HashMap::new())),
             by_label: RefCell::new(HashMap::new()),
+            by_pod_label: HashMap::new(),
+            domain_sets: RefCell::new(Vec::new()),
         };
         let mut nodes = NodeTable::default();
         for &(id, labels, taints) in existing_nodes {
@@ -159,7 +174,6 @@ impl TopologyBase {
                 |s: &'p str| Arc::clone(strings.entry(s).or_insert_with(|| Arc::from(s)));
             let namespace = intern(pod.namespace);
             let labels = StoredLabels::new(pod.labels, intern);
-            let mut inverse = Vec::new();
             for term in required_anti_affinity(pod.spec) {
                 let id = base.inverse_group(anti_affinity_identity(pod, term));
                 let key = Arc::clone(base.inverse[id].key());
@@ -167,16 +181,19 @@ impl TopologyBase {
                     base.inverse[id].record(domain);
                 }
                 base.carriers[id].push((ordinal, node));
-                inverse.push(id);
             }
             ordinal += 1;
             let list = base.placed.entry(Arc::clone(&namespace)).or_default();
+            for (label, value) in labels.iter() {
+                base.by_pod_label
+                    .entry(Arc::clone(label))
+                    .or_default()
+                    .entry(Arc::clone(value))
+                    .or_default()
+                    .push((Arc::clone(&namespace), list.len()));
+            }
             base.on_node[node].push((namespace, list.len()));
-            list.push(Placed {
-                labels,
-                node,
-                inverse: inverse.into(),
-            });
+            list.push(Placed { labels, node });
         }
         base
     }
@@ -204,10 +221,15 @@ impl TopologyBase {
         let existing = (0..self.existing_ids.len())
             .filter(|&at| ids.contains(&self.existing_ids[at]))
             .collect();
-        let nodes = (0..self.node_ids.len())
+        let nodes: Vec<usize> = (0..self.node_ids.len())
             .filter(|&at| ids.contains(&self.node_ids[at]))
             .collect();
-        Removed { existing, nodes }
+        let pods = nodes.iter().map(|&n| self.on_node[n].len()).sum();
+        Removed {
+            existing,
+            nodes,
+            pods,
+        }
     }
 
     /// The inverse anti-affinity group with `identity`, made if new (while
@@ -218,8 +240,12 @@ impl TopologyBase {
         if let Some(&id) = self.inverse_index.get(&identity) {
             return id;
         }
-        let existing: Vec<usize> = self.existing.clone();
-        let group = self.fresh_inverse(identity.clone(), &existing, &self.registered);
+        let key = Arc::clone(&identity.key);
+        let mut group = Group::over(
+            identity.clone(),
+            self.domain_set(&key, None, &NodeFilter::everything()),
+        );
+        group.inverse = true;
         let id = self.inverse.len();
         self.inverse.push(group);
         self.carriers.push(Vec::new());
@@ -290,56 +316,120 @@ impl TopologyBase {
 
     /// Makes an owned group: domains, then the placed pods it counts.
     fn count_group(&self, identity: GroupIdentity, tolerations: Option<&[Toleration]>) -> Group {
-        let mut group = Group::new(identity);
-        let key = Arc::clone(group.key());
-        for domain in self.universe.borrow_mut().domains(&key, tolerations) {
-            group.register(&domain);
-        }
+        let key = Arc::clone(&identity.key);
+        let shared = self.domain_set(&key, tolerations, &identity.filter);
+        let mut group = Group::over(identity, shared);
         let filter = group.identity.filter.clone();
         let counted =
             |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
-        for &index in &self.existing {
-            let node = &self.nodes[index];
-            if let Some(domain) = node.label(&key)
-                && counted(node)
-            {
-                group.register_str(domain);
-            }
-        }
-        for domain in self.registered.get(&key).into_iter().flatten() {
-            group.register(domain);
-        }
         // Whether each node counts, worked out once per node.
         let mut node_counts: Vec<Option<bool>> = vec![None; self.nodes.len()];
-        let mut count_in = |pods: &[Placed], group: &mut Group| {
-            for placed in pods {
-                let node = &self.nodes[placed.node];
-                let Some(domain) = node.label(&key) else {
-                    continue;
-                };
-                if group.identity.selector.matches(&placed.labels)
-                    && *node_counts[placed.node].get_or_insert_with(|| counted(node))
-                {
-                    group.record(domain);
-                }
+        let mut count = |placed: &Placed, group: &mut Group| {
+            let node = &self.nodes[placed.node];
+            let Some(domain) = node.label(&key) else {
+                return;
+            };
+            if group.identity.selector.matches(&placed.labels)
+                && *node_counts[placed.node].get_or_insert_with(|| counted(node))
+            {
+                group.record(domain);
             }
         };
-        let listed = group.identity.namespaces.listed().map(<[Box<str>]>::to_vec);
-        match listed {
+        let namespaces = group.identity.namespaces.clone();
+        let anchor = group
+            .identity
+            .selector
+            .anchor()
+            .map(|(key, values)| (Box::<str>::from(key), values.to_vec()));
+        if let Some((label, values)) = anchor {
+            // Only pods carrying the anchor label can be selected.
+            let Some(by_value) = self.by_pod_label.get(&*label) else {
+                return group;
+            };
+            for value in &values {
+                for (namespace, at) in by_value.get(&**value).into_iter().flatten() {
+                    if namespaces.contains(namespace) {
+                        count(&self.placed[namespace][*at], &mut group);
+                    }
+                }
+            }
+            return group;
+        }
+        match namespaces.listed() {
             None => {
                 for pods in self.placed.values() {
-                    count_in(pods, &mut group);
+                    pods.iter().for_each(|p| count(p, &mut group));
                 }
             }
             Some(names) => {
                 for name in names {
-                    if let Some(pods) = self.placed.get(&*name) {
-                        count_in(pods, &mut group);
+                    if let Some(pods) = self.placed.get(&**name) {
+                        pods.iter().for_each(|p| count(p, &mut group));
                     }
                 }
             }
         }
         group
+    }
+
+    /// The domains a group on `key` knows from the start: the pools' (for
+    /// `tolerations`), those of the existing nodes `filter` counts, and the
+    /// registered ones. Groups alike share one set.
+    fn domain_set(
+        &self,
+        key: &Arc<str>,
+        tolerations: Option<&[Toleration]>,
+        filter: &NodeFilter,
+    ) -> Rc<BTreeSet<Arc<str>>> {
+        let made = self.domain_sets.borrow().iter().find_map(|(k, t, f, set)| {
+            (k == key && t.as_deref() == tolerations && f == filter).then(|| Rc::clone(set))
+        });
+        if let Some(set) = made {
+            return set;
+        }
+        let mut domains = self.universe.borrow_mut().domains(key, tolerations);
+        self.with_existing_values(key, |values| {
+            for (value, positions) in values {
+                let counted = positions.iter().any(|&at| {
+                    let node = &self.nodes[self.existing[at]];
+                    filter.matches(&node.labels, &node.taints, &self.none_known)
+                });
+                if counted {
+                    domains.push(Arc::clone(value));
+                }
+            }
+        });
+        domains.extend(self.registered.get(key).into_iter().flatten().cloned());
+        domains.sort_unstable();
+        domains.dedup();
+        let set = Rc::new(domains.into_iter().collect::<BTreeSet<_>>());
+        self.domain_sets.borrow_mut().push((
+            Arc::clone(key),
+            tolerations.map(<[Toleration]>::to_vec),
+            filter.clone(),
+            Rc::clone(&set),
+        ));
+        set
+    }
+
+    /// Runs `f` on the values the existing nodes have for `key`, each with
+    /// the positions (in `existing`) of the nodes that have it.
+    fn with_existing_values<T>(
+        &self,
+        key: &Arc<str>,
+        f: impl FnOnce(&HashMap<Arc<str>, Vec<usize>>) -> T,
+    ) -> T {
+        let mut by_label = self.by_label.borrow_mut();
+        let values = by_label.entry(Arc::clone(key)).or_insert_with(|| {
+            let mut values: HashMap<Arc<str>, Vec<usize>> = HashMap::new();
+            for (at, &index) in self.existing.iter().enumerate() {
+                if let Some(value) = self.nodes[index].label(key) {
+                    values.entry(Arc::from(value)).or_default().push(at);
+                }
+            }
+            values
+        });
+        f(values)
     }
 
     /// Takes the removed nodes out of an owned group made over every placed
@@ -357,24 +447,60 @@ impl TopologyBase {
         let filter = group.identity.filter.clone();
         let counted =
             |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
-        let mut touched: Vec<Arc<str>> = Vec::new();
-        for &index in &removed.nodes {
-            let node = &self.nodes[index];
-            let Some(domain) = node.label(&key) else {
-                continue;
-            };
-            if !counted(node) {
-                continue;
+        let uncount = |namespace: &str, placed: &Placed, group: &mut Group| {
+            let node = &self.nodes[placed.node];
+            if let Some(domain) = node.label(&key)
+                && counted(node)
+                && group.selects(namespace, &placed.labels)
+            {
+                group.unrecord(domain);
             }
-            for (namespace, at) in &self.on_node[index] {
-                let placed = &self.placed[namespace][*at];
-                if group.selects(namespace, &placed.labels) {
-                    group.unrecord(domain);
+        };
+        // The selected pods on removed nodes: looked up by the selector's
+        // anchor label when that names fewer pods than the removed nodes run.
+        let anchored: Option<Vec<&PlacedAt>> =
+            group
+                .identity
+                .selector
+                .anchor()
+                .and_then(|(label, values)| {
+                    let by_value = self.by_pod_label.get(label);
+                    let pods: Vec<&PlacedAt> = values
+                        .iter()
+                        .filter_map(|v| by_value?.get(&**v))
+                        .flatten()
+                        .collect();
+                    (pods.len() < removed.pods).then_some(pods)
+                });
+        match anchored {
+            Some(pods) => {
+                for (namespace, at) in pods {
+                    let placed = &self.placed[namespace][*at];
+                    if removed.has_node(placed.node) {
+                        uncount(namespace, placed, group);
+                    }
                 }
             }
-            touched.push(Arc::from(domain));
+            None => {
+                for &index in &removed.nodes {
+                    for (namespace, at) in &self.on_node[index] {
+                        uncount(namespace, &self.placed[namespace][*at], group);
+                    }
+                }
+            }
         }
-        self.forget_lost(group, touched, removed, tolerations, registered, &counted);
+        let touched = removed.nodes.iter().filter_map(|&index| {
+            let node = &self.nodes[index];
+            node.label(&key).filter(|_| counted(node))
+        });
+        self.forget_lost(
+            group,
+            touched.collect(),
+            removed,
+            tolerations,
+            registered,
+            &counted,
+        );
     }
 
     /// Takes the removed nodes out of base inverse group `id` (cloned into
@@ -388,20 +514,20 @@ impl TopologyBase {
         registered: &dyn Fn(&str, &str) -> bool,
     ) {
         let key = Arc::clone(group.key());
-        let mut touched: Vec<Arc<str>> = Vec::new();
-        for &index in &removed.nodes {
-            let Some(domain) = self.nodes[index].label(&key) else {
-                continue;
-            };
-            for (namespace, at) in &self.on_node[index] {
-                let placed = &self.placed[namespace][*at];
-                for _ in placed.inverse.iter().filter(|&&c| c == id) {
-                    group.unrecord(domain);
-                }
+        for &(_, node) in &self.carriers[id] {
+            if removed.has_node(node)
+                && let Some(domain) = self.nodes[node].label(&key)
+            {
+                group.unrecord(domain);
             }
-            touched.push(Arc::from(domain));
         }
-        self.forget_lost(group, touched, removed, None, registered, &|_| true);
+        let touched = removed
+            .nodes
+            .iter()
+            .filter_map(|&index| self.nodes[index].label(&key));
+        self.forget_lost(group, touched.collect(), removed, None, registered, &|_| {
+            true
+        });
     }
 
     /// Forgets each of the `touched` domains that nothing but the removed
@@ -411,7 +537,7 @@ impl TopologyBase {
     fn forget_lost(
         &self,
         group: &mut Group,
-        touched: Vec<Arc<str>>,
+        mut touched: Vec<&str>,
         removed: &Removed,
         tolerations: Option<&[Toleration]>,
         registered: &dyn Fn(&str, &str) -> bool,
@@ -420,17 +546,19 @@ impl TopologyBase {
         if touched.is_empty() {
             return;
         }
+        touched.sort_unstable();
+        touched.dedup();
         let key = Arc::clone(group.key());
         let pool_domains = self.universe.borrow_mut().domains(&key, tolerations);
         for domain in touched {
-            if group.count_of(&domain) > 0
-                || pool_domains.binary_search(&domain).is_ok()
-                || registered(&key, &domain)
-                || self.kept_existing_with(&key, &domain, removed, counted)
+            if group.count_of(domain) > 0
+                || pool_domains.binary_search_by(|d| (**d).cmp(domain)).is_ok()
+                || registered(&key, domain)
+                || self.kept_existing_with(&key, domain, removed, counted)
             {
                 continue;
             }
-            group.forget(&domain);
+            group.forget(domain);
         }
     }
 
@@ -443,20 +571,12 @@ impl TopologyBase {
         removed: &Removed,
         counted: &dyn Fn(&NodeInfo) -> bool,
     ) -> bool {
-        let mut by_label = self.by_label.borrow_mut();
-        let values = by_label.entry(Arc::clone(key)).or_insert_with(|| {
-            let mut values: HashMap<Arc<str>, Vec<usize>> = HashMap::new();
-            for (at, &index) in self.existing.iter().enumerate() {
-                if let Some(value) = self.nodes[index].label(key) {
-                    values.entry(Arc::from(value)).or_default().push(at);
-                }
-            }
-            values
-        });
-        values.get(value).is_some_and(|positions| {
-            positions
-                .iter()
-                .any(|&at| !removed.has_existing(at) && counted(&self.nodes[self.existing[at]]))
+        self.with_existing_values(key, |values| {
+            values.get(value).is_some_and(|positions| {
+                positions
+                    .iter()
+                    .any(|&at| !removed.has_existing(at) && counted(&self.nodes[self.existing[at]]))
+            })
         })
     }
 

@@ -4,8 +4,11 @@
 //! Domains are kept in sorted maps, so every scan visits them in name order
 //! and ties (equal counts, several empty domains) always go to the first name.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::rc::Rc;
 use std::sync::Arc;
+
+use super::domain_counts::DomainCounts;
 
 use super::filter::NodeFilter;
 use super::selector::{LabelSource, Namespaces, Selector};
@@ -93,10 +96,8 @@ pub(super) struct Group {
     pub(super) inverse: bool,
     /// Its key's slot in the topology's key list.
     pub(super) slot: usize,
-    /// Selected pods per known domain.
-    counts: BTreeMap<Arc<str>, u32>,
-    /// The known domains without a selected pod.
-    empty: BTreeSet<Arc<str>>,
+    /// The known domains and the selected pods in each.
+    counts: DomainCounts,
 }
 
 impl Group {
@@ -107,8 +108,7 @@ impl Group {
             inverse: false,
             slot: 0,
             identity,
-            counts: BTreeMap::new(),
-            empty: BTreeSet::new(),
+            counts: DomainCounts::default(),
         }
     }
 
@@ -122,55 +122,43 @@ impl Group {
         self.counts.len()
     }
 
+    /// A group of `identity` knowing the domains of `shared` (shared with
+    /// other groups), with no pod counted yet.
+    pub(super) fn over(identity: GroupIdentity, shared: Rc<BTreeSet<Arc<str>>>) -> Group {
+        let mut group = Group::new(identity);
+        group.counts = DomainCounts::over(shared);
+        group
+    }
+
     /// Makes `domain` known, with no pod if it was not known yet.
     pub(super) fn register(&mut self, domain: &Arc<str>) {
-        if !self.counts.contains_key(&**domain) {
-            self.counts.insert(Arc::clone(domain), 0);
-            self.empty.insert(Arc::clone(domain));
-        }
+        self.counts.register(domain);
     }
 
     /// Makes `domain` known, with no pod if it was not known yet.
     pub(super) fn register_str(&mut self, domain: &str) {
-        if !self.counts.contains_key(domain) {
-            self.register(&Arc::from(domain));
-        }
+        self.counts.register_str(domain);
     }
 
     /// Counts one more selected pod in `domain`.
     pub(super) fn record(&mut self, domain: &str) {
-        match self.counts.get_mut(domain) {
-            Some(count) => *count = count.saturating_add(1),
-            None => {
-                self.counts.insert(Arc::from(domain), 1);
-            }
-        }
-        self.empty.remove(domain);
+        self.counts.record(domain);
     }
 
     /// Counts one selected pod fewer in `domain` (a pod taken out with its
     /// node); the domain stays known.
     pub(super) fn unrecord(&mut self, domain: &str) {
-        let Some(count) = self.counts.get_mut(domain) else {
-            return;
-        };
-        *count = count.saturating_sub(1);
-        if *count == 0
-            && let Some((key, _)) = self.counts.get_key_value(domain)
-        {
-            self.empty.insert(Arc::clone(key));
-        }
+        self.counts.unrecord(domain);
     }
 
     /// Makes `domain` unknown again (the only node that had it is gone).
     pub(super) fn forget(&mut self, domain: &str) {
-        self.counts.remove(domain);
-        self.empty.remove(domain);
+        self.counts.forget(domain);
     }
 
     /// The selected pods counted in `domain`.
     pub(super) fn count_of(&self, domain: &str) -> u32 {
-        self.counts.get(domain).copied().unwrap_or(0)
+        self.counts.count(domain)
     }
 
     /// Whether a pod in `namespace` with `labels` is selected.
@@ -179,7 +167,7 @@ impl Group {
     }
 
     fn count(&self, domain: &str) -> i64 {
-        self.counts.get(domain).copied().map_or(0, i64::from)
+        i64::from(self.counts.count(domain))
     }
 
     /// The domains a pod may go to, given the domains it allows (its strict
@@ -231,12 +219,12 @@ impl Group {
                 .any(|domain| pod.has(domain) && self.count(domain) > 0),
             None => self
                 .counts
-                .iter()
-                .any(|(domain, count)| *count > 0 && pod.has(domain) && node.has(domain)),
+                .occupied()
+                .any(|(domain, _)| pod.has(domain) && node.has(domain)),
         };
         // Starting the group needs a domain the pod allows (the node's choice
         // comes from the same domains, so it adds none the pod's would not).
-        occupied || (may_start() && self.counts.keys().any(|d| pod.has(d)))
+        occupied || (may_start() && self.counts.domains().any(|d| pod.has(d)))
     }
 
     /// Whether [`next_anti_affinity`](Self::next_anti_affinity) is non-empty.
@@ -247,12 +235,12 @@ impl Group {
             return self.count(host) == 0;
         }
         match node.listed() {
-            Some(listed) if listed.values().len() < self.empty.len() => listed
+            Some(listed) if listed.values().len() < self.counts.empty_len() => listed
                 .values()
-                .any(|domain| self.empty.contains(domain) && pod.has(domain)),
+                .any(|domain| self.counts.is_empty_domain(domain) && pod.has(domain)),
             _ => self
-                .empty
-                .iter()
+                .counts
+                .empty_domains()
                 .any(|domain| node.has(domain) && pod.has(domain)),
         }
     }
@@ -287,13 +275,13 @@ impl Group {
         match node.listed() {
             Some(listed) => {
                 for domain in listed.values() {
-                    if let Some(&count) = self.counts.get(domain) {
+                    if let Some(count) = self.counts.get(domain) {
                         consider(domain, count);
                     }
                 }
             }
             None => {
-                for (domain, &count) in &self.counts {
+                for (domain, count) in self.counts.iter() {
                     if node.has(domain) {
                         consider(domain, count);
                     }
@@ -313,7 +301,7 @@ impl Group {
         }
         let mut eligible: i64 = 0;
         let mut min: Option<u32> = None;
-        for (domain, &count) in &self.counts {
+        for (domain, count) in self.counts.iter() {
             if pod.has(domain) {
                 eligible += 1;
                 min = Some(min.map_or(count, |m| m.min(count)));
@@ -353,13 +341,13 @@ impl Group {
                 .collect(),
             None => self
                 .counts
-                .iter()
-                .filter(|(domain, count)| **count > 0 && pod.has(domain) && node.has(domain))
+                .occupied()
+                .filter(|(domain, _)| pod.has(domain) && node.has(domain))
                 .map(|(domain, _)| &**domain)
                 .collect(),
         };
         if options.is_empty() && may_start() {
-            let domains = || self.counts.keys().map(|d| &**d);
+            let domains = || self.counts.domains().map(|d| &**d);
             if let Some(both) = domains().find(|d| pod.has(d) && node.has(d)) {
                 options.push(both);
             }
@@ -385,13 +373,13 @@ impl Group {
             };
         }
         match node.listed() {
-            Some(listed) if listed.values().len() < self.empty.len() => listed
+            Some(listed) if listed.values().len() < self.counts.empty_len() => listed
                 .values()
-                .filter(|domain| self.empty.contains(*domain) && pod.has(domain))
+                .filter(|domain| self.counts.is_empty_domain(domain) && pod.has(domain))
                 .collect(),
             _ => self
-                .empty
-                .iter()
+                .counts
+                .empty_domains()
                 .map(|domain| &**domain)
                 .filter(|domain| node.has(domain) && pod.has(domain))
                 .collect(),
@@ -399,7 +387,7 @@ impl Group {
     }
 
     fn all_empty(&self) -> bool {
-        self.counts.len() == self.empty.len()
+        self.counts.all_empty()
     }
 
     /// Upstream's `anyCompatiblePodDomain`: whether a domain the pod allows
@@ -408,8 +396,6 @@ impl Group {
         if pod.unconstrained() {
             return !self.all_empty();
         }
-        self.counts
-            .iter()
-            .any(|(domain, &count)| count > 0 && pod.has(domain))
+        self.counts.occupied().any(|(domain, _)| pod.has(domain))
     }
 }

@@ -48,6 +48,13 @@ impl StoredLabels {
     }
 }
 
+impl StoredLabels {
+    /// The labels, sorted by key.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> + '_ {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
 impl LabelSource for StoredLabels {
     fn label(&self, key: &str) -> Option<&str> {
         self.0
@@ -160,6 +167,19 @@ impl Selector {
         expressions.sort_unstable();
         expressions.dedup();
         Selector::All(expressions.into())
+    }
+
+    /// A label every selected pod carries with one of some values (the first
+    /// `In` expression), to look selected pods up by; `None` when there is
+    /// none.
+    pub(super) fn anchor(&self) -> Option<(&str, &[Box<str>])> {
+        match self {
+            Selector::Nothing => None,
+            Selector::All(expressions) => expressions
+                .iter()
+                .find(|e| e.operator == SelectorOperator::In)
+                .map(|e| (&*e.key, &*e.values)),
+        }
     }
 
     /// Whether a pod with `labels` is selected.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
 
+use super::anchors::AnchorIndex;
 use super::base::{Removed, TopologyBase};
 use super::error::{ConstraintKind, TopologyError};
 use super::filter::NodeFilter;
@@ -77,6 +78,9 @@ pub(crate) struct Topology {
     inverse_index: HashMap<GroupIdentity, usize>,
     /// Each pending pod's memberships, by UID.
     members: HashMap<Box<str>, Memberships>,
+    /// `groups` and `inverse` by the label their selectors need.
+    group_anchors: AnchorIndex,
+    inverse_anchors: AnchorIndex,
     /// Indices into the base's nodes of the existing nodes kept.
     existing: Vec<usize>,
     /// The base's registered hostnames of removed nodes.
@@ -143,6 +147,9 @@ impl Topology {
         for (id, mut group) in inverse.into_iter().enumerate() {
             group.slot = topology.slot(&Arc::clone(group.key()));
             debug_assert_eq!(id, topology.inverse.len());
+            topology
+                .inverse_anchors
+                .add(topology.inverse.len(), &group.identity.selector);
             topology.inverse.push(group);
         }
         topology.inverse_index = inverse_index;
@@ -162,11 +169,27 @@ impl Topology {
     ) -> Topology {
         let mut topology = Topology::empty(base, removed);
         let base = Rc::clone(&topology.base);
+        // The pending pods by label, so a group is checked against the pods
+        // carrying the label its selector needs.
+        let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        for (i, pod) in pending.iter().enumerate() {
+            for (key, value) in pod.labels {
+                by_label.entry((key, value)).or_default().push(i);
+            }
+        }
+        let selects_pending = |group: &Group| match group.identity.selector.anchor() {
+            Some((key, values)) => values
+                .iter()
+                .filter_map(|v| by_label.get(&(key, &**v)))
+                .flatten()
+                .any(|&i| group.selects(pending[i].namespace, pending[i].labels)),
+            None => pending.iter().any(|p| group.selects(p.namespace, p.labels)),
+        };
         let mut chosen: Vec<(usize, usize)> = base
             .inverse
             .iter()
             .enumerate()
-            .filter(|(_, group)| pending.iter().any(|p| group.selects(p.namespace, p.labels)))
+            .filter(|(_, group)| selects_pending(group))
             .filter_map(|(id, _)| Some((base.first_carrier(id, &topology.removed)?, id)))
             .collect();
         chosen.sort_unstable();
@@ -195,6 +218,8 @@ impl Topology {
             inverse: Vec::new(),
             inverse_index: HashMap::new(),
             members: HashMap::new(),
+            group_anchors: AnchorIndex::default(),
+            inverse_anchors: AnchorIndex::default(),
             existing,
             dropped,
             added: BTreeMap::new(),
@@ -257,6 +282,8 @@ impl Topology {
         group.slot = self.slot(&Arc::clone(group.key()));
         let at = self.inverse.len();
         self.inverse_index.insert(group.identity.clone(), at);
+        self.inverse_anchors
+            .add(self.inverse.len(), &group.identity.selector);
         self.inverse.push(group);
         at
     }
@@ -378,8 +405,10 @@ impl Topology {
             (group, group.selects(namespace, labels))
         });
         let inverse = self
-            .inverse
-            .iter()
+            .inverse_anchors
+            .candidates(labels)
+            .into_iter()
+            .map(|id| &self.inverse[id])
             .filter(move |group| group.selects(namespace, labels))
             .map(|group| (group, true));
         owned.chain(inverse)
@@ -410,7 +439,8 @@ impl Topology {
             NodeKind::Existing => &base.none_known,
             NodeKind::NewClaim => &base.well_known,
         };
-        for group in &mut self.groups {
+        for id in self.group_anchors.candidates(pod.labels) {
+            let group = &mut self.groups[id];
             if !group.selects(pod.namespace, pod.labels)
                 || !group.identity.filter.matches(node, taints, allow_undefined)
             {
@@ -549,6 +579,7 @@ impl Topology {
         }
         group.slot = self.slot(&key);
         let id = self.groups.len();
+        self.group_anchors.add(id, &group.identity.selector);
         self.groups.push(group);
         self.group_index.insert(identity, id);
         id
@@ -579,6 +610,8 @@ impl Topology {
         let mut group = base.fresh_inverse(identity.clone(), &self.existing, &registered);
         group.slot = self.slot(&Arc::clone(group.key()));
         let id = self.inverse.len();
+        self.inverse_anchors
+            .add(self.inverse.len(), &group.identity.selector);
         self.inverse.push(group);
         self.inverse_index.insert(identity, id);
         id
