@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use super::plan::Command;
-use super::simulate::simulate_with;
+use super::simulate::{Simulation, simulate_with};
 use crate::api::Quantities;
 use crate::provisioning::{PlannedClaim, pod_key};
 use crate::scheduling::{
@@ -19,26 +19,32 @@ use crate::scheduling::{
 use crate::snapshot::{ClusterNode, Snapshot};
 
 /// Applies `command` to `working` at `now`; `deleting` are the nodes earlier
-/// commands took, `forceful` says the command's own nodes are deleted whatever
-/// their pods' protections (expiration).
+/// commands took; `forceful` says the command's own nodes are deleted
+/// whatever their pods' protections (expiration). `simulation` is the one the
+/// command came from (its nodes and `deleting` removed, `deleting` exempt from
+/// the `consolidateAfter` fence), when the method still has it; without it
+/// the command is simulated again.
 pub fn apply(
     working: &mut Snapshot,
     command: &Command,
     deleting: &BTreeSet<String>,
     forceful: bool,
+    simulation: Option<Simulation>,
     now: Timestamp,
     replacements_so_far: &mut usize,
 ) {
-    let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
-    removed.extend(command.candidates.iter().map(String::as_str));
-    let exempt: BTreeSet<&str> = if forceful {
-        removed.clone()
-    } else {
-        deleting.iter().map(String::as_str).collect()
-    };
     // Where the simulation behind the command put the moved pods on the
     // remaining capacity (the replacements' pods are the command's own).
-    let simulation = simulate_with(working, &removed, &exempt, now);
+    let simulation = simulation.unwrap_or_else(|| {
+        let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
+        removed.extend(command.candidates.iter().map(String::as_str));
+        let exempt: BTreeSet<&str> = if forceful {
+            removed.clone()
+        } else {
+            deleting.iter().map(String::as_str).collect()
+        };
+        simulate_with(working, &removed, &exempt, now)
+    });
     let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
     let mut destination: BTreeMap<String, String> = BTreeMap::new();
     for placement in &simulation.plan.existing_nodes {

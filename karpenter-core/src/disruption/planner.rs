@@ -7,7 +7,7 @@
 //! candidates, and counting against their pools' budgets), their pods where
 //! the simulation put them, their replacements in flight.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
@@ -22,6 +22,7 @@ use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::plan::{Command, DisruptionPlan};
+use super::simulate::Simulation;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now`.
@@ -35,16 +36,25 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     let mut commands = Vec::new();
     let mut replacements = 0;
     if let Some(command) = expiration(&working, now) {
-        apply(&mut working, &command, &taken, true, now, &mut replacements);
+        apply(
+            &mut working,
+            &command,
+            &taken,
+            true,
+            None,
+            now,
+            &mut replacements,
+        );
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
-    while let Some(command) = next_command(&working, now, &taken) {
+    while let Some((command, simulation)) = next_command(&working, now, &taken) {
         apply(
             &mut working,
             &command,
             &taken,
             false,
+            simulation,
             now,
             &mut replacements,
         );
@@ -56,11 +66,20 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     DisruptionPlan { commands, blocked }
 }
 
-/// The first command of the methods, in order, on the cluster as it stands.
-fn next_command(working: &Snapshot, now: Timestamp, taken: &BTreeSet<String>) -> Option<Command> {
+/// The first command of the methods, in order, on the cluster as it stands,
+/// with the simulation it came from when the pass still has it.
+fn next_command(
+    working: &Snapshot,
+    now: Timestamp,
+    taken: &BTreeSet<String>,
+) -> Option<(Command, Option<Simulation>)> {
     let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
     with_pass(working, now, taken, |pass| {
-        methods.iter().find_map(|m| m.next_command(pass))
+        let command = methods.iter().find_map(|m| m.next_command(pass))?;
+        let mut removed = taken.clone();
+        removed.extend(command.candidates.iter().cloned());
+        let simulation = pass.recall(&removed, taken);
+        Some((command, simulation))
     })
 }
 
@@ -102,6 +121,7 @@ fn with_pass<T>(
         allowances: &allowances,
         taken,
         simulator: OnceCell::new(),
+        recent: RefCell::new(Vec::new()),
     };
     f(&pass)
 }

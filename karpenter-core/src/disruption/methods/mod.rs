@@ -12,7 +12,7 @@ pub mod emptiness;
 pub mod multi_node;
 pub mod single_node;
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
@@ -42,16 +42,50 @@ pub struct Pass<'p, 's> {
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
     pub simulator: OnceCell<Simulator<'s>>,
+    /// The latest simulations, by the nodes removed and those deleting, so
+    /// that the plan can apply a command without simulating it again.
+    pub(crate) recent: RefCell<Vec<Recent>>,
 }
+
+/// A simulation a pass ran: the nodes removed, those being deleted, and what
+/// came of it.
+pub(crate) type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
+
+/// How many simulations a pass remembers (more than a multi-node binary
+/// search runs).
+const RECENT: usize = 16;
 
 impl<'s> Pass<'_, 's> {
     /// The cluster's pods rescheduled without the nodes of `removed` (those
     /// of `deleting` being deleted already), as
     /// [`simulate_with`](crate::disruption::simulate::simulate_with) answers.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        self.simulator
+        let simulation = self
+            .simulator
             .get_or_init(|| Simulator::new(self.snapshot, self.now))
-            .simulate(removed, deleting)
+            .simulate(removed, deleting);
+        let mut recent = self.recent.borrow_mut();
+        if recent.len() == RECENT {
+            recent.remove(0);
+        }
+        let names = |set: &BTreeSet<&str>| set.iter().map(|n| n.to_string()).collect();
+        recent.push((names(removed), names(deleting), simulation.clone()));
+        simulation
+    }
+
+    /// The simulation this pass ran with exactly `removed` and `deleting`,
+    /// if it still remembers it.
+    pub(crate) fn recall(
+        &self,
+        removed: &BTreeSet<String>,
+        deleting: &BTreeSet<String>,
+    ) -> Option<Simulation> {
+        self.recent
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(r, d, _)| r == removed && d == deleting)
+            .map(|(_, _, simulation)| simulation.clone())
     }
 }
 
