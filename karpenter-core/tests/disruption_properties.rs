@@ -59,7 +59,7 @@ struct ClusterSpec {
 
 fn cluster() -> impl Strategy<Value = ClusterSpec> {
     let budget = prop::sample::select(vec!["0", "1", "2", "50%", "100%"]);
-    let policy = prop::sample::select(vec!["WhenEmpty", "WhenEmptyOrUnderutilized"]);
+    let policy = prop::sample::select(vec!["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]);
     // Nodes are five months old: 720h has passed, 8760h has not.
     let expire_after = prop::sample::select(vec!["Never", "8760h", "720h"]);
     let pools = prop::collection::vec((budget, policy, expire_after), 1..3);

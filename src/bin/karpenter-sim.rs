@@ -81,6 +81,10 @@ struct DisruptArgs {
     /// Let consolidation replace several nodes by fewer, cheaper ones.
     #[arg(long = "m-to-n")]
     m_to_n: bool,
+    /// Let consolidation replace spot nodes with cheaper spot nodes
+    /// (upstream's SpotToSpotConsolidation feature gate; off by default).
+    #[arg(long = "spot-to-spot")]
+    spot_to_spot: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -210,7 +214,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = scenario.into_snapshot(instance_types);
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let plan = karpenter::core::disruption::planner::plan(&snapshot, now);
+            let options = karpenter::core::disruption::planner::DisruptionOptions::default()
+                .with_spot_to_spot(args.spot_to_spot);
+            let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
             let text = match args.common.output {

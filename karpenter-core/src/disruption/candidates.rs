@@ -426,3 +426,19 @@ fn plus(at: Timestamp, duration: Duration) -> Timestamp {
 
 #[cfg(test)]
 mod tests;
+
+/// The node's price: the offering of its instance type, zone and capacity
+/// type labels in its pool's types (available or not), else 0.
+pub fn node_price(snapshot: &Snapshot, node: &ClusterNode) -> f64 {
+    let label = |key: &str| node.labels()?.get(key).map(String::as_str);
+    let types = node
+        .node_pool()
+        .and_then(|p| snapshot.instance_types.get(p));
+    let instance_type =
+        label(LABEL_INSTANCE_TYPE_STABLE).and_then(|name| types?.iter().find(|t| t.name == name));
+    price(
+        instance_type,
+        label(LABEL_TOPOLOGY_ZONE),
+        label(CAPACITY_TYPE_LABEL_KEY),
+    )
+}

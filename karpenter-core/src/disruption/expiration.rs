@@ -15,12 +15,11 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::candidates::price;
+use super::candidates::node_price;
 use super::plan::{Command, CommandReason};
 use super::simulate::simulate_with;
 use crate::api::{NodeClaim, NodePool};
 use crate::provisioning::round_price;
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE};
 use crate::snapshot::{ClusterNode, Snapshot};
 
 /// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
@@ -90,20 +89,4 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
         replacements: simulation.plan.node_claims,
         savings_per_hour: round_price(price - launched),
     })
-}
-
-/// The node's price: the offering of its instance type, zone and capacity
-/// type labels in its pool's types (available or not), else 0.
-fn node_price(snapshot: &Snapshot, node: &ClusterNode) -> f64 {
-    let label = |key: &str| node.labels()?.get(key).map(String::as_str);
-    let types = node
-        .node_pool()
-        .and_then(|p| snapshot.instance_types.get(p));
-    let instance_type =
-        label(LABEL_INSTANCE_TYPE_STABLE).and_then(|name| types?.iter().find(|t| t.name == name));
-    price(
-        instance_type,
-        label(LABEL_TOPOLOGY_ZONE),
-        label(CAPACITY_TYPE_LABEL_KEY),
-    )
 }

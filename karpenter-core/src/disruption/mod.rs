@@ -24,6 +24,7 @@
 
 pub mod allowances;
 pub mod apply;
+pub mod balanced;
 pub mod budgets;
 pub mod candidates;
 pub mod drift;

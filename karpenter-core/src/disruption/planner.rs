@@ -30,6 +30,32 @@ use crate::snapshot::Snapshot;
 /// Built so far: expiration, then the graceful methods (emptiness, drift,
 /// multi-node and single-node consolidation). Repair and interruption follow.
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
+    plan_with(snapshot, now, &DisruptionOptions::default())
+}
+
+/// What a plan may do beyond upstream's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DisruptionOptions {
+    /// Consolidation may replace spot nodes with cheaper spot nodes (upstream's
+    /// `SpotToSpotConsolidation` feature gate, off by default there too).
+    pub spot_to_spot: bool,
+}
+
+impl DisruptionOptions {
+    /// These options with spot-to-spot consolidation on or off.
+    pub fn with_spot_to_spot(mut self, on: bool) -> Self {
+        self.spot_to_spot = on;
+        self
+    }
+}
+
+/// [`plan`] with `options`.
+pub fn plan_with(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+) -> DisruptionPlan {
     let mut blocked = candidates(snapshot, now).blocked;
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
@@ -48,7 +74,7 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
-    while let Some((command, simulation)) = next_command(&working, now, &taken) {
+    while let Some((command, simulation)) = next_command(&working, now, &taken, options) {
         apply(
             &mut working,
             &command,
@@ -72,9 +98,10 @@ fn next_command(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
+    options: &DisruptionOptions,
 ) -> Option<(Command, Option<Simulation>)> {
     let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
-    with_pass(working, now, taken, |pass| {
+    with_pass(working, now, taken, options, |pass| {
         let command = methods.iter().find_map(|m| m.next_command(pass))?;
         let mut removed = taken.clone();
         removed.extend(command.candidates.iter().cloned());
@@ -88,7 +115,8 @@ fn next_command(
 /// [`SingleNode::every_option`]): for each node, the command deleting or
 /// replacing it, or `None` when its pods cannot go more cheaply.
 pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, Option<Command>)> {
-    with_pass(snapshot, now, &BTreeSet::new(), |pass| {
+    let options = DisruptionOptions::default();
+    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {
         SingleNode.every_option(pass)
     })
 }
@@ -96,7 +124,8 @@ pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, 
 /// The command multi-node consolidation would start on the snapshot at
 /// `now`, as the first consolidation pass of a plan would find it.
 pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
-    with_pass(snapshot, now, &BTreeSet::new(), |pass| {
+    let options = DisruptionOptions::default();
+    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {
         MultiNode.next_command(pass)
     })
 }
@@ -107,6 +136,7 @@ fn with_pass<T>(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
+    options: &DisruptionOptions,
     f: impl FnOnce(&Pass<'_, '_>) -> T,
 ) -> T {
     let found = candidates(working, now);
@@ -120,8 +150,10 @@ fn with_pass<T>(
         eventual: &eventual,
         allowances: &allowances,
         taken,
+        options,
         simulator: OnceCell::new(),
         recent: RefCell::new(Vec::new()),
+        balanced: OnceCell::new(),
     };
     f(&pass)
 }

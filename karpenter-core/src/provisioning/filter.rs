@@ -246,13 +246,21 @@ pub(crate) fn unmet_min_values<'r>(
     chosen: &[usize],
     requirements: &'r Requirements,
 ) -> Option<&'r str> {
+    unmet_min_values_of(chosen.iter().map(|&t| &types[t]), requirements)
+}
+
+/// [`unmet_min_values`] over the types themselves.
+pub(crate) fn unmet_min_values_of<'t, 'r>(
+    types: impl Iterator<Item = &'t InstanceType> + Clone,
+    requirements: &'r Requirements,
+) -> Option<&'r str> {
     requirements
         .iter()
         .filter_map(|r| Some((r.key(), r.min_values()?)))
         .find_map(|(key, min)| {
-            let values: BTreeSet<&str> = chosen
-                .iter()
-                .flat_map(|&t| types[t].requirements.get_defined(key))
+            let values: BTreeSet<&str> = types
+                .clone()
+                .flat_map(|t| t.requirements.get_defined(key))
                 .flat_map(|r| r.values())
                 .collect();
             (values.len() < min as usize).then_some(key)

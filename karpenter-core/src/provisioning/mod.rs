@@ -39,6 +39,7 @@ mod type_cache;
 mod validate;
 mod volumes;
 
+pub(crate) use filter::unmet_min_values_of;
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;
 pub(crate) use plan::round_price;

@@ -9,10 +9,17 @@
 //! - anything else (a pod that cannot land, more than one claim, no cheaper
 //!   type): no command.
 //!
-//! Not yet: spot-to-spot replacement (behind a feature gate upstream, off by
-//! default there too), the Balanced policy's approval, and the replacements of
-//! commands already in the plan as destinations (their nodes are left out of
-//! later simulations and their pods must land again).
+//! When every candidate is spot and the replacement may be spot, the
+//! spot-to-spot rules apply instead (upstream's `computeSpotToSpotConsolidation`):
+//! only with [`DisruptionOptions::spot_to_spot`](crate::disruption::planner::DisruptionOptions)
+//! (upstream's feature gate, off by default there too); the replacement is
+//! spot only, cheaper by worst launch price, and for a single candidate needs
+//! at least 15 cheaper types and launches from the cheapest 15 (or as many as
+//! `minValues` needs), so it cannot land on a type that would be consolidated
+//! again at once.
+//!
+//! Pools with the `Balanced` policy must also approve the move (see
+//! [`balanced`](crate::disruption::balanced)); the methods ask `approved`.
 
 use std::collections::BTreeSet;
 
@@ -22,8 +29,11 @@ use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
 use crate::provisioning::{
     Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, round_price,
+    unmet_min_values_of,
 };
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirement, Requirements,
+};
 
 /// The spot capacity type, which a replacement allowing both is pinned to.
 const SPOT: &str = "spot";
@@ -47,9 +57,95 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
         return Some(command(names, Vec::new(), candidate_price));
     };
     let types = pass.snapshot.instance_types.get(&claim.node_pool)?;
-    let replacement = cheaper_replacement(claim, types, candidate_price)?;
+    let all_spot = candidates.iter().all(|c| c.capacity_type == Some(SPOT));
+    let replacement = if all_spot && allows(&read_requirements(&claim.requirements).ok()?, SPOT) {
+        if !pass.options.spot_to_spot {
+            return None;
+        }
+        spot_to_spot(claim, types, candidate_price, candidates.len() == 1)?
+    } else {
+        cheaper_replacement(claim, types, candidate_price)?
+    };
     let price = replacement.launch.as_ref()?.price;
     Some(command(names, vec![replacement], candidate_price - price))
+}
+
+/// Whether the requirements allow capacity type `capacity`.
+fn allows(requirements: &Requirements, capacity: &str) -> bool {
+    requirements
+        .get_defined(CAPACITY_TYPE_LABEL_KEY)
+        .is_none_or(|r| r.has(capacity))
+}
+
+/// The fewest cheaper types a single spot node is replaced from, as upstream
+/// (`MinInstanceTypesForSpotToSpotConsolidation`).
+pub const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
+
+/// The spot-only claim of the types cheaper than `limit` by worst spot launch
+/// price; for a `single` candidate, `None` below 15 such types, else the
+/// cheapest 15 (or as many as `minValues` needs).
+fn spot_to_spot(
+    claim: &PlannedClaim,
+    types: &[InstanceType],
+    limit: f64,
+    single: bool,
+) -> Option<PlannedClaim> {
+    let mut requirements = read_requirements(&claim.requirements).ok()?;
+    requirements.add(Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [SPOT]));
+    let mut kept = cheaper_types(claim, types, &requirements, limit);
+    if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
+        return None;
+    }
+    if single {
+        if kept.len() < MIN_SPOT_TO_SPOT_TYPES {
+            return None;
+        }
+        let needed = (1..=kept.len())
+            .find(|&n| unmet_min_values_of(kept[..n].iter().copied(), &requirements).is_none())
+            .unwrap_or(kept.len());
+        kept.truncate(needed.max(MIN_SPOT_TO_SPOT_TYPES));
+    }
+    written(claim, &requirements, &kept, true)
+}
+
+/// The claim's types (in its order, cheapest first) whose worst launch price
+/// under `requirements` is below `limit`.
+fn cheaper_types<'t>(
+    claim: &PlannedClaim,
+    types: &'t [InstanceType],
+    requirements: &Requirements,
+    limit: f64,
+) -> Vec<&'t InstanceType> {
+    let by_name = |name: &str| types.iter().find(|t| t.name == name);
+    claim
+        .instance_types
+        .iter()
+        .filter_map(by_name)
+        .filter(|t| worst_launch_price(t, requirements).is_some_and(|p| p < limit))
+        .collect()
+}
+
+/// What a consolidation command saves per hour, unrounded: the candidates'
+/// price less the replacement's launch price (upstream `EstimatedSavings`).
+pub(super) fn savings(candidates: &[&Candidate<'_>], command: &Command) -> f64 {
+    let source: f64 = candidates.iter().map(|c| c.price).sum();
+    let launched: f64 = command
+        .replacements
+        .iter()
+        .filter_map(|r| r.launch.as_ref().map(|l| l.price))
+        .sum();
+    source - launched
+}
+
+/// Whether the Balanced policy lets the command go (pools of other policies
+/// always do).
+pub(super) fn approved(
+    pass: &Pass<'_, '_>,
+    candidates: &[&Candidate<'_>],
+    command: &Command,
+) -> bool {
+    pass.balanced()
+        .approves(candidates, savings(candidates, command))
 }
 
 fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings: f64) -> Command {
@@ -71,30 +167,31 @@ pub(super) fn cheaper_replacement(
     limit: f64,
 ) -> Option<PlannedClaim> {
     let requirements = read_requirements(&claim.requirements).ok()?;
-    let by_name = |name: &str| types.iter().find(|t| t.name == name);
-    let kept: Vec<&InstanceType> = claim
-        .instance_types
-        .iter()
-        .filter_map(by_name)
-        .filter(|t| worst_launch_price(t, &requirements).is_some_and(|p| p < limit))
-        .collect();
-    if kept.is_empty() {
+    let kept = cheaper_types(claim, types, &requirements, limit);
+    if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
         return None;
     }
-    let allows = |capacity: &str| {
-        requirements
-            .get_defined(CAPACITY_TYPE_LABEL_KEY)
-            .is_none_or(|r| r.has(capacity))
-    };
     let offers_spot = kept
         .iter()
         .any(|t| offerings(t, &requirements).any(|o| o.capacity_type == SPOT));
-    let pin_spot = allows(SPOT) && allows(ON_DEMAND) && offers_spot;
+    let pin_spot = allows(&requirements, SPOT) && allows(&requirements, ON_DEMAND) && offers_spot;
+    written(claim, &requirements, &kept, pin_spot)
+}
+
+/// The claim kept to the `kept` types, launching their cheapest allowed
+/// offering (spot only when `pin_spot`, which also writes the capacity-type
+/// requirement as `In [spot]`).
+fn written(
+    claim: &PlannedClaim,
+    requirements: &Requirements,
+    kept: &[&InstanceType],
+    pin_spot: bool,
+) -> Option<PlannedClaim> {
     let launchable = |o: &&Offering| !pin_spot || o.capacity_type == SPOT;
     let launch = kept
         .iter()
         .flat_map(|t| {
-            offerings(t, &requirements)
+            offerings(t, requirements)
                 .filter(launchable)
                 .map(move |o| (*t, o))
         })

@@ -18,8 +18,10 @@ use std::collections::BTreeSet;
 use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
+use super::balanced::Balanced;
 use super::candidates::Candidate;
 use super::plan::{Command, CommandReason};
+use super::planner::DisruptionOptions;
 use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
@@ -39,12 +41,17 @@ pub struct Pass<'p, 's> {
     pub allowances: &'p Allowances<'s>,
     /// The nodes earlier commands of the plan take: no destination for pods.
     pub taken: &'p BTreeSet<String>,
+    /// What the plan may do beyond upstream's defaults.
+    pub options: &'p DisruptionOptions,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
     pub simulator: OnceCell<Simulator<'s>>,
     /// The latest simulations, by the nodes removed and those deleting, so
     /// that the plan can apply a command without simulating it again.
     pub(crate) recent: RefCell<Vec<Recent>>,
+    /// The Balanced policy's pool totals, made when first asked (see
+    /// [`balanced`](Self::balanced)).
+    pub balanced: OnceCell<Balanced>,
 }
 
 /// A simulation a pass ran: the nodes removed, those being deleted, and what
@@ -71,6 +78,19 @@ impl<'s> Pass<'_, 's> {
         let names = |set: &BTreeSet<&str>| set.iter().map(|n| n.to_string()).collect();
         recent.push((names(removed), names(deleting), simulation.clone()));
         simulation
+    }
+
+    /// The Balanced judge over the pools of the consolidatable candidates.
+    pub fn balanced(&self) -> &Balanced {
+        self.balanced.get_or_init(|| {
+            let consolidatable: Vec<&Candidate<'_>> = self
+                .candidates
+                .iter()
+                .copied()
+                .filter(|c| single_node::consolidatable(c, self))
+                .collect();
+            Balanced::new(self.snapshot, &consolidatable)
+        })
     }
 
     /// The simulation this pass ran with exactly `removed` and `deleting`,

@@ -4,11 +4,12 @@
 //! deleted, or replaced by one cheaper node, found by binary search over the
 //! prefix length, always with at least two nodes.
 //!
+//! A prefix the `Balanced` policy does not approve counts as unworkable.
 //! A replacement whose types include one the candidates already run is kept
 //! below that type's price (`filterOutSameInstanceType`): deleting fewer nodes
 //! is better than deleting two and launching one like them.
 
-use super::consolidation::{cheaper_replacement, compute};
+use super::consolidation::{approved, cheaper_replacement, compute};
 use super::single_node::consolidatable;
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::DisruptionReason;
@@ -58,7 +59,10 @@ fn first_n(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command
     while low <= high {
         let mid = (low + high) / 2;
         let prefix = &candidates[..=mid];
-        match compute(pass, prefix).and_then(|command| without_same_types(pass, prefix, command)) {
+        let command = compute(pass, prefix)
+            .and_then(|command| without_same_types(pass, prefix, command))
+            .filter(|command| approved(pass, prefix, command));
+        match command {
             Some(command) => {
                 best = Some(command);
                 low = mid + 1;

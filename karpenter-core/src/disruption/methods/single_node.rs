@@ -6,11 +6,13 @@
 //! A candidate qualifies when its pool is not static and its policy is not
 //! `WhenEmpty`, its instance type, zone and capacity type are known, its
 //! `consolidateAfter` has passed, and it is not empty (emptiness takes those).
-//! Upstream interleaves NodePools round-robin and stops after three minutes;
+//! Under the `Balanced` policy a candidate that could not pass even as a
+//! delete is passed over, and a command the policy does not approve is not
+//! taken. Upstream interleaves NodePools round-robin and stops after three minutes;
 //! here candidates are taken in one order over all pools (ties by name) and
 //! none is skipped for time.
 
-use super::consolidation::compute;
+use super::consolidation::{approved, compute};
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::{ConsolidationPolicy, DisruptionReason};
 use crate::disruption::candidates::Candidate;
@@ -41,9 +43,19 @@ impl SingleNode {
     pub fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
         by_savings_ratio(pass, |c| consolidatable(c, pass))
             .into_iter()
-            .map(|candidate| (candidate.name.to_owned(), compute(pass, &[candidate])))
+            .map(|candidate| (candidate.name.to_owned(), option(pass, candidate)))
             .collect()
     }
+}
+
+/// The command consolidating the candidate alone, if any: not tried when
+/// even deleting it could not pass the Balanced threshold, and kept only when
+/// the Balanced policy approves it.
+fn option(pass: &Pass<'_, '_>, candidate: &Candidate<'_>) -> Option<Command> {
+    if !pass.balanced().can_pass(candidate) {
+        return None;
+    }
+    compute(pass, &[candidate]).filter(|command| approved(pass, &[candidate], command))
 }
 
 impl Method for SingleNode {
@@ -61,7 +73,7 @@ impl Method for SingleNode {
             {
                 return None;
             }
-            compute(pass, &[candidate])
+            option(pass, candidate)
         })
     }
 }
