@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod cluster;
 pub mod document;
 pub mod manifest;
+pub mod repair;
 pub mod workload;
 
 pub use document::{InstanceTypeDocument, OfferingDocument};

@@ -215,7 +215,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             let options = karpenter::core::disruption::planner::DisruptionOptions::default()
-                .with_spot_to_spot(args.spot_to_spot);
+                .with_spot_to_spot(args.spot_to_spot)
+                .with_repair_policies(karpenter::fake::repair::repair_policies());
             let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();

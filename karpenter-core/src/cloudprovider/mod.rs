@@ -5,7 +5,9 @@
 
 mod instance_type;
 mod offering;
+mod repair;
 
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};
+pub use repair::RepairPolicy;

@@ -58,7 +58,7 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
             .iter()
             .find(|p| name.is_some_and(|n| p.name() == Some(n)))
     };
-    let mut expired: Vec<&ClusterNode> = snapshot
+    let expired: Vec<&ClusterNode> = snapshot
         .nodes
         .iter()
         .filter(|node| node.is_managed() && !node.is_deleting())
@@ -69,14 +69,27 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
             expires_at(node, claim, pool(node.node_pool())).is_some_and(|at| at <= now)
         })
         .collect();
-    if expired.is_empty() {
+    forceful_command(snapshot, expired, CommandReason::Expired, now)
+}
+
+/// The command deleting `nodes` whatever budgets and their pods' protections
+/// say (expiration, repair, interruption), with the claims their pods would
+/// need (one simulation with all of them gone, every one of them exempt from
+/// the `consolidateAfter` fence); `None` when there is no node.
+pub(crate) fn forceful_command(
+    snapshot: &Snapshot,
+    mut nodes: Vec<&ClusterNode>,
+    reason: CommandReason,
+    now: Timestamp,
+) -> Option<Command> {
+    if nodes.is_empty() {
         return None;
     }
-    expired.sort_by_key(|n| n.name());
-    let removed: BTreeSet<&str> = expired.iter().map(|n| n.name()).collect();
-    // The expired nodes are being deleted: their pods may land anywhere.
+    nodes.sort_by_key(|n| n.name());
+    let removed: BTreeSet<&str> = nodes.iter().map(|n| n.name()).collect();
+    // The nodes are being deleted: their pods may land anywhere.
     let simulation = simulate_with(snapshot, &removed, &removed, now);
-    let price: f64 = expired.iter().map(|n| node_price(snapshot, n)).sum();
+    let price: f64 = nodes.iter().map(|n| node_price(snapshot, n)).sum();
     let launched: f64 = simulation
         .plan
         .node_claims
@@ -84,7 +97,7 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
         .filter_map(|c| c.launch.as_ref().map(|l| l.price))
         .sum();
     Some(Command {
-        reason: CommandReason::Expired,
+        reason,
         candidates: removed.iter().map(|n| n.to_string()).collect(),
         replacements: simulation.plan.node_claims,
         savings_per_hour: round_price(price - launched),

@@ -34,4 +34,5 @@ pub mod pdbs;
 pub mod plan;
 pub mod planner;
 pub mod pods;
+pub mod repair;
 pub mod simulate;

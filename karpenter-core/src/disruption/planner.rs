@@ -22,27 +22,37 @@ use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::plan::{Command, DisruptionPlan};
+use super::repair::{due, repair};
 use super::simulate::Simulation;
+use crate::cloudprovider::RepairPolicy;
 use crate::snapshot::Snapshot;
 
-/// Plans disruption for `snapshot` at `now`.
-///
-/// Built so far: expiration, then the graceful methods (emptiness, drift,
-/// multi-node and single-node consolidation). Repair and interruption follow.
+/// Plans disruption for `snapshot` at `now` with upstream's defaults and no
+/// repair policy (see [`plan_with`]).
 pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     plan_with(snapshot, now, &DisruptionOptions::default())
 }
 
-/// What a plan may do beyond upstream's defaults.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What a plan may do beyond upstream's defaults, and the provider's repair
+/// policies.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DisruptionOptions {
     /// Consolidation may replace spot nodes with cheaper spot nodes (upstream's
     /// `SpotToSpotConsolidation` feature gate, off by default there too).
     pub spot_to_spot: bool,
+    /// The cloud provider's repair policies: node conditions that get a node
+    /// replaced (none: no repair).
+    pub repair_policies: Vec<RepairPolicy>,
 }
 
 impl DisruptionOptions {
+    /// These options with the provider's repair policies.
+    pub fn with_repair_policies(mut self, policies: Vec<RepairPolicy>) -> Self {
+        self.repair_policies = policies;
+        self
+    }
+
     /// These options with spot-to-spot consolidation on or off.
     pub fn with_spot_to_spot(mut self, on: bool) -> Self {
         self.spot_to_spot = on;
@@ -50,18 +60,46 @@ impl DisruptionOptions {
     }
 }
 
-/// [`plan`] with `options`.
+/// One of the forceful commands a plan starts with.
+type ForcefulStep = fn(&Snapshot, Timestamp, &[RepairPolicy]) -> Option<Command>;
+
+/// Plans disruption for `snapshot` at `now` with `options`: first the
+/// forceful commands (interruption notices, then unhealthy nodes, as the
+/// repair policies say; then expiration), then passes of the graceful
+/// methods (emptiness, drift, multi-node and single-node consolidation)
+/// until none finds a command; then the blocked nodes.
 pub fn plan_with(
     snapshot: &Snapshot,
     now: Timestamp,
     options: &DisruptionOptions,
 ) -> DisruptionPlan {
     let mut blocked = candidates(snapshot, now).blocked;
+    let (_, repair_blocked) = due(snapshot, now, &options.repair_policies);
+    if !repair_blocked.is_empty() {
+        // One entry per node: a node blocked for both reasons says both.
+        for waiting in repair_blocked {
+            match blocked.iter_mut().find(|b| b.node == waiting.node) {
+                Some(entry) => entry.reason = format!("{}; {}", entry.reason, waiting.reason),
+                None => blocked.push(waiting),
+            }
+        }
+        blocked.sort_by(|a, b| a.node.cmp(&b.node));
+    }
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
     let mut replacements = 0;
-    if let Some(command) = expiration(&working, now) {
+    // Interruption notices, unhealthy nodes, then expiry: each sees the
+    // cluster the one before left.
+    let forceful: [ForcefulStep; 3] = [
+        |working, now, policies| repair(working, now, policies, true),
+        |working, now, policies| repair(working, now, policies, false),
+        |working, now, _| expiration(working, now),
+    ];
+    for step in forceful {
+        let Some(command) = step(&working, now, &options.repair_policies) else {
+            continue;
+        };
         apply(
             &mut working,
             &command,

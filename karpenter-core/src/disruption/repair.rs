@@ -1,0 +1,134 @@
+//! Node repair and interruption, as upstream's node health controller
+//! (`pkg/controllers/node/health`): a managed node whose Node has held a
+//! condition one of the provider's [`RepairPolicy`]s names (type and status)
+//! for longer than the policy's toleration is replaced, forcefully like
+//! expiration (budgets and pod protections do not hold it back). A policy
+//! marked as an interruption notice (a spot eviction) gives the reason
+//! `Interrupted`; any other, `Unhealthy`.
+//!
+//! As upstream, a pool with more than 20 % of its nodes (rounded up) matching
+//! some policy, tolerated or not, is not repaired: so many failing at once
+//! points at something replacing nodes will not fix. Its due nodes are
+//! reported as blocked.
+//!
+//! When a node matches several policies, the one whose toleration runs out
+//! first decides.
+
+use k8s_openapi::api::core::v1::NodeCondition;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use super::candidates::Blocked;
+use super::expiration::forceful_command;
+use super::plan::{Command, CommandReason};
+use crate::cloudprovider::RepairPolicy;
+use crate::snapshot::{ClusterNode, Snapshot};
+
+/// The share of a pool's nodes that may be unhealthy for repair to go on.
+const ALLOWED_UNHEALTHY_PERCENT: u64 = 20;
+
+/// The nodes due for repair at `now`, each with whether its notice is an
+/// interruption; and the due nodes of pools too unhealthy to repair.
+pub fn due<'s>(
+    snapshot: &'s Snapshot,
+    now: Timestamp,
+    policies: &[RepairPolicy],
+) -> (Vec<(&'s ClusterNode, bool)>, Vec<Blocked>) {
+    let mut due = Vec::new();
+    let mut blocked = Vec::new();
+    if policies.is_empty() {
+        return (due, blocked);
+    }
+    for node in &snapshot.nodes {
+        let Some(pool) = node.node_pool() else {
+            continue;
+        };
+        if !node.is_managed() || node.is_deleting() || node.node_claim.is_none() {
+            continue;
+        }
+        let Some((policy, at)) = first_due(node, policies) else {
+            continue;
+        };
+        if at > now {
+            continue;
+        }
+        if pool_is_healthy(snapshot, pool, policies) {
+            due.push((node, policy.interruption));
+        } else {
+            blocked.push(Blocked {
+                node: node.name().to_owned(),
+                reason: format!(
+                    "node repair is blocked: more than {ALLOWED_UNHEALTHY_PERCENT}% of nodepool {pool:?}'s nodes are unhealthy"
+                ),
+            });
+        }
+    }
+    (due, blocked)
+}
+
+/// The command replacing the due nodes of one kind (interruption notices, or
+/// unhealthy nodes), if any.
+pub fn repair(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    policies: &[RepairPolicy],
+    interruption: bool,
+) -> Option<Command> {
+    let (due, _) = due(snapshot, now, policies);
+    let nodes = due
+        .into_iter()
+        .filter(|(_, notice)| *notice == interruption)
+        .map(|(node, _)| node)
+        .collect();
+    let reason = if interruption {
+        CommandReason::Interrupted
+    } else {
+        CommandReason::Unhealthy
+    };
+    forceful_command(snapshot, nodes, reason, now)
+}
+
+/// The node's condition of `policy`'s type, when its status is the policy's.
+fn matching<'n>(node: &'n ClusterNode, policy: &RepairPolicy) -> Option<&'n NodeCondition> {
+    let conditions = node.node.as_ref()?.status.as_ref()?.conditions.as_ref()?;
+    conditions
+        .iter()
+        .find(|c| c.type_ == policy.condition_type)
+        .filter(|c| c.status == policy.condition_status)
+}
+
+/// The matching policy whose toleration runs out first, with when it does
+/// (a condition without a transition time has held forever).
+fn first_due<'p>(
+    node: &ClusterNode,
+    policies: &'p [RepairPolicy],
+) -> Option<(&'p RepairPolicy, Timestamp)> {
+    policies
+        .iter()
+        .filter_map(|policy| {
+            let condition = matching(node, policy)?;
+            let since = condition
+                .last_transition_time
+                .as_ref()
+                .map_or(Timestamp::MIN, |t| t.0);
+            let toleration =
+                SignedDuration::try_from(policy.toleration).unwrap_or(SignedDuration::MAX);
+            let at = since.checked_add(toleration).unwrap_or(Timestamp::MAX);
+            Some((policy, at))
+        })
+        .min_by_key(|(_, at)| *at)
+}
+
+/// Whether at most 20 % (rounded up) of the pool's nodes match some policy.
+fn pool_is_healthy(snapshot: &Snapshot, pool: &str, policies: &[RepairPolicy]) -> bool {
+    let nodes: Vec<&ClusterNode> = snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.node.is_some() && n.node_pool() == Some(pool))
+        .collect();
+    let unhealthy = nodes
+        .iter()
+        .filter(|n| policies.iter().any(|p| matching(n, p).is_some()))
+        .count() as u64;
+    let threshold = (nodes.len() as u64 * ALLOWED_UNHEALTHY_PERCENT).div_ceil(100);
+    unhealthy <= threshold
+}
