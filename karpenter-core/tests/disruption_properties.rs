@@ -27,7 +27,7 @@ use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
-use karpenter_core::disruption::planner::plan;
+use karpenter_core::disruption::planner::{DisruptionOptions, plan_with};
 use karpenter_core::disruption::simulate::{Simulator, simulate, simulate_with, without_nodes};
 use karpenter_core::provisioning::validate;
 use karpenter_core::resources::ResourceList;
@@ -221,11 +221,14 @@ proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn plans_keep_their_promises(spec in cluster()) {
+    fn plans_keep_their_promises(spec in cluster(), m_to_n in any::<bool>(), spot_to_spot in any::<bool>()) {
         let now: Timestamp = NOW.parse().expect("a timestamp");
         let snapshot = snapshot(&spec);
-        let first = plan(&snapshot, now);
-        let again = plan(&snapshot, now);
+        let options = DisruptionOptions::default()
+            .with_m_to_n(m_to_n)
+            .with_spot_to_spot(spot_to_spot);
+        let first = plan_with(&snapshot, now, &options);
+        let again = plan_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
 
         // Blocked nodes: those with a protected pod (nothing else blocks here)
@@ -273,6 +276,8 @@ proptest! {
             }
             if command.reason == CommandReason::Underutilized || command.reason == CommandReason::Empty {
                 prop_assert!(command.savings_per_hour >= 0.0, "command {} raises cost: {:?}", i, command);
+                // Consolidation never replaces nodes with as many or more.
+                prop_assert!(command.replacements.len() <= 1 || command.replacements.len() < command.candidates.len(), "command {} does not shrink: {:?}", i, command);
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
             let simulation = simulate(&snapshot, &removed, now);

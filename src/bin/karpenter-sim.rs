@@ -202,9 +202,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
             if args.packing == Packing::Cost {
                 return Err(not_built("--packing cost is"));
             }
-            if args.m_to_n {
-                return Err(not_built("--m-to-n is"));
-            }
             let now = args.now.unwrap_or_else(jiff::Timestamp::now);
             let start = Instant::now();
             let instance_types = scenario
@@ -216,6 +213,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let start = Instant::now();
             let options = karpenter::core::disruption::planner::DisruptionOptions::default()
                 .with_spot_to_spot(args.spot_to_spot)
+                .with_m_to_n(args.m_to_n)
                 .with_repair_policies(karpenter::fake::repair::repair_policies());
             let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());

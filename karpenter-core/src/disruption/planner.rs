@@ -41,6 +41,10 @@ pub struct DisruptionOptions {
     /// Consolidation may replace spot nodes with cheaper spot nodes (upstream's
     /// `SpotToSpotConsolidation` feature gate, off by default there too).
     pub spot_to_spot: bool,
+    /// Multi-node consolidation may replace its candidates with several
+    /// nodes, fewer and cheaper together, not only with one (beyond upstream;
+    /// `--m-to-n`).
+    pub m_to_n: bool,
     /// The cloud provider's repair policies: node conditions that get a node
     /// replaced (none: no repair).
     pub repair_policies: Vec<RepairPolicy>,
@@ -50,6 +54,12 @@ impl DisruptionOptions {
     /// These options with the provider's repair policies.
     pub fn with_repair_policies(mut self, policies: Vec<RepairPolicy>) -> Self {
         self.repair_policies = policies;
+        self
+    }
+
+    /// These options with M-to-N consolidation on or off.
+    pub fn with_m_to_n(mut self, on: bool) -> Self {
+        self.m_to_n = on;
         self
     }
 

@@ -6,8 +6,10 @@
 //!   only the instance types whose worst launch price is strictly below the
 //!   candidates' price (so a replacement can never cost more), pinned to spot
 //!   when it allows both spot and on-demand;
-//! - anything else (a pod that cannot land, more than one claim, no cheaper
-//!   type): no command.
+//! - more than one claim: no command, unless M-to-N consolidation is on and
+//!   the claims are fewer than the candidates and cheaper together (see
+//!   [`m_to_n`](super::m_to_n));
+//! - anything else (a pod that cannot land, no cheaper type): no command.
 //!
 //! When every candidate is spot and the replacement may be spot, the
 //! spot-to-spot rules apply instead (upstream's `computeSpotToSpotConsolidation`):
@@ -24,6 +26,7 @@
 use std::collections::BTreeSet;
 
 use super::Pass;
+use super::m_to_n::fewer_cheaper;
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason};
@@ -36,9 +39,9 @@ use crate::scheduling::{
 };
 
 /// The spot capacity type, which a replacement allowing both is pinned to.
-const SPOT: &str = "spot";
+pub(super) const SPOT: &str = "spot";
 /// The on-demand capacity type.
-const ON_DEMAND: &str = "on-demand";
+pub(super) const ON_DEMAND: &str = "on-demand";
 /// The reserved capacity type, first in upstream's launch precedence.
 const RESERVED: &str = "reserved";
 
@@ -48,11 +51,19 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
     let mut removed = deleting.clone();
     removed.extend(candidates.iter().map(|c| c.name));
     let simulation = pass.simulate(&removed, &deleting);
-    if !simulation.all_moved() || simulation.new_claims() > 1 {
+    if !simulation.all_moved() {
         return None;
     }
     let candidate_price: f64 = candidates.iter().map(|c| c.price).sum();
     let names = candidates.iter().map(|c| c.name.to_owned()).collect();
+    if simulation.new_claims() > 1 {
+        let replacements = fewer_cheaper(pass, candidates, &simulation.plan.node_claims)?;
+        let launched: f64 = replacements
+            .iter()
+            .filter_map(|r| r.launch.as_ref().map(|l| l.price))
+            .sum();
+        return Some(command(names, replacements, candidate_price - launched));
+    }
     let Some(claim) = simulation.plan.node_claims.first() else {
         return Some(command(names, Vec::new(), candidate_price));
     };
@@ -71,7 +82,7 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
 }
 
 /// Whether the requirements allow capacity type `capacity`.
-fn allows(requirements: &Requirements, capacity: &str) -> bool {
+pub(super) fn allows(requirements: &Requirements, capacity: &str) -> bool {
     requirements
         .get_defined(CAPACITY_TYPE_LABEL_KEY)
         .is_none_or(|r| r.has(capacity))
@@ -110,7 +121,7 @@ fn spot_to_spot(
 
 /// The claim's types (in its order, cheapest first) whose worst launch price
 /// under `requirements` is below `limit`.
-fn cheaper_types<'t>(
+pub(super) fn cheaper_types<'t>(
     claim: &PlannedClaim,
     types: &'t [InstanceType],
     requirements: &Requirements,
@@ -181,7 +192,7 @@ pub(super) fn cheaper_replacement(
 /// The claim kept to the `kept` types, launching their cheapest allowed
 /// offering (spot only when `pin_spot`, which also writes the capacity-type
 /// requirement as `In [spot]`).
-fn written(
+pub(super) fn written(
     claim: &PlannedClaim,
     requirements: &Requirements,
     kept: &[&InstanceType],
@@ -250,7 +261,10 @@ fn offerings<'t>(
 /// Upstream's `WorstLaunchPrice`: the dearest allowed available offering of the
 /// first capacity type present in launch precedence (reserved, spot,
 /// on-demand).
-fn worst_launch_price(instance_type: &InstanceType, requirements: &Requirements) -> Option<f64> {
+pub(super) fn worst_launch_price(
+    instance_type: &InstanceType,
+    requirements: &Requirements,
+) -> Option<f64> {
     [RESERVED, SPOT, ON_DEMAND]
         .into_iter()
         .find_map(|capacity| {

@@ -9,6 +9,7 @@
 pub mod consolidation;
 pub mod drift;
 pub mod emptiness;
+pub mod m_to_n;
 pub mod multi_node;
 pub mod single_node;
 

@@ -64,7 +64,16 @@ fn first_n(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command
             .filter(|command| approved(pass, prefix, command));
         match command {
             Some(command) => {
-                best = Some(command);
+                // Upstream keeps the longest workable prefix. A longer M-to-N
+                // prefix that saves no more than a shorter one only disrupts
+                // more, so it does not displace it.
+                let displaces = command.replacements.len() <= 1
+                    || best
+                        .as_ref()
+                        .is_none_or(|b: &Command| command.savings_per_hour > b.savings_per_hour);
+                if displaces {
+                    best = Some(command);
+                }
                 low = mid + 1;
             }
             None => high = mid - 1,
@@ -80,7 +89,9 @@ fn without_same_types(
     candidates: &[&Candidate<'_>],
     mut command: Command,
 ) -> Option<Command> {
-    let Some(replacement) = command.replacements.first() else {
+    // Several replacements (M-to-N) are fewer nodes than the candidates
+    // already; the rule is upstream's for a single one.
+    let [replacement] = command.replacements.as_slice() else {
         return Some(command);
     };
     let limit = replacement
