@@ -41,11 +41,34 @@ impl SingleNode {
     /// command; a capacity planner asking which nodes are worth
     /// consolidating wants every answer.
     pub fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
-        by_savings_ratio(pass, |c| consolidatable(c, pass))
+        interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)))
             .into_iter()
             .map(|candidate| (candidate.name.to_owned(), option(pass, candidate)))
             .collect()
     }
+}
+
+/// The candidates (sorted) interleaved by NodePool (see the module
+/// documentation).
+fn interleaved<'c, 's>(sorted: Vec<&'c Candidate<'s>>) -> Vec<&'c Candidate<'s>> {
+    interleave(sorted, |c| c.pool.name().unwrap_or_default())
+}
+
+/// `sorted` interleaved by `group`: the first of each group in the order the
+/// groups first appear, then the second of each, and so on.
+fn interleave<T: Copy, G: PartialEq>(sorted: Vec<T>, group: impl Fn(T) -> G) -> Vec<T> {
+    let mut groups: Vec<(G, Vec<T>)> = Vec::new();
+    for item in sorted {
+        let key = group(item);
+        match groups.iter_mut().find(|(g, _)| *g == key) {
+            Some((_, members)) => members.push(item),
+            None => groups.push((key, vec![item])),
+        }
+    }
+    let longest = groups.iter().map(|(_, m)| m.len()).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| groups.iter().filter_map(move |(_, m)| m.get(i).copied()))
+        .collect()
 }
 
 /// The command consolidating the candidate alone, if any: not tried when
@@ -64,7 +87,7 @@ impl Method for SingleNode {
     }
 
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
-        let ordered = by_savings_ratio(pass, |c| consolidatable(c, pass));
+        let ordered = interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)));
         ordered.into_iter().find_map(|candidate| {
             let pool = candidate.pool.name().unwrap_or_default();
             if !pass
@@ -75,5 +98,21 @@ impl Method for SingleNode {
             }
             option(pass, candidate)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interleave;
+
+    #[test]
+    fn pools_take_turns_in_the_order_of_their_best_candidates() {
+        let sorted = ["a1", "a2", "b1", "a3", "c1", "b2"];
+        let pool = |name: &str| name.as_bytes()[0];
+        assert_eq!(
+            interleave(sorted.to_vec(), pool),
+            ["a1", "b1", "c1", "a2", "b2", "a3"]
+        );
+        assert!(interleave(Vec::<&str>::new(), pool).is_empty());
     }
 }
