@@ -48,6 +48,10 @@ struct CommandCheck {
     candidates: Vec<String>,
     replacements: Option<usize>,
     launch: Option<String>,
+    /// How many instance types the first replacement lists.
+    instance_types: Option<usize>,
+    /// The first replacement's launch capacity type.
+    launch_capacity_type: Option<String>,
     savings_per_hour: Option<f64>,
 }
 
@@ -186,6 +190,26 @@ fn check(path: &Path) -> Vec<String> {
             problems.push(format!(
                 "command {i}: launches {launch:?}, want {:?}",
                 want.launch
+            ));
+        }
+        let types = got["replacements"][0]["instanceTypes"]
+            .as_array()
+            .map(Vec::len);
+        if want.instance_types.is_some_and(|n| Some(n) != types) {
+            problems.push(format!(
+                "command {i}: first replacement lists {types:?} instance types, want {:?}",
+                want.instance_types
+            ));
+        }
+        let capacity = got["replacements"][0]["launch"]["capacityType"].as_str();
+        if want
+            .launch_capacity_type
+            .as_deref()
+            .is_some_and(|c| Some(c) != capacity)
+        {
+            problems.push(format!(
+                "command {i}: launches {capacity:?} capacity, want {:?}",
+                want.launch_capacity_type
             ));
         }
         let savings = got["savingsPerHour"].as_f64();
