@@ -298,3 +298,37 @@ fn nodes_past_expire_after_are_expired_first_whatever_the_budget() {
     let early: Timestamp = "2026-01-30T23:59:59Z".parse().unwrap();
     assert!(plan_of(&zero_budget, early).commands.is_empty());
 }
+
+#[test]
+fn the_providers_drift_verdict_rolls_the_node_like_the_condition() {
+    // No Drifted condition; the provider's own check reports node-1's claim
+    // drifted (as a controller fills `Snapshot::provider_drift` from
+    // `is_drifted`): drift replaces it before consolidation would.
+    let scenario = Scenario::from_str(
+        "example.yaml",
+        &without_type(EXAMPLE.as_str(), "small"),
+        &LoadOptions::default(),
+    )
+    .expect("loads");
+    let types = scenario.fake_instance_types().expect("instance types");
+    let mut snapshot = scenario.into_snapshot(types);
+    let before = plan(&snapshot, now());
+    assert!(
+        before
+            .commands
+            .iter()
+            .all(|c| c.reason != CommandReason::Drifted),
+        "{before:?}"
+    );
+    snapshot
+        .provider_drift
+        .insert("nc-node-1".to_owned(), "ImageDrift".to_owned());
+    let after = plan(&snapshot, now());
+    let drifted: Vec<&Vec<String>> = after
+        .commands
+        .iter()
+        .filter(|c| c.reason == CommandReason::Drifted)
+        .map(|c| &c.candidates)
+        .collect();
+    assert_eq!(drifted, [&vec!["node-1".to_owned()]], "{after:?}");
+}

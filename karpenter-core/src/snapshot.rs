@@ -47,6 +47,11 @@ pub struct Snapshot {
     /// The label keys left to instance types to define: the core's and the
     /// provider's.
     pub well_known_labels: WellKnownLabels,
+    /// What the cloud provider's drift check (`is_drifted`) reports, by
+    /// NodeClaim name: the reason each drifted claim gives. A controller fills
+    /// it from its provider; scenario files leave it empty (a claim's
+    /// `Drifted` condition says the same).
+    pub provider_drift: BTreeMap<String, String>,
 }
 
 /// A node of the cluster: a Node, a NodeClaim, or both joined.

@@ -73,6 +73,9 @@ impl Scenario {
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
             well_known_labels: WellKnownLabels::core().clone(),
+            // Scenario files carry no provider verdicts: a drifted claim says
+            // so with its `Drifted` condition.
+            provider_drift: Default::default(),
         }
     }
 
@@ -91,6 +94,9 @@ impl Scenario {
             persistent_volumes: into_objects(self.persistent_volumes),
             storage_classes: into_objects(self.storage_classes),
             well_known_labels: WellKnownLabels::core().clone(),
+            // Scenario files carry no provider verdicts: a drifted claim says
+            // so with its `Drifted` condition.
+            provider_drift: Default::default(),
         }
     }
 }

@@ -43,13 +43,13 @@
 //! duration, 10 s)). A snapshot has neither a queue nor nominations, so
 //! neither is checked here.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::drift::{DriftReason, drift};
+use super::drift::{DriftReason, drift_with};
 use super::expiration::expire_after;
 use super::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
@@ -109,7 +109,7 @@ pub struct Candidate<'s> {
     /// When it expires: [`created`](Self::created) plus its `expireAfter`;
     /// `None` when that is `Never`.
     pub expires_at: Option<Timestamp>,
-    /// Why it has drifted from its pool, if it has ([`drift`]).
+    /// Why it has drifted from its pool, if it has ([`drift_with`], the provider's verdict included).
     pub drift: Option<DriftReason>,
     /// The pod that keeps it from graceful disruption: always `None` in
     /// [`Candidates::candidates`], always set in [`Candidates::pod_blocked`].
@@ -220,6 +220,8 @@ struct Lookup<'s> {
     /// The pods bound to each node, in `namespace/name` order.
     pods: HashMap<&'s str, Vec<&'s Pod>>,
     pdbs: Pdbs<'s>,
+    /// The provider's drift reasons, by NodeClaim name.
+    provider_drift: &'s BTreeMap<String, String>,
 }
 
 impl<'s> Lookup<'s> {
@@ -253,6 +255,7 @@ impl<'s> Lookup<'s> {
             types,
             pods,
             pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
+            provider_drift: &snapshot.provider_drift,
         }
     }
 
@@ -333,7 +336,13 @@ impl<'s> Lookup<'s> {
                 .map(|after| plus(last_event(claim, created, &pods), after)),
             expires_at: expire_after.map(|after| plus(created, after)),
             created,
-            drift: drift(node, pool),
+            drift: drift_with(
+                node,
+                pool,
+                self.provider_drift
+                    .get(claim.metadata.name.as_deref().unwrap_or_default())
+                    .map(String::as_str),
+            ),
             pods,
             reschedulable,
             pod_block,

@@ -66,7 +66,7 @@ pub enum DriftReason {
         /// The first requirement not met, for a person.
         detail: String,
     },
-    /// A reason the cloud provider reports (none yet).
+    /// A reason the cloud provider reports ([`Snapshot::provider_drift`](crate::snapshot::Snapshot::provider_drift)).
     Provider(String),
 }
 
@@ -108,10 +108,23 @@ impl fmt::Display for DriftReason {
 ///   node, and hand-written NodeClaims often carry few labels. Requirements
 ///   that cannot be read are skipped (the input's validation refuses them).
 pub fn drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason> {
+    drift_with(node, pool, None)
+}
+
+/// [`drift`], with the reason the cloud provider's own check (`is_drifted`)
+/// gave for the node's claim, if it found one: it counts after the hash and
+/// requirement checks and before the `Drifted` condition, as upstream checks
+/// the provider last and records the first reason found in that condition.
+pub fn drift_with(
+    node: &ClusterNode,
+    pool: &NodePool,
+    provider: Option<&str>,
+) -> Option<DriftReason> {
     let claim = node.node_claim.as_ref();
     claim
         .and_then(|claim| hash_drift(pool, claim))
         .or_else(|| requirements_drift(node, pool))
+        .or_else(|| provider.map(|reason| DriftReason::Provider(reason.to_owned())))
         .or_else(|| claim.and_then(condition_drift))
 }
 
