@@ -16,4 +16,7 @@ pub enum Error {
     /// A duration (Go syntax or `Never`) could not be parsed.
     #[error(transparent)]
     Duration(#[from] crate::api::DurationError),
+    /// A cloud provider call failed.
+    #[error(transparent)]
+    CloudProvider(#[from] crate::cloudprovider::CloudProviderError),
 }

@@ -1,13 +1,14 @@
-//! What a cloud provider offers the engine: instance types and their offerings.
-//!
-//! The `CloudProvider` trait itself (create, delete, list, ...) comes with the driver;
-//! planning needs only these values, which a provider computes for each NodePool.
+//! What a cloud provider offers the engine: instance types and their
+//! offerings and repair policies, which planning reads as values, and the
+//! [`CloudProvider`] trait the driver acts through (create, delete, list, ...).
 
 mod instance_type;
 mod offering;
+mod provider;
 mod repair;
 
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};
+pub use provider::{CloudProvider, CloudProviderError, OfferingKey};
 pub use repair::RepairPolicy;

@@ -1,0 +1,231 @@
+//! The [`CloudProvider`] trait: what the driver asks of a cloud, after
+//! upstream's `cloudprovider.CloudProvider` (`pkg/cloudprovider/types.go`),
+//! and the one error type its implementations return.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use thiserror::Error;
+
+use super::{InstanceType, RepairPolicy};
+use crate::api::{NodeClaim, NodePool};
+
+/// One offering of an instance type: the unit capacity runs out in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OfferingKey {
+    /// The instance type's name.
+    pub instance_type: String,
+    /// The zone.
+    pub zone: String,
+    /// The capacity type (`on-demand`, `spot`, `reserved`).
+    pub capacity_type: String,
+}
+
+impl fmt::Display for OfferingKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}",
+            self.instance_type, self.zone, self.capacity_type
+        )
+    }
+}
+
+/// Why a cloud provider call failed. `#[non_exhaustive]`: match the variants
+/// you act on and keep a catch-all arm.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum CloudProviderError {
+    /// No instance backs the claim (any more): `delete` reports this once the
+    /// instance is gone, `get` when it never existed.
+    #[error("no instance for nodeclaim {provider_id}")]
+    NodeClaimNotFound {
+        /// The claim's provider ID (or its name when it has none yet).
+        provider_id: String,
+    },
+    /// The cloud had no capacity for the offerings tried; the caller marks
+    /// them unavailable for a while and plans again.
+    #[error("insufficient capacity for {}: {message}", list(offerings))]
+    InsufficientCapacity {
+        /// The offerings that failed.
+        offerings: Vec<OfferingKey>,
+        /// The cloud's own words.
+        message: String,
+    },
+    /// The claim's node class is not ready (its status says why): nothing
+    /// can launch from it until it is.
+    #[error("node class {name} is not ready: {message}")]
+    NodeClassNotReady {
+        /// The node class's name.
+        name: String,
+        /// Why, as its status says.
+        message: String,
+    },
+    /// Launching failed for another reason the cloud gave.
+    #[error("creating the instance failed ({reason}): {message}")]
+    Create {
+        /// A short, stable reason (for metrics and events).
+        reason: String,
+        /// The cloud's own words.
+        message: String,
+    },
+    /// The pool's instance types cannot be worked out yet (upstream's
+    /// `UnevaluatedNodePoolError`, while overlays settle): skip the pool.
+    #[error("nodepool {pool} cannot be evaluated yet: {message}")]
+    UnevaluatedNodePool {
+        /// The NodePool's name.
+        pool: String,
+        /// Why.
+        message: String,
+    },
+    /// The call itself failed (network, throttling, a server error);
+    /// `retryable` says whether trying again later may succeed.
+    #[error("cloud provider call failed: {message}")]
+    Api {
+        /// What failed.
+        message: String,
+        /// Whether a later retry may succeed.
+        retryable: bool,
+    },
+}
+
+/// The offerings, comma-separated.
+fn list(offerings: &[OfferingKey]) -> String {
+    let names: Vec<String> = offerings.iter().map(ToString::to_string).collect();
+    names.join(", ")
+}
+
+/// A cloud the driver launches and deletes instances in. The engine plans
+/// from values (instance types, repair policies, drift verdicts); the driver
+/// calls this trait to act on a plan.
+///
+/// Implementations are shared across tasks (`Send + Sync`) and used as
+/// `dyn CloudProvider`; every method may be called concurrently.
+///
+/// The contract every implementation keeps (a conformance suite in
+/// `karpenter-fake` is to check it for each):
+///
+/// - [`create`](Self::create) launches one instance for the claim, choosing
+///   among the instance types, zones and capacity types its requirements
+///   allow (the cheapest available offering), and returns the claim hydrated:
+///   `status.providerID`, the resolved labels (`node.kubernetes.io/instance-type`,
+///   `topology.kubernetes.io/zone`, `karpenter.sh/capacity-type`), and
+///   `status.capacity` and `status.allocatable`. When no allowed offering has
+///   capacity it returns [`CloudProviderError::InsufficientCapacity`] naming
+///   the offerings it tried, and launches nothing.
+/// - [`delete`](Self::delete) starts terminating the claim's instance. It
+///   returns [`CloudProviderError::NodeClaimNotFound`] once the instance is
+///   gone, so a caller retries until it sees that; deleting twice is fine.
+/// - [`get`](Self::get) and [`list`](Self::list) read instances back as
+///   claims (hydrated as `create` returns them); `get` of an unknown provider
+///   ID is `NodeClaimNotFound`.
+/// - [`instance_types`](Self::instance_types) returns every type the pool may
+///   use, *including* offerings that are unavailable now (with
+///   `available: false`), so that planning can tell "sold out" from "does not
+///   exist".
+/// - [`is_drifted`](Self::is_drifted) returns the provider's own reason a
+///   claim no longer matches its node class (image, version, ...), or `None`.
+/// - [`repair_policies`](Self::repair_policies) lists the node conditions
+///   that get a node replaced; [`name`](Self::name) names the provider.
+///
+/// ```
+/// use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError, InstanceType, RepairPolicy};
+/// use karpenter_core::api::{NodeClaim, NodePool};
+///
+/// /// A cloud with no capacity at all.
+/// #[derive(Debug)]
+/// struct Empty;
+///
+/// #[async_trait::async_trait]
+/// impl CloudProvider for Empty {
+///     async fn create(&self, _: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
+///         Err(CloudProviderError::InsufficientCapacity { offerings: vec![], message: "empty".into() })
+///     }
+///     async fn delete(&self, claim: &NodeClaim) -> Result<(), CloudProviderError> {
+///         let provider_id = claim.metadata.name.clone().unwrap_or_default();
+///         Err(CloudProviderError::NodeClaimNotFound { provider_id })
+///     }
+///     async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError> {
+///         Err(CloudProviderError::NodeClaimNotFound { provider_id: provider_id.into() })
+///     }
+///     async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError> { Ok(vec![]) }
+///     async fn instance_types(&self, _: &NodePool) -> Result<Vec<InstanceType>, CloudProviderError> {
+///         Ok(vec![])
+///     }
+///     async fn is_drifted(&self, _: &NodeClaim) -> Result<Option<String>, CloudProviderError> { Ok(None) }
+///     fn repair_policies(&self) -> Vec<RepairPolicy> { vec![] }
+///     fn name(&self) -> &str { "empty" }
+/// }
+///
+/// let provider: Box<dyn CloudProvider> = Box::new(Empty);
+/// assert_eq!(provider.name(), "empty");
+/// ```
+#[async_trait]
+pub trait CloudProvider: Send + Sync + fmt::Debug {
+    /// Launches an instance for the claim and returns the claim hydrated.
+    async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError>;
+
+    /// Starts terminating the claim's instance; `NodeClaimNotFound` once it
+    /// is gone.
+    async fn delete(&self, claim: &NodeClaim) -> Result<(), CloudProviderError>;
+
+    /// The instance with this provider ID, as a claim.
+    async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError>;
+
+    /// Every instance this provider launched, as claims.
+    async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError>;
+
+    /// The instance types the pool may use, unavailable offerings included.
+    async fn instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Vec<InstanceType>, CloudProviderError>;
+
+    /// The provider's reason the claim has drifted, if it has.
+    async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError>;
+
+    /// The node conditions that get a node replaced.
+    fn repair_policies(&self) -> Vec<RepairPolicy>;
+
+    /// The provider's name.
+    fn name(&self) -> &str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insufficient_capacity_names_its_offerings() {
+        let error = CloudProviderError::InsufficientCapacity {
+            offerings: vec![
+                OfferingKey {
+                    instance_type: "m-4x".into(),
+                    zone: "zone-a".into(),
+                    capacity_type: "spot".into(),
+                },
+                OfferingKey {
+                    instance_type: "m-8x".into(),
+                    zone: "zone-b".into(),
+                    capacity_type: "on-demand".into(),
+                },
+            ],
+            message: "sold out".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "insufficient capacity for m-4x/zone-a/spot, m-8x/zone-b/on-demand: sold out"
+        );
+    }
+
+    /// The trait is dyn-compatible and its futures are `Send`.
+    #[test]
+    fn the_trait_is_dyn_compatible() {
+        fn assert_send<T: Send>(_: &T) {}
+        fn uses(provider: &dyn CloudProvider, claim: &NodeClaim) {
+            let future = provider.create(claim);
+            assert_send(&future);
+        }
+        let _ = uses;
+    }
+}
