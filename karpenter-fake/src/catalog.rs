@@ -51,6 +51,55 @@ pub fn sized_instance_types(n: usize) -> Vec<InstanceType> {
         .collect()
 }
 
+/// Upstream's price for resources in `InstanceTypesAssorted`:
+/// 0.1 per vCPU plus 0.1 per GB (10^9 bytes) of memory.
+fn price_per_gb(cpus: i64, memory_gib: i64) -> f64 {
+    let bytes = memory_gib as f64 * (1u64 << 30) as f64;
+    0.1 * cpus as f64 + 0.1 * bytes / 1e9
+}
+
+/// Upstream's `InstanceTypesAssorted()`: the cross product of 1-64 vCPU
+/// (powers of two), 1-128 GiB memory (powers of two), the three zones, spot
+/// and on-demand, linux and windows, amd64 and arm64 (2,688 types), each with
+/// exactly one offering, 5 pods, and upstream's default overhead (100m cpu,
+/// 10Mi memory). Names read `<cpu>-cpu-<mem>-mem-<arch>-<os>-<zone>-<capacity>`.
+pub fn assorted_instance_types() -> Vec<InstanceType> {
+    let mut types = Vec::new();
+    for cpus in [1, 2, 4, 8, 16, 32, 64] {
+        for memory_gib in [1, 2, 4, 8, 16, 32, 64, 128] {
+            for zone in ZONES {
+                for capacity_type in [CAPACITY_TYPE_SPOT, CAPACITY_TYPE_ON_DEMAND] {
+                    for os in ["linux", "windows"] {
+                        for arch in [ARCHITECTURE_AMD64, "arm64"] {
+                            let name = format!(
+                                "{cpus}-cpu-{memory_gib}-mem-{arch}-{os}-{zone}-{capacity_type}"
+                            );
+                            let mut capacity = ResourceList::new();
+                            capacity.set(resources::CPU, cpus * 1000);
+                            capacity.set(resources::MEMORY, memory_gib * GIB);
+                            capacity.set(resources::PODS, 5 * 1000);
+                            let mut overhead = ResourceList::new();
+                            overhead.set(resources::CPU, 100);
+                            overhead.set(resources::MEMORY, 10 * 1024 * 1024 * 1000);
+                            let offering =
+                                Offering::new(zone, capacity_type, price_per_gb(cpus, memory_gib));
+                            let labels = [(LABEL_ARCH_STABLE, arch), (LABEL_OS_STABLE, os)];
+                            types.push(InstanceType::new(
+                                name,
+                                labels,
+                                vec![offering],
+                                capacity,
+                                overhead,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    types
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +113,30 @@ mod tests {
         assert_eq!(last.capacity.get(resources::PODS), 4_000_000);
         assert_eq!(last.offerings.len(), 5);
         assert!((last.offerings[0].price - fake_price(400, 800)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_assorted_catalog_is_upstreams_cross_product() {
+        let types = assorted_instance_types();
+        assert_eq!(types.len(), 7 * 8 * 3 * 2 * 2 * 2);
+        let names: std::collections::BTreeSet<&str> =
+            types.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names.len(), types.len(), "names are unique");
+        assert!(types.iter().all(|t| t.offerings.len() == 1));
+        let windows_arm = types
+            .iter()
+            .find(|t| t.name == "4-cpu-8-mem-arm64-windows-test-zone-2-spot")
+            .expect("a windows arm64 spot type in zone 2");
+        assert_eq!(windows_arm.capacity.get(resources::CPU), 4_000);
+        assert_eq!(windows_arm.offerings[0].zone, "test-zone-2");
+        assert_eq!(windows_arm.offerings[0].capacity_type, CAPACITY_TYPE_SPOT);
+        // 0.1 per vCPU and 0.1 per GB: 0.4 + 0.1 * 8 GiB / 10^9 bytes.
+        let expected = 0.4 + 0.1 * 8.0 * 1_073_741_824.0 / 1e9;
+        assert!((windows_arm.offerings[0].price - expected).abs() < 1e-12);
+        let os = windows_arm
+            .requirements
+            .get_defined(LABEL_OS_STABLE)
+            .map(|r| r.values().collect::<Vec<_>>());
+        assert_eq!(os, Some(vec!["windows"]));
     }
 }
