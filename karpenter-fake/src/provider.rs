@@ -1,0 +1,320 @@
+//! [`FakeCloudProvider`]: an in-memory [`CloudProvider`], after upstream's
+//! fake provider. `create` launches the cheapest available offering the
+//! claim's requirements allow among the types that hold its requests, and
+//! remembers the instance; `delete` forgets it.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use karpenter_core::api::{NodeClaim, NodePool, Quantities};
+use karpenter_core::cloudprovider::{
+    CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
+};
+use karpenter_core::resources::ResourceList;
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
+    Requirements, WellKnownLabels,
+};
+
+use crate::repair::repair_policies;
+
+/// What the fake cloud holds.
+#[derive(Debug, Default)]
+struct State {
+    /// Running instances, as hydrated claims, by provider ID.
+    instances: BTreeMap<String, NodeClaim>,
+    /// Drift reasons set by a test, by provider ID.
+    drifted: BTreeMap<String, String>,
+    /// How many instances were ever launched (names the next one).
+    launched: u64,
+}
+
+/// An in-memory cloud: the same instance types for every NodePool.
+#[derive(Debug)]
+pub struct FakeCloudProvider {
+    instance_types: Vec<InstanceType>,
+    state: Mutex<State>,
+}
+
+impl FakeCloudProvider {
+    /// A cloud offering `instance_types` to every NodePool.
+    pub fn new(instance_types: Vec<InstanceType>) -> FakeCloudProvider {
+        FakeCloudProvider {
+            instance_types,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Makes [`is_drifted`](CloudProvider::is_drifted) report `reason` for
+    /// the instance with `provider_id`.
+    pub fn set_drifted(&self, provider_id: &str, reason: &str) {
+        self.lock()
+            .drifted
+            .insert(provider_id.to_owned(), reason.to_owned());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind: keep going.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The claim's requirements, or why they cannot be read.
+fn requirements_of(claim: &NodeClaim) -> Result<Requirements, CloudProviderError> {
+    let mut requirements = Requirements::new();
+    for written in claim.spec.requirements() {
+        let requirement = written
+            .to_selector_requirement()
+            .and_then(|r| Requirement::try_from(&r))
+            .map_err(|e| CloudProviderError::Create {
+                reason: "InvalidRequirements".to_owned(),
+                message: e.to_string(),
+            })?;
+        requirements.add(requirement);
+    }
+    Ok(requirements)
+}
+
+/// What the claim asks for (its `spec.resources.requests`).
+fn requests_of(claim: &NodeClaim) -> Result<ResourceList, CloudProviderError> {
+    let requests = claim
+        .spec
+        .resources
+        .as_ref()
+        .and_then(|r| r.requests.as_ref());
+    match requests {
+        None => Ok(ResourceList::new()),
+        Some(requests) => {
+            ResourceList::from_quantities(requests).map_err(|e| CloudProviderError::Create {
+                reason: "InvalidRequests".to_owned(),
+                message: e.to_string(),
+            })
+        }
+    }
+}
+
+fn key(instance_type: &InstanceType, offering: &Offering) -> OfferingKey {
+    OfferingKey {
+        instance_type: instance_type.name.clone(),
+        zone: offering.zone.clone(),
+        capacity_type: offering.capacity_type.clone(),
+    }
+}
+
+#[async_trait]
+impl CloudProvider for FakeCloudProvider {
+    async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
+        let requirements = requirements_of(claim)?;
+        let requests = requests_of(claim)?;
+        let well_known = WellKnownLabels::core();
+        let fitting = self.instance_types.iter().filter(|t| {
+            t.requirements.is_compatible(&requirements, well_known)
+                && requests.fits(&t.allocatable())
+        });
+        let mut sold_out = Vec::new();
+        let mut best: Option<(&InstanceType, &Offering)> = None;
+        for instance_type in fitting {
+            for offering in instance_type
+                .offerings
+                .iter()
+                .filter(|o| o.is_compatible(&requirements))
+            {
+                if !offering.available {
+                    sold_out.push(key(instance_type, offering));
+                    continue;
+                }
+                let cheaper = best.is_none_or(|(t, o)| {
+                    offering
+                        .price
+                        .total_cmp(&o.price)
+                        .then_with(|| instance_type.name.cmp(&t.name))
+                        .then_with(|| offering.zone.cmp(&o.zone))
+                        .is_lt()
+                });
+                if cheaper {
+                    best = Some((instance_type, offering));
+                }
+            }
+        }
+        let Some((instance_type, offering)) = best else {
+            return Err(CloudProviderError::InsufficientCapacity {
+                offerings: sold_out,
+                message: "no available offering the claim allows holds its requests".to_owned(),
+            });
+        };
+        let mut state = self.lock();
+        state.launched += 1;
+        let provider_id = format!("fake:///instance-{:06}", state.launched);
+        let mut hydrated = claim.clone();
+        let labels = hydrated.metadata.labels.get_or_insert_with(BTreeMap::new);
+        for (key, value) in [
+            (LABEL_INSTANCE_TYPE_STABLE, instance_type.name.as_str()),
+            (LABEL_TOPOLOGY_ZONE, offering.zone.as_str()),
+            (CAPACITY_TYPE_LABEL_KEY, offering.capacity_type.as_str()),
+        ] {
+            labels.insert(key.to_owned(), value.to_owned());
+        }
+        let status = hydrated.status.get_or_insert_with(Default::default);
+        status.provider_id = Some(provider_id.clone());
+        status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
+        status.allocatable = Some(Quantities::from(
+            instance_type.allocatable().to_quantities(),
+        ));
+        state.instances.insert(provider_id, hydrated.clone());
+        Ok(hydrated)
+    }
+
+    async fn delete(&self, claim: &NodeClaim) -> Result<(), CloudProviderError> {
+        let provider_id = claim
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.clone())
+            .unwrap_or_else(|| claim.metadata.name.clone().unwrap_or_default());
+        match self.lock().instances.remove(&provider_id) {
+            Some(_) => Ok(()),
+            None => Err(CloudProviderError::NodeClaimNotFound { provider_id }),
+        }
+    }
+
+    async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError> {
+        self.lock()
+            .instances
+            .get(provider_id)
+            .cloned()
+            .ok_or_else(|| CloudProviderError::NodeClaimNotFound {
+                provider_id: provider_id.to_owned(),
+            })
+    }
+
+    async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError> {
+        Ok(self.lock().instances.values().cloned().collect())
+    }
+
+    async fn instance_types(
+        &self,
+        _pool: &NodePool,
+    ) -> Result<Vec<InstanceType>, CloudProviderError> {
+        Ok(self.instance_types.clone())
+    }
+
+    async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {
+        let provider_id = claim.status.as_ref().and_then(|s| s.provider_id.as_deref());
+        Ok(provider_id.and_then(|id| self.lock().drifted.get(id).cloned()))
+    }
+
+    fn repair_policies(&self) -> Vec<RepairPolicy> {
+        repair_policies()
+    }
+
+    fn name(&self) -> &str {
+        "fake"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use super::*;
+    use crate::catalog::sized_instance_types;
+
+    /// Runs a future that never waits (the fake's never do).
+    fn block_on<F: Future>(future: F) -> F::Output {
+        let mut future = pin!(future);
+        let mut context = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
+                return value;
+            }
+        }
+    }
+
+    fn claim(requirements: serde_json::Value, cpu: &str) -> NodeClaim {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "claim-1", "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
+                "requirements": requirements,
+                "resources": {"requests": {"cpu": cpu}},
+            },
+        }))
+        .expect("a NodeClaim")
+    }
+
+    #[test]
+    fn create_launches_the_cheapest_allowed_offering_that_holds_the_requests() {
+        let provider = FakeCloudProvider::new(sized_instance_types(8));
+        let wanted = claim(
+            serde_json::json!([
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["test-zone-3"]},
+            ]),
+            "2500m",
+        );
+        let launched = block_on(provider.create(&wanted)).expect("capacity");
+        let labels = launched.metadata.labels.as_ref().expect("labels");
+        // 2.5 cpu plus 100m overhead: the 3-vCPU type is the smallest that holds it.
+        assert_eq!(labels[LABEL_INSTANCE_TYPE_STABLE], "fake-it-3");
+        assert_eq!(labels[LABEL_TOPOLOGY_ZONE], "test-zone-3");
+        assert_eq!(labels[CAPACITY_TYPE_LABEL_KEY], "on-demand");
+        let provider_id = launched
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.clone())
+            .expect("a provider ID");
+        assert_eq!(
+            block_on(provider.get(&provider_id)).ok(),
+            Some(launched.clone())
+        );
+        assert_eq!(block_on(provider.list()).map(|l| l.len()).ok(), Some(1));
+        // Delete, then the instance is gone.
+        assert!(block_on(provider.delete(&launched)).is_ok());
+        assert!(matches!(
+            block_on(provider.delete(&launched)),
+            Err(CloudProviderError::NodeClaimNotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn no_offering_means_insufficient_capacity() {
+        let mut types = sized_instance_types(2);
+        for t in &mut types {
+            for o in &mut t.offerings {
+                o.available = false;
+            }
+        }
+        let provider = FakeCloudProvider::new(types);
+        let wanted = claim(serde_json::json!([]), "500m");
+        match block_on(provider.create(&wanted)) {
+            Err(CloudProviderError::InsufficientCapacity { offerings, .. }) => {
+                // Both types, five offerings each, all sold out.
+                assert_eq!(offerings.len(), 10);
+            }
+            other => panic!("expected insufficient capacity, got {other:?}"),
+        }
+        assert_eq!(block_on(provider.list()).map(|l| l.len()).ok(), Some(0));
+    }
+
+    #[test]
+    fn drift_is_reported_as_set() {
+        let provider = FakeCloudProvider::new(sized_instance_types(2));
+        let launched =
+            block_on(provider.create(&claim(serde_json::json!([]), "1"))).expect("capacity");
+        assert_eq!(block_on(provider.is_drifted(&launched)).ok(), Some(None));
+        let id = launched
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.clone())
+            .expect("an ID");
+        provider.set_drifted(&id, "ImageDrift");
+        assert_eq!(
+            block_on(provider.is_drifted(&launched)).ok(),
+            Some(Some("ImageDrift".to_owned()))
+        );
+    }
+}
