@@ -6,15 +6,35 @@
 //! generated catalogs ([`catalog`]), workloads ([`workload`]) and running clusters
 //! ([`cluster`]), the fake provider's repair policies ([`repair`]), and an
 //! in-memory [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider)
-//! ([`provider::FakeCloudProvider`]). Fault injection, call recording and the
-//! conformance suite follow.
+//! ([`provider::FakeCloudProvider`]) with a decorator recording calls
+//! ([`recording::Recording`]). Fault injection and the conformance suite
+//! follow.
 
 pub mod catalog;
 pub mod cluster;
 pub mod document;
 pub mod manifest;
 pub mod provider;
+pub mod recording;
 pub mod repair;
 pub mod workload;
 
 pub use document::{InstanceTypeDocument, OfferingDocument};
+
+#[cfg(test)]
+mod test_support {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    /// Runs a future that never waits (the fake provider's never do).
+    pub fn block_on<F: Future>(future: F) -> F::Output {
+        let mut future = pin!(future);
+        let mut context = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
+                return value;
+            }
+        }
+    }
+}

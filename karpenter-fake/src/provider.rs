@@ -216,23 +216,9 @@ impl CloudProvider for FakeCloudProvider {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
     use super::*;
     use crate::catalog::sized_instance_types;
-
-    /// Runs a future that never waits (the fake's never do).
-    fn block_on<F: Future>(future: F) -> F::Output {
-        let mut future = pin!(future);
-        let mut context = Context::from_waker(Waker::noop());
-        loop {
-            if let Poll::Ready(value) = future.as_mut().poll(&mut context) {
-                return value;
-            }
-        }
-    }
+    use crate::test_support::block_on;
 
     fn claim(requirements: serde_json::Value, cpu: &str) -> NodeClaim {
         serde_json::from_value(serde_json::json!({
