@@ -240,12 +240,7 @@ impl TopologyBase {
         if let Some(&id) = self.inverse_index.get(&identity) {
             return id;
         }
-        let key = Arc::clone(&identity.key);
-        let mut group = Group::over(
-            identity.clone(),
-            self.domain_set(&key, None, &NodeFilter::everything()),
-        );
-        group.inverse = true;
+        let group = self.new_inverse(identity.clone(), &Removed::default(), &|_, _| false);
         let id = self.inverse.len();
         self.inverse.push(group);
         self.carriers.push(Vec::new());
@@ -253,28 +248,32 @@ impl TopologyBase {
         id
     }
 
-    /// A new inverse group knowing the pools' domains, those of the existing
-    /// nodes at `existing` (indices into `nodes`) and `registered`; no count.
-    pub(super) fn fresh_inverse(
+    /// A new inverse group, with no count, for a topology without `removed`:
+    /// it knows every domain of the pools and of the existing nodes kept, and
+    /// the registered values (`registered` tells which a removed node's
+    /// domain still is).
+    pub(super) fn new_inverse(
         &self,
         identity: GroupIdentity,
-        existing: &[usize],
-        registered: &BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+        removed: &Removed,
+        registered: &dyn Fn(&str, &str) -> bool,
     ) -> Group {
-        let mut group = Group::new(identity);
+        let key = Arc::clone(&identity.key);
+        let shared = self.domain_set(&key, None, &NodeFilter::everything());
+        let mut group = Group::over(identity, shared);
         group.inverse = true;
-        let key = Arc::clone(group.key());
-        for domain in self.universe.borrow_mut().domains(&key, None) {
-            group.register(&domain);
-        }
-        for &index in existing {
-            if let Some(domain) = self.nodes[index].label(&key) {
-                group.register_str(domain);
-            }
-        }
-        for domain in registered.get(&key).into_iter().flatten() {
-            group.register(domain);
-        }
+        let touched = removed
+            .nodes
+            .iter()
+            .filter_map(|&index| self.nodes[index].label(&key));
+        self.forget_lost(
+            &mut group,
+            touched.collect(),
+            removed,
+            None,
+            registered,
+            &|_| true,
+        );
         group
     }
 

@@ -135,11 +135,6 @@ impl Group {
         self.counts.register(domain);
     }
 
-    /// Makes `domain` known, with no pod if it was not known yet.
-    pub(super) fn register_str(&mut self, domain: &str) {
-        self.counts.register_str(domain);
-    }
-
     /// Counts one more selected pod in `domain`.
     pub(super) fn record(&mut self, domain: &str) {
         self.counts.record(domain);

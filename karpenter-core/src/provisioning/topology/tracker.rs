@@ -81,8 +81,6 @@ pub(crate) struct Topology {
     /// `groups` and `inverse` by the label their selectors need.
     group_anchors: AnchorIndex,
     inverse_anchors: AnchorIndex,
-    /// Indices into the base's nodes of the existing nodes kept.
-    existing: Vec<usize>,
     /// The base's registered hostnames of removed nodes.
     dropped: BTreeSet<Arc<str>>,
     /// Values registered per key since, for groups made later.
@@ -142,17 +140,11 @@ impl Topology {
     /// base's inverse groups as they are.
     pub(crate) fn sole(mut base: TopologyBase, pending: &[PodView<'_>]) -> Topology {
         let inverse = std::mem::take(&mut base.inverse);
-        let inverse_index = std::mem::take(&mut base.inverse_index);
+        base.inverse_index.clear();
         let mut topology = Topology::empty(Rc::new(base), Removed::default());
-        for (id, mut group) in inverse.into_iter().enumerate() {
-            group.slot = topology.slot(&Arc::clone(group.key()));
-            debug_assert_eq!(id, topology.inverse.len());
-            topology
-                .inverse_anchors
-                .add(topology.inverse.len(), &group.identity.selector);
-            topology.inverse.push(group);
+        for group in inverse {
+            topology.push_inverse(group);
         }
-        topology.inverse_index = inverse_index;
         topology.add_members(pending);
         topology
     }
@@ -202,13 +194,6 @@ impl Topology {
 
     /// A topology of the base without `removed`, with no group yet.
     fn empty(base: Rc<TopologyBase>, removed: Removed) -> Topology {
-        let existing = base
-            .existing
-            .iter()
-            .enumerate()
-            .filter(|(at, _)| !removed.has_existing(*at))
-            .map(|(_, &index)| index)
-            .collect();
         let dropped = base.dropped_hostnames(&removed);
         Topology {
             base,
@@ -220,7 +205,6 @@ impl Topology {
             members: HashMap::new(),
             group_anchors: AnchorIndex::default(),
             inverse_anchors: AnchorIndex::default(),
-            existing,
             dropped,
             added: BTreeMap::new(),
             keys: Vec::new(),
@@ -279,13 +263,18 @@ impl Topology {
             let registered = |key: &str, value: &str| self.is_registered(key, value);
             base.remove_from_inverse(&mut group, id, &self.removed, &registered);
         }
+        self.push_inverse(group)
+    }
+
+    /// Adds an inverse group (with its key's slot, its anchor and its index
+    /// entry); its id.
+    fn push_inverse(&mut self, mut group: Group) -> usize {
         group.slot = self.slot(&Arc::clone(group.key()));
-        let at = self.inverse.len();
-        self.inverse_index.insert(group.identity.clone(), at);
-        self.inverse_anchors
-            .add(self.inverse.len(), &group.identity.selector);
+        let id = self.inverse.len();
+        self.inverse_index.insert(group.identity.clone(), id);
+        self.inverse_anchors.add(id, &group.identity.selector);
         self.inverse.push(group);
-        at
+        id
     }
 
     /// Makes domain `value` of `key` known to every group on that key (the
@@ -597,24 +586,12 @@ impl Topology {
             return self.adopt_inverse(id);
         }
         let base = Rc::clone(&self.base);
-        let mut registered = base.registered.clone();
-        if let Some(hostnames) = registered.get_mut(LABEL_HOSTNAME) {
-            hostnames.retain(|h| !self.dropped.contains(h));
+        let registered = |key: &str, value: &str| self.is_registered(key, value);
+        let mut group = base.new_inverse(identity, &self.removed, &registered);
+        for domain in self.added.get(group.key()).into_iter().flatten() {
+            group.register(domain);
         }
-        for (key, values) in &self.added {
-            registered
-                .entry(Arc::clone(key))
-                .or_default()
-                .extend(values.iter().cloned());
-        }
-        let mut group = base.fresh_inverse(identity.clone(), &self.existing, &registered);
-        group.slot = self.slot(&Arc::clone(group.key()));
-        let id = self.inverse.len();
-        self.inverse_anchors
-            .add(self.inverse.len(), &group.identity.selector);
-        self.inverse.push(group);
-        self.inverse_index.insert(identity, id);
-        id
+        self.push_inverse(group)
     }
 }
 
