@@ -30,56 +30,69 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<Daemon
     daemon_sets
         .iter()
         .filter_map(|ds| {
-            let template_spec = ds.spec.template.spec.clone().unwrap_or_default();
-            // The newest live pod, as upstream picks it.
-            let live = pods
-                .iter()
-                .filter(|p| {
-                    p.metadata.namespace == ds.metadata.namespace
-                        && p.metadata.owner_references.iter().flatten().any(|o| {
-                            o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
-                        })
-                })
-                .max_by(|a, b| {
-                    a.metadata
-                        .creation_timestamp
-                        .cmp(&b.metadata.creation_timestamp)
-                });
-            let mut spec = live
-                .and_then(|p| p.spec.clone())
-                .unwrap_or_else(|| template_spec.clone());
-            // The DaemonSet controller pins each live pod to its node with a
-            // `matchFields` term; what selects nodes is the template's affinity.
-            let template_required = template_spec
-                .affinity
-                .as_ref()
-                .and_then(|a| a.node_affinity.as_ref())
-                .and_then(|n| {
-                    n.required_during_scheduling_ignored_during_execution
-                        .clone()
-                });
-            if let Some(node_affinity) = spec
-                .affinity
-                .as_mut()
-                .and_then(|a| a.node_affinity.as_mut())
-            {
-                node_affinity.required_during_scheduling_ignored_during_execution =
-                    template_required;
-            } else if let Some(required) = template_required {
-                let affinity = spec.affinity.get_or_insert_with(Default::default);
-                let node_affinity = affinity.node_affinity.get_or_insert_with(Default::default);
-                node_affinity.required_during_scheduling_ignored_during_execution = Some(required);
-            }
-            spec.node_name = None;
-            let requests = resources::pod_requests(&spec).ok()?;
-            let host_ports = host_ports(&spec);
-            Some(DaemonPod {
-                spec,
-                requests,
-                host_ports,
-            })
+            let live = newest(pods.iter().filter(|p| is_pod_of(ds, p)));
+            daemon_pod(ds, live)
         })
         .collect()
+}
+
+/// Whether `pod` belongs to `daemon_set`: same namespace, owned by it.
+pub(crate) fn is_pod_of(daemon_set: &DaemonSet, pod: &Pod) -> bool {
+    pod.metadata.namespace == daemon_set.metadata.namespace
+        && pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.kind == "DaemonSet" && Some(&o.name) == daemon_set.metadata.name.as_ref())
+}
+
+/// The newest of a DaemonSet's live pods, as upstream picks the one that
+/// stands for them (the last of equally new ones).
+pub(crate) fn newest<'p>(pods: impl Iterator<Item = &'p Pod>) -> Option<&'p Pod> {
+    pods.max_by(|a, b| {
+        a.metadata
+            .creation_timestamp
+            .cmp(&b.metadata.creation_timestamp)
+    })
+}
+
+/// The daemon pod of `ds` as its `live` pod (else its template) asks for it;
+/// `None` when its spec cannot be read.
+pub(crate) fn daemon_pod(ds: &DaemonSet, live: Option<&Pod>) -> Option<DaemonPod> {
+    let template_spec = ds.spec.template.spec.clone().unwrap_or_default();
+    let mut spec = live
+        .and_then(|p| p.spec.clone())
+        .unwrap_or_else(|| template_spec.clone());
+    // The DaemonSet controller pins each live pod to its node with a
+    // `matchFields` term; what selects nodes is the template's affinity.
+    let template_required = template_spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .clone()
+        });
+    if let Some(node_affinity) = spec
+        .affinity
+        .as_mut()
+        .and_then(|a| a.node_affinity.as_mut())
+    {
+        node_affinity.required_during_scheduling_ignored_during_execution = template_required;
+    } else if let Some(required) = template_required {
+        let affinity = spec.affinity.get_or_insert_with(Default::default);
+        let node_affinity = affinity.node_affinity.get_or_insert_with(Default::default);
+        node_affinity.required_during_scheduling_ignored_during_execution = Some(required);
+    }
+    spec.node_name = None;
+    let requests = resources::pod_requests(&spec).ok()?;
+    let host_ports = host_ports(&spec);
+    Some(DaemonPod {
+        spec,
+        requests,
+        host_ports,
+    })
 }
 
 impl DaemonPod {

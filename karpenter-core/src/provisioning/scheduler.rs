@@ -108,7 +108,7 @@ impl<'s> Scheduler<'s> {
         let topology = Topology::sole(base, &pending);
         drop(pending);
         let existing = setup.existing.iter().map(|(_, n)| Rc::clone(n)).collect();
-        let limits = setup.limits(snapshot, &BTreeSet::new());
+        let limits = setup.limits(&BTreeSet::new());
         Scheduler::assemble(&setup, existing, limits, pods, rejected, topology)
     }
 

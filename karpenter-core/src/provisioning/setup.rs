@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
-use super::daemons::daemon_pods;
+use super::daemons::{daemon_pod, daemon_pods, is_pod_of, newest};
 use super::existing::{ExistingNode, is_destination};
 use super::pods::{PendingPod, bound_node, is_pending};
 use super::preferences::Preferences;
@@ -41,6 +41,9 @@ pub(crate) struct Setup<'s> {
     pub(crate) skipped_pools: Vec<(String, String)>,
     /// Each template's pool limits, as written (`None`: unlimited).
     pub(crate) written_limits: Vec<Option<Limits>>,
+    /// For each template whose pool has limits, its nodes' capacities, each
+    /// with the node's index in the snapshot, in snapshot order.
+    pool_capacities: Vec<Vec<(usize, ResourceList)>>,
     /// The pods bound to each node, by node name, in snapshot order.
     pub(crate) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
     /// The destinations, in the order pods try them, each with its index in
@@ -77,6 +80,20 @@ impl<'s> Setup<'s> {
                 )),
             }
         }
+        let pool_capacities = templates
+            .iter()
+            .zip(&written_limits)
+            .map(|(template, written)| match written {
+                None => Vec::new(),
+                Some(_) => snapshot
+                    .nodes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| n.node_pool() == Some(&template.pool))
+                    .map(|(i, n)| (i, n.capacity()))
+                    .collect(),
+            })
+            .collect();
         let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
@@ -104,6 +121,7 @@ impl<'s> Setup<'s> {
             templates: Rc::new(templates),
             skipped_pools,
             written_limits,
+            pool_capacities,
             bound,
             existing,
         }
@@ -111,22 +129,14 @@ impl<'s> Setup<'s> {
 
     /// The pools' limits less what their nodes use, leaving out the nodes of
     /// the snapshot at `removed` (indices into its nodes).
-    pub(crate) fn limits(
-        &self,
-        snapshot: &Snapshot,
-        removed: &BTreeSet<usize>,
-    ) -> Vec<Option<Limits>> {
-        self.templates
+    pub(crate) fn limits(&self, removed: &BTreeSet<usize>) -> Vec<Option<Limits>> {
+        self.written_limits
             .iter()
-            .zip(&self.written_limits)
-            .map(|(template, written)| {
+            .zip(&self.pool_capacities)
+            .map(|(written, capacities)| {
                 let mut limits = written.clone()?;
-                for (_, node) in
-                    snapshot.nodes.iter().enumerate().filter(|(i, n)| {
-                        !removed.contains(i) && n.node_pool() == Some(&template.pool)
-                    })
-                {
-                    limits.remaining = limits.remaining.saturating_sub(&node.capacity());
+                for (_, capacity) in capacities.iter().filter(|(i, _)| !removed.contains(i)) {
+                    limits.remaining = limits.remaining.saturating_sub(capacity);
                 }
                 Some(limits)
             })
@@ -236,8 +246,8 @@ pub(crate) struct Prepared<'s> {
     topology: Rc<TopologyBase>,
     /// The cluster's pending pods, with their index in the snapshot's pods.
     pending: Vec<(usize, Result<PendingPod<'s>, RejectedPod>)>,
-    /// For each DaemonSet, its live pods as (node index, pod), newest last,
-    /// as [`daemon_pods`] picks among them.
+    /// For each DaemonSet, its live pods, each with its node's index, among
+    /// which [`daemon_pods`] picks the one that stands for them.
     daemon_candidates: Vec<Vec<(Option<usize>, &'s Pod)>>,
 }
 
@@ -266,12 +276,7 @@ impl<'s> Prepared<'s> {
                 snapshot
                     .pods
                     .iter()
-                    .filter(|p| {
-                        p.metadata.namespace == ds.metadata.namespace
-                            && p.metadata.owner_references.iter().flatten().any(|o| {
-                                o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
-                            })
-                    })
+                    .filter(|p| is_pod_of(ds, p))
                     .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
                     .collect()
             })
@@ -336,7 +341,7 @@ impl<'s> Prepared<'s> {
         let removal = self.topology.removed(removed);
         let topology = Topology::without(Rc::clone(&self.topology), removal, &views);
         drop(views);
-        let limits = self.setup.limits(snapshot, removed);
+        let limits = self.setup.limits(removed);
         let mut scheduler =
             Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
         scheduler.fence = fence;
@@ -352,29 +357,20 @@ impl<'s> Prepared<'s> {
             .iter()
             .zip(daemon_sets)
             .all(|(pods, daemon_set)| {
-                let newest = |skip_removed: bool| {
-                    pods.iter()
-                        .filter(|(node, _)| {
-                            !skip_removed || node.is_none_or(|n| !removed.contains(&n))
-                        })
-                        .map(|(_, pod)| *pod)
-                        .max_by(|a, b| {
-                            a.metadata
-                                .creation_timestamp
-                                .cmp(&b.metadata.creation_timestamp)
-                        })
+                let live = |skip_removed: bool| {
+                    newest(
+                        pods.iter()
+                            .filter(move |(node, _)| {
+                                !skip_removed || node.is_none_or(|n| !removed.contains(&n))
+                            })
+                            .map(|(_, pod)| *pod),
+                    )
                 };
-                let (before, after) = (newest(false), newest(true));
+                let (before, after) = (live(false), live(true));
                 if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
                     return true;
                 }
-                let read = |pod: Option<&Pod>| {
-                    let pods: Vec<Pod> = pod.into_iter().cloned().collect();
-                    daemon_pods(std::slice::from_ref(daemon_set), &pods)
-                        .into_iter()
-                        .map(|d| d.spec)
-                        .collect::<Vec<_>>()
-                };
+                let read = |pod: Option<&Pod>| daemon_pod(daemon_set, pod).map(|d| d.spec);
                 read(before) == read(after)
             })
     }

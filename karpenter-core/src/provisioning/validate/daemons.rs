@@ -10,6 +10,7 @@ use super::pods::{first_untolerated, strict_alternatives};
 use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::provisioning::daemons::is_pod_of;
 use crate::provisioning::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
@@ -36,10 +37,7 @@ pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
             let template = ds.spec.template.spec.clone().unwrap_or_default();
             let mut live: Option<&Pod> = None;
             for pod in &snapshot.pods {
-                let owned = pod.metadata.namespace == ds.metadata.namespace
-                    && pod.metadata.owner_references.iter().flatten().any(|o| {
-                        o.kind == "DaemonSet" && Some(&o.name) == ds.metadata.name.as_ref()
-                    });
+                let owned = is_pod_of(ds, pod);
                 let newer = live.is_none_or(|l| {
                     pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
                         > l.metadata.creation_timestamp.as_ref().map(|t| t.0)
