@@ -16,7 +16,7 @@ use std::time::Duration;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::candidates::node_price;
-use super::plan::{Command, CommandReason};
+use super::plan::{Command, CommandReason, launch_price};
 use super::simulate::simulate_with;
 use crate::api::{NodeClaim, NodePool};
 use crate::provisioning::round_price;
@@ -90,12 +90,7 @@ pub(crate) fn forceful_command(
     // The nodes are being deleted: their pods may land anywhere.
     let simulation = simulate_with(snapshot, &removed, &removed, now);
     let price: f64 = nodes.iter().map(|n| node_price(snapshot, n)).sum();
-    let launched: f64 = simulation
-        .plan
-        .node_claims
-        .iter()
-        .filter_map(|c| c.launch.as_ref().map(|l| l.price))
-        .sum();
+    let launched = launch_price(&simulation.plan.node_claims);
     Some(Command {
         reason,
         candidates: removed.iter().map(|n| n.to_string()).collect(),

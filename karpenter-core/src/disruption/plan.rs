@@ -48,3 +48,11 @@ pub struct Command {
     /// The candidates' price minus the replacements' launch price, per hour.
     pub savings_per_hour: f64,
 }
+
+/// What `claims` cost per hour when launched: their launch prices, summed.
+pub(crate) fn launch_price(claims: &[PlannedClaim]) -> f64 {
+    claims
+        .iter()
+        .filter_map(|c| c.launch.as_ref().map(|l| l.price))
+        .sum()
+}

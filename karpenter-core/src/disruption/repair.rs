@@ -14,6 +14,8 @@
 //! When a node matches several policies, the one whose toleration runs out
 //! first decides.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
@@ -38,6 +40,8 @@ pub fn due<'s>(
     if policies.is_empty() {
         return (due, blocked);
     }
+    // Each pool's health, worked out once.
+    let mut healthy: BTreeMap<&str, bool> = BTreeMap::new();
     for node in &snapshot.nodes {
         let Some(pool) = node.node_pool() else {
             continue;
@@ -51,7 +55,10 @@ pub fn due<'s>(
         if at > now {
             continue;
         }
-        if pool_is_healthy(snapshot, pool, policies) {
+        let pool_healthy = *healthy
+            .entry(pool)
+            .or_insert_with(|| pool_is_healthy(snapshot, pool, policies));
+        if pool_healthy {
             due.push((node, policy.interruption));
         } else {
             blocked.push(Blocked {

@@ -29,7 +29,7 @@ use super::Pass;
 use super::m_to_n::fewer_cheaper;
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::disruption::candidates::Candidate;
-use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::plan::{Command, CommandReason, launch_price};
 use crate::provisioning::{
     Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, round_price,
     unmet_min_values_of,
@@ -58,10 +58,7 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
     let names = candidates.iter().map(|c| c.name.to_owned()).collect();
     if simulation.new_claims() > 1 {
         let replacements = fewer_cheaper(pass, candidates, &simulation.plan.node_claims)?;
-        let launched: f64 = replacements
-            .iter()
-            .filter_map(|r| r.launch.as_ref().map(|l| l.price))
-            .sum();
+        let launched = launch_price(&replacements);
         return Some(command(names, replacements, candidate_price - launched));
     }
     let Some(claim) = simulation.plan.node_claims.first() else {
@@ -140,12 +137,7 @@ pub(super) fn cheaper_types<'t>(
 /// price less the replacement's launch price (upstream `EstimatedSavings`).
 pub(super) fn savings(candidates: &[&Candidate<'_>], command: &Command) -> f64 {
     let source: f64 = candidates.iter().map(|c| c.price).sum();
-    let launched: f64 = command
-        .replacements
-        .iter()
-        .filter_map(|r| r.launch.as_ref().map(|l| l.price))
-        .sum();
-    source - launched
+    source - launch_price(&command.replacements)
 }
 
 /// Whether the Balanced policy lets the command go (pools of other policies

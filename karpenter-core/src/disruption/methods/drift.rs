@@ -16,7 +16,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::{Method, Pass};
 use crate::api::{Conditions as _, DisruptionReason, condition_types};
 use crate::disruption::candidates::Candidate;
-use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::plan::{Command, CommandReason, launch_price};
 use crate::provisioning::round_price;
 
 /// The drift method.
@@ -63,11 +63,7 @@ impl Method for Drift {
                 return None;
             }
             let replacements = simulation.plan.node_claims;
-            let launched: f64 = replacements
-                .iter()
-                .filter_map(|c| c.launch.as_ref().map(|l| l.price))
-                .sum();
-            let savings = candidate.price - launched;
+            let savings = candidate.price - launch_price(&replacements);
             Some(Command {
                 reason: CommandReason::Drifted,
                 candidates: vec![candidate.name.to_owned()],
