@@ -176,7 +176,6 @@ fn node_type<'t>(
     for pod in pods {
         needs = needs.checked_add(&requests(pod)).unwrap_or(needs);
     }
-    needs.set(resources::PODS, pods.len() as i64 * 1000);
     let smallest = types
         .iter()
         .position(|t| needs.fits(&t.allocatable()))
@@ -186,22 +185,12 @@ fn node_type<'t>(
     &types[index]
 }
 
-/// The cpu and memory a generated pod requests.
+/// What a generated pod requests (`pods: 1` included), as Kubernetes counts it.
 fn requests(pod: &Pod) -> ResourceList {
-    let mut list = ResourceList::new();
-    let containers = pod.spec.iter().flat_map(|s| &s.containers);
-    for container in containers {
-        let requested = container
-            .resources
-            .as_ref()
-            .and_then(|r| r.requests.as_ref());
-        if let Some(requested) = requested
-            && let Ok(parsed) = ResourceList::from_quantities(requested)
-        {
-            list = list.checked_add(&parsed).unwrap_or(list);
-        }
-    }
-    list
+    pod.spec
+        .as_ref()
+        .and_then(|spec| resources::pod_requests(spec).ok())
+        .unwrap_or_default()
 }
 
 /// A registered, initialized node of the pool and its NodeClaim.
