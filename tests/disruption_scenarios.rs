@@ -5,9 +5,11 @@
 //! ARGS` must exit 0, print the same bytes twice, and list exactly the expected
 //! commands (in order) and blocked nodes.
 
+mod common;
+
+use common::sim;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -63,26 +65,7 @@ struct BlockedCheck {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() && path.file_name().is_some_and(|n| n != "PENDING") {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "yaml") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/disruption-scenarios"),
-        &mut files,
-    );
-    files.sort();
-    files
+    common::yaml_files("tests/disruption-scenarios", &["PENDING"])
 }
 
 /// The file's one Expect document.
@@ -117,13 +100,6 @@ fn expectation(path: &Path) -> Result<ExpectDoc, String> {
         return Err("args must fix the clock with --now".to_string());
     }
     Ok(doc)
-}
-
-fn sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_karpenter-sim"))
-        .args(args)
-        .output()
-        .expect("run karpenter-sim")
 }
 
 /// What is wrong with the plan for one file.

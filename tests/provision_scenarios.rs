@@ -11,10 +11,14 @@
 //!   each file (twice, for determinism) and checks every assertion, reporting all failures
 //!   of all scenarios at once.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use common::{crate_dir, sim};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -210,27 +214,8 @@ impl Scenario {
     }
 }
 
-fn crate_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn scenario_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let entries =
-            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
-        for entry in entries {
-            let path = entry.expect("directory entry").path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "yaml") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&crate_dir().join("tests/scenarios"), &mut files);
-    files.sort();
-    files
+    common::yaml_files("tests/scenarios", &[])
 }
 
 fn relative(path: &Path) -> String {
@@ -433,13 +418,6 @@ fn validate(scenario: &Scenario) -> Vec<String> {
 
 // ---------------------------------------------------------------------------
 // Running karpenter-sim
-
-fn sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_karpenter-sim"))
-        .args(args)
-        .output()
-        .expect("run karpenter-sim")
-}
 
 fn describe_run(output: &Output) -> String {
     format!(
