@@ -19,4 +19,7 @@ pub enum Error {
     /// A cloud provider call failed.
     #[error(transparent)]
     CloudProvider(#[from] crate::cloudprovider::CloudProviderError),
+    /// A cluster call failed.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
 }

@@ -9,7 +9,9 @@
 
 pub mod api;
 pub mod cloudprovider;
+pub mod cluster;
 pub mod disruption;
+pub mod driver;
 pub mod error;
 pub mod provisioning;
 pub mod resources;

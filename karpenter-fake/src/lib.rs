@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod cluster;
 pub mod document;
+pub mod kube;
 pub mod manifest;
 pub mod provider;
 pub mod recording;

@@ -3,7 +3,7 @@
 //! claim's requirements allow among the types that hold its requests, and
 //! remembers the instance; `delete` forgets it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -26,6 +26,11 @@ struct State {
     instances: BTreeMap<String, NodeClaim>,
     /// Drift reasons set by a test, by provider ID.
     drifted: BTreeMap<String, String>,
+    /// Offerings the cloud has no capacity for (a test's choice).
+    sold_out: BTreeSet<OfferingKey>,
+    /// Offerings a launch found sold out: the provider's own
+    /// unavailable-offerings cache, which lasts until a restock.
+    learned: BTreeSet<OfferingKey>,
     /// How many instances were ever launched (names the next one).
     launched: u64,
 }
@@ -52,6 +57,21 @@ impl FakeCloudProvider {
         self.lock()
             .drifted
             .insert(provider_id.to_owned(), reason.to_owned());
+    }
+
+    /// Takes the cloud's capacity for these offerings away: a launch that
+    /// picks one fails with insufficient capacity naming it, and the provider
+    /// remembers it (reports it unavailable, picks another next time) until
+    /// [`restock`](Self::restock).
+    pub fn sell_out(&self, offerings: impl IntoIterator<Item = OfferingKey>) {
+        self.lock().sold_out.extend(offerings);
+    }
+
+    /// Brings back every offering sold out, and forgets what launches learned.
+    pub fn restock(&self) {
+        let mut state = self.lock();
+        state.sold_out.clear();
+        state.learned.clear();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -111,9 +131,13 @@ impl CloudProvider for FakeCloudProvider {
         let requests = requests_of(claim)?;
         let well_known = WellKnownLabels::core();
         let fitting = self.instance_types.iter().filter(|t| {
-            t.requirements.is_compatible(&requirements, well_known)
+            // As upstream's fake: the claim's requirements leave room for
+            // the type's labels (its own keys, like the pool's, need not be
+            // the type's).
+            requirements.is_compatible(&t.requirements, well_known)
                 && requests.fits(&t.allocatable())
         });
+        let learned = self.lock().learned.clone();
         let mut sold_out = Vec::new();
         let mut best: Option<(&InstanceType, &Offering)> = None;
         for instance_type in fitting {
@@ -122,7 +146,7 @@ impl CloudProvider for FakeCloudProvider {
                 .iter()
                 .filter(|o| o.is_compatible(&requirements))
             {
-                if !offering.available {
+                if !offering.available || learned.contains(&key(instance_type, offering)) {
                     sold_out.push(key(instance_type, offering));
                     continue;
                 }
@@ -146,10 +170,22 @@ impl CloudProvider for FakeCloudProvider {
             });
         };
         let mut state = self.lock();
+        let chosen = key(instance_type, offering);
+        if state.sold_out.contains(&chosen) {
+            // Like a real cloud: the one offering tried fails, and the
+            // provider will not try it again.
+            state.learned.insert(chosen.clone());
+            return Err(CloudProviderError::InsufficientCapacity {
+                offerings: vec![chosen],
+                message: "the cloud has no capacity for this offering".to_owned(),
+            });
+        }
         state.launched += 1;
         let provider_id = format!("fake:///instance-{:06}", state.launched);
         let mut hydrated = claim.clone();
         let labels = hydrated.metadata.labels.get_or_insert_with(BTreeMap::new);
+        // The type's own labels (arch, os, ...), then the offering's.
+        labels.extend(instance_type.requirements.labels());
         for (key, value) in [
             (LABEL_INSTANCE_TYPE_STABLE, instance_type.name.as_str()),
             (LABEL_TOPOLOGY_ZONE, offering.zone.as_str()),
@@ -197,7 +233,24 @@ impl CloudProvider for FakeCloudProvider {
         &self,
         _pool: &NodePool,
     ) -> Result<Vec<InstanceType>, CloudProviderError> {
-        Ok(self.instance_types.clone())
+        let learned = self.lock().learned.clone();
+        let mut types = self.instance_types.clone();
+        if !learned.is_empty() {
+            for instance_type in &mut types {
+                let name = instance_type.name.clone();
+                for offering in &mut instance_type.offerings {
+                    let offering_key = OfferingKey {
+                        instance_type: name.clone(),
+                        zone: offering.zone.clone(),
+                        capacity_type: offering.capacity_type.clone(),
+                    };
+                    if learned.contains(&offering_key) {
+                        offering.available = false;
+                    }
+                }
+            }
+        }
+        Ok(types)
     }
 
     async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {
@@ -284,6 +337,47 @@ mod tests {
             other => panic!("expected insufficient capacity, got {other:?}"),
         }
         assert_eq!(block_on(provider.list()).map(|l| l.len()).ok(), Some(0));
+    }
+
+    #[test]
+    fn a_sold_out_offering_fails_once_then_is_avoided_and_reported_unavailable() {
+        let provider = FakeCloudProvider::new(sized_instance_types(4));
+        let wanted = claim(
+            serde_json::json!([
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+            ]),
+            "1",
+        );
+        let cheapest = OfferingKey {
+            instance_type: "fake-it-2".into(),
+            zone: "test-zone-1".into(),
+            capacity_type: "on-demand".into(),
+        };
+        provider.sell_out([cheapest.clone()]);
+        match block_on(provider.create(&wanted)) {
+            Err(CloudProviderError::InsufficientCapacity { offerings, .. }) => {
+                assert_eq!(offerings, std::slice::from_ref(&cheapest));
+            }
+            other => panic!("expected insufficient capacity, got {other:?}"),
+        }
+        let pool = NodePool::default();
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        let reported = types
+            .iter()
+            .flat_map(|t| t.offerings.iter().map(move |o| (key(t, o), o.available)))
+            .find(|(k, _)| *k == cheapest);
+        assert_eq!(reported, Some((cheapest.clone(), false)));
+        let launched = block_on(provider.create(&wanted)).expect("another offering");
+        let labels = launched.metadata.labels.expect("labels");
+        assert_eq!(labels[LABEL_INSTANCE_TYPE_STABLE], "fake-it-2");
+        assert_ne!(labels[LABEL_TOPOLOGY_ZONE], "test-zone-1");
+        provider.restock();
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        assert!(
+            types
+                .iter()
+                .all(|t| t.offerings.iter().all(|o| o.available))
+        );
     }
 
     #[test]

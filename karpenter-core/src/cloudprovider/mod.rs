@@ -6,9 +6,11 @@ mod instance_type;
 mod offering;
 mod provider;
 mod repair;
+mod unavailable;
 
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};
 pub use provider::{CloudProvider, CloudProviderError, OfferingKey};
 pub use repair::RepairPolicy;
+pub use unavailable::{DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings};

@@ -46,8 +46,8 @@ pub(crate) use plan::round_price;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
-pub(crate) use pods::pod_key;
-pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
+
+pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal, pod_key};
 pub(crate) use scheduler::Fence;
 pub(crate) use setup::Prepared;
 pub(crate) use validate::read_requirements;

@@ -55,8 +55,8 @@ pub(crate) struct Rejected {
     pub reason: String,
 }
 
-/// `namespace/name`.
-pub(crate) fn pod_key(pod: &Pod) -> String {
+/// How plans name a pod: `namespace/name` (namespace `default` when unset).
+pub fn pod_key(pod: &Pod) -> String {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
     format!(
         "{namespace}/{}",

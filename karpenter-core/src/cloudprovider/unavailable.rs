@@ -1,0 +1,134 @@
+//! [`UnavailableOfferings`]: offerings the cloud lately had no capacity for,
+//! each until its time-to-live runs out (upstream's `UnavailableOfferings`
+//! cache, three minutes by default). Time is passed in, so the same calls
+//! give the same answers.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::{InstanceType, OfferingKey};
+
+/// How long an offering stays unavailable after the cloud refused it, unless
+/// marked otherwise: upstream's three minutes.
+pub const DEFAULT_UNAVAILABLE_TTL: Duration = Duration::from_secs(180);
+
+/// Offerings marked unavailable, each until a moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnavailableOfferings {
+    until: BTreeMap<OfferingKey, Timestamp>,
+}
+
+impl UnavailableOfferings {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Marks the offering unavailable from `now` for `ttl`; a later expiry
+    /// already recorded stands.
+    pub fn mark(&mut self, offering: OfferingKey, now: Timestamp, ttl: Duration) {
+        let ttl = SignedDuration::try_from(ttl).unwrap_or(SignedDuration::MAX);
+        let until = now.saturating_add(ttl).unwrap_or(Timestamp::MAX);
+        let entry = self.until.entry(offering).or_insert(until);
+        *entry = (*entry).max(until);
+    }
+
+    /// Whether the offering is unavailable at `now`.
+    pub fn is_unavailable(&self, offering: &OfferingKey, now: Timestamp) -> bool {
+        self.until.get(offering).is_some_and(|until| now < *until)
+    }
+
+    /// Forgets the offerings whose time has run out at `now`.
+    pub fn expire(&mut self, now: Timestamp) {
+        self.until.retain(|_, until| now < *until);
+    }
+
+    /// How many offerings are marked (expired ones included until
+    /// [`expire`](Self::expire)).
+    pub fn len(&self) -> usize {
+        self.until.len()
+    }
+
+    /// Whether none is marked.
+    pub fn is_empty(&self) -> bool {
+        self.until.is_empty()
+    }
+
+    /// Marks the offerings of `types` that are unavailable at `now` as such
+    /// (`available: false`); the others keep what they said.
+    pub fn apply(&self, types: &mut [InstanceType], now: Timestamp) {
+        if self.until.is_empty() {
+            return;
+        }
+        for instance_type in types {
+            for offering in &mut instance_type.offerings {
+                let key = OfferingKey {
+                    instance_type: instance_type.name.clone(),
+                    zone: offering.zone.clone(),
+                    capacity_type: offering.capacity_type.clone(),
+                };
+                if self.is_unavailable(&key, now) {
+                    offering.available = false;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloudprovider::Offering;
+    use crate::resources::ResourceList;
+
+    fn key(zone: &str) -> OfferingKey {
+        OfferingKey {
+            instance_type: "m-2x".into(),
+            zone: zone.into(),
+            capacity_type: "spot".into(),
+        }
+    }
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).expect("a valid time")
+    }
+
+    #[test]
+    fn an_offering_is_unavailable_until_its_ttl_runs_out() {
+        let mut cache = UnavailableOfferings::new();
+        cache.mark(key("a"), at(0), DEFAULT_UNAVAILABLE_TTL);
+        assert!(cache.is_unavailable(&key("a"), at(0)));
+        assert!(cache.is_unavailable(&key("a"), at(179)));
+        assert!(!cache.is_unavailable(&key("a"), at(180)));
+        assert!(!cache.is_unavailable(&key("b"), at(0)));
+        // A shorter mark later does not cut a longer one short.
+        cache.mark(key("a"), at(10), Duration::from_secs(3600));
+        cache.mark(key("a"), at(20), Duration::from_secs(1));
+        assert!(cache.is_unavailable(&key("a"), at(3000)));
+        cache.expire(at(3610));
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn apply_marks_only_the_cached_offerings() {
+        let mut cache = UnavailableOfferings::new();
+        cache.mark(key("a"), at(0), DEFAULT_UNAVAILABLE_TTL);
+        let labels: [(&str, &str); 0] = [];
+        let mut types = vec![InstanceType::new(
+            "m-2x",
+            labels,
+            vec![
+                Offering::new("a", "spot", 0.1),
+                Offering::new("b", "spot", 0.1),
+                Offering::new("a", "on-demand", 0.2),
+            ],
+            ResourceList::new(),
+            ResourceList::new(),
+        )];
+        cache.apply(&mut types, at(1));
+        let available: Vec<bool> = types[0].offerings.iter().map(|o| o.available).collect();
+        assert_eq!(available, [false, true, true]);
+    }
+}

@@ -1,0 +1,150 @@
+//! The [`Cluster`] trait: the Kubernetes side of the driver. Planning reads
+//! the cluster's objects (turned into a [`Snapshot`] by [`read_snapshot`]);
+//! the driver writes back what a plan decides: NodeClaims created and deleted,
+//! nodes tainted while they are disrupted, pods nominated to the capacity
+//! meant for them.
+//!
+//! A controller implements it over its informer cache and API client;
+//! `karpenter-fake` has an in-memory implementation that also plays the
+//! kubelet and the kube-scheduler.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use thiserror::Error;
+
+use crate::api::{NodeClaim, NodePool};
+use crate::scheduling::WellKnownLabels;
+use crate::snapshot::{Snapshot, join_nodes};
+
+/// Why a cluster call failed. `#[non_exhaustive]`: match the variants you act
+/// on and keep a catch-all arm.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// The object does not exist (any more).
+    #[error("{kind} {name} not found")]
+    NotFound {
+        /// The object's kind (`NodeClaim`, `Node`, `Pod`).
+        kind: &'static str,
+        /// Its name (`namespace/name` for pods).
+        name: String,
+    },
+    /// An object of that name exists already.
+    #[error("{kind} {name} already exists")]
+    AlreadyExists {
+        /// The object's kind.
+        kind: &'static str,
+        /// Its name.
+        name: String,
+    },
+    /// The call itself failed (network, throttling, a server error);
+    /// `retryable` says whether trying again later may succeed.
+    #[error("cluster call failed: {message}")]
+    Api {
+        /// What failed.
+        message: String,
+        /// Whether a later retry may succeed.
+        retryable: bool,
+    },
+}
+
+/// The cluster the driver plans for and acts on.
+///
+/// Implementations are shared across tasks (`Send + Sync`) and used as
+/// `dyn Cluster`. The contract:
+///
+/// - The read methods return the objects as they stand; the driver reads
+///   them all at the start of each reconcile and never keeps them across.
+/// - Writes name objects by `metadata.name` (pods by `namespace/name`) and
+///   return [`ClusterError::NotFound`] for an object that is not there, except
+///   where a method says it is idempotent.
+/// - [`delete_node_claim`](Self::delete_node_claim) only asks for deletion
+///   (it sets `deletionTimestamp`, as the API server does for an object with
+///   a finalizer); the claim stays until the driver has terminated its
+///   instance and calls [`remove_node_claim`](Self::remove_node_claim).
+/// - [`evict_pods`](Self::evict_pods) drains a node: its pods leave it, and
+///   those a controller owns come back pending (as a ReplicaSet recreates
+///   them).
+#[async_trait]
+pub trait Cluster: Send + Sync + fmt::Debug {
+    /// The NodePools.
+    async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError>;
+    /// The Nodes.
+    async fn nodes(&self) -> Result<Vec<Node>, ClusterError>;
+    /// The NodeClaims.
+    async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError>;
+    /// Every pod, bound or pending.
+    async fn pods(&self) -> Result<Vec<Pod>, ClusterError>;
+    /// The DaemonSets.
+    async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError>;
+    /// The PodDisruptionBudgets.
+    async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError>;
+
+    /// Creates a NodeClaim; [`ClusterError::AlreadyExists`] when its name is
+    /// taken.
+    async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError>;
+    /// Replaces a NodeClaim (metadata, spec and status) by its name.
+    async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError>;
+    /// Asks for a NodeClaim's deletion (sets `deletionTimestamp`); idempotent.
+    async fn delete_node_claim(&self, name: &str) -> Result<(), ClusterError>;
+    /// Removes a NodeClaim whose instance is gone, with its Node (the
+    /// finalizer released).
+    async fn remove_node_claim(&self, name: &str) -> Result<(), ClusterError>;
+    /// Replaces a Node (labels, annotations, spec) by its name.
+    async fn update_node(&self, node: Node) -> Result<(), ClusterError>;
+    /// Adds a taint to a node; idempotent.
+    async fn taint_node(&self, name: &str, taint: Taint) -> Result<(), ClusterError>;
+    /// Removes the node's taints with this key; idempotent.
+    async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError>;
+    /// Evicts every pod bound to the node but its DaemonSet pods.
+    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError>;
+    /// Records that the pod (`namespace/name`) is meant for `node` (a Node's
+    /// name, or the name of a NodeClaim still launching).
+    async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError>;
+}
+
+/// Reads the cluster into a [`Snapshot`]: nodes joined with their claims,
+/// the core's well-known labels. The caller adds what the cloud provider
+/// knows: instance types, drift verdicts, more well-known labels.
+pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterError> {
+    let nodes = cluster.nodes().await?;
+    let claims = cluster.node_claims().await?;
+    Ok(Snapshot {
+        node_pools: cluster.node_pools().await?,
+        nodes: join_nodes(nodes, claims),
+        pods: cluster.pods().await?,
+        daemon_sets: cluster.daemon_sets().await?,
+        pod_disruption_budgets: cluster.pod_disruption_budgets().await?,
+        well_known_labels: WellKnownLabels::core().clone(),
+        ..Snapshot::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_object() {
+        let error = ClusterError::NotFound {
+            kind: "NodeClaim",
+            name: "default-abc".into(),
+        };
+        assert_eq!(error.to_string(), "NodeClaim default-abc not found");
+    }
+
+    /// The trait is dyn-compatible and its futures are `Send`.
+    #[test]
+    fn the_trait_is_dyn_compatible() {
+        fn assert_send<T: Send>(_: &T) {}
+        fn uses(cluster: &dyn Cluster) {
+            let future = read_snapshot(cluster);
+            assert_send(&future);
+        }
+        let _ = uses;
+    }
+}

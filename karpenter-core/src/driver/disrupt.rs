@@ -1,0 +1,347 @@
+//! Disruption commands, carried out so that no pod loses the capacity it
+//! has: the candidates are tainted so nothing new lands on them, the
+//! replacements are launched, and only once every replacement is initialized
+//! are the candidates deleted (and drained). A replacement that fails, or
+//! does not initialize in time, aborts the command: the candidates are
+//! untainted and the remaining replacements deleted.
+//!
+//! A command lives on the cluster, not in the driver: its candidates' claims
+//! carry [`COMMAND_ANNOTATION`] (with the start time and the number of
+//! replacements), its replacements [`REPLACES_ANNOTATION`]. A driver started
+//! afresh reads them and carries on.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
+use super::lifecycle::{Launch, launch};
+use super::manifest::pods_by_key;
+use super::report::{Event, Report};
+use super::{Driver, annotate, annotation, is_true, name_of};
+use crate::api::{NodeClaim, condition_types};
+use crate::disruption::planner::plan_with;
+use crate::error::Error;
+use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
+
+/// On a candidate's NodeClaim: the ID of the command disrupting it.
+pub const COMMAND_ANNOTATION: &str = "driver.karpenter-core.dev/command";
+/// On a candidate's NodeClaim: when its command started (RFC 3339).
+pub const COMMAND_STARTED_ANNOTATION: &str = "driver.karpenter-core.dev/command-started";
+/// On a candidate's NodeClaim: how many replacements its command launches.
+pub const COMMAND_REPLACEMENTS_ANNOTATION: &str = "driver.karpenter-core.dev/command-replacements";
+/// On a replacement's NodeClaim: the ID of the command it serves.
+pub const REPLACES_ANNOTATION: &str = "driver.karpenter-core.dev/replaces";
+
+/// A command as the cluster records it.
+struct UnderWay<'c> {
+    candidates: Vec<&'c NodeClaim>,
+    replacements: Vec<&'c NodeClaim>,
+}
+
+/// Moves the commands under way on; returns whether any still is.
+pub(super) async fn progress(
+    driver: &mut Driver,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<bool, Error> {
+    let claims = driver.cluster.node_claims().await?;
+    let mut commands: BTreeMap<&str, UnderWay<'_>> = BTreeMap::new();
+    for claim in &claims {
+        if let Some(id) = annotation(claim, COMMAND_ANNOTATION) {
+            commands
+                .entry(id)
+                .or_insert_with(|| UnderWay {
+                    candidates: vec![],
+                    replacements: vec![],
+                })
+                .candidates
+                .push(claim);
+        }
+    }
+    // Replacements of a command whose candidates are all gone serve no
+    // command any more.
+    for claim in &claims {
+        let Some(id) = annotation(claim, REPLACES_ANNOTATION) else {
+            continue;
+        };
+        match commands.get_mut(id) {
+            Some(command) => command.replacements.push(claim),
+            None if claim.metadata.deletion_timestamp.is_none() => {
+                let mut done = claim.clone();
+                annotate(&mut done, REPLACES_ANNOTATION, None);
+                driver.cluster.update_node_claim(done).await?;
+            }
+            None => {}
+        }
+    }
+    // A node left tainted by a command that no longer exists (a driver
+    // stopped mid-abort) is untainted.
+    for claim in &claims {
+        let node = claim.status.as_ref().and_then(|s| s.node_name.as_deref());
+        if let Some(node) = node
+            && annotation(claim, COMMAND_ANNOTATION).is_none()
+            && claim.metadata.deletion_timestamp.is_none()
+        {
+            untaint_if_tainted(driver, node).await?;
+        }
+    }
+    let under_way = !commands.is_empty();
+    for (id, command) in commands {
+        advance(driver, id, &command, now, report).await?;
+    }
+    Ok(under_way)
+}
+
+/// One step of one command.
+async fn advance(
+    driver: &mut Driver,
+    id: &str,
+    command: &UnderWay<'_>,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<(), Error> {
+    let deleting = command
+        .candidates
+        .iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_some())
+        .count();
+    if deleting == command.candidates.len() {
+        return Ok(()); // termination takes it from here
+    }
+    if deleting > 0 {
+        // The driver stopped while deleting the candidates: finish.
+        return delete_candidates(driver, id, command, report).await;
+    }
+    for candidate in &command.candidates {
+        taint(driver, candidate).await?;
+    }
+    let first = command.candidates[0];
+    let expected: usize = annotation(first, COMMAND_REPLACEMENTS_ANNOTATION)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let started: Timestamp = annotation(first, COMMAND_STARTED_ANNOTATION)
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(now);
+    let live: Vec<&NodeClaim> = command
+        .replacements
+        .iter()
+        .copied()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+        .collect();
+    if live.len() < expected {
+        return abort(
+            driver,
+            id,
+            command,
+            "a replacement failed to launch",
+            report,
+        )
+        .await;
+    }
+    let initialized = live
+        .iter()
+        .all(|c| is_true(c, condition_types::INITIALIZED));
+    if initialized {
+        return delete_candidates(driver, id, command, report).await;
+    }
+    let waited = now.duration_since(started).unsigned_abs();
+    if waited >= driver.options.replacement_timeout {
+        let why = format!(
+            "replacements not initialized after {}s",
+            driver.options.replacement_timeout.as_secs()
+        );
+        return abort(driver, id, command, &why, report).await;
+    }
+    Ok(())
+}
+
+async fn delete_candidates(
+    driver: &Driver,
+    id: &str,
+    command: &UnderWay<'_>,
+    report: &mut Report,
+) -> Result<(), Error> {
+    for candidate in &command.candidates {
+        driver.cluster.delete_node_claim(name_of(candidate)).await?;
+    }
+    report.push(Event::CandidatesDeleted { id: id.to_owned() });
+    Ok(())
+}
+
+/// Gives the command up: the candidates forget it (then lose the taint), the
+/// replacements still there are deleted.
+async fn abort(
+    driver: &Driver,
+    id: &str,
+    command: &UnderWay<'_>,
+    why: &str,
+    report: &mut Report,
+) -> Result<(), Error> {
+    for candidate in &command.candidates {
+        let mut released = (*candidate).clone();
+        for key in [
+            COMMAND_ANNOTATION,
+            COMMAND_STARTED_ANNOTATION,
+            COMMAND_REPLACEMENTS_ANNOTATION,
+        ] {
+            annotate(&mut released, key, None);
+        }
+        driver.cluster.update_node_claim(released).await?;
+        if let Some(node) = candidate
+            .status
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+        {
+            untaint_if_tainted(driver, node).await?;
+        }
+    }
+    for replacement in &command.replacements {
+        driver
+            .cluster
+            .delete_node_claim(name_of(replacement))
+            .await?;
+    }
+    report.push(Event::CommandAborted {
+        id: id.to_owned(),
+        why: why.to_owned(),
+    });
+    Ok(())
+}
+
+/// Taints the candidate's node so that nothing new lands on it.
+async fn taint(driver: &Driver, candidate: &NodeClaim) -> Result<(), Error> {
+    if let Some(node) = candidate
+        .status
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+    {
+        driver
+            .cluster
+            .taint_node(node, DISRUPTED_NO_SCHEDULE_TAINT.to_taint())
+            .await?;
+    }
+    Ok(())
+}
+
+async fn untaint_if_tainted(driver: &Driver, node: &str) -> Result<(), Error> {
+    let nodes = driver.cluster.nodes().await?;
+    let tainted = nodes.iter().any(|n| {
+        n.metadata.name.as_deref() == Some(node)
+            && n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
+    });
+    if tainted {
+        driver
+            .cluster
+            .untaint_node(node, DISRUPTED_TAINT_KEY)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Plans disruption on the settled cluster and starts the plan's first
+/// command.
+pub(super) async fn start(
+    driver: &mut Driver,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<(), Error> {
+    let mut snapshot = driver.snapshot(now).await?;
+    for node in &snapshot.nodes {
+        let Some(claim) = &node.node_claim else {
+            continue;
+        };
+        if claim
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.as_ref())
+            .is_none()
+        {
+            continue;
+        }
+        match driver.provider.is_drifted(claim).await {
+            Ok(Some(reason)) => {
+                snapshot
+                    .provider_drift
+                    .insert(name_of(claim).to_owned(), reason);
+            }
+            Ok(None) => {}
+            Err(error) => report.push(Event::ProviderError {
+                action: format!("checking {} for drift", name_of(claim)),
+                error: error.to_string(),
+            }),
+        }
+    }
+    let options = driver
+        .options
+        .disruption
+        .clone()
+        .with_repair_policies(driver.provider.repair_policies());
+    let plan = plan_with(&snapshot, now, &options);
+    let Some(command) = plan.commands.first() else {
+        return Ok(());
+    };
+    let candidates: Vec<NodeClaim> = command
+        .candidates
+        .iter()
+        .filter_map(|name| {
+            let node = snapshot.nodes.iter().find(|n| n.name() == name)?;
+            node.node_claim.clone()
+        })
+        .collect();
+    let Some(first) = candidates.first() else {
+        return Ok(());
+    };
+    let id = name_of(first).to_owned();
+    // Written down first, so that a driver stopped from here on finds the
+    // command and finishes or aborts it.
+    for candidate in &candidates {
+        let mut marked = candidate.clone();
+        annotate(&mut marked, COMMAND_ANNOTATION, Some(id.clone()));
+        annotate(
+            &mut marked,
+            COMMAND_STARTED_ANNOTATION,
+            Some(now.to_string()),
+        );
+        annotate(
+            &mut marked,
+            COMMAND_REPLACEMENTS_ANNOTATION,
+            Some(command.replacements.len().to_string()),
+        );
+        driver.cluster.update_node_claim(marked).await?;
+        taint(driver, candidate).await?;
+    }
+    let pods = pods_by_key(&snapshot.pods);
+    let mut claims = driver.cluster.node_claims().await?;
+    let mut names = Vec::new();
+    let mut failed = false;
+    for planned in &command.replacements {
+        let Some(claim) = driver
+            .create_claim(planned, &snapshot, &pods, &mut claims, Some(&id), now)
+            .await?
+        else {
+            failed = true;
+            break;
+        };
+        let name = name_of(&claim).to_owned();
+        names.push(name);
+        if launch(driver, &claim, now, report).await? != Launch::Launched {
+            failed = true;
+            break;
+        }
+    }
+    report.push(Event::CommandStarted {
+        id: id.clone(),
+        reason: command.reason,
+        candidates: candidates.iter().map(|c| name_of(c).to_owned()).collect(),
+        replacements: names,
+    });
+    if failed || command.replacements.is_empty() {
+        // Move on at once: abort on a failed launch, delete when nothing
+        // needs launching.
+        progress(driver, now, report).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! A planned claim written as the NodeClaim the driver creates: the pool's
+//! template (labels, annotations, taints, node class), the plan's
+//! requirements, the pods' requests, and the pool's hash so that drift can
+//! tell later whether the template changed.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::{
+    NodeClaim, NodePool, NodeSelectorRequirementWithMinValues, Quantities, ResourceRequirements,
+};
+use crate::provisioning::{PlannedClaim, pod_key};
+use crate::resources::{ResourceList, pod_requests};
+use crate::scheduling::{
+    NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, NODE_POOL_LABEL_KEY,
+};
+
+/// The NodeClaim `name` for `planned`, launched from `pool` at `now`; `pods`
+/// are the snapshot's pods (the claim requests the sum of its own).
+pub(super) fn node_claim(
+    planned: &PlannedClaim,
+    pool: &NodePool,
+    name: &str,
+    pods: &BTreeMap<String, &Pod>,
+    now: Timestamp,
+) -> NodeClaim {
+    let mut claim = pool.spec.template.to_node_claim();
+    claim.metadata.name = Some(name.to_owned());
+    claim.metadata.creation_timestamp = Some(Time(now));
+    let labels = claim.metadata.labels.get_or_insert_with(BTreeMap::new);
+    labels.insert(NODE_POOL_LABEL_KEY.to_owned(), planned.node_pool.clone());
+    // A requirement that leaves one value is a label the node will carry.
+    for requirement in &planned.requirements {
+        if requirement.operator == "In" && requirement.values.len() == 1 {
+            labels.insert(
+                requirement.key.clone(),
+                requirement.values.to_vec().remove(0),
+            );
+        }
+    }
+    let pool_annotations = pool.metadata.annotations.as_ref();
+    for key in [
+        NODE_POOL_HASH_ANNOTATION_KEY,
+        NODE_POOL_HASH_VERSION_ANNOTATION_KEY,
+    ] {
+        if let Some(value) = pool_annotations.and_then(|a| a.get(key)) {
+            claim
+                .metadata
+                .annotations
+                .get_or_insert_with(BTreeMap::new)
+                .insert(key.to_owned(), value.clone());
+        }
+    }
+    claim.spec.requirements = Some(
+        planned
+            .requirements
+            .iter()
+            .map(|r| NodeSelectorRequirementWithMinValues {
+                key: r.key.clone(),
+                operator: r.operator.clone(),
+                values: (!r.values.is_empty()).then(|| r.values.to_vec()),
+                min_values: r.min_values,
+                ..NodeSelectorRequirementWithMinValues::default()
+            })
+            .collect(),
+    );
+    let mut requests = ResourceList::new();
+    for pod in planned.pods.iter().filter_map(|key| pods.get(key)) {
+        let asks = pod.spec.as_ref().and_then(|s| pod_requests(s).ok());
+        if let Some(sum) = asks.and_then(|asks| requests.checked_add(&asks)) {
+            requests = sum;
+        }
+    }
+    claim.spec.resources = Some(ResourceRequirements {
+        requests: Some(Quantities::from(requests.to_quantities())),
+        ..ResourceRequirements::default()
+    });
+    claim
+}
+
+/// The snapshot's pods by `namespace/name`.
+pub(super) fn pods_by_key(pods: &[Pod]) -> BTreeMap<String, &Pod> {
+    pods.iter().map(|p| (pod_key(p), p)).collect()
+}

@@ -1,0 +1,306 @@
+//! The driver: runs the engine against a [`CloudProvider`] and a [`Cluster`],
+//! turning plans into launches and deletions.
+//!
+//! Each [`Driver::reconcile`] reads the cluster afresh and:
+//!
+//! 1. looks after NodeClaims: launches those without an
+//!    instance, marks them registered and initialized as their Nodes come,
+//!    terminates those being deleted, and deletes instances no claim accounts
+//!    for (and claims whose instance is gone);
+//! 2. moves disruption commands on: once a command's
+//!    replacements are initialized its candidates are deleted; when a
+//!    replacement fails or times out the command is aborted and its
+//!    candidates untainted;
+//! 3. provisions: plans the pending pods, nominates them to
+//!    capacity that exists, creates and launches claims for the rest; when
+//!    the cloud has no capacity for an offering it is marked unavailable for
+//!    a while ([`UnavailableOfferings`]) and the pods are planned again;
+//! 4. when all is quiet (no pod waiting for capacity, no claim in flight, no
+//!    command under way) plans disruption and starts its first command:
+//!    candidates tainted `karpenter.sh/disrupted:NoSchedule`, replacements
+//!    created and launched.
+//!
+//! The driver keeps nothing a restart would lose but the unavailable
+//! offerings: a command in progress is written on the cluster (annotations
+//! on its claims, [`COMMAND_ANNOTATION`] and [`REPLACES_ANNOTATION`]), so a
+//! new driver picks it up where the old one stopped. One command runs at a
+//! time (upstream overlaps them within the budgets): every plan starts from
+//! a settled cluster, which keeps budgets and capacity easy to reason about.
+//!
+//! Time is passed in: the same cluster, cloud and `now` give the same
+//! actions.
+
+mod disrupt;
+mod lifecycle;
+mod manifest;
+mod provision;
+mod report;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::{Condition, ConditionStatus, NodeClaim};
+use crate::cloudprovider::{
+    CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings,
+};
+use crate::cluster::{Cluster, read_snapshot};
+use crate::disruption::planner::DisruptionOptions;
+use crate::error::Error;
+use crate::provisioning::PlannedClaim;
+use crate::snapshot::Snapshot;
+
+pub use disrupt::{
+    COMMAND_ANNOTATION, COMMAND_REPLACEMENTS_ANNOTATION, COMMAND_STARTED_ANNOTATION,
+    REPLACES_ANNOTATION,
+};
+pub use report::{Event, Report};
+
+/// How the driver behaves.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DriverOptions {
+    /// What disruption plans may do; the repair policies are the provider's,
+    /// whatever this says.
+    pub disruption: DisruptionOptions,
+    /// Whether the driver disrupts at all (provisioning always runs).
+    pub disrupt: bool,
+    /// How long an offering the cloud had no capacity for stays unavailable.
+    pub unavailable_ttl: Duration,
+    /// How long a command waits for its replacements to initialize before it
+    /// is aborted (upstream: at least ten minutes).
+    pub replacement_timeout: Duration,
+    /// How many times one reconcile plans again after launches failed for
+    /// lack of capacity.
+    pub max_replans: usize,
+}
+
+impl Default for DriverOptions {
+    fn default() -> Self {
+        DriverOptions {
+            disruption: DisruptionOptions::default(),
+            disrupt: true,
+            unavailable_ttl: DEFAULT_UNAVAILABLE_TTL,
+            replacement_timeout: Duration::from_secs(600),
+            max_replans: 3,
+        }
+    }
+}
+
+impl DriverOptions {
+    /// These options with disruption on or off.
+    pub fn with_disrupt(mut self, on: bool) -> Self {
+        self.disrupt = on;
+        self
+    }
+
+    /// These options with these disruption options.
+    pub fn with_disruption(mut self, disruption: DisruptionOptions) -> Self {
+        self.disruption = disruption;
+        self
+    }
+
+    /// These options with this time-to-live for unavailable offerings.
+    pub fn with_unavailable_ttl(mut self, ttl: Duration) -> Self {
+        self.unavailable_ttl = ttl;
+        self
+    }
+
+    /// These options with this wait for replacements.
+    pub fn with_replacement_timeout(mut self, timeout: Duration) -> Self {
+        self.replacement_timeout = timeout;
+        self
+    }
+}
+
+/// Runs the engine against a cloud and a cluster. See the [module
+/// documentation](self).
+///
+/// ```
+/// # async fn run(
+/// #     provider: std::sync::Arc<dyn karpenter_core::cloudprovider::CloudProvider>,
+/// #     cluster: std::sync::Arc<dyn karpenter_core::cluster::Cluster>,
+/// # ) -> Result<(), karpenter_core::Error> {
+/// use karpenter_core::driver::Driver;
+///
+/// let mut driver = Driver::new(provider, cluster);
+/// let report = driver.reconcile(jiff::Timestamp::now()).await?;
+/// for event in &report.events {
+///     println!("{event}");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Driver {
+    provider: Arc<dyn CloudProvider>,
+    cluster: Arc<dyn Cluster>,
+    options: DriverOptions,
+    unavailable: UnavailableOfferings,
+    /// The highest claim number handed out (claims are `<pool>-<number>`).
+    sequence: u64,
+}
+
+impl Driver {
+    /// A driver with the default options.
+    pub fn new(provider: Arc<dyn CloudProvider>, cluster: Arc<dyn Cluster>) -> Self {
+        Driver {
+            provider,
+            cluster,
+            options: DriverOptions::default(),
+            unavailable: UnavailableOfferings::new(),
+            sequence: 0,
+        }
+    }
+
+    /// This driver with these options.
+    pub fn with_options(mut self, options: DriverOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The offerings marked unavailable so far.
+    pub fn unavailable_offerings(&self) -> &UnavailableOfferings {
+        &self.unavailable
+    }
+
+    /// One pass: claims' lifecycle, commands under way, provisioning, and a
+    /// new disruption command when all is quiet. Errors from the cluster stop
+    /// the pass (the next one starts over); the cloud's failures on single
+    /// claims are reported as events.
+    pub async fn reconcile(&mut self, now: Timestamp) -> Result<Report, Error> {
+        let mut report = Report::default();
+        self.unavailable.expire(now);
+        lifecycle::run(self, now, &mut report).await?;
+        let commands_under_way = disrupt::progress(self, now, &mut report).await?;
+        let settled = provision::run(self, now, &mut report).await?;
+        if settled && !commands_under_way && self.options.disrupt {
+            disrupt::start(self, now, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    /// The cluster as planning sees it: its objects, and each pool's instance
+    /// types with the offerings marked unavailable. A pool the provider
+    /// cannot evaluate yet gets no instance types (nothing launches from it).
+    async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, Error> {
+        let mut snapshot = read_snapshot(self.cluster.as_ref()).await?;
+        for pool in &snapshot.node_pools {
+            let Some(name) = pool.metadata.name.clone() else {
+                continue;
+            };
+            let mut types = match self.provider.instance_types(pool).await {
+                Ok(types) => types,
+                Err(CloudProviderError::UnevaluatedNodePool { .. }) => continue,
+                Err(error) => return Err(error.into()),
+            };
+            self.unavailable.apply(&mut types, now);
+            snapshot.instance_types.insert(name, types.into());
+        }
+        Ok(snapshot)
+    }
+
+    /// Creates the NodeClaim for `planned`, named after every claim in
+    /// `claims` (to which it is added) and, for a replacement, marked with
+    /// the command it `replaces`. `None` when its pool is not in the
+    /// snapshot.
+    async fn create_claim(
+        &mut self,
+        planned: &PlannedClaim,
+        snapshot: &Snapshot,
+        pods: &BTreeMap<String, &Pod>,
+        claims: &mut Vec<NodeClaim>,
+        replaces: Option<&str>,
+        now: Timestamp,
+    ) -> Result<Option<NodeClaim>, Error> {
+        let Some(pool) = snapshot
+            .node_pools
+            .iter()
+            .find(|p| p.metadata.name.as_deref() == Some(planned.node_pool.as_str()))
+        else {
+            return Ok(None);
+        };
+        let name = self.next_claim_name(&planned.node_pool, claims);
+        let mut claim = manifest::node_claim(planned, pool, &name, pods, now);
+        if let Some(command) = replaces {
+            annotate(&mut claim, REPLACES_ANNOTATION, Some(command.to_owned()));
+        }
+        self.cluster.create_node_claim(claim.clone()).await?;
+        claims.push(claim.clone());
+        Ok(Some(claim))
+    }
+
+    /// A name for a new claim of `pool`, after every claim number in use.
+    fn next_claim_name(&mut self, pool: &str, claims: &[NodeClaim]) -> String {
+        let in_use = claims
+            .iter()
+            .filter_map(|c| c.metadata.name.as_deref()?.rsplit_once('-'))
+            .filter_map(|(_, n)| n.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        self.sequence = self.sequence.max(in_use) + 1;
+        format!("{pool}-{:05}", self.sequence)
+    }
+}
+
+/// Sets the condition `type_` to `True` at `now` unless it is already.
+fn set_true(claim: &mut NodeClaim, type_: &str, now: Timestamp) {
+    let conditions = claim
+        .status
+        .get_or_insert_with(Default::default)
+        .conditions
+        .get_or_insert_with(Vec::new);
+    match conditions.iter_mut().find(|c| c.type_ == type_) {
+        Some(condition) if condition.is_true() => {}
+        Some(condition) => {
+            condition.status = ConditionStatus::True;
+            condition.last_transition_time = Some(Time(now));
+        }
+        None => conditions.push(Condition {
+            last_transition_time: Some(Time(now)),
+            ..Condition::new(type_, ConditionStatus::True)
+        }),
+    }
+}
+
+/// Whether the claim's condition `type_` is `True`.
+fn is_true(claim: &NodeClaim, type_: &str) -> bool {
+    claim.condition(type_).is_some_and(Condition::is_true)
+}
+
+/// The claim's annotation `key`, if set.
+fn annotation<'c>(claim: &'c NodeClaim, key: &str) -> Option<&'c str> {
+    claim
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+/// Sets (or with `None` removes) the claim's annotation `key`.
+fn annotate(claim: &mut NodeClaim, key: &str, value: Option<String>) {
+    let annotations = claim.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    match value {
+        Some(value) => {
+            annotations.insert(key.to_owned(), value);
+        }
+        None => {
+            annotations.remove(key);
+        }
+    }
+}
+
+/// The claim's name.
+fn name_of(claim: &NodeClaim) -> &str {
+    claim.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// The claim's provider ID, once launched.
+fn provider_id_of(claim: &NodeClaim) -> Option<&str> {
+    claim.status.as_ref()?.provider_id.as_deref()
+}

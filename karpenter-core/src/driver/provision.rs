@@ -1,0 +1,76 @@
+//! Provisioning: the pending pods planned, nominated to capacity that
+//! exists, and new claims created and launched for the rest. When a launch
+//! fails for lack of capacity its offerings are marked unavailable and the
+//! pods are planned again at once.
+
+use jiff::Timestamp;
+
+use super::lifecycle::{Launch, launch};
+use super::manifest::pods_by_key;
+use super::report::{Event, Report};
+use super::{Driver, is_true, name_of};
+use crate::api::condition_types;
+use crate::error::Error;
+use crate::provisioning::{is_pending, schedule};
+
+/// Plans and acts on the pending pods. Returns whether the cluster is
+/// settled: nothing was planned (every pending pod, if any, is one no plan
+/// can place) and no claim is in flight.
+pub(super) async fn run(
+    driver: &mut Driver,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<bool, Error> {
+    for _ in 0..=driver.options.max_replans {
+        let snapshot = driver.snapshot(now).await?;
+        let in_flight = snapshot.nodes.iter().any(|n| {
+            n.node_claim.as_ref().is_some_and(|c| {
+                c.metadata.deletion_timestamp.is_none() && !is_true(c, condition_types::INITIALIZED)
+            })
+        });
+        if !snapshot.pods.iter().any(is_pending) {
+            return Ok(!in_flight);
+        }
+        let plan = schedule(&snapshot);
+        let mut nominated = 0;
+        for placement in &plan.existing_nodes {
+            for pod in &placement.pods {
+                driver.cluster.nominate_pod(pod, &placement.name).await?;
+                nominated += 1;
+            }
+        }
+        if nominated > 0 {
+            report.push(Event::PodsNominated { count: nominated });
+        }
+        if plan.node_claims.is_empty() {
+            return Ok(nominated == 0 && !in_flight);
+        }
+        let pods = pods_by_key(&snapshot.pods);
+        let mut claims = driver.cluster.node_claims().await?;
+        let mut capacity_ran_out = false;
+        for planned in &plan.node_claims {
+            let Some(claim) = driver
+                .create_claim(planned, &snapshot, &pods, &mut claims, None, now)
+                .await?
+            else {
+                continue;
+            };
+            let name = name_of(&claim).to_owned();
+            report.push(Event::ClaimCreated {
+                claim: name.clone(),
+                pool: planned.node_pool.clone(),
+                pods: planned.pods.len(),
+            });
+            for pod in &planned.pods {
+                driver.cluster.nominate_pod(pod, &name).await?;
+            }
+            if launch(driver, &claim, now, report).await? == Launch::InsufficientCapacity {
+                capacity_ran_out = true;
+            }
+        }
+        if !capacity_ran_out {
+            return Ok(false);
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,166 @@
+//! What one reconcile did, as events a controller logs or a test reads.
+
+use std::fmt;
+
+use crate::cloudprovider::OfferingKey;
+use crate::disruption::plan::CommandReason;
+
+/// One thing the driver did (or tried) during a reconcile.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A NodeClaim was created for pending pods.
+    ClaimCreated {
+        /// The claim's name.
+        claim: String,
+        /// Its NodePool.
+        pool: String,
+        /// How many pods it is for.
+        pods: usize,
+    },
+    /// Pending pods were nominated to capacity that exists or is launching.
+    PodsNominated {
+        /// How many.
+        count: usize,
+    },
+    /// The cloud launched a claim's instance.
+    Launched {
+        /// The claim's name.
+        claim: String,
+        /// What was launched.
+        offering: OfferingKey,
+    },
+    /// Launching failed; the claim was removed unless the error may pass.
+    LaunchFailed {
+        /// The claim's name.
+        claim: String,
+        /// The cloud's error.
+        error: String,
+    },
+    /// Offerings the cloud had no capacity for, unavailable for a while.
+    OfferingsUnavailable {
+        /// The offerings.
+        offerings: Vec<OfferingKey>,
+    },
+    /// A claim's Node registered.
+    Registered {
+        /// The claim's name.
+        claim: String,
+        /// The Node's name.
+        node: String,
+    },
+    /// A claim's Node is ready for pods.
+    Initialized {
+        /// The claim's name.
+        claim: String,
+    },
+    /// A disruption command started: candidates tainted, replacements
+    /// created.
+    CommandStarted {
+        /// The command's ID (its first candidate's claim).
+        id: String,
+        /// Why.
+        reason: CommandReason,
+        /// The candidates' claims.
+        candidates: Vec<String>,
+        /// The replacements' claims.
+        replacements: Vec<String>,
+    },
+    /// A command's replacements are initialized (or it had none): its
+    /// candidates are being deleted.
+    CandidatesDeleted {
+        /// The command's ID.
+        id: String,
+    },
+    /// A command's candidates are gone.
+    CommandCompleted {
+        /// The command's ID.
+        id: String,
+    },
+    /// A command was given up: candidates untainted, replacements deleted.
+    CommandAborted {
+        /// The command's ID.
+        id: String,
+        /// Why.
+        why: String,
+    },
+    /// A claim's instance was terminated and the claim removed.
+    Terminated {
+        /// The claim's name.
+        claim: String,
+    },
+    /// A claim whose instance the cloud no longer has is being deleted.
+    InstanceGone {
+        /// The claim's name.
+        claim: String,
+    },
+    /// An instance no claim accounts for was deleted.
+    OrphanDeleted {
+        /// Its provider ID.
+        provider_id: String,
+    },
+    /// A cloud call failed in a way a later reconcile may get past.
+    ProviderError {
+        /// What was being done.
+        action: String,
+        /// The error.
+        error: String,
+    },
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ClaimCreated { claim, pool, pods } => {
+                write!(f, "created nodeclaim {claim} (pool {pool}) for {pods} pods")
+            }
+            Self::PodsNominated { count } => write!(f, "nominated {count} pods"),
+            Self::Launched { claim, offering } => write!(f, "launched {claim} as {offering}"),
+            Self::LaunchFailed { claim, error } => write!(f, "launching {claim} failed: {error}"),
+            Self::OfferingsUnavailable { offerings } => {
+                let names: Vec<String> = offerings.iter().map(ToString::to_string).collect();
+                write!(f, "marked unavailable: {}", names.join(", "))
+            }
+            Self::Registered { claim, node } => write!(f, "{claim} registered as node {node}"),
+            Self::Initialized { claim } => write!(f, "{claim} initialized"),
+            Self::CommandStarted {
+                id,
+                reason,
+                candidates,
+                replacements,
+            } => write!(
+                f,
+                "command {id} ({reason:?}): disrupting [{}], replacing with [{}]",
+                candidates.join(", "),
+                replacements.join(", ")
+            ),
+            Self::CandidatesDeleted { id } => write!(f, "command {id}: deleting its candidates"),
+            Self::CommandCompleted { id } => write!(f, "command {id} completed"),
+            Self::CommandAborted { id, why } => write!(f, "command {id} aborted: {why}"),
+            Self::Terminated { claim } => write!(f, "{claim} terminated"),
+            Self::InstanceGone { claim } => write!(f, "{claim}'s instance is gone"),
+            Self::OrphanDeleted { provider_id } => {
+                write!(f, "deleted orphan instance {provider_id}")
+            }
+            Self::ProviderError { action, error } => write!(f, "{action}: {error}"),
+        }
+    }
+}
+
+/// Everything one reconcile did, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// The events.
+    pub events: Vec<Event>,
+}
+
+impl Report {
+    pub(super) fn push(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Whether nothing happened.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}

@@ -1,0 +1,467 @@
+//! [`InMemoryCluster`]: a [`Cluster`] held in memory, which also plays the
+//! parts of Kubernetes the driver relies on: the kubelet registers a Node for
+//! each launched NodeClaim (after a delay), the kube-scheduler binds each
+//! pending pod to the node it was nominated to once that node is ready and
+//! has room, and a ReplicaSet brings evicted pods back pending.
+//!
+//! Time is what [`InMemoryCluster::tick`] was last given; nothing happens
+//! between ticks, so a test steps the cluster as it likes.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{
+    Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodStatus, Taint,
+};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
+use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, pod_key};
+use karpenter_core::resources::{ResourceList, pod_requests};
+use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
+
+/// What the cluster holds.
+#[derive(Debug, Default)]
+struct Objects {
+    now: Timestamp,
+    node_pools: BTreeMap<String, NodePool>,
+    nodes: BTreeMap<String, Node>,
+    node_claims: BTreeMap<String, NodeClaim>,
+    /// Pods by `namespace/name`.
+    pods: BTreeMap<String, Pod>,
+    daemon_sets: Vec<DaemonSet>,
+    pod_disruption_budgets: Vec<PodDisruptionBudget>,
+}
+
+/// A cluster in memory. See the [module documentation](self).
+#[derive(Debug)]
+pub struct InMemoryCluster {
+    objects: Mutex<Objects>,
+    registration_delay: Duration,
+}
+
+impl Default for InMemoryCluster {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl InMemoryCluster {
+    /// An empty cluster whose kubelet registers a launched claim's Node 30
+    /// seconds after the launch.
+    pub fn new() -> Self {
+        InMemoryCluster {
+            objects: Mutex::new(Objects::default()),
+            registration_delay: Duration::from_secs(30),
+        }
+    }
+
+    /// This cluster with another registration delay.
+    pub fn with_registration_delay(mut self, delay: Duration) -> Self {
+        self.registration_delay = delay;
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Objects> {
+        // A panic while holding the lock leaves plain data behind: keep going.
+        self.objects.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds or replaces a NodePool.
+    pub fn apply_node_pool(&self, pool: NodePool) {
+        let name = pool.metadata.name.clone().unwrap_or_default();
+        self.lock().node_pools.insert(name, pool);
+    }
+
+    /// Adds or replaces a pod (pending unless it names a node).
+    pub fn apply_pod(&self, pod: Pod) {
+        self.lock().pods.insert(pod_key(&pod), pod);
+    }
+
+    /// Deletes a pod (`namespace/name`), as scaling a deployment down does.
+    pub fn delete_pod(&self, key: &str) -> bool {
+        self.lock().pods.remove(key).is_some()
+    }
+
+    /// Adds a DaemonSet.
+    pub fn apply_daemon_set(&self, daemon_set: DaemonSet) {
+        self.lock().daemon_sets.push(daemon_set);
+    }
+
+    /// Adds a PodDisruptionBudget (its status is taken as given).
+    pub fn apply_pod_disruption_budget(&self, budget: PodDisruptionBudget) {
+        self.lock().pod_disruption_budgets.push(budget);
+    }
+
+    /// Sets a condition on a node (a failing kubelet, an interruption
+    /// notice), replacing one of the same type.
+    pub fn set_node_condition(&self, node: &str, condition: NodeCondition) -> bool {
+        let mut objects = self.lock();
+        let Some(node) = objects.nodes.get_mut(node) else {
+            return false;
+        };
+        let conditions = node
+            .status
+            .get_or_insert_with(Default::default)
+            .conditions
+            .get_or_insert_with(Vec::new);
+        conditions.retain(|c| c.type_ != condition.type_);
+        conditions.push(condition);
+        true
+    }
+
+    /// A copy of every pod.
+    pub fn pod_list(&self) -> Vec<Pod> {
+        self.lock().pods.values().cloned().collect()
+    }
+
+    /// A copy of every Node.
+    pub fn node_list(&self) -> Vec<Node> {
+        self.lock().nodes.values().cloned().collect()
+    }
+
+    /// A copy of every NodeClaim.
+    pub fn node_claim_list(&self) -> Vec<NodeClaim> {
+        self.lock().node_claims.values().cloned().collect()
+    }
+
+    /// Moves the cluster to `now`: the kubelet registers the Nodes of claims
+    /// launched at least the registration delay ago, then the scheduler binds
+    /// nominated pods.
+    pub fn tick(&self, now: Timestamp) {
+        let mut objects = self.lock();
+        objects.now = now;
+        let delay =
+            SignedDuration::try_from(self.registration_delay).unwrap_or(SignedDuration::MAX);
+        let due: Vec<NodeClaim> = objects
+            .node_claims
+            .values()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .filter(|c| {
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.provider_id.as_ref())
+                    .is_some()
+                    && launched_at(c)
+                        .is_some_and(|t| t.saturating_add(delay).is_ok_and(|t| t <= now))
+            })
+            .cloned()
+            .collect();
+        for claim in due {
+            let name = claim.metadata.name.clone().unwrap_or_default();
+            if !objects.nodes.contains_key(&name) {
+                objects
+                    .nodes
+                    .insert(name.clone(), node_for(&claim, &name, now));
+            }
+        }
+        bind_nominated(&mut objects, now);
+    }
+}
+
+/// When the claim's instance launched.
+fn launched_at(claim: &NodeClaim) -> Option<Timestamp> {
+    let launched: &Condition = claim.condition(condition_types::LAUNCHED)?;
+    launched.is_true().then_some(())?;
+    launched.last_transition_time.as_ref().map(|t| t.0)
+}
+
+/// The Node a kubelet registers for the claim: its labels, taints, capacity
+/// and provider ID, ready at once.
+fn node_for(claim: &NodeClaim, name: &str, now: Timestamp) -> Node {
+    let mut labels = claim.metadata.labels.clone().unwrap_or_default();
+    labels.insert(LABEL_HOSTNAME.to_owned(), name.to_owned());
+    let status = claim.status.clone().unwrap_or_default();
+    let mut taints: Vec<Taint> = claim.spec.taints().to_vec();
+    taints.extend_from_slice(claim.spec.startup_taints());
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            labels: Some(labels),
+            creation_timestamp: Some(Time(now)),
+            ..ObjectMeta::default()
+        },
+        spec: Some(NodeSpec {
+            provider_id: status.provider_id,
+            taints: (!taints.is_empty()).then_some(taints),
+            ..NodeSpec::default()
+        }),
+        status: Some(NodeStatus {
+            capacity: status.capacity.map(|q| q.as_map().clone()),
+            allocatable: status.allocatable.map(|q| q.as_map().clone()),
+            conditions: Some(vec![NodeCondition {
+                type_: "Ready".to_owned(),
+                status: "True".to_owned(),
+                last_transition_time: Some(Time(now)),
+                ..NodeCondition::default()
+            }]),
+            ..NodeStatus::default()
+        }),
+    }
+}
+
+/// What a pod requests; a pod whose requests do not parse asks for nothing.
+fn requests(pod: &Pod) -> ResourceList {
+    pod.spec
+        .as_ref()
+        .and_then(|s| pod_requests(s).ok())
+        .unwrap_or_default()
+}
+
+/// Binds each pending pod nominated to a ready, schedulable node it
+/// tolerates and fits on.
+fn bind_nominated(objects: &mut Objects, now: Timestamp) {
+    let mut used: BTreeMap<String, ResourceList> = BTreeMap::new();
+    for pod in objects.pods.values() {
+        if let Some(node) = bound_node(pod) {
+            let entry = used.entry(node.to_owned()).or_default();
+            *entry = entry
+                .checked_add(&requests(pod))
+                .unwrap_or_else(|| entry.clone());
+        }
+    }
+    let Objects { pods, nodes, .. } = objects;
+    for pod in pods.values_mut() {
+        if bound_node(pod).is_some() {
+            continue;
+        }
+        let Some(target) = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.clone())
+        else {
+            continue;
+        };
+        let Some(node) = nodes.get(&target) else {
+            continue;
+        };
+        if !schedulable(node, pod) {
+            continue;
+        }
+        let allocatable = node
+            .status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|a| ResourceList::from_quantities(a).ok())
+            .unwrap_or_default();
+        let asks = requests(pod);
+        let on_node = used.entry(target.clone()).or_default();
+        let Some(after) = on_node.checked_add(&asks) else {
+            continue;
+        };
+        if !after.fits(&allocatable) {
+            continue;
+        }
+        *on_node = after;
+        pod.spec.get_or_insert_with(Default::default).node_name = Some(target);
+        let status = pod.status.get_or_insert_with(PodStatus::default);
+        status.phase = Some("Running".to_owned());
+        status.nominated_node_name = None;
+        status.start_time = Some(Time(now));
+    }
+}
+
+/// Whether a pod may be bound to the node: ready, not being deleted, every
+/// taint tolerated.
+fn schedulable(node: &Node, pod: &Pod) -> bool {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+    let taints = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default();
+    let tolerations = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default();
+    ready
+        && node.metadata.deletion_timestamp.is_none()
+        && tolerates_all(taints, tolerations).is_ok()
+}
+
+/// Takes every pod off `node`: DaemonSet pods go, the others come back
+/// pending.
+fn evict(objects: &mut Objects, node: &str) {
+    objects
+        .pods
+        .retain(|_, pod| !(bound_node(pod) == Some(node) && is_daemon_pod(pod)));
+    for pod in objects.pods.values_mut() {
+        if bound_node(pod) == Some(node) {
+            if let Some(spec) = pod.spec.as_mut() {
+                spec.node_name = None;
+            }
+            pod.status = Some(PodStatus {
+                phase: Some("Pending".to_owned()),
+                ..PodStatus::default()
+            });
+        }
+    }
+}
+
+fn not_found(kind: &'static str, name: &str) -> ClusterError {
+    ClusterError::NotFound {
+        kind,
+        name: name.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Cluster for InMemoryCluster {
+    async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
+        Ok(self.lock().node_pools.values().cloned().collect())
+    }
+
+    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
+        Ok(self.node_list())
+    }
+
+    async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
+        Ok(self.node_claim_list())
+    }
+
+    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
+        Ok(self.pod_list())
+    }
+
+    async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
+        Ok(self.lock().daemon_sets.clone())
+    }
+
+    async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+        Ok(self.lock().pod_disruption_budgets.clone())
+    }
+
+    async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        if objects.node_claims.contains_key(&name) {
+            return Err(ClusterError::AlreadyExists {
+                kind: "NodeClaim",
+                name,
+            });
+        }
+        objects.node_claims.insert(name, claim);
+        Ok(())
+    }
+
+    async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        let stored = objects
+            .node_claims
+            .get_mut(&name)
+            .ok_or_else(|| not_found("NodeClaim", &name))?;
+        // The API server keeps the deletion timestamp whatever an update says.
+        let deleting = stored.metadata.deletion_timestamp.take();
+        *stored = claim;
+        if deleting.is_some() {
+            stored.metadata.deletion_timestamp = deleting;
+        }
+        Ok(())
+    }
+
+    async fn delete_node_claim(&self, name: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let now = objects.now;
+        let claim = objects
+            .node_claims
+            .get_mut(name)
+            .ok_or_else(|| not_found("NodeClaim", name))?;
+        claim.metadata.deletion_timestamp.get_or_insert(Time(now));
+        Ok(())
+    }
+
+    async fn remove_node_claim(&self, name: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let claim = objects
+            .node_claims
+            .remove(name)
+            .ok_or_else(|| not_found("NodeClaim", name))?;
+        let provider_id = claim.status.and_then(|s| s.provider_id);
+        let nodes: Vec<String> = objects
+            .nodes
+            .iter()
+            .filter(|(_, n)| {
+                provider_id.is_some()
+                    && n.spec.as_ref().and_then(|s| s.provider_id.as_ref()) == provider_id.as_ref()
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for node in nodes {
+            evict(&mut objects, &node);
+            objects.nodes.remove(&node);
+        }
+        Ok(())
+    }
+
+    async fn update_node(&self, node: Node) -> Result<(), ClusterError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        let stored = objects
+            .nodes
+            .get_mut(&name)
+            .ok_or_else(|| not_found("Node", &name))?;
+        *stored = node;
+        Ok(())
+    }
+
+    async fn taint_node(&self, name: &str, taint: Taint) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let node = objects
+            .nodes
+            .get_mut(name)
+            .ok_or_else(|| not_found("Node", name))?;
+        let taints = node
+            .spec
+            .get_or_insert_with(Default::default)
+            .taints
+            .get_or_insert_with(Vec::new);
+        if !taints
+            .iter()
+            .any(|t| t.key == taint.key && t.effect == taint.effect)
+        {
+            taints.push(taint);
+        }
+        Ok(())
+    }
+
+    async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let node = objects
+            .nodes
+            .get_mut(name)
+            .ok_or_else(|| not_found("Node", name))?;
+        if let Some(taints) = node.spec.as_mut().and_then(|s| s.taints.as_mut()) {
+            taints.retain(|t| t.key != key);
+        }
+        Ok(())
+    }
+
+    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError> {
+        evict(&mut self.lock(), node);
+        Ok(())
+    }
+
+    async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let stored = objects
+            .pods
+            .get_mut(pod)
+            .ok_or_else(|| not_found("Pod", pod))?;
+        stored
+            .status
+            .get_or_insert_with(PodStatus::default)
+            .nominated_node_name = Some(node.to_owned());
+        Ok(())
+    }
+}

@@ -1,0 +1,207 @@
+//! The driver against the fake cloud and the in-memory cluster, end to end:
+//! scale up, scale down into consolidation, a drift roll, an
+//! insufficient-capacity storm, a restart mid-command. The world checks its
+//! invariants after every step (see `support`).
+
+mod support;
+
+use std::sync::Arc;
+
+use karpenter_core::driver::{DriverOptions, Event};
+use karpenter_core::provisioning::bound_node;
+use karpenter_fake::catalog::sized_instance_types;
+use karpenter_fake::provider::FakeCloudProvider;
+use karpenter_fake::workload::{Shape, diverse_pods, pending_pod};
+use support::{World, pool};
+
+#[tokio::test]
+async fn a_thousand_pods_scale_up() {
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(64)));
+    let mut world = World::new(provider, DriverOptions::default().with_disrupt(false));
+    world.add_pool(pool("default", "10", serde_json::json!([])));
+    world.add_pods(diverse_pods(1000, 7));
+    let steps = world.run_until(20, |w| w.pending() == 0).await;
+    // Launch, register (45 s), bind: a few steps, not one per pod.
+    assert!(steps <= 8, "{steps} steps");
+    let pods = world.cluster.pod_list();
+    assert!(pods.iter().all(|p| bound_node(p).is_some()));
+    // The 200 pods with hostname anti-affinity need a node each.
+    assert!(world.claims() >= 200, "{} claims", world.claims());
+    assert_eq!(world.count(|e| matches!(e, Event::LaunchFailed { .. })), 0);
+}
+
+#[tokio::test]
+async fn scale_down_consolidates() {
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(16)));
+    let mut world = World::new(provider, DriverOptions::default());
+    world.add_pool(pool("default", "3", serde_json::json!([])));
+    let pods: Vec<_> = (0..60)
+        .map(|i| pending_pod(&format!("web-{i}"), Shape::Plain, "1", "1Gi"))
+        .collect();
+    world.add_pods(pods);
+    world
+        .run_until(30, |w| w.pending() == 0 && w.settled())
+        .await;
+    let before = world.claims();
+    // Scale the deployment down to a sixth.
+    for i in 10..60 {
+        assert!(world.cluster.delete_pod(&format!("default/web-{i}")));
+    }
+    world
+        .run_until(200, |w| w.settled() && w.claims() < before)
+        .await;
+    // Keep going until consolidation has nothing more to do.
+    let mut quiet = 0;
+    while quiet < 5 {
+        let report = world.step().await;
+        quiet = if report.is_empty() { quiet + 1 } else { 0 };
+        assert!(world.step < 500, "consolidation did not settle");
+    }
+    assert!(world.settled());
+    // Ten pods of 1 cpu: one node of the 16-vCPU catalog holds them.
+    assert_eq!(world.claims(), 1, "claims left: {}", world.claims());
+    assert!(world.count(|e| matches!(e, Event::CommandCompleted { .. })) >= 1);
+}
+
+/// Pods of 1 to 3 cpu spread over zones, settled on the cloud.
+async fn settled_world(provider: Arc<FakeCloudProvider>, budget: &str, pods: usize) -> World {
+    let mut world = World::new(provider, DriverOptions::default());
+    world.add_pool(pool("default", budget, serde_json::json!([])));
+    let pods: Vec<_> = (0..pods)
+        .map(|i| {
+            let cpu = ["1", "2", "3"][i % 3];
+            pending_pod(&format!("app-{i}"), Shape::ZonalSpread, cpu, "1Gi")
+        })
+        .collect();
+    world.add_pods(pods);
+    world.run_until(60, |w| w.settled()).await;
+    world
+}
+
+fn provider_ids(world: &World) -> Vec<String> {
+    world
+        .cluster
+        .node_claim_list()
+        .iter()
+        .filter_map(|c| c.status.as_ref()?.provider_id.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_drift_roll_replaces_every_node_of_the_pool() {
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    let mut world = settled_world(provider.clone(), "2", 40).await;
+    let drifted = provider_ids(&world);
+    assert!(drifted.len() >= 5, "{} nodes", drifted.len());
+    for id in &drifted {
+        provider.set_drifted(id, "ImageDrift");
+    }
+    world
+        .run_until(400, |w| {
+            w.settled() && provider_ids(w).iter().all(|id| !drifted.contains(id))
+        })
+        .await;
+    let drift_commands = world.count(|e| {
+        matches!(e, Event::CommandStarted { reason, .. } if *reason == karpenter_core::disruption::plan::CommandReason::Drifted)
+    });
+    assert!(drift_commands >= 1);
+    assert_eq!(
+        world.count(|e| matches!(e, Event::CommandAborted { .. })),
+        0
+    );
+    assert_eq!(world.pending(), 0);
+}
+
+#[tokio::test]
+async fn an_insufficient_capacity_storm_on_the_cheapest_offerings() {
+    let types = sized_instance_types(16);
+    // Every offering of the eight smallest types: the cheapest there are.
+    let storm: Vec<_> = types[..8]
+        .iter()
+        .flat_map(|t| {
+            t.offerings
+                .iter()
+                .map(|o| karpenter_core::cloudprovider::OfferingKey {
+                    instance_type: t.name.clone(),
+                    zone: o.zone.clone(),
+                    capacity_type: o.capacity_type.clone(),
+                })
+        })
+        .collect();
+    let provider = Arc::new(FakeCloudProvider::new(types));
+    provider.sell_out(storm.clone());
+    let mut world = World::new(
+        provider.clone(),
+        DriverOptions::default().with_disrupt(false),
+    );
+    world.add_pool(pool("default", "2", serde_json::json!([])));
+    let pods: Vec<_> = (0..30)
+        .map(|i| pending_pod(&format!("web-{i}"), Shape::HostnameSpread, "500m", "512Mi"))
+        .collect();
+    world.add_pods(pods);
+    world.run_until(60, |w| w.settled()).await;
+    assert!(world.count(|e| matches!(e, Event::OfferingsUnavailable { .. })) > 0);
+    // Nothing runs on a sold-out offering.
+    for claim in world.cluster.node_claim_list() {
+        let labels = claim.metadata.labels.unwrap_or_default();
+        let launched = karpenter_core::cloudprovider::OfferingKey {
+            instance_type: labels["node.kubernetes.io/instance-type"].clone(),
+            zone: labels["topology.kubernetes.io/zone"].clone(),
+            capacity_type: labels["karpenter.sh/capacity-type"].clone(),
+        };
+        assert!(!storm.contains(&launched), "{launched} was sold out");
+    }
+    // The storm passes; consolidation moves onto the cheap offerings again.
+    provider.restock();
+    let before = world.claims();
+    world.driver = karpenter_core::driver::Driver::new(provider.clone(), world.cluster.clone());
+    world
+        .run_until(400, |w| w.settled() && w.unavailable_is_empty())
+        .await;
+    assert!(world.claims() <= before);
+}
+
+#[tokio::test]
+async fn a_driver_restarted_mid_command_finishes_it() {
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    let mut world = settled_world(provider.clone(), "1", 12).await;
+    let drifted = provider_ids(&world);
+    for id in &drifted {
+        provider.set_drifted(id, "ImageDrift");
+    }
+    // Step until a command with replacements has started.
+    world
+        .run_until(20, |w| {
+            w.events.iter().any(|(_, e)| matches!(e, Event::CommandStarted { replacements, .. } if !replacements.is_empty()))
+        })
+        .await;
+    let started = world.events.len();
+    world.restart_driver();
+    world
+        .run_until(400, |w| {
+            w.settled() && provider_ids(w).iter().all(|id| !drifted.contains(id))
+        })
+        .await;
+    // The new driver carried on: the first command's candidates were deleted
+    // without launching its replacements again, and nothing was aborted.
+    assert!(
+        world.events[started..]
+            .iter()
+            .any(|(_, e)| matches!(e, Event::CandidatesDeleted { .. }))
+    );
+    assert_eq!(
+        world.count(|e| matches!(e, Event::CommandAborted { .. })),
+        0
+    );
+    let launched = world.count(|e| matches!(e, Event::Launched { .. }));
+    let created = world.count(|e| matches!(e, Event::ClaimCreated { .. }))
+        + world
+            .events
+            .iter()
+            .map(|(_, e)| match e {
+                Event::CommandStarted { replacements, .. } => replacements.len(),
+                _ => 0,
+            })
+            .sum::<usize>();
+    assert_eq!(launched, created, "every claim launched exactly once");
+}

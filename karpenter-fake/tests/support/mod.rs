@@ -1,0 +1,326 @@
+//! A cluster, a cloud and a driver stepped together, checking after every
+//! step what must always hold: no node over-committed, no instance without
+//! its claim (nor a launched claim without its instance), no evicted pod left
+//! without capacity, no pool disrupting more nodes than its budget allows.
+
+#![allow(dead_code)] // each test binary uses part of it
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use karpenter_core::api::NodePool;
+use karpenter_core::cloudprovider::CloudProvider;
+use karpenter_core::driver::{Driver, DriverOptions, Event, Report};
+use karpenter_core::provisioning::{bound_node, is_pending, pod_key};
+use karpenter_core::resources::{ResourceList, pod_requests};
+use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
+use karpenter_fake::kube::InMemoryCluster;
+
+/// Seconds between steps.
+pub const STEP: i64 = 10;
+
+pub struct World {
+    pub provider: Arc<dyn CloudProvider>,
+    pub cluster: Arc<InMemoryCluster>,
+    pub driver: Driver,
+    pub now: Timestamp,
+    pub step: usize,
+    /// Every event so far, with the step it came in.
+    pub events: Vec<(usize, Event)>,
+    /// Pods that were bound and are not now: since which step.
+    evicted: BTreeMap<String, usize>,
+    bound_before: BTreeSet<String>,
+    options: DriverOptions,
+}
+
+impl World {
+    pub fn new(provider: Arc<dyn CloudProvider>, options: DriverOptions) -> World {
+        let cluster =
+            Arc::new(InMemoryCluster::new().with_registration_delay(Duration::from_secs(45)));
+        let driver = Driver::new(provider.clone(), cluster.clone()).with_options(options.clone());
+        World {
+            provider,
+            cluster,
+            driver,
+            now: "2026-06-01T08:00:00Z".parse().expect("a time"),
+            step: 0,
+            events: Vec::new(),
+            evicted: BTreeMap::new(),
+            bound_before: BTreeSet::new(),
+            options,
+        }
+    }
+
+    pub fn add_pool(&self, pool: serde_json::Value) {
+        let pool: NodePool = serde_json::from_value(pool).expect("a NodePool");
+        self.cluster.apply_node_pool(pool);
+    }
+
+    pub fn add_pods(&self, pods: impl IntoIterator<Item = Pod>) {
+        for pod in pods {
+            self.cluster.apply_pod(pod);
+        }
+    }
+
+    /// The driver as it would be after a restart: a new one, same options.
+    pub fn restart_driver(&mut self) {
+        self.driver = Driver::new(self.provider.clone(), self.cluster.clone())
+            .with_options(self.options.clone());
+    }
+
+    /// One step: the driver reconciles, the cluster moves on, the invariants
+    /// are checked.
+    pub async fn step(&mut self) -> Report {
+        self.step += 1;
+        self.now += jiff::SignedDuration::from_secs(STEP);
+        let report = self.driver.reconcile(self.now).await.expect("a reconcile");
+        self.cluster.tick(self.now);
+        for event in &report.events {
+            self.events.push((self.step, event.clone()));
+        }
+        self.check().await;
+        report
+    }
+
+    /// Steps until `done` holds, at most `max` steps; returns the steps taken.
+    pub async fn run_until(&mut self, max: usize, done: impl Fn(&World) -> bool) -> usize {
+        for taken in 1..=max {
+            self.step().await;
+            if done(self) {
+                return taken;
+            }
+        }
+        panic!(
+            "not done after {max} steps; last events: {:#?}",
+            self.events.iter().rev().take(20).collect::<Vec<_>>()
+        );
+    }
+
+    pub fn pending(&self) -> usize {
+        self.cluster
+            .pod_list()
+            .iter()
+            .filter(|p| is_pending(p))
+            .count()
+    }
+
+    /// Managed nodes (claims not being deleted).
+    pub fn claims(&self) -> usize {
+        self.cluster
+            .node_claim_list()
+            .iter()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .count()
+    }
+
+    /// Whether nothing is moving: no pending pod, every claim initialized and
+    /// not being deleted, no command under way, and a reconcile changes nothing.
+    pub fn settled(&self) -> bool {
+        let claims = self.cluster.node_claim_list();
+        self.pending() == 0
+            && claims.iter().all(|c| {
+                c.metadata.deletion_timestamp.is_none()
+                    && c.condition("Initialized").is_some_and(|c| c.is_true())
+                    && !c.metadata.annotations.as_ref().is_some_and(|a| {
+                        a.contains_key(karpenter_core::driver::COMMAND_ANNOTATION)
+                            || a.contains_key(karpenter_core::driver::REPLACES_ANNOTATION)
+                    })
+            })
+    }
+
+    pub fn unavailable_is_empty(&self) -> bool {
+        self.driver.unavailable_offerings().is_empty()
+    }
+
+    pub fn count(&self, pick: impl Fn(&Event) -> bool) -> usize {
+        self.events.iter().filter(|(_, e)| pick(e)).count()
+    }
+
+    /// The hourly price of what runs, from the instances' offerings.
+    pub async fn price(&self, prices: &BTreeMap<(String, String, String), f64>) -> f64 {
+        let instances = self.provider.list().await.expect("a list");
+        instances
+            .iter()
+            .map(|i| {
+                let labels = i.metadata.labels.clone().unwrap_or_default();
+                let key = |k: &str| labels.get(k).cloned().unwrap_or_default();
+                prices
+                    .get(&(
+                        key("node.kubernetes.io/instance-type"),
+                        key("topology.kubernetes.io/zone"),
+                        key("karpenter.sh/capacity-type"),
+                    ))
+                    .copied()
+                    .unwrap_or(0.0)
+            })
+            .sum()
+    }
+
+    async fn check(&mut self) {
+        let pods = self.cluster.pod_list();
+        let nodes = self.cluster.node_list();
+        let claims = self.cluster.node_claim_list();
+        // No node over-committed.
+        let mut used: BTreeMap<&str, ResourceList> = BTreeMap::new();
+        for pod in &pods {
+            if let Some(node) = bound_node(pod) {
+                let asks = pod_requests(pod.spec.as_ref().expect("a spec")).expect("requests");
+                let entry = used.entry(node).or_default();
+                *entry = entry.checked_add(&asks).expect("no overflow");
+            }
+        }
+        for node in &nodes {
+            let name = node.metadata.name.as_deref().unwrap_or_default();
+            let allocatable = node
+                .status
+                .as_ref()
+                .and_then(|s| s.allocatable.as_ref())
+                .map(|a| ResourceList::from_quantities(a).expect("quantities"))
+                .unwrap_or_default();
+            if let Some(used) = used.get(name) {
+                assert!(
+                    used.fits(&allocatable),
+                    "step {}: node {name} over-committed",
+                    self.step
+                );
+            }
+        }
+        let node_names: BTreeSet<&str> = nodes
+            .iter()
+            .filter_map(|n| n.metadata.name.as_deref())
+            .collect();
+        for pod in &pods {
+            if let Some(node) = bound_node(pod) {
+                assert!(
+                    node_names.contains(node),
+                    "step {}: pod bound to missing node {node}",
+                    self.step
+                );
+            }
+        }
+        // Cloud and cluster agree: every instance has its claim, every
+        // launched claim its instance.
+        let instances: BTreeSet<String> = self
+            .provider
+            .list()
+            .await
+            .expect("a list")
+            .iter()
+            .filter_map(|i| i.status.as_ref()?.provider_id.clone())
+            .collect();
+        let claimed: BTreeSet<String> = claims
+            .iter()
+            .filter_map(|c| c.status.as_ref()?.provider_id.clone())
+            .collect();
+        let orphans: Vec<&String> = instances.difference(&claimed).collect();
+        assert!(
+            orphans.is_empty(),
+            "step {}: orphaned instances {orphans:?}",
+            self.step
+        );
+        let lost: Vec<&String> = claims
+            .iter()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .filter_map(|c| c.status.as_ref()?.provider_id.as_ref())
+            .filter(|id| !instances.contains(*id))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "step {}: claims without instances {lost:?}",
+            self.step
+        );
+        // A pod taken off its node finds capacity at once: it is bound again
+        // by the end of the next step.
+        let bound_now: BTreeSet<String> = pods
+            .iter()
+            .filter(|p| bound_node(p).is_some())
+            .map(pod_key)
+            .collect();
+        let exists: BTreeSet<String> = pods.iter().map(pod_key).collect();
+        for pod in self.bound_before.difference(&bound_now) {
+            if exists.contains(pod) {
+                self.evicted.entry(pod.clone()).or_insert(self.step);
+            }
+        }
+        self.evicted
+            .retain(|pod, _| !bound_now.contains(pod) && exists.contains(pod));
+        let stranded: Vec<&String> = self
+            .evicted
+            .iter()
+            .filter(|(_, since)| self.step > **since + 1)
+            .map(|(pod, _)| pod)
+            .collect();
+        assert!(
+            stranded.is_empty(),
+            "step {}: evicted pods lost their capacity: {stranded:?}",
+            self.step
+        );
+        self.bound_before = bound_now;
+        // Budgets: no pool disrupts more nodes than its budget allows.
+        for pool in self.cluster_pools().await {
+            let name = pool.metadata.name.clone().unwrap_or_default();
+            let Some(allowed) = fixed_budget(&pool) else {
+                continue;
+            };
+            let disrupting = nodes
+                .iter()
+                .filter(|n| {
+                    n.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+                        == Some(&name)
+                })
+                .filter(|n| {
+                    let tainted = n
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.taints.as_ref())
+                        .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY));
+                    tainted || n.metadata.deletion_timestamp.is_some()
+                })
+                .count();
+            assert!(
+                disrupting <= allowed,
+                "step {}: pool {name} disrupts {disrupting} nodes, budget {allowed}",
+                self.step
+            );
+        }
+    }
+
+    async fn cluster_pools(&self) -> Vec<NodePool> {
+        use karpenter_core::cluster::Cluster as _;
+        self.cluster.node_pools().await.expect("pools")
+    }
+}
+
+/// A pool's budget when it is one fixed number of nodes.
+fn fixed_budget(pool: &NodePool) -> Option<usize> {
+    let budgets = pool.spec.disruption.as_ref()?.budgets.as_ref()?;
+    budgets
+        .iter()
+        .filter_map(|b| b.nodes.as_deref()?.parse::<usize>().ok())
+        .min()
+}
+
+/// A NodePool of the fake node class with this budget (a number of nodes).
+pub fn pool(name: &str, budget: &str, requirements: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {
+            "template": {"spec": {
+                "requirements": requirements,
+                "expireAfter": "Never",
+                "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
+            }},
+            "disruption": {
+                "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                "consolidateAfter": "0s",
+                "budgets": [{"nodes": budget}],
+            },
+        },
+    })
+}
