@@ -465,3 +465,104 @@ impl Cluster for InMemoryCluster {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::block_on;
+    use crate::workload::{Shape, pending_pod};
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).expect("a time")
+    }
+
+    /// A launched claim with 2 cpu allocatable, launched at `at(0)`.
+    fn launched(name: &str) -> NodeClaim {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {"requirements": []},
+            "status": {
+                "providerID": format!("fake:///{name}"),
+                "capacity": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                "conditions": [{"type": "Launched", "status": "True", "lastTransitionTime": at(0).to_string()}],
+            },
+        }))
+        .expect("a NodeClaim")
+    }
+
+    fn bound(cluster: &InMemoryCluster) -> Vec<String> {
+        cluster
+            .pod_list()
+            .iter()
+            .filter(|p| bound_node(p).is_some())
+            .map(pod_key)
+            .collect()
+    }
+
+    #[test]
+    fn a_launched_claim_registers_after_the_delay_and_nominated_pods_bind_while_they_fit() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::from_secs(30));
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        for i in 0..3 {
+            cluster.apply_pod(pending_pod(&format!("p{i}"), Shape::Plain, "900m", "1Gi"));
+            block_on(cluster.nominate_pod(&format!("default/p{i}"), "node-a")).expect("nominated");
+        }
+        cluster.tick(at(29));
+        assert!(cluster.node_list().is_empty());
+        assert!(bound(&cluster).is_empty());
+        cluster.tick(at(30));
+        let nodes = cluster.node_list();
+        assert_eq!(nodes.len(), 1);
+        let labels = nodes[0].metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels["kubernetes.io/hostname"], "node-a");
+        // Two of 900m fit in 2 cpu; the third waits.
+        assert_eq!(bound(&cluster), ["default/p0", "default/p1"]);
+    }
+
+    #[test]
+    fn a_tainted_node_takes_no_pod_and_eviction_brings_pods_back_pending() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        cluster.tick(at(1));
+        let taint = karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
+        block_on(cluster.taint_node("node-a", taint)).expect("tainted");
+        cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
+        block_on(cluster.nominate_pod("default/p0", "node-a")).expect("nominated");
+        cluster.tick(at(2));
+        assert!(bound(&cluster).is_empty());
+        block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");
+        cluster.tick(at(3));
+        assert_eq!(bound(&cluster), ["default/p0"]);
+        block_on(cluster.evict_pods("node-a")).expect("evicted");
+        assert!(bound(&cluster).is_empty());
+        assert_eq!(cluster.pod_list().len(), 1, "the ReplicaSet brings it back");
+    }
+
+    #[test]
+    fn deletion_is_asked_then_removal_takes_the_node_and_evicts() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        cluster.tick(at(5));
+        block_on(cluster.delete_node_claim("node-a")).expect("deleting");
+        // An update does not undo the deletion.
+        block_on(cluster.update_node_claim(launched("node-a"))).expect("updated");
+        let claim = &cluster.node_claim_list()[0];
+        assert_eq!(claim.metadata.deletion_timestamp, Some(Time(at(5))));
+        block_on(cluster.remove_node_claim("node-a")).expect("removed");
+        assert!(cluster.node_claim_list().is_empty());
+        assert!(cluster.node_list().is_empty());
+        assert!(matches!(
+            block_on(cluster.remove_node_claim("node-a")),
+            Err(ClusterError::NotFound {
+                kind: "NodeClaim",
+                ..
+            })
+        ));
+        assert!(matches!(
+            block_on(cluster.create_node_claim(launched("x")))
+                .and(block_on(cluster.create_node_claim(launched("x")))),
+            Err(ClusterError::AlreadyExists { .. })
+        ));
+    }
+}

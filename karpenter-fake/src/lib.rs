@@ -12,7 +12,9 @@
 
 pub mod catalog;
 pub mod cluster;
+pub mod conformance;
 pub mod document;
+pub mod faults;
 pub mod kube;
 pub mod manifest;
 pub mod provider;

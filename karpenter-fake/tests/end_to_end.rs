@@ -7,6 +7,7 @@ mod support;
 
 use std::sync::Arc;
 
+use karpenter_core::cloudprovider::CloudProvider as _;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::bound_node;
 use karpenter_fake::catalog::sized_instance_types;
@@ -204,4 +205,37 @@ async fn a_driver_restarted_mid_command_finishes_it() {
             })
             .sum::<usize>();
     assert_eq!(launched, created, "every claim launched exactly once");
+}
+
+#[tokio::test]
+async fn a_flaky_cloud_that_loses_launch_answers_orphans_nothing() {
+    use karpenter_fake::faults::{Flaky, FlakyRates};
+    let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(16)));
+    let rates = FlakyRates {
+        error: 0.2,
+        lost_create: 0.3,
+    };
+    let flaky = Arc::new(Flaky::new(fake.clone(), rates, 11));
+    let mut world = World::with_faults(flaky, fake.clone(), DriverOptions::default());
+    world.add_pool(pool("default", "2", serde_json::json!([])));
+    let pods: Vec<_> = (0..80)
+        .map(|i| pending_pod(&format!("web-{i}"), Shape::HostnameSpread, "1", "1Gi"))
+        .collect();
+    world.add_pods(pods);
+    world.run_until(200, |w| w.settled()).await;
+    // Then most of it goes away, and consolidation runs through the faults.
+    for i in 20..80 {
+        world.cluster.delete_pod(&format!("default/web-{i}"));
+    }
+    let before = world.claims();
+    world
+        .run_until(600, |w| w.settled() && w.claims() < before)
+        .await;
+    let failures =
+        world.count(|e| matches!(e, Event::LaunchFailed { .. } | Event::ProviderError { .. }));
+    assert!(failures > 0, "the faults were felt");
+    assert!(!world.failed_passes.is_empty());
+    // Every running instance belongs to a claim, every claim to an instance.
+    let running = fake.list().await.map(|l| l.len()).unwrap_or_default();
+    assert_eq!(running, world.cluster.node_claim_list().len());
 }

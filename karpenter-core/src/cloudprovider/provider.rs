@@ -191,6 +191,46 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
 }
 
+/// A shared provider is a provider: decorators can wrap an `Arc` while a
+/// test keeps a handle on what is inside.
+#[async_trait]
+impl<T: CloudProvider + ?Sized> CloudProvider for std::sync::Arc<T> {
+    async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
+        (**self).create(claim).await
+    }
+
+    async fn delete(&self, claim: &NodeClaim) -> Result<(), CloudProviderError> {
+        (**self).delete(claim).await
+    }
+
+    async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError> {
+        (**self).get(provider_id).await
+    }
+
+    async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError> {
+        (**self).list().await
+    }
+
+    async fn instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Vec<InstanceType>, CloudProviderError> {
+        (**self).instance_types(pool).await
+    }
+
+    async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {
+        (**self).is_drifted(claim).await
+    }
+
+    fn repair_policies(&self) -> Vec<RepairPolicy> {
+        (**self).repair_policies()
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

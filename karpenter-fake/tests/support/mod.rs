@@ -23,13 +23,18 @@ use karpenter_fake::kube::InMemoryCluster;
 pub const STEP: i64 = 10;
 
 pub struct World {
+    /// What the driver talks to.
     pub provider: Arc<dyn CloudProvider>,
+    /// The cloud as it is (the provider without its faults), for the checks.
+    pub truth: Arc<dyn CloudProvider>,
     pub cluster: Arc<InMemoryCluster>,
     pub driver: Driver,
     pub now: Timestamp,
     pub step: usize,
     /// Every event so far, with the step it came in.
     pub events: Vec<(usize, Event)>,
+    /// The errors of passes that failed.
+    pub failed_passes: Vec<String>,
     /// Pods that were bound and are not now: since which step.
     evicted: BTreeMap<String, usize>,
     bound_before: BTreeSet<String>,
@@ -38,16 +43,27 @@ pub struct World {
 
 impl World {
     pub fn new(provider: Arc<dyn CloudProvider>, options: DriverOptions) -> World {
+        Self::with_faults(provider.clone(), provider, options)
+    }
+
+    /// A world whose driver talks to `provider`, a faulty view of `truth`.
+    pub fn with_faults(
+        provider: Arc<dyn CloudProvider>,
+        truth: Arc<dyn CloudProvider>,
+        options: DriverOptions,
+    ) -> World {
         let cluster =
             Arc::new(InMemoryCluster::new().with_registration_delay(Duration::from_secs(45)));
         let driver = Driver::new(provider.clone(), cluster.clone()).with_options(options.clone());
         World {
             provider,
+            truth,
             cluster,
             driver,
             now: "2026-06-01T08:00:00Z".parse().expect("a time"),
             step: 0,
             events: Vec::new(),
+            failed_passes: Vec::new(),
             evicted: BTreeMap::new(),
             bound_before: BTreeSet::new(),
             options,
@@ -76,7 +92,14 @@ impl World {
     pub async fn step(&mut self) -> Report {
         self.step += 1;
         self.now += jiff::SignedDuration::from_secs(STEP);
-        let report = self.driver.reconcile(self.now).await.expect("a reconcile");
+        // A failed pass is what a controller logs and retries.
+        let report = match self.driver.reconcile(self.now).await {
+            Ok(report) => report,
+            Err(error) => {
+                self.failed_passes.push(error.to_string());
+                Report::default()
+            }
+        };
         self.cluster.tick(self.now);
         for event in &report.events {
             self.events.push((self.step, event.clone()));
@@ -141,7 +164,7 @@ impl World {
 
     /// The hourly price of what runs, from the instances' offerings.
     pub async fn price(&self, prices: &BTreeMap<(String, String, String), f64>) -> f64 {
-        let instances = self.provider.list().await.expect("a list");
+        let instances = self.truth.list().await.expect("a list");
         instances
             .iter()
             .map(|i| {
@@ -203,11 +226,8 @@ impl World {
         }
         // Cloud and cluster agree: every instance has its claim, every
         // launched claim its instance.
-        let instances: BTreeSet<String> = self
-            .provider
-            .list()
-            .await
-            .expect("a list")
+        let running = self.truth.list().await.expect("a list");
+        let instances: BTreeSet<String> = running
             .iter()
             .filter_map(|i| i.status.as_ref()?.provider_id.clone())
             .collect();
@@ -215,7 +235,30 @@ impl World {
             .iter()
             .filter_map(|c| c.status.as_ref()?.provider_id.clone())
             .collect();
-        let orphans: Vec<&String> = instances.difference(&claimed).collect();
+        let unlaunched: BTreeSet<&str> = claims
+            .iter()
+            .filter(|c| {
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.provider_id.as_ref())
+                    .is_none()
+            })
+            .filter_map(|c| c.metadata.name.as_deref())
+            .collect();
+        // An instance whose launch answer was lost belongs to the claim of
+        // its name, while that claim has no instance, until the driver adopts
+        // it.
+        let orphans: Vec<&String> = running
+            .iter()
+            .filter(|i| {
+                !i.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| unlaunched.contains(n))
+            })
+            .filter_map(|i| i.status.as_ref()?.provider_id.as_ref())
+            .filter(|id| !claimed.contains(*id))
+            .collect();
         assert!(
             orphans.is_empty(),
             "step {}: orphaned instances {orphans:?}",
