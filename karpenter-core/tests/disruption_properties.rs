@@ -27,7 +27,7 @@ use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
-use karpenter_core::disruption::planner::{DisruptionOptions, plan_with};
+use karpenter_core::disruption::planner::{DisruptionOptions, first_command, plan_with};
 use karpenter_core::disruption::simulate::{Simulator, simulate, simulate_with, without_nodes};
 use karpenter_core::provisioning::validate;
 use karpenter_core::resources::ResourceList;
@@ -230,6 +230,9 @@ proptest! {
         let first = plan_with(&snapshot, now, &options);
         let again = plan_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
+        // What a driver starts is the plan's first command.
+        let started = first_command(&snapshot, now, &options);
+        prop_assert_eq!(started.as_ref(), first.commands.first());
 
         // Blocked nodes: those with a protected pod (nothing else blocks here)
         // that expiration did not take.

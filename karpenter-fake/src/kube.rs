@@ -29,6 +29,8 @@ use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 #[derive(Debug, Default)]
 struct Objects {
     now: Timestamp,
+    /// How long after a launch the kubelet registers the Node.
+    registration_delay: Duration,
     node_pools: BTreeMap<String, NodePool>,
     nodes: BTreeMap<String, Node>,
     node_claims: BTreeMap<String, NodeClaim>,
@@ -42,7 +44,6 @@ struct Objects {
 #[derive(Debug)]
 pub struct InMemoryCluster {
     objects: Mutex<Objects>,
-    registration_delay: Duration,
 }
 
 impl Default for InMemoryCluster {
@@ -56,15 +57,22 @@ impl InMemoryCluster {
     /// seconds after the launch.
     pub fn new() -> Self {
         InMemoryCluster {
-            objects: Mutex::new(Objects::default()),
-            registration_delay: Duration::from_secs(30),
+            objects: Mutex::new(Objects {
+                registration_delay: Duration::from_secs(30),
+                ..Objects::default()
+            }),
         }
     }
 
     /// This cluster with another registration delay.
-    pub fn with_registration_delay(mut self, delay: Duration) -> Self {
-        self.registration_delay = delay;
+    pub fn with_registration_delay(self, delay: Duration) -> Self {
+        self.set_registration_delay(delay);
         self
+    }
+
+    /// Changes the registration delay (a kubelet that got slow, say).
+    pub fn set_registration_delay(&self, delay: Duration) {
+        self.lock().registration_delay = delay;
     }
 
     fn lock(&self) -> MutexGuard<'_, Objects> {
@@ -137,7 +145,7 @@ impl InMemoryCluster {
         let mut objects = self.lock();
         objects.now = now;
         let delay =
-            SignedDuration::try_from(self.registration_delay).unwrap_or(SignedDuration::MAX);
+            SignedDuration::try_from(objects.registration_delay).unwrap_or(SignedDuration::MAX);
         let due: Vec<NodeClaim> = objects
             .node_claims
             .values()

@@ -13,7 +13,7 @@ use karpenter_core::provisioning::bound_node;
 use karpenter_fake::catalog::sized_instance_types;
 use karpenter_fake::provider::FakeCloudProvider;
 use karpenter_fake::workload::{Shape, diverse_pods, pending_pod};
-use support::{World, pool};
+use support::{World, pool, provider_ids, settled_world};
 
 #[tokio::test]
 async fn a_thousand_pods_scale_up() {
@@ -62,30 +62,6 @@ async fn scale_down_consolidates() {
     // Ten pods of 1 cpu: one node of the 16-vCPU catalog holds them.
     assert_eq!(world.claims(), 1, "claims left: {}", world.claims());
     assert!(world.count(|e| matches!(e, Event::CommandCompleted { .. })) >= 1);
-}
-
-/// Pods of 1 to 3 cpu spread over zones, settled on the cloud.
-async fn settled_world(provider: Arc<FakeCloudProvider>, budget: &str, pods: usize) -> World {
-    let mut world = World::new(provider, DriverOptions::default());
-    world.add_pool(pool("default", budget, serde_json::json!([])));
-    let pods: Vec<_> = (0..pods)
-        .map(|i| {
-            let cpu = ["1", "2", "3"][i % 3];
-            pending_pod(&format!("app-{i}"), Shape::ZonalSpread, cpu, "1Gi")
-        })
-        .collect();
-    world.add_pods(pods);
-    world.run_until(60, |w| w.settled()).await;
-    world
-}
-
-fn provider_ids(world: &World) -> Vec<String> {
-    world
-        .cluster
-        .node_claim_list()
-        .iter()
-        .filter_map(|c| c.status.as_ref()?.provider_id.clone())
-        .collect()
 }
 
 #[tokio::test]

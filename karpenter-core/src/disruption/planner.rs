@@ -73,6 +73,30 @@ impl DisruptionOptions {
 /// One of the forceful commands a plan starts with.
 type ForcefulStep = fn(&Snapshot, Timestamp, &[RepairPolicy]) -> Option<Command>;
 
+/// The forceful steps, in order: interruption notices, unhealthy nodes,
+/// expiry.
+const FORCEFUL: [ForcefulStep; 3] = [
+    |working, now, policies| repair(working, now, policies, true),
+    |working, now, policies| repair(working, now, policies, false),
+    |working, now, _| expiration(working, now),
+];
+
+/// The first command of [`plan_with`]'s plan, without planning the ones
+/// after it: what a driver that carries out one command at a time needs.
+pub fn first_command(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+) -> Option<Command> {
+    if let Some(command) = FORCEFUL
+        .iter()
+        .find_map(|step| step(snapshot, now, &options.repair_policies))
+    {
+        return Some(command);
+    }
+    next_command(snapshot, now, &BTreeSet::new(), options).map(|(command, _)| command)
+}
+
 /// Plans disruption for `snapshot` at `now` with `options`: first the
 /// forceful commands (interruption notices, then unhealthy nodes, as the
 /// repair policies say; then expiration), then passes of the graceful
@@ -101,12 +125,7 @@ pub fn plan_with(
     let mut replacements = 0;
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
-    let forceful: [ForcefulStep; 3] = [
-        |working, now, policies| repair(working, now, policies, true),
-        |working, now, policies| repair(working, now, policies, false),
-        |working, now, _| expiration(working, now),
-    ];
-    for step in forceful {
+    for step in FORCEFUL {
         let Some(command) = step(&working, now, &options.repair_policies) else {
             continue;
         };

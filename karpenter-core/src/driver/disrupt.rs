@@ -10,7 +10,7 @@
 //! replacements), its replacements [`REPLACES_ANNOTATION`]. A driver started
 //! afresh reads them and carries on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 
@@ -19,9 +19,10 @@ use super::manifest::pods_by_key;
 use super::report::{Event, Report};
 use super::{Driver, annotate, annotation, is_true, name_of};
 use crate::api::{NodeClaim, condition_types};
-use crate::disruption::planner::plan_with;
+use crate::disruption::planner::first_command;
 use crate::error::Error;
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
+use crate::snapshot::Snapshot;
 
 /// On a candidate's NodeClaim: the ID of the command disrupting it.
 pub const COMMAND_ANNOTATION: &str = "driver.karpenter-core.dev/command";
@@ -76,13 +77,30 @@ pub(super) async fn progress(
     }
     // A node left tainted by a command that no longer exists (a driver
     // stopped mid-abort) is untainted.
+    let tainted: BTreeSet<String> = driver
+        .cluster
+        .nodes()
+        .await?
+        .into_iter()
+        .filter(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
+        })
+        .filter_map(|n| n.metadata.name)
+        .collect();
     for claim in &claims {
         let node = claim.status.as_ref().and_then(|s| s.node_name.as_deref());
         if let Some(node) = node
             && annotation(claim, COMMAND_ANNOTATION).is_none()
             && claim.metadata.deletion_timestamp.is_none()
+            && tainted.contains(node)
         {
-            untaint_if_tainted(driver, node).await?;
+            driver
+                .cluster
+                .untaint_node(node, DISRUPTED_TAINT_KEY)
+                .await?;
         }
     }
     let under_way = !commands.is_empty();
@@ -192,7 +210,10 @@ async fn abort(
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
         {
-            untaint_if_tainted(driver, node).await?;
+            driver
+                .cluster
+                .untaint_node(node, DISRUPTED_TAINT_KEY)
+                .await?;
         }
     }
     for replacement in &command.replacements {
@@ -223,32 +244,14 @@ async fn taint(driver: &Driver, candidate: &NodeClaim) -> Result<(), Error> {
     Ok(())
 }
 
-async fn untaint_if_tainted(driver: &Driver, node: &str) -> Result<(), Error> {
-    let nodes = driver.cluster.nodes().await?;
-    let tainted = nodes.iter().any(|n| {
-        n.metadata.name.as_deref() == Some(node)
-            && n.spec
-                .as_ref()
-                .and_then(|s| s.taints.as_ref())
-                .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
-    });
-    if tainted {
-        driver
-            .cluster
-            .untaint_node(node, DISRUPTED_TAINT_KEY)
-            .await?;
-    }
-    Ok(())
-}
-
-/// Plans disruption on the settled cluster and starts the plan's first
-/// command.
+/// Plans disruption on the settled cluster (`snapshot`) and starts the
+/// plan's first command.
 pub(super) async fn start(
     driver: &mut Driver,
+    mut snapshot: Snapshot,
     now: Timestamp,
     report: &mut Report,
 ) -> Result<(), Error> {
-    let mut snapshot = driver.snapshot(now).await?;
     for node in &snapshot.nodes {
         let Some(claim) = &node.node_claim else {
             continue;
@@ -279,8 +282,7 @@ pub(super) async fn start(
         .disruption
         .clone()
         .with_repair_policies(driver.provider.repair_policies());
-    let plan = plan_with(&snapshot, now, &options);
-    let Some(command) = plan.commands.first() else {
+    let Some(command) = first_command(&snapshot, now, &options) else {
         return Ok(());
     };
     let candidates: Vec<NodeClaim> = command

@@ -178,8 +178,11 @@ impl Driver {
         lifecycle::run(self, now, &mut report).await?;
         let commands_under_way = disrupt::progress(self, now, &mut report).await?;
         let settled = provision::run(self, now, &mut report).await?;
-        if settled && !commands_under_way && self.options.disrupt {
-            disrupt::start(self, now, &mut report).await?;
+        if let Some(snapshot) = settled
+            && !commands_under_way
+            && self.options.disrupt
+        {
+            disrupt::start(self, snapshot, now, &mut report).await?;
         }
         Ok(report)
     }

@@ -12,15 +12,17 @@ use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
 use crate::provisioning::{is_pending, schedule};
+use crate::snapshot::Snapshot;
 
-/// Plans and acts on the pending pods. Returns whether the cluster is
-/// settled: nothing was planned (every pending pod, if any, is one no plan
-/// can place) and no claim is in flight.
+/// Plans and acts on the pending pods. When the cluster is settled (nothing
+/// was planned: every pending pod, if any, is one no plan can place; and no
+/// claim is in flight), returns the snapshot it read, which nothing has
+/// changed since.
 pub(super) async fn run(
     driver: &mut Driver,
     now: Timestamp,
     report: &mut Report,
-) -> Result<bool, Error> {
+) -> Result<Option<Snapshot>, Error> {
     for _ in 0..=driver.options.max_replans {
         let snapshot = driver.snapshot(now).await?;
         let in_flight = snapshot.nodes.iter().any(|n| {
@@ -29,7 +31,7 @@ pub(super) async fn run(
             })
         });
         if !snapshot.pods.iter().any(is_pending) {
-            return Ok(!in_flight);
+            return Ok((!in_flight).then_some(snapshot));
         }
         let plan = schedule(&snapshot);
         let mut nominated = 0;
@@ -43,7 +45,7 @@ pub(super) async fn run(
             report.push(Event::PodsNominated { count: nominated });
         }
         if plan.node_claims.is_empty() {
-            return Ok(nominated == 0 && !in_flight);
+            return Ok((nominated == 0 && !in_flight).then_some(snapshot));
         }
         let pods = pods_by_key(&snapshot.pods);
         let mut claims = driver.cluster.node_claims().await?;
@@ -69,8 +71,8 @@ pub(super) async fn run(
             }
         }
         if !capacity_ran_out {
-            return Ok(false);
+            return Ok(None);
         }
     }
-    Ok(false)
+    Ok(None)
 }

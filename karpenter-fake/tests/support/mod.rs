@@ -367,3 +367,46 @@ pub fn pool(name: &str, budget: &str, requirements: serde_json::Value) -> serde_
         },
     })
 }
+
+/// Pods of 1 to 3 cpu spread over zones, settled on the cloud.
+pub async fn settled_world(
+    provider: Arc<karpenter_fake::provider::FakeCloudProvider>,
+    budget: &str,
+    pods: usize,
+) -> World {
+    let mut world = World::new(provider, DriverOptions::default());
+    world.add_pool(pool("default", budget, serde_json::json!([])));
+    let pods: Vec<_> = (0..pods)
+        .map(|i| {
+            let cpu = ["1", "2", "3"][i % 3];
+            karpenter_fake::workload::pending_pod(
+                &format!("app-{i}"),
+                karpenter_fake::workload::Shape::ZonalSpread,
+                cpu,
+                "1Gi",
+            )
+        })
+        .collect();
+    world.add_pods(pods);
+    world.run_until(60, |w| w.settled()).await;
+    world
+}
+
+pub fn provider_ids(world: &World) -> Vec<String> {
+    world
+        .cluster
+        .node_claim_list()
+        .iter()
+        .filter_map(|c| c.status.as_ref()?.provider_id.clone())
+        .collect()
+}
+
+/// Whether any node carries the disrupted taint.
+pub fn any_tainted(world: &World) -> bool {
+    world.cluster.node_list().iter().any(|n| {
+        n.spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
+    })
+}
