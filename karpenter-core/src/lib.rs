@@ -2,7 +2,10 @@
 //!
 //! This crate holds no I/O: Karpenter's API types ([`api`]), exact resource
 //! arithmetic ([`resources`]) and the requirement algebra ([`scheduling`]) that the
-//! provisioning and disruption planners are built on.
+//! [`provisioning`] and [`disruption`] planners are built on; planning reads a
+//! [`Snapshot`] and returns a plan. The [`cloudprovider::CloudProvider`] and
+//! [`cluster::Cluster`] traits describe the outside world, and the [`driver`] runs
+//! the planners against them, turning plans into launches and deletions.
 //!
 //! It depends on `k8s-openapi` without choosing a Kubernetes version: the final
 //! binary (or a test) enables one of k8s-openapi's `v1_*` features.

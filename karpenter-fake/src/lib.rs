@@ -1,14 +1,20 @@
 //! An in-memory cloud provider and cluster for tests and benchmarks of the karpenter
 //! engine.
 //!
-//! It holds the `karpenter.fake/v1alpha1` `InstanceType` document that scenario
-//! files use to describe the fake provider's catalog ([`InstanceTypeDocument`]),
-//! generated catalogs ([`catalog`]), workloads ([`workload`]) and running clusters
-//! ([`cluster`]), the fake provider's repair policies ([`repair`]), and an
-//! in-memory [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider)
-//! ([`provider::FakeCloudProvider`]) with a decorator recording calls
-//! ([`recording::Recording`]). Fault injection and the conformance suite
-//! follow.
+//! - [`provider::FakeCloudProvider`]: an in-memory
+//!   [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider) over a
+//!   configurable catalog ([`catalog`]: `n` sized types, upstream's assorted cross
+//!   product), whose offerings can be sold out and restocked;
+//! - decorators in object_store's style: [`recording::Recording`] remembers every
+//!   call, [`faults::Flaky`] fails calls at seeded rates (and loses launch answers),
+//!   [`faults::Latency`] delays them;
+//! - [`conformance`]: the suite every `CloudProvider` implementation runs;
+//! - [`kube::InMemoryCluster`]: an in-memory
+//!   [`Cluster`](karpenter_core::cluster::Cluster) that also plays the kubelet, the
+//!   scheduler and the ReplicaSet controller;
+//! - the `karpenter.fake/v1alpha1` `InstanceType` document scenario files use
+//!   ([`InstanceTypeDocument`]), generated workloads ([`workload`]) and running
+//!   clusters ([`cluster`]), and the fake provider's repair policies ([`repair`]).
 
 pub mod catalog;
 pub mod cluster;

@@ -215,3 +215,103 @@ async fn a_flaky_cloud_that_loses_launch_answers_orphans_nothing() {
     let running = fake.list().await.map(|l| l.len()).unwrap_or_default();
     assert_eq!(running, world.cluster.node_claim_list().len());
 }
+
+#[tokio::test]
+async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
+    use k8s_openapi::api::core::v1::NodeCondition;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use karpenter_core::disruption::plan::CommandReason;
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    let mut world = settled_world(provider.clone(), "2", 12).await;
+    let nodes: Vec<String> = world
+        .cluster
+        .node_list()
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .collect();
+    let condition = |type_: &str, status: &str| NodeCondition {
+        type_: type_.to_owned(),
+        status: status.to_owned(),
+        last_transition_time: Some(Time(world.now)),
+        ..NodeCondition::default()
+    };
+    // A spot eviction notice is acted on at once; a kubelet that reports
+    // BadNode is tolerated for 30 minutes.
+    assert!(
+        world
+            .cluster
+            .set_node_condition(&nodes[0], condition("PreemptionScheduled", "True"))
+    );
+    assert!(
+        world
+            .cluster
+            .set_node_condition(&nodes[1], condition("BadNode", "False"))
+    );
+    let reason_of = |w: &World, node: &str| {
+        w.events.iter().find_map(|(step, e)| match e {
+            Event::CommandStarted {
+                reason, candidates, ..
+            } if candidates.iter().any(|c| c == node) => Some((*step, *reason)),
+            _ => None,
+        })
+    };
+    let gone = |w: &World, node: &str| {
+        !w.cluster
+            .node_list()
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some(node))
+    };
+    world.run_until(20, |w| gone(w, &nodes[0])).await;
+    let (interrupted_at, reason) = reason_of(&world, &nodes[0]).expect("a command");
+    assert_eq!(reason, CommandReason::Interrupted);
+    assert!(
+        reason_of(&world, &nodes[1]).is_none(),
+        "BadNode is tolerated for a while"
+    );
+    // 30 minutes are 180 steps of 10 s.
+    world
+        .run_until(400, |w| gone(w, &nodes[1]) && w.settled())
+        .await;
+    let (repaired_at, reason) = reason_of(&world, &nodes[1]).expect("a command");
+    assert_eq!(reason, CommandReason::Unhealthy);
+    assert!(
+        repaired_at - interrupted_at >= 170,
+        "{interrupted_at} -> {repaired_at}"
+    );
+    assert_eq!(world.pending(), 0);
+}
+
+#[tokio::test]
+async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
+    use karpenter_fake::recording::{Call, Recording};
+    let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    let recording = Arc::new(Recording::new(fake.clone()));
+    let mut world = World::with_faults(recording.clone(), fake.clone(), DriverOptions::default());
+    world.add_pool(pool("default", "2", serde_json::json!([])));
+    world.add_pods(
+        (0..10).map(|i| pending_pod(&format!("web-{i}"), Shape::ZonalSpread, "1", "1Gi")),
+    );
+    world.run_until(60, |w| w.settled()).await;
+    // Let consolidation finish, then watch.
+    let mut quiet = 0;
+    while quiet < 3 {
+        quiet = if world.step().await.is_empty() {
+            quiet + 1
+        } else {
+            0
+        };
+    }
+    let claims = world.cluster.node_claim_list();
+    let pods = world.cluster.pod_list();
+    let calls_before = recording.calls().len();
+    for _ in 0..5 {
+        assert!(world.step().await.is_empty());
+    }
+    assert_eq!(world.cluster.node_claim_list(), claims);
+    assert_eq!(world.cluster.pod_list(), pods);
+    let writes = recording.calls()[calls_before..]
+        .iter()
+        .filter(|c| matches!(c, Call::Create(_) | Call::Delete(_)))
+        .count();
+    assert_eq!(writes, 0);
+}

@@ -85,3 +85,96 @@ pub(super) fn node_claim(
 pub(super) fn pods_by_key(pods: &[Pod]) -> BTreeMap<String, &Pod> {
     pods.iter().map(|p| (pod_key(p), p)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provisioning::RequirementOutput;
+    use serde_json::json;
+
+    #[test]
+    fn a_planned_claim_becomes_the_pools_claim_with_the_plans_requirements_and_the_pods_requests() {
+        let pool: NodePool = serde_json::from_value(json!({
+            "metadata": {"name": "general", "annotations": {
+                "karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3",
+            }},
+            "spec": {"template": {
+                "metadata": {"labels": {"team": "web"}},
+                "spec": {
+                    "requirements": [],
+                    "taints": [{"key": "dedicated", "value": "web", "effect": "NoSchedule"}],
+                    "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
+                },
+            }},
+        }))
+        .expect("a NodePool");
+        let pods: Vec<Pod> = ["a", "b"]
+            .iter()
+            .map(|name| {
+                serde_json::from_value(json!({
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}}]},
+                }))
+                .expect("a Pod")
+            })
+            .collect();
+        let planned = PlannedClaim {
+            node_pool: "general".into(),
+            instance_types: vec!["m-2".to_owned(), "m-4".to_owned()].into(),
+            requirements: vec![
+                RequirementOutput {
+                    key: "topology.kubernetes.io/zone".into(),
+                    operator: "In".into(),
+                    values: vec!["zone-a".to_owned()].into(),
+                    min_values: None,
+                },
+                RequirementOutput {
+                    key: "node.kubernetes.io/instance-type".into(),
+                    operator: "In".into(),
+                    values: vec!["m-2".to_owned(), "m-4".to_owned()].into(),
+                    min_values: Some(2),
+                },
+            ],
+            launch: None,
+            pods: vec!["default/a".into(), "default/b".into()],
+        };
+        let now = Timestamp::from_second(1_800_000_000).expect("a time");
+        let claim = node_claim(&planned, &pool, "general-00001", &pods_by_key(&pods), now);
+        let json = serde_json::to_value(&claim).expect("serializable");
+        assert_eq!(json["metadata"]["name"], "general-00001");
+        assert_eq!(json["metadata"]["labels"]["team"], "web");
+        assert_eq!(
+            json["metadata"]["labels"]["karpenter.sh/nodepool"],
+            "general"
+        );
+        assert_eq!(
+            json["metadata"]["labels"]["topology.kubernetes.io/zone"],
+            "zone-a"
+        );
+        assert!(
+            json["metadata"]["labels"]
+                .get("node.kubernetes.io/instance-type")
+                .is_none()
+        );
+        assert_eq!(
+            json["metadata"]["annotations"]["karpenter.sh/nodepool-hash"],
+            "123"
+        );
+        assert_eq!(
+            json["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"],
+            "v3"
+        );
+        assert_eq!(json["spec"]["taints"][0]["key"], "dedicated");
+        assert_eq!(json["spec"]["requirements"][1]["minValues"], 2);
+        assert_eq!(
+            json["spec"]["requirements"][1]["values"],
+            json!(["m-2", "m-4"])
+        );
+        assert_eq!(json["spec"]["resources"]["requests"]["cpu"], "3");
+        assert_eq!(
+            json["spec"]["resources"]["requests"]["memory"],
+            "2147483648"
+        );
+        assert_eq!(json["spec"]["resources"]["requests"]["pods"], "2");
+    }
+}
