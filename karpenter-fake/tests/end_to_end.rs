@@ -28,6 +28,15 @@ async fn a_thousand_pods_scale_up() {
     assert!(pods.iter().all(|p| bound_node(p).is_some()));
     // The 200 pods with hostname anti-affinity need a node each.
     assert!(world.claims() >= 200, "{} claims", world.claims());
+    // Planning again while claims launch made no second claim for the same
+    // pods: every node runs some.
+    for node in world.cluster.node_list() {
+        let name = node.metadata.name.as_deref();
+        assert!(
+            pods.iter().any(|p| bound_node(p) == name),
+            "{name:?} is empty"
+        );
+    }
     assert_eq!(world.count(|e| matches!(e, Event::LaunchFailed { .. })), 0);
 }
 
@@ -314,4 +323,30 @@ async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
         .filter(|c| matches!(c, Call::Create(_) | Call::Delete(_)))
         .count();
     assert_eq!(writes, 0);
+}
+
+#[tokio::test]
+async fn a_drift_roll_survives_a_restart_at_any_step() {
+    for restart_at in 1..=24 {
+        let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+        let mut world = settled_world(provider.clone(), "1", 9).await;
+        let drifted = provider_ids(&world);
+        for id in &drifted {
+            provider.set_drifted(id, "ImageDrift");
+        }
+        for _ in 0..restart_at {
+            world.step().await;
+        }
+        world.restart_driver();
+        world
+            .run_until(300, |w| {
+                w.settled() && provider_ids(w).iter().all(|id| !drifted.contains(id))
+            })
+            .await;
+        assert_eq!(
+            world.count(|e| matches!(e, Event::CommandAborted { .. })),
+            0,
+            "restart at step {restart_at}"
+        );
+    }
 }

@@ -45,6 +45,9 @@ pub(super) async fn run(
     let instances = match driver.provider.list().await {
         Ok(instances) => instances,
         Err(error) => {
+            // Without the cloud's list an instance whose launch answer was
+            // lost cannot be told from none: launching again could double
+            // it. Wait for the next pass.
             report.push(Event::ProviderError {
                 action: "listing instances".into(),
                 error: error.to_string(),

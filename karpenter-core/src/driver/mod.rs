@@ -110,6 +110,13 @@ impl DriverOptions {
         self
     }
 
+    /// These options with this many plans again per reconcile after launches
+    /// failed for lack of capacity.
+    pub fn with_max_replans(mut self, replans: usize) -> Self {
+        self.max_replans = replans;
+        self
+    }
+
     /// These options with this wait for replacements.
     pub fn with_replacement_timeout(mut self, timeout: Duration) -> Self {
         self.replacement_timeout = timeout;
