@@ -570,24 +570,137 @@ fn disrupt_on_a_valid_fake_scenario() {
     }
 }
 
+fn azure_basic() -> String {
+    example("azure-basic.yaml")
+}
+
 #[test]
-fn provider_azure_is_not_built_yet() {
-    for command in ["provision", "disrupt"] {
-        let output = sim(&[
-            command,
+fn provider_azure_plans_in_every_region_with_prices() {
+    let catalog = karpenter::azure::Catalog::embedded();
+    let basic = azure_basic();
+    for region in catalog.regions().filter(|r| r.has_prices) {
+        let args = [
+            "provision",
             "-f",
-            &provision_basic(),
+            &basic,
             "--provider",
             "azure",
             "--region",
-            "westeurope",
-        ]);
-        assert_status(&output, 1);
-        assert!(output.stdout.is_empty());
-        assert_contains(&stderr(&output), &["Azure", "westeurope", "not built yet"]);
+            &region.name,
+            "-o",
+            "json",
+        ];
+        let output = sim(&args);
+        assert_status(&output, 0);
+        let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+        let claims = plan["nodeClaims"].as_array().expect("claims");
+        assert!(!claims.is_empty(), "{}", region.name);
+        assert!(
+            plan["unschedulable"].as_array().is_some_and(Vec::is_empty),
+            "{}",
+            region.name
+        );
+        for claim in claims {
+            let launch = &claim["launch"];
+            let size = launch["instanceType"].as_str().expect("a size");
+            // The pool asks for D-family VMs; the price is the region's.
+            assert!(size.starts_with("Standard_D"), "{}: {size}", region.name);
+            let sku = catalog.sku(size).expect("in the catalog");
+            let price = karpenter::azure::instancetype::price(catalog, sku, &region.name);
+            assert_eq!(
+                launch["price"].as_f64(),
+                Some(price),
+                "{} {size}",
+                region.name
+            );
+            let zone = launch["zone"].as_str().expect("a zone");
+            assert!(
+                zone == "0" || zone.starts_with(&format!("{}-", region.name)),
+                "{zone}"
+            );
+        }
     }
-    // A summary needs no catalog: it says which provider a plan would use.
-    let output = sim(&["summary", "-f", &provision_basic(), "--provider", "azure"]);
+    // The same input gives the same plan; disrupt runs on the catalog too.
+    let args = [
+        "provision",
+        "-f",
+        &basic,
+        "--provider",
+        "azure",
+        "-o",
+        "json",
+    ];
+    assert_eq!(stdout(&sim(&args)), stdout(&sim(&args)));
+    let output = sim(&[
+        "disrupt",
+        "-f",
+        &basic,
+        "--provider",
+        "azure",
+        "--now",
+        "2026-06-01T00:00:00Z",
+    ]);
     assert_status(&output, 0);
-    assert_contains(&stdout(&output), &["provider: azure, region eastus"]);
+    let output = sim(&[
+        "summary",
+        "-f",
+        &provision_basic(),
+        "--provider",
+        "azure",
+        "--region",
+        "westeurope",
+    ]);
+    assert_status(&output, 0);
+    assert_contains(
+        &stdout(&output),
+        &["provider: azure, region westeurope (3 zones, its own prices)"],
+    );
+}
+
+#[test]
+fn provider_azure_refuses_an_unknown_region_and_a_bad_node_class() {
+    let output = sim(&[
+        "provision",
+        "-f",
+        &azure_basic(),
+        "--provider",
+        "azure",
+        "--region",
+        "atlantis",
+    ]);
+    assert_status(&output, 2);
+    assert_contains(
+        &stderr(&output),
+        &["--region atlantis", "eastus", "westeurope"],
+    );
+    let text = std::fs::read_to_string(azure_basic()).expect("the example");
+    let bad = TempFile::new(
+        "bad-class.yaml",
+        &text.replace("osDiskSizeGB: 64", "osDiskSizeGB: 10"),
+    );
+    let output = sim(&["provision", "-f", bad.path(), "--provider", "azure"]);
+    assert_status(&output, 2);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "bad-class.yaml",
+            "document 1",
+            "AKSNodeClass default",
+            "spec.osDiskSizeGB",
+            "30 to 2048",
+        ],
+    );
+    // A NodePool naming a node class the input lacks gets the default one.
+    let renamed = text.replacen(
+        "kind: AKSNodeClass\nmetadata:\n  name: default",
+        "kind: AKSNodeClass\nmetadata:\n  name: other",
+        1,
+    );
+    let missing = TempFile::new("missing-class.yaml", &renamed);
+    let output = sim(&["provision", "-f", missing.path(), "--provider", "azure"]);
+    assert_status(&output, 0);
+    assert_contains(
+        &stderr(&output),
+        &["warning: NodePool default names AKSNodeClass default, which the input lacks"],
+    );
 }

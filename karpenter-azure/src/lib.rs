@@ -1,9 +1,19 @@
 //! The Azure (AKS) cloud provider for the karpenter engine.
 //!
-//! So far this crate holds the `karpenter.azure.com/v1beta1` `AKSNodeClass` type
-//! ([`AKSNodeClass`]) that scenarios and clusters carry; the SKU catalog, prices,
-//! offerings and the ARM client follow.
+//! - [`catalog`]: the embedded SKU, price, region and GPU tables ([`generate`]
+//!   makes them from the public data);
+//! - [`instancetype`]: VM sizes as instance types (labels, capacity and
+//!   allocatable, offerings and prices, the filters);
+//! - [`repair`]: the repair policies;
+//! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`: defaults,
+//!   validation, and the settings it gives instance types.
 
+pub mod catalog;
+pub mod generate;
+pub mod instancetype;
 pub mod nodeclass;
+pub mod repair;
 
-pub use nodeclass::{AKSNodeClass, AKSNodeClassSpec};
+pub use catalog::Catalog;
+pub use instancetype::{Settings, instance_types};
+pub use nodeclass::{AKSNodeClass, AKSNodeClassSpec, ImageFamily, NetworkOptions, NodeClassError};

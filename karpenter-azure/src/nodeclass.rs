@@ -61,3 +61,198 @@ pub struct AKSNodeClassSpec {
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
 }
+
+/// An image family: which OS nodes run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImageFamily {
+    /// Ubuntu (22.04, or 24.04 from Kubernetes 1.34): the default.
+    #[default]
+    Ubuntu,
+    /// Ubuntu 22.04.
+    Ubuntu2204,
+    /// Ubuntu 24.04.
+    Ubuntu2404,
+    /// Azure Linux (3 from Kubernetes 1.32, else 2).
+    AzureLinux,
+}
+
+impl ImageFamily {
+    /// The family named `name` as the spec writes it.
+    pub fn parse(name: &str) -> Option<ImageFamily> {
+        match name {
+            "Ubuntu" => Some(Self::Ubuntu),
+            "Ubuntu2204" => Some(Self::Ubuntu2204),
+            "Ubuntu2404" => Some(Self::Ubuntu2404),
+            "AzureLinux" => Some(Self::AzureLinux),
+            _ => None,
+        }
+    }
+
+    /// The `kubernetes.azure.com/os-sku` label.
+    pub fn os_sku(self) -> &'static str {
+        match self {
+            Self::AzureLinux => "AzureLinux",
+            _ => "Ubuntu",
+        }
+    }
+
+    /// The GPU registry's names for this OS.
+    pub fn gpu_os(self) -> &'static [&'static str] {
+        match self {
+            Self::AzureLinux => &["azurelinux", "azurelinux3"],
+            _ => &["ubuntu"],
+        }
+    }
+}
+
+/// What is wrong with an AKSNodeClass's spec.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("AKSNodeClass {name}: spec.{field}: {message}")]
+pub struct NodeClassError {
+    /// The node class.
+    pub name: String,
+    /// The field, as the spec spells it.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The OS disk size when the spec leaves it out.
+pub const DEFAULT_OS_DISK_SIZE_GB: u32 = 128;
+
+/// How the cluster's pods get addresses: what sets the default maxPods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkOptions {
+    /// `azure` (the default), `none`, or another plugin (`kubenet`).
+    pub plugin: String,
+    /// `overlay` (the default) or empty (node subnet).
+    pub plugin_mode: String,
+}
+
+impl Default for NetworkOptions {
+    fn default() -> Self {
+        NetworkOptions {
+            plugin: "azure".to_owned(),
+            plugin_mode: "overlay".to_owned(),
+        }
+    }
+}
+
+impl NetworkOptions {
+    /// Pods per node when the node class does not say: 250 on Azure CNI
+    /// overlay or without a CNI, 30 on Azure CNI with node-subnet IPs, 110
+    /// otherwise.
+    pub fn default_max_pods(&self) -> u32 {
+        match (self.plugin.as_str(), self.plugin_mode.as_str()) {
+            ("azure", "overlay") | ("none", _) => 250,
+            ("azure", "") => 30,
+            _ => 110,
+        }
+    }
+}
+
+impl AKSNodeClass {
+    fn name(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+
+    fn error(&self, field: &'static str, message: impl Into<String>) -> NodeClassError {
+        NodeClassError {
+            name: self.name(),
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// The image family, `Ubuntu` when unset.
+    pub fn image_family(&self) -> Result<ImageFamily, NodeClassError> {
+        match self.spec.image_family.as_deref() {
+            None => Ok(ImageFamily::default()),
+            Some(name) => ImageFamily::parse(name).ok_or_else(|| {
+                self.error(
+                    "imageFamily",
+                    format!("{name:?} is not Ubuntu, Ubuntu2204, Ubuntu2404 or AzureLinux"),
+                )
+            }),
+        }
+    }
+
+    /// Checks the spec as the CRD's validation does for the fields the
+    /// provider reads.
+    pub fn validate(&self) -> Result<(), NodeClassError> {
+        let family = self.image_family()?;
+        if let Some(size) = self.spec.os_disk_size_gb
+            && !(30..=2048).contains(&size)
+        {
+            return Err(self.error("osDiskSizeGB", format!("{size} is not within 30 to 2048")));
+        }
+        if let Some(pods) = self.spec.max_pods
+            && !(10..=250).contains(&pods)
+        {
+            return Err(self.error("maxPods", format!("{pods} is not within 10 to 250")));
+        }
+        match self.spec.fips_mode.as_deref() {
+            None | Some("Disabled") => {}
+            Some("FIPS") if family == ImageFamily::Ubuntu2404 => {
+                return Err(self.error("fipsMode", "FIPS is not available for Ubuntu2404"));
+            }
+            Some("FIPS") => {}
+            Some(other) => {
+                return Err(self.error("fipsMode", format!("{other:?} is not FIPS or Disabled")));
+            }
+        }
+        if let Some(tags) = &self.spec.tags {
+            for (key, value) in tags {
+                if key.len() > 512 || key.chars().any(|c| "<>%&?\\".contains(c)) {
+                    return Err(
+                        self.error("tags", format!("key {key:?} is not a valid Azure tag name"))
+                    );
+                }
+                if value.len() > 256 {
+                    return Err(self.error(
+                        "tags",
+                        format!("the value of {key:?} is over 256 characters"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The instance-type settings this node class gives in `region` on
+    /// `network`.
+    pub fn settings(
+        &self,
+        region: &str,
+        network: &NetworkOptions,
+    ) -> Result<crate::instancetype::Settings, NodeClassError> {
+        self.validate()?;
+        let other = |path: &[&str]| {
+            let mut value =
+                serde_json::Value::Object(self.spec.other.clone().into_iter().collect());
+            for key in path {
+                value = value.get(key)?.clone();
+            }
+            Some(value)
+        };
+        let flag = |path: &[&str]| other(path).and_then(|v| v.as_bool()).unwrap_or(false);
+        let mut settings = crate::instancetype::Settings::for_region(region);
+        settings.image_family = self.image_family()?;
+        settings.os_disk_size_gb = self
+            .spec
+            .os_disk_size_gb
+            .map_or(DEFAULT_OS_DISK_SIZE_GB, |s| s as u32);
+        settings.max_pods = self
+            .spec
+            .max_pods
+            .map_or_else(|| network.default_max_pods(), |p| p as u32);
+        settings.encryption_at_host = flag(&["security", "encryptionAtHost"]);
+        settings.artifact_streaming = flag(&["artifactStreaming", "enabled"]);
+        settings.gpu_driver_managed = other(&["gpu", "mode"])
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .as_deref()
+            != Some("None");
+        settings.fips = self.spec.fips_mode.as_deref() == Some("FIPS");
+        Ok(settings)
+    }
+}

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use karpenter::core::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
@@ -137,14 +138,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Summary(common) => {
             let (scenario, mut timings) = load(&common)?;
-            let provider = match resolve_provider(&common, &scenario) {
-                Ok(provider) => provider,
-                // A summary needs no instance types: say what a plan would use.
-                Err(Failure::Internal(_)) => {
-                    format!("azure, region {} (not built yet)", common.region)
-                }
-                Err(bad_input) => return Err(bad_input),
-            };
+            let (_, provider) = resolve_provider(&common, &scenario)?;
             let start = Instant::now();
             let summary = Summary::of(&scenario);
             timings.record("summarise", start.elapsed());
@@ -160,20 +154,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Provision(args) => {
             let (scenario, mut timings) = load(&args.common)?;
-            resolve_provider(&args.common, &scenario)?;
+            let (chosen, _) = resolve_provider(&args.common, &scenario)?;
             if args.packing == Packing::Cost || args.bound {
                 return Err(not_built("--packing cost and --bound are"));
             }
             let start = Instant::now();
-            let instance_types = scenario
-                .fake_instance_types()
-                .map_err(|e| Failure::BadInput(e.to_string()))?;
             let counts = (
                 scenario.pods.len(),
                 scenario.nodes.len(),
                 scenario.node_pools.len(),
             );
-            let snapshot = scenario.into_snapshot(instance_types);
+            let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             let plan = karpenter::core::provisioning::schedule(&snapshot);
@@ -198,23 +189,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Disrupt(args) => {
             let (scenario, mut timings) = load(&args.common)?;
-            resolve_provider(&args.common, &scenario)?;
+            let (chosen, _) = resolve_provider(&args.common, &scenario)?;
             if args.packing == Packing::Cost {
                 return Err(not_built("--packing cost is"));
             }
             let now = args.now.unwrap_or_else(jiff::Timestamp::now);
             let start = Instant::now();
-            let instance_types = scenario
-                .fake_instance_types()
-                .map_err(|e| Failure::BadInput(e.to_string()))?;
             let counts = (scenario.nodes.len(), scenario.node_pools.len());
-            let snapshot = scenario.into_snapshot(instance_types);
+            let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             let options = karpenter::core::disruption::planner::DisruptionOptions::default()
                 .with_spot_to_spot(args.spot_to_spot)
                 .with_m_to_n(args.m_to_n)
-                .with_repair_policies(karpenter::fake::repair::repair_policies());
+                .with_repair_policies(chosen.repair_policies());
             let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
@@ -260,9 +248,47 @@ fn load(common: &CommonArgs) -> Result<(Scenario, Timings), Failure> {
     Ok((scenario, timings))
 }
 
+/// The provider a run takes its instance types from.
+enum Chosen {
+    /// The input's InstanceType documents.
+    Fake,
+    /// The embedded Azure catalog in a region.
+    Azure(String),
+}
+
+impl Chosen {
+    /// The snapshot of `scenario` with this provider's instance types (and,
+    /// for Azure, its well-known labels); warnings go to standard error.
+    fn snapshot(&self, scenario: Scenario) -> Result<Snapshot, Failure> {
+        let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
+        match self {
+            Chosen::Fake => {
+                let types = scenario.fake_instance_types().map_err(bad)?;
+                Ok(scenario.into_snapshot(types))
+            }
+            Chosen::Azure(region) => {
+                let azure = scenario.azure_instance_types(region).map_err(bad)?;
+                for warning in &azure.warnings {
+                    eprintln!("warning: {warning}");
+                }
+                let labels = karpenter::azure::instancetype::labels::well_known_labels();
+                Ok(scenario.into_snapshot_with(azure.per_pool, labels))
+            }
+        }
+    }
+
+    /// The provider's repair policies.
+    fn repair_policies(&self) -> Vec<karpenter::core::cloudprovider::RepairPolicy> {
+        match self {
+            Chosen::Fake => karpenter::fake::repair::repair_policies(),
+            Chosen::Azure(_) => karpenter::azure::repair::repair_policies(),
+        }
+    }
+}
+
 /// Which provider the run uses, as the format says: `--provider`, else fake when the
-/// input has InstanceType documents, else Azure.
-fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<String, Failure> {
+/// input has InstanceType documents, else Azure; with a line describing it.
+fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<(Chosen, String), Failure> {
     let fake = match common.provider {
         Some(Provider::Fake) => true,
         Some(Provider::Azure) => false,
@@ -276,17 +302,38 @@ fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<String, 
                     .to_string(),
             ));
         }
-        Ok(format!(
+        let line = format!(
             "fake ({} instance types from the input)",
             scenario.instance_types.len()
-        ))
-    } else {
-        Err(Failure::Internal(format!(
-            "the Azure provider's catalog (region {}) is not built yet; \
-             give InstanceType documents and --provider fake",
-            common.region
-        )))
+        );
+        return Ok((Chosen::Fake, line));
     }
+    let catalog = karpenter::azure::Catalog::embedded();
+    let Some(region) = catalog.region(&common.region) else {
+        let priced: Vec<&str> = catalog
+            .regions()
+            .filter(|r| r.has_prices)
+            .map(|r| r.name.as_str())
+            .collect();
+        return Err(Failure::BadInput(format!(
+            "--region {}: not an Azure region the embedded catalog knows; regions with prices: {}",
+            common.region,
+            priced.join(", ")
+        )));
+    };
+    let prices = if region.has_prices {
+        "its own prices".to_owned()
+    } else {
+        format!(
+            "{}'s prices (it has no price table)",
+            karpenter::azure::instancetype::FALLBACK_PRICE_REGION
+        )
+    };
+    let line = format!(
+        "azure, region {} ({} zones, {prices})",
+        region.name, region.zone_count
+    );
+    Ok((Chosen::Azure(region.name.clone()), line))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {

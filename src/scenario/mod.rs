@@ -26,6 +26,7 @@
 //! assert_eq!(scenario.pods[0].metadata.name.as_deref(), Some("web-0"));
 //! ```
 
+mod azure;
 mod document;
 mod error;
 mod limits;
@@ -47,6 +48,7 @@ use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_fake::InstanceTypeDocument;
 
+pub use azure::AzureInstanceTypes;
 pub use document::{Kind, Object};
 pub use error::LoadError;
 pub use limits::LoadOptions;

@@ -82,9 +82,20 @@ impl Scenario {
     /// [`to_snapshot`](Self::to_snapshot), moving the objects instead of
     /// copying them (tens of thousands of pods are worth not copying).
     pub fn into_snapshot(self, instance_types: Vec<InstanceType>) -> Snapshot {
+        let per_pool = per_pool(&objects(&self.node_pools), instance_types);
+        self.into_snapshot_with(per_pool, WellKnownLabels::core().clone())
+    }
+
+    /// The engine's view of the scenario with each pool's own instance types
+    /// (a provider's rule) and the provider's well-known labels.
+    pub fn into_snapshot_with(
+        self,
+        instance_types: std::collections::BTreeMap<String, Arc<[InstanceType]>>,
+        well_known_labels: WellKnownLabels,
+    ) -> Snapshot {
         let node_pools = into_objects(self.node_pools);
         Snapshot {
-            instance_types: per_pool(&node_pools, instance_types),
+            instance_types,
             node_pools,
             nodes: join_nodes(into_objects(self.nodes), into_objects(self.node_claims)),
             pods: into_objects(self.pods),
@@ -93,7 +104,7 @@ impl Scenario {
             persistent_volume_claims: into_objects(self.persistent_volume_claims),
             persistent_volumes: into_objects(self.persistent_volumes),
             storage_classes: into_objects(self.storage_classes),
-            well_known_labels: WellKnownLabels::core().clone(),
+            well_known_labels,
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),

@@ -1,0 +1,195 @@
+//! The labels AKS nodes carry, as upstream registers them
+//! (`pkg/apis/v1beta1/labels.go`), and the well-known keys pods may select on.
+
+use karpenter_core::cloudprovider::Offering;
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_SPOT, LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, Requirement,
+    WellKnownLabels,
+};
+
+use crate::catalog::{Catalog, Sku};
+
+use super::Settings;
+
+/// The size's name.
+pub const SKU_NAME: &str = "karpenter.azure.com/sku-name";
+/// The family letter (`D`).
+pub const SKU_FAMILY: &str = "karpenter.azure.com/sku-family";
+/// The series (`Ds_v5`).
+pub const SKU_SERIES: &str = "karpenter.azure.com/sku-series";
+/// The version (`5`; `1` when the name has none).
+pub const SKU_VERSION: &str = "karpenter.azure.com/sku-version";
+/// vCPUs.
+pub const SKU_CPU: &str = "karpenter.azure.com/sku-cpu";
+/// Memory in MiB.
+pub const SKU_MEMORY: &str = "karpenter.azure.com/sku-memory";
+/// vCPUs, AKS's copy.
+pub const AKS_SKU_CPU: &str = "kubernetes.azure.com/sku-cpu";
+/// Memory in MiB, AKS's copy.
+pub const AKS_SKU_MEMORY: &str = "kubernetes.azure.com/sku-memory";
+/// GPUs (0 unless the registry lists the size).
+pub const SKU_GPU_COUNT: &str = "karpenter.azure.com/sku-gpu-count";
+/// `nvidia` or `amd`.
+pub const SKU_GPU_MANUFACTURER: &str = "karpenter.azure.com/sku-gpu-manufacturer";
+/// The accelerator named in the size (`A100`).
+pub const SKU_GPU_NAME: &str = "karpenter.azure.com/sku-gpu-name";
+/// Whether accelerated networking is available.
+pub const SKU_NETWORKING_ACCELERATED: &str = "karpenter.azure.com/sku-networking-accelerated";
+/// Whether premium storage is available.
+pub const SKU_STORAGE_PREMIUM_CAPABLE: &str = "karpenter.azure.com/sku-storage-premium-capable";
+/// The largest ephemeral OS disk, decimal GB.
+pub const SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE: &str =
+    "karpenter.azure.com/sku-storage-ephemeralos-maxsize";
+/// Whether Ultra SSD can be attached (per offering).
+pub const SKU_STORAGE_ULTRA_SSD: &str = "karpenter.azure.com/sku-storage-ultra-ssd";
+/// The Hyper-V generations (`1`, `2`): internal, chooses the image.
+pub const SKU_HYPERV_GENERATION: &str = "karpenter.azure.com/sku-hyperv-generation";
+/// `zonal` or `regional` (per offering).
+pub const PLACEMENT_SCOPE: &str = "karpenter.azure.com/placement-scope";
+/// `system` or `user`.
+pub const MODE: &str = "kubernetes.azure.com/mode";
+/// `regular` or `spot` (per offering).
+pub const SCALE_SET_PRIORITY: &str = "kubernetes.azure.com/scalesetpriority";
+/// `regular` or `spot` (per offering).
+pub const PRIORITY: &str = "kubernetes.azure.com/priority";
+/// `Ubuntu` or `AzureLinux`.
+pub const OS_SKU: &str = "kubernetes.azure.com/os-sku";
+/// `true` on FIPS images.
+pub const FIPS_ENABLED: &str = "kubernetes.azure.com/fips_enabled";
+
+/// Every key a pod may select on without the NodePool naming it: the core's
+/// and the provider's.
+pub fn well_known_labels() -> WellKnownLabels {
+    WellKnownLabels::core().clone().with_all([
+        SKU_NAME,
+        SKU_FAMILY,
+        SKU_SERIES,
+        SKU_VERSION,
+        SKU_CPU,
+        SKU_MEMORY,
+        AKS_SKU_CPU,
+        AKS_SKU_MEMORY,
+        SKU_GPU_COUNT,
+        SKU_GPU_MANUFACTURER,
+        SKU_GPU_NAME,
+        SKU_NETWORKING_ACCELERATED,
+        SKU_STORAGE_PREMIUM_CAPABLE,
+        SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+        SKU_STORAGE_ULTRA_SSD,
+        PLACEMENT_SCOPE,
+        MODE,
+        SCALE_SET_PRIORITY,
+        PRIORITY,
+        OS_SKU,
+        FIPS_ENABLED,
+        LABEL_TOPOLOGY_REGION,
+    ])
+}
+
+fn flag(value: bool) -> String {
+    value.to_string()
+}
+
+/// The largest ephemeral OS disk in decimal GB (floored), 0 when the size
+/// has none: NVMe first, then the cache disk, then the resource disk.
+pub fn ephemeral_os_max_size_gb(sku: &Sku) -> u64 {
+    let c = &sku.capabilities;
+    if c.ephemeral_os_disk != Some(true) {
+        return 0;
+    }
+    let nvme = c.nvme_disk_size_mib.unwrap_or(0);
+    if c.ephemeral_os_disk_placements
+        .iter()
+        .any(|p| p == "NvmeDisk")
+        && nvme > 0
+    {
+        return nvme * (1 << 20) / 1_000_000_000;
+    }
+    let cached = c.cached_disk_bytes.unwrap_or(0);
+    if cached > 0 {
+        return cached / 1_000_000_000;
+    }
+    c.max_resource_volume_mib.unwrap_or(0) * (1 << 20) / 1_000_000_000
+}
+
+/// The labels every node of the size carries, one value each.
+pub fn single_valued(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Vec<(String, String)> {
+    let memory_mib = ((sku.memory_gib * 1024.0).trunc() as i64).to_string();
+    let gpu = catalog.gpu(&sku.name).filter(|_| sku.gpus > 0);
+    let mut labels: Vec<(&str, String)> = vec![
+        (LABEL_ARCH_STABLE, sku.arch.clone()),
+        (LABEL_OS_STABLE, "linux".to_owned()),
+        (LABEL_TOPOLOGY_REGION, settings.region.clone()),
+        (SKU_NAME, sku.name.clone()),
+        (SKU_FAMILY, sku.sku_family.clone()),
+        (SKU_SERIES, sku.sku_series.clone()),
+        (SKU_VERSION, sku.sku_version.clone()),
+        (SKU_CPU, sku.vcpus.to_string()),
+        (SKU_MEMORY, memory_mib.clone()),
+        (AKS_SKU_CPU, sku.vcpus.to_string()),
+        (AKS_SKU_MEMORY, memory_mib),
+        (SKU_GPU_COUNT, gpu.map_or(0, |_| sku.gpus).to_string()),
+        (OS_SKU, settings.image_family.os_sku().to_owned()),
+    ];
+    if let Some(gpu) = gpu {
+        labels.push((SKU_GPU_MANUFACTURER, gpu.manufacturer.clone()));
+        if !sku.accelerator.is_empty() {
+            labels.push((SKU_GPU_NAME, sku.accelerator.clone()));
+        }
+    }
+    if let Some(accelerated) = sku.capabilities.accelerated_networking {
+        labels.push((SKU_NETWORKING_ACCELERATED, flag(accelerated)));
+    }
+    if let Some(premium) = sku.capabilities.premium_io {
+        labels.push((SKU_STORAGE_PREMIUM_CAPABLE, flag(premium)));
+    }
+    let ephemeral = ephemeral_os_max_size_gb(sku);
+    if ephemeral > 0 {
+        labels.push((SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE, ephemeral.to_string()));
+    }
+    if settings.fips {
+        labels.push((FIPS_ENABLED, "true".to_owned()));
+    }
+    labels.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// The requirements that take several values: per-offering labels (priority,
+/// placement scope, Ultra SSD), the mode, the Hyper-V generations.
+pub fn multi_valued(sku: &Sku, offerings: &[Offering], _settings: &Settings) -> Vec<Requirement> {
+    let priorities: Vec<&str> = offerings
+        .iter()
+        .map(|o| {
+            if o.capacity_type == CAPACITY_TYPE_SPOT {
+                "spot"
+            } else {
+                "regular"
+            }
+        })
+        .collect();
+    let scopes: Vec<&str> = offerings
+        .iter()
+        .map(|o| if o.zone == "0" { "regional" } else { "zonal" })
+        .collect();
+    let ultra: &[&str] = if sku.capabilities.ultra_ssd_available == Some(true) {
+        &["true", "false"]
+    } else {
+        &["false"]
+    };
+    let mut requirements = vec![
+        Requirement::in_values(SCALE_SET_PRIORITY, &priorities),
+        Requirement::in_values(PRIORITY, &priorities),
+        Requirement::in_values(PLACEMENT_SCOPE, &scopes),
+        Requirement::in_values(SKU_STORAGE_ULTRA_SSD, ultra),
+        Requirement::in_values(MODE, ["system", "user"]),
+    ];
+    let generations: Vec<&str> = sku
+        .capabilities
+        .hyperv_generations
+        .iter()
+        .map(|g| g.trim_start_matches('V'))
+        .collect();
+    if !generations.is_empty() {
+        requirements.push(Requirement::in_values(SKU_HYPERV_GENERATION, &generations));
+    }
+    requirements
+}

@@ -1,0 +1,154 @@
+//! VM sizes as the engine's instance types, as upstream's instance-type
+//! provider builds them (`pkg/providers/instancetype/`): the labels AKS nodes
+//! carry, capacity and allocatable by AKS's formulas, and on-demand and spot
+//! offerings in each zone of the region and regionally (zone `0`), priced
+//! from the embedded table (999 when unknown, as upstream).
+
+mod filters;
+pub mod labels;
+mod resources;
+
+use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, Requirement};
+
+use crate::catalog::{Catalog, Sku};
+use crate::nodeclass::ImageFamily;
+
+pub use filters::{Exclusion, RESTRICTED_SIZES, node_class_exclusions, static_exclusions};
+pub use resources::{
+    DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, EVICTION_THRESHOLD_MIB, capacity, kube_reserved_cpu_millis,
+    kube_reserved_memory_mib, memory_capacity_bytes, overhead,
+};
+
+/// The price upstream gives a size it has no price for (or does not know).
+pub const MISSING_PRICE: f64 = 999.0;
+
+/// The region whose prices stand in for a region without a table, as upstream.
+pub const FALLBACK_PRICE_REGION: &str = "eastus";
+
+/// Everything that shapes the instance types: the region, the node class's
+/// settings and the operator's options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The ARM region, `eastus`.
+    pub region: String,
+    /// The node class's image family.
+    pub image_family: ImageFamily,
+    /// The OS disk size in GB (the nodes' ephemeral storage).
+    pub os_disk_size_gb: u32,
+    /// Pods per node.
+    pub max_pods: u32,
+    /// Whether the node class asks for encryption at host.
+    pub encryption_at_host: bool,
+    /// Whether AKS installs the GPU driver (`gpu.mode: Driver`, the default).
+    pub gpu_driver_managed: bool,
+    /// Whether artifact streaming is on.
+    pub artifact_streaming: bool,
+    /// Whether the node class asks for FIPS images.
+    pub fips: bool,
+    /// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
+    pub vm_memory_overhead_percent: f64,
+}
+
+impl Settings {
+    /// The defaults for `region`: Ubuntu, 128 GB OS disk, 250 pods (Azure CNI
+    /// overlay, the operator's default network).
+    pub fn for_region(region: &str) -> Settings {
+        Settings {
+            region: region.to_owned(),
+            image_family: ImageFamily::Ubuntu,
+            os_disk_size_gb: 128,
+            max_pods: 250,
+            encryption_at_host: false,
+            gpu_driver_managed: true,
+            artifact_streaming: false,
+            fips: false,
+            vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+        }
+    }
+}
+
+/// The instance types of `catalog` under `settings`: every size no filter
+/// leaves out and that has an offering, by name.
+pub fn instance_types(catalog: &Catalog, settings: &Settings) -> Vec<InstanceType> {
+    catalog
+        .skus()
+        .iter()
+        .filter(|sku| {
+            let placement = catalog.placement(&settings.region, &sku.name);
+            static_exclusions(catalog, sku, placement).is_empty()
+                && node_class_exclusions(catalog, sku, settings).is_empty()
+        })
+        .filter_map(|sku| instance_type(catalog, sku, settings))
+        .collect()
+}
+
+/// One size as an instance type, whatever the filters say; `None` when it
+/// has no offering in the region.
+pub fn instance_type(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Option<InstanceType> {
+    let offerings = offerings(catalog, sku, &settings.region);
+    if offerings.is_empty() {
+        return None;
+    }
+    let mut instance_type = InstanceType::new(
+        sku.name.clone(),
+        labels::single_valued(catalog, sku, settings),
+        offerings,
+        capacity(catalog, sku, settings),
+        overhead(sku),
+    );
+    for requirement in labels::multi_valued(sku, &instance_type.offerings, settings) {
+        instance_type.requirements.add(requirement);
+    }
+    if !settings.fips {
+        instance_type
+            .requirements
+            .add(Requirement::does_not_exist(labels::FIPS_ENABLED));
+    }
+    Some(instance_type)
+}
+
+/// The size's on-demand price in `region` (the fallback region's when the
+/// region has no table; 999 when unknown or not a size upstream knows).
+pub fn price(catalog: &Catalog, sku: &Sku, region: &str) -> f64 {
+    if !sku.known {
+        return MISSING_PRICE;
+    }
+    let table = match catalog.region(region) {
+        Some(r) if r.has_prices => region,
+        _ => FALLBACK_PRICE_REGION,
+    };
+    catalog.price(table, &sku.name).unwrap_or(MISSING_PRICE)
+}
+
+/// The zone label of logical zone `zone` in `region`: `eastus-1`; `0` is
+/// regional placement.
+pub fn zone_label(region: &str, zone: u32) -> String {
+    if zone == 0 {
+        "0".to_owned()
+    } else {
+        format!("{region}-{zone}")
+    }
+}
+
+/// On-demand and (when the size can run at low priority) spot offerings in
+/// each zone it is offered in and regionally. Spot is priced as on-demand:
+/// the public tables have no spot prices, and upstream does the same until
+/// its live price refresh.
+pub fn offerings(catalog: &Catalog, sku: &Sku, region: &str) -> Vec<Offering> {
+    let zones: Vec<u32> = match catalog.placement(region, &sku.name) {
+        Some(placement) => placement.zones.clone(),
+        None => (1..=catalog.region(region).map_or(0, |r| r.zone_count)).collect(),
+    };
+    let price = price(catalog, sku, region);
+    let spot = sku.capabilities.low_priority_capable != Some(false);
+    let mut offerings = Vec::new();
+    for zone in zones.into_iter().chain([0]) {
+        let label = zone_label(region, zone);
+        offerings.push(Offering::new(label.clone(), CAPACITY_TYPE_ON_DEMAND, price));
+        if spot {
+            offerings.push(Offering::new(label, CAPACITY_TYPE_SPOT, price));
+        }
+    }
+    offerings
+}

@@ -1,0 +1,80 @@
+//! The Azure provider's instance types for a scenario: each NodePool gets the
+//! embedded catalog's sizes in the region, shaped by its AKSNodeClass (the
+//! default one when it names none, or one the input lacks).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use karpenter_azure::{AKSNodeClass, Catalog, NetworkOptions, instance_types};
+use karpenter_core::cloudprovider::InstanceType;
+
+use super::{LoadError, Scenario};
+
+/// The instance types of each NodePool, and what the reader should know.
+#[derive(Debug, Default)]
+pub struct AzureInstanceTypes {
+    /// By NodePool name.
+    pub per_pool: BTreeMap<String, Arc<[InstanceType]>>,
+    /// NodePools that name an AKSNodeClass the input lacks (they get the
+    /// default one).
+    pub warnings: Vec<String>,
+}
+
+impl Scenario {
+    /// The Azure instance types of every NodePool in `region` (which must be
+    /// in the catalog), on the default network (Azure CNI overlay).
+    pub fn azure_instance_types(&self, region: &str) -> Result<AzureInstanceTypes, LoadError> {
+        let catalog = Catalog::embedded();
+        let network = NetworkOptions::default();
+        let default_class = AKSNodeClass::default();
+        let mut by_class: BTreeMap<String, Arc<[InstanceType]>> = BTreeMap::new();
+        let mut result = AzureInstanceTypes::default();
+        for pool in &self.node_pools {
+            let pool_name = pool.name().unwrap_or_default().to_owned();
+            let wanted = pool
+                .spec
+                .template
+                .spec
+                .node_class_ref
+                .as_ref()
+                .map(|r| r.name.clone());
+            let sourced = wanted.as_deref().and_then(|name| {
+                self.aks_node_classes
+                    .iter()
+                    .find(|c| c.metadata.name.as_deref() == Some(name))
+            });
+            if let (Some(name), None) = (&wanted, sourced) {
+                result.warnings.push(format!(
+                    "NodePool {pool_name} names AKSNodeClass {name}, which the input lacks: it gets the default AKSNodeClass"
+                ));
+            }
+            let key =
+                sourced.map_or_else(String::new, |c| c.metadata.name.clone().unwrap_or_default());
+            if let Some(types) = by_class.get(&key) {
+                result.per_pool.insert(pool_name, Arc::clone(types));
+                continue;
+            }
+            let class = sourced.map_or(&default_class, |c| &c.object);
+            let settings = class
+                .settings(region, &network)
+                .map_err(|e| LoadError::Invalid {
+                    // The default node class is valid: an error names an input document.
+                    origin: sourced.map_or_else(
+                        || super::Source {
+                            file: "<default AKSNodeClass>".into(),
+                            document: 0,
+                            item: None,
+                        },
+                        |c| c.source.clone(),
+                    ),
+                    object: format!("AKSNodeClass {}", e.name),
+                    field: format!("spec.{}", e.field),
+                    message: e.message.clone(),
+                })?;
+            let types: Arc<[InstanceType]> = instance_types(catalog, &settings).into();
+            by_class.insert(key, Arc::clone(&types));
+            result.per_pool.insert(pool_name, types);
+        }
+        Ok(result)
+    }
+}
