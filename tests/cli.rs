@@ -658,6 +658,52 @@ fn provider_azure_plans_in_every_region_with_prices() {
 }
 
 #[test]
+fn provider_azure_drift_replaces_a_node_on_an_image_its_node_class_dropped() {
+    let file = format!(
+        "{}/tests/fixtures/azure-image-drift.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let now = "2026-06-01T00:00:00Z";
+    let output = sim(&[
+        "disrupt",
+        "-f",
+        &file,
+        "--provider",
+        "azure",
+        "--now",
+        now,
+        "-o",
+        "json",
+    ]);
+    assert_status(&output, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(plan["commands"][0]["reason"], "Drifted");
+    assert_eq!(
+        plan["commands"][0]["candidates"],
+        json!(["aks-default-abcde"])
+    );
+    // With the image the class lists, nothing drifts.
+    let text = std::fs::read_to_string(&file).expect("the fixture");
+    let current = TempFile::new(
+        "current-image.yaml",
+        &text.replace("versions/202609.10.0", "versions/202611.02.0"),
+    );
+    let output = sim(&[
+        "disrupt",
+        "-f",
+        current.path(),
+        "--provider",
+        "azure",
+        "--now",
+        now,
+        "-o",
+        "json",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(plan["commands"], json!([]));
+}
+
+#[test]
 fn provider_azure_refuses_an_unknown_region_and_a_bad_node_class() {
     let output = sim(&[
         "provision",

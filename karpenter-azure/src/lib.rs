@@ -4,11 +4,13 @@
 //!   makes them from the public data);
 //! - [`instancetype`]: VM sizes as instance types (labels, capacity and
 //!   allocatable, offerings and prices, the filters);
+//! - [`drift`]: the node-class hash, Kubernetes version and image checks;
 //! - [`repair`]: the repair policies;
 //! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`: defaults,
 //!   validation, and the settings it gives instance types.
 
 pub mod catalog;
+pub mod drift;
 pub mod generate;
 pub mod instancetype;
 pub mod nodeclass;

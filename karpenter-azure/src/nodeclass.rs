@@ -1,7 +1,7 @@
 //! `AKSNodeClass` (`karpenter.azure.com/v1beta1`): how AKS nodes are built.
 //!
-//! The fields the engine reads are typed; everything else in the spec and the whole
-//! status are kept as JSON so that a manifest reads and writes back without loss.
+//! The fields the engine reads are typed; everything else in the spec and the status
+//! is kept as JSON so that a manifest reads and writes back without loss.
 
 use std::collections::BTreeMap;
 
@@ -22,9 +22,42 @@ pub struct AKSNodeClass {
     /// The desired node configuration.
     #[serde(default)]
     pub spec: AKSNodeClassSpec,
-    /// The observed state (images, Kubernetes version, conditions), kept as written.
+    /// The observed state: images, Kubernetes version, conditions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<AKSNodeClassStatus>,
+}
+
+/// The status of an [`AKSNodeClass`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AKSNodeClassStatus {
+    /// The images nodes launch from, most preferred first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Vec<NodeImage>>,
+    /// The cluster's Kubernetes version, as nodes should run it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// `Ready` and the conditions behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<karpenter_core::api::Condition>>,
+    /// Every other status field, kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// An image of [`AKSNodeClassStatus::images`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeImage {
+    /// The image's ARM ID.
+    #[serde(default)]
+    pub id: String,
+    /// The nodes it is for (arch, Hyper-V generation), as node selector
+    /// requirements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<Vec<serde_json::Value>>,
+    /// Every other field, kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
 }
 
 /// The spec of an [`AKSNodeClass`].

@@ -258,7 +258,8 @@ enum Chosen {
 
 impl Chosen {
     /// The snapshot of `scenario` with this provider's instance types (and,
-    /// for Azure, its well-known labels); warnings go to standard error.
+    /// for Azure, its well-known labels and drift verdicts); warnings go to
+    /// standard error.
     fn snapshot(&self, scenario: Scenario) -> Result<Snapshot, Failure> {
         let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
         match self {
@@ -267,12 +268,11 @@ impl Chosen {
                 Ok(scenario.into_snapshot(types))
             }
             Chosen::Azure(region) => {
-                let azure = scenario.azure_instance_types(region).map_err(bad)?;
-                for warning in &azure.warnings {
+                let (snapshot, warnings) = scenario.into_azure_snapshot(region).map_err(bad)?;
+                for warning in &warnings {
                     eprintln!("warning: {warning}");
                 }
-                let labels = karpenter::azure::instancetype::labels::well_known_labels();
-                Ok(scenario.into_snapshot_with(azure.per_pool, labels))
+                Ok(snapshot)
             }
         }
     }

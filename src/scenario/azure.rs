@@ -5,8 +5,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use karpenter_azure::drift::is_drifted;
+use karpenter_azure::instancetype::labels::well_known_labels;
 use karpenter_azure::{AKSNodeClass, Catalog, NetworkOptions, instance_types};
 use karpenter_core::cloudprovider::InstanceType;
+use karpenter_core::snapshot::Snapshot;
 
 use super::{LoadError, Scenario};
 
@@ -15,6 +18,8 @@ use super::{LoadError, Scenario};
 pub struct AzureInstanceTypes {
     /// By NodePool name.
     pub per_pool: BTreeMap<String, Arc<[InstanceType]>>,
+    /// The AKSNodeClass of each NodePool that names one the input has.
+    pub node_classes: BTreeMap<String, AKSNodeClass>,
     /// NodePools that name an AKSNodeClass the input lacks (they get the
     /// default one).
     pub warnings: Vec<String>,
@@ -48,6 +53,11 @@ impl Scenario {
                     "NodePool {pool_name} names AKSNodeClass {name}, which the input lacks: it gets the default AKSNodeClass"
                 ));
             }
+            if let Some(class) = sourced {
+                result
+                    .node_classes
+                    .insert(pool_name.clone(), class.object.clone());
+            }
             let key =
                 sourced.map_or_else(String::new, |c| c.metadata.name.clone().unwrap_or_default());
             if let Some(types) = by_class.get(&key) {
@@ -76,5 +86,32 @@ impl Scenario {
             result.per_pool.insert(pool_name, types);
         }
         Ok(result)
+    }
+}
+
+impl Scenario {
+    /// The engine's view of the scenario on the Azure provider in `region`:
+    /// each pool's instance types, Azure's well-known labels, and the
+    /// provider's drift verdicts (node-class hash, Kubernetes version, image)
+    /// for the claims of pools whose AKSNodeClass the input has. Returns the
+    /// warnings too.
+    pub fn into_azure_snapshot(self, region: &str) -> Result<(Snapshot, Vec<String>), LoadError> {
+        let azure = self.azure_instance_types(region)?;
+        let mut snapshot = self.into_snapshot_with(azure.per_pool, well_known_labels());
+        for node in &snapshot.nodes {
+            let Some(claim) = &node.node_claim else {
+                continue;
+            };
+            let class = node
+                .node_pool()
+                .and_then(|pool| azure.node_classes.get(pool));
+            if let Some(reason) =
+                class.and_then(|class| is_drifted(class, claim, node.node.as_ref()))
+            {
+                let name = claim.name().unwrap_or_default().to_owned();
+                snapshot.provider_drift.insert(name, reason.to_string());
+            }
+        }
+        Ok((snapshot, azure.warnings))
     }
 }

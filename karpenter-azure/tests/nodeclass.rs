@@ -1,0 +1,170 @@
+//! AKSNodeClass: defaults, validation, and the settings that change
+//! instance types.
+
+use karpenter_azure::instancetype::{instance_type, instance_types, labels};
+use karpenter_azure::{AKSNodeClass, Catalog, ImageFamily, NetworkOptions};
+use serde_json::json;
+
+fn class(spec: serde_json::Value) -> AKSNodeClass {
+    serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": spec}))
+        .expect("an AKSNodeClass")
+}
+
+fn names(spec: serde_json::Value) -> Vec<String> {
+    let settings = class(spec)
+        .settings("eastus", &NetworkOptions::default())
+        .expect("valid");
+    instance_types(Catalog::embedded(), &settings)
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+#[test]
+fn an_empty_spec_takes_upstreams_defaults() {
+    let settings = class(json!({}))
+        .settings("eastus", &NetworkOptions::default())
+        .expect("valid");
+    assert_eq!(settings.image_family, ImageFamily::Ubuntu);
+    assert_eq!(settings.os_disk_size_gb, 128);
+    assert_eq!(settings.max_pods, 250);
+    assert!(settings.gpu_driver_managed);
+    assert!(!settings.encryption_at_host && !settings.fips);
+    // maxPods follows the network when the class does not say.
+    let node_subnet = NetworkOptions {
+        plugin: "azure".into(),
+        plugin_mode: String::new(),
+    };
+    assert_eq!(
+        class(json!({}))
+            .settings("eastus", &node_subnet)
+            .expect("valid")
+            .max_pods,
+        30
+    );
+    let kubenet = NetworkOptions {
+        plugin: "kubenet".into(),
+        plugin_mode: String::new(),
+    };
+    assert_eq!(kubenet.default_max_pods(), 110);
+}
+
+#[test]
+fn the_settings_shape_capacity_and_labels() {
+    let catalog = Catalog::embedded();
+    let sku = catalog.sku("Standard_D4s_v5").expect("D4s_v5");
+    let spec = json!({"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "maxPods": 30});
+    let settings = class(spec)
+        .settings("westeurope", &NetworkOptions::default())
+        .expect("valid");
+    let it = instance_type(catalog, sku, &settings).expect("offered");
+    assert_eq!(it.capacity.get("pods"), 30_000);
+    assert_eq!(it.capacity.get("ephemeral-storage"), 64_000_000_000_000);
+    let single = it.requirements.labels();
+    assert_eq!(single[labels::OS_SKU], "AzureLinux");
+    assert_eq!(single["topology.kubernetes.io/region"], "westeurope");
+    assert!(
+        it.offerings
+            .iter()
+            .all(|o| o.zone == "0" || o.zone.starts_with("westeurope-"))
+    );
+}
+
+#[test]
+fn gpu_sizes_follow_the_image_family_and_the_driver_mode() {
+    // An NVIDIA size whose GPU path does not support Azure Linux.
+    assert!(names(json!({})).contains(&"Standard_NV12s_v3".to_owned()));
+    assert!(!names(json!({"imageFamily": "AzureLinux"})).contains(&"Standard_NV12s_v3".to_owned()));
+    // An AMD size: only without the managed driver.
+    let amd = "Standard_ND96isr_MI300X_v5".to_owned();
+    assert!(!names(json!({})).contains(&amd));
+    assert!(names(json!({"gpu": {"mode": "None"}})).contains(&amd));
+}
+
+#[test]
+fn encryption_at_host_and_artifact_streaming_narrow_the_sizes() {
+    let all = names(json!({}));
+    let encrypted = names(json!({"security": {"encryptionAtHost": true}}));
+    // Standard_D2_v3 records EncryptionAtHostSupported=False.
+    assert!(all.contains(&"Standard_D2_v3".to_owned()));
+    assert!(!encrypted.contains(&"Standard_D2_v3".to_owned()));
+    assert!(encrypted.contains(&"Standard_D2s_v3".to_owned()));
+    let streaming = names(json!({"artifactStreaming": {"enabled": true}}));
+    let catalog = Catalog::embedded();
+    assert!(
+        streaming
+            .iter()
+            .all(|n| catalog.sku(n).is_some_and(|s| s.arch == "amd64"))
+    );
+    assert!(
+        all.iter()
+            .any(|n| catalog.sku(n).is_some_and(|s| s.arch == "arm64"))
+    );
+}
+
+#[test]
+fn invalid_specs_name_their_field() {
+    for (spec, field, words) in [
+        (
+            json!({"imageFamily": "Windows"}),
+            "imageFamily",
+            "is not Ubuntu",
+        ),
+        (json!({"osDiskSizeGB": 10}), "osDiskSizeGB", "30 to 2048"),
+        (json!({"maxPods": 300}), "maxPods", "10 to 250"),
+        (
+            json!({"fipsMode": "Yes"}),
+            "fipsMode",
+            "not FIPS or Disabled",
+        ),
+        (
+            json!({"fipsMode": "FIPS", "imageFamily": "Ubuntu2404"}),
+            "fipsMode",
+            "Ubuntu2404",
+        ),
+        (
+            json!({"tags": {"a<b": "x"}}),
+            "tags",
+            "not a valid Azure tag name",
+        ),
+    ] {
+        let error = class(spec.clone()).validate().expect_err("invalid");
+        assert_eq!(error.field, field, "{spec}");
+        assert!(error.to_string().contains(words), "{error}");
+        assert!(
+            error.to_string().starts_with("AKSNodeClass default: spec."),
+            "{error}"
+        );
+    }
+    assert!(
+        class(json!({"fipsMode": "FIPS", "imageFamily": "Ubuntu2204"}))
+            .validate()
+            .is_ok()
+    );
+}
+
+#[test]
+fn fips_classes_only_take_fips_nodes() {
+    let catalog = Catalog::embedded();
+    let sku = catalog.sku("Standard_D4s_v5").expect("D4s_v5");
+    let plain = class(json!({}))
+        .settings("eastus", &NetworkOptions::default())
+        .expect("valid");
+    let fips = class(json!({"fipsMode": "FIPS", "imageFamily": "Ubuntu2204"}))
+        .settings("eastus", &NetworkOptions::default())
+        .expect("valid");
+    let plain_type = instance_type(catalog, sku, &plain).expect("offered");
+    let fips_type = instance_type(catalog, sku, &fips).expect("offered");
+    assert!(
+        plain_type
+            .requirements
+            .get(labels::FIPS_ENABLED)
+            .operator()
+            .to_string()
+            == "DoesNotExist"
+    );
+    assert_eq!(
+        fips_type.requirements.labels()[labels::FIPS_ENABLED],
+        "true"
+    );
+}
