@@ -5,12 +5,14 @@
 //! - [`instancetype`]: VM sizes as instance types (labels, capacity and
 //!   allocatable, offerings and prices, the filters);
 //! - [`drift`]: the node-class hash, Kubernetes version and image checks;
+//! - [`failures`]: the failure cache (which Azure errors mark what unavailable, and for how long);
 //! - [`repair`]: the repair policies;
 //! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`: defaults,
 //!   validation, and the settings it gives instance types.
 
 pub mod catalog;
 pub mod drift;
+pub mod failures;
 pub mod generate;
 pub mod instancetype;
 pub mod nodeclass;

@@ -1,0 +1,236 @@
+//! Each row of upstream's failure table: what an Azure error marks
+//! unavailable, and for how long.
+
+use jiff::{SignedDuration, Timestamp};
+use karpenter_azure::failures::{Attempt, AzureError, FailureCache, FailureReason};
+
+const ZONES: [&str; 4] = ["eastus-1", "eastus-2", "eastus-3", "0"];
+
+fn at(seconds: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000).expect("a time") + SignedDuration::from_secs(seconds)
+}
+
+fn attempt(zone: &str, capacity_type: &str) -> Attempt {
+    Attempt {
+        sku: "Standard_D4s_v5".into(),
+        family: "standardDSv5Family".into(),
+        vcpus: 4,
+        zone: zone.into(),
+        capacity_type: capacity_type.into(),
+    }
+}
+
+/// The (zone, capacity type) pairs of D4s_v5 unavailable at `t`.
+fn blocked(cache: &FailureCache, t: Timestamp) -> Vec<String> {
+    let mut out = Vec::new();
+    for zone in ZONES {
+        for ct in ["on-demand", "spot"] {
+            if cache.is_unavailable("Standard_D4s_v5", "standardDSv5Family", 4, zone, ct, t) {
+                out.push(format!("{zone}/{ct}"));
+            }
+        }
+    }
+    out
+}
+
+fn record(
+    code: &str,
+    message: &str,
+    zone: &str,
+    ct: &str,
+) -> (FailureCache, Option<FailureReason>) {
+    let mut cache = FailureCache::new();
+    let zones: Vec<String> = ZONES.iter().map(|z| (*z).to_owned()).collect();
+    let error = AzureError {
+        code: code.into(),
+        message: message.into(),
+    };
+    let reason = cache.record(&error, &attempt(zone, ct), &zones, at(0));
+    (cache, reason)
+}
+
+const HOUR: i64 = 3600;
+
+#[test]
+fn each_error_marks_its_scope_for_its_time() {
+    use FailureReason::*;
+    let zonal_all = ["eastus-1", "eastus-2", "eastus-3"];
+    #[allow(clippy::type_complexity)]
+    let rows: [(
+        &str,
+        &str,
+        &str,
+        &str,
+        Option<FailureReason>,
+        Vec<String>,
+        i64,
+    ); 10] = [
+        (
+            "OperationNotAllowed",
+            "Operation could not be completed as it results in exceeding approved LowPriorityCores quota",
+            "eastus-1",
+            "spot",
+            Some(SubscriptionQuotaReached),
+            ZONES.iter().map(|z| format!("{z}/spot")).collect(),
+            HOUR,
+        ),
+        (
+            "OperationNotAllowed",
+            "exceeding approved standardDSv5Family Cores quota. Current Limit: 0",
+            "eastus-1",
+            "on-demand",
+            Some(SubscriptionQuotaReached),
+            ZONES.iter().map(|z| format!("{z}/on-demand")).collect(),
+            HOUR,
+        ),
+        (
+            "OperationNotAllowed",
+            "exceeding approved standardDSv5Family Family Cores quota. Current Limit: 100",
+            "eastus-1",
+            "on-demand",
+            Some(SubscriptionQuotaReached),
+            ZONES.iter().map(|z| format!("{z}/on-demand")).collect(),
+            600,
+        ),
+        (
+            "SkuNotAvailable",
+            "The requested VM size is not available",
+            "eastus-2",
+            "on-demand",
+            Some(SkuNotAvailable),
+            zonal_all.iter().map(|z| format!("{z}/on-demand")).collect(),
+            23 * HOUR,
+        ),
+        (
+            "SkuNotAvailable",
+            "The requested VM size is not available",
+            "eastus-2",
+            "spot",
+            Some(SkuNotAvailable),
+            zonal_all.iter().map(|z| format!("{z}/spot")).collect(),
+            HOUR,
+        ),
+        (
+            "ZonalAllocationFailed",
+            "Allocation failed",
+            "eastus-3",
+            "spot",
+            Some(ZonalAllocationFailure),
+            vec!["eastus-3/on-demand".into(), "eastus-3/spot".into()],
+            HOUR,
+        ),
+        (
+            "AllocationFailed",
+            "Allocation failed",
+            "0",
+            "on-demand",
+            Some(AllocationFailure),
+            vec!["0/on-demand".into(), "0/spot".into()],
+            HOUR,
+        ),
+        (
+            "OverconstrainedZonalAllocationRequest",
+            "",
+            "eastus-1",
+            "on-demand",
+            Some(OverconstrainedZonalAllocationFailure),
+            vec!["eastus-1/on-demand".into()],
+            HOUR,
+        ),
+        (
+            "OverconstrainedAllocationRequest",
+            "",
+            "eastus-1",
+            "spot",
+            Some(OverconstrainedAllocationFailure),
+            zonal_all.iter().map(|z| format!("{z}/spot")).collect(),
+            HOUR,
+        ),
+        (
+            "VMSizeNotSupported",
+            "",
+            "eastus-1",
+            "on-demand",
+            Some(SkuNotAvailable),
+            ZONES
+                .iter()
+                .flat_map(|z| [format!("{z}/on-demand"), format!("{z}/spot")])
+                .collect(),
+            23 * HOUR,
+        ),
+    ];
+    for (code, message, zone, ct, reason, expected, ttl) in rows {
+        let (cache, got) = record(code, message, zone, ct);
+        assert_eq!(got, reason, "{code} {message}");
+        let mut expected = expected;
+        expected.sort();
+        let mut now_blocked = blocked(&cache, at(ttl - 1));
+        now_blocked.sort();
+        assert_eq!(now_blocked, expected, "{code} {message}: within the TTL");
+        assert!(
+            blocked(&cache, at(ttl)).is_empty(),
+            "{code} {message}: after {ttl}s"
+        );
+    }
+}
+
+#[test]
+fn some_errors_mark_nothing() {
+    let (cache, reason) = record(
+        "OperationNotAllowed",
+        "Operation results in exceeding approved Total Regional Cores quota",
+        "eastus-1",
+        "on-demand",
+    );
+    assert_eq!(reason, None);
+    assert!(blocked(&cache, at(1)).is_empty());
+    let (cache, reason) = record(
+        "BadRequest",
+        "is not supported for subscription",
+        "eastus-1",
+        "on-demand",
+    );
+    assert_eq!(reason, Some(FailureReason::SkuNotAvailable));
+    assert_eq!(blocked(&cache, at(1)).len(), 8);
+}
+
+#[test]
+fn a_failed_size_blocks_its_larger_siblings_in_that_zone_and_capacity_type() {
+    let (cache, _) = record(
+        "OverconstrainedZonalAllocationRequest",
+        "",
+        "eastus-1",
+        "on-demand",
+    );
+    let family = "standardDSv5Family";
+    assert!(cache.is_unavailable("Standard_D8s_v5", family, 8, "eastus-1", "on-demand", at(1)));
+    assert!(!cache.is_unavailable("Standard_D2s_v5", family, 2, "eastus-1", "on-demand", at(1)));
+    assert!(!cache.is_unavailable("Standard_D8s_v5", family, 8, "eastus-2", "on-demand", at(1)));
+    assert!(!cache.is_unavailable("Standard_D8s_v5", family, 8, "eastus-1", "spot", at(1)));
+    assert!(!cache.is_unavailable(
+        "Standard_E8s_v5",
+        "standardESv5Family",
+        8,
+        "eastus-1",
+        "on-demand",
+        at(1)
+    ));
+}
+
+#[test]
+fn apply_marks_the_instance_types_offerings() {
+    use karpenter_azure::instancetype::{Settings, instance_type};
+    let catalog = karpenter_azure::Catalog::embedded();
+    let (cache, _) = record("ZonalAllocationFailed", "", "eastus-2", "on-demand");
+    let sku = catalog.sku("Standard_D16s_v5").expect("D16s_v5");
+    let mut types =
+        vec![instance_type(catalog, sku, &Settings::for_region("eastus")).expect("offered")];
+    cache.apply(catalog, &mut types, at(5));
+    let unavailable: Vec<String> = types[0]
+        .offerings
+        .iter()
+        .filter(|o| !o.available)
+        .map(|o| format!("{}/{}", o.zone, o.capacity_type))
+        .collect();
+    assert_eq!(unavailable, ["eastus-2/on-demand", "eastus-2/spot"]);
+}
