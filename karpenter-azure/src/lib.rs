@@ -1,5 +1,7 @@
 //! The Azure (AKS) cloud provider for the karpenter engine.
 //!
+//! - [`arm`]: a small Azure Resource Manager client (retries, long-running
+//!   operations, paging, bearer tokens) behind the [`arm::ComputeApi`] trait;
 //! - [`catalog`]: the embedded SKU, price, region and GPU tables ([`generate`]
 //!   makes them from the public data);
 //! - [`instancetype`]: VM sizes as instance types (labels, capacity and
@@ -10,6 +12,7 @@
 //! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`: defaults,
 //!   validation, and the settings it gives instance types.
 
+pub mod arm;
 pub mod catalog;
 pub mod drift;
 pub mod failures;
