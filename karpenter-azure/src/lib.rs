@@ -8,6 +8,7 @@
 //!   allocatable, offerings and prices, the filters);
 //! - [`drift`]: the node-class hash, Kubernetes version and image checks;
 //! - [`failures`]: the failure cache (which Azure errors mark what unavailable, and for how long);
+//! - [`provider`]: the [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider) itself;
 //! - [`repair`]: the repair policies;
 //! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`: defaults,
 //!   validation, and the settings it gives instance types.
@@ -19,6 +20,7 @@ pub mod failures;
 pub mod generate;
 pub mod instancetype;
 pub mod nodeclass;
+pub mod provider;
 pub mod repair;
 
 pub use catalog::Catalog;

@@ -10,11 +10,10 @@ use async_trait::async_trait;
 use karpenter_core::api::{NodeClaim, NodePool, Quantities};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
+    requests_of, requirements_of,
 };
-use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
-    Requirements, WellKnownLabels,
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, WellKnownLabels,
 };
 
 use crate::repair::repair_policies;
@@ -79,40 +78,6 @@ impl FakeCloudProvider {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// The claim's requirements, or why they cannot be read.
-fn requirements_of(claim: &NodeClaim) -> Result<Requirements, CloudProviderError> {
-    let mut requirements = Requirements::new();
-    for written in claim.spec.requirements() {
-        let requirement = written
-            .to_selector_requirement()
-            .and_then(|r| Requirement::try_from(&r))
-            .map_err(|e| CloudProviderError::Create {
-                reason: "InvalidRequirements".to_owned(),
-                message: e.to_string(),
-            })?;
-        requirements.add(requirement);
-    }
-    Ok(requirements)
-}
-
-/// What the claim asks for (its `spec.resources.requests`).
-fn requests_of(claim: &NodeClaim) -> Result<ResourceList, CloudProviderError> {
-    let requests = claim
-        .spec
-        .resources
-        .as_ref()
-        .and_then(|r| r.requests.as_ref());
-    match requests {
-        None => Ok(ResourceList::new()),
-        Some(requests) => {
-            ResourceList::from_quantities(requests).map_err(|e| CloudProviderError::Create {
-                reason: "InvalidRequests".to_owned(),
-                message: e.to_string(),
-            })
-        }
     }
 }
 

@@ -58,7 +58,8 @@ pub const OS_SKU: &str = "kubernetes.azure.com/os-sku";
 pub const FIPS_ENABLED: &str = "kubernetes.azure.com/fips_enabled";
 
 /// Every key a pod may select on without the NodePool naming it: the core's
-/// and the provider's.
+/// and the provider's (the Hyper-V generation too: NodePools may not set it,
+/// but instance types carry it).
 pub fn well_known_labels() -> WellKnownLabels {
     WellKnownLabels::core().clone().with_all([
         SKU_NAME,
@@ -76,6 +77,7 @@ pub fn well_known_labels() -> WellKnownLabels {
         SKU_STORAGE_PREMIUM_CAPABLE,
         SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
         SKU_STORAGE_ULTRA_SSD,
+        SKU_HYPERV_GENERATION,
         PLACEMENT_SCOPE,
         MODE,
         SCALE_SET_PRIORITY,

@@ -2,12 +2,14 @@
 //! offerings and repair policies, which planning reads as values, and the
 //! [`CloudProvider`] trait the driver acts through (create, delete, list, ...).
 
+mod claims;
 mod instance_type;
 mod offering;
 mod provider;
 mod repair;
 mod unavailable;
 
+pub use claims::{requests_of, requirements_of};
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};

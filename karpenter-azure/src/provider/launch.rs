@@ -1,0 +1,190 @@
+//! What a launch sends: the offering chosen as upstream ranks them, and the
+//! NIC and VM bodies (tags, zones, spot priority with eviction policy Delete
+//! and no price cap, OS disk, image, network).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use karpenter_core::cloudprovider::{InstanceType, Offering, OfferingKey};
+use karpenter_core::resources::ResourceList;
+use karpenter_core::scheduling::{CAPACITY_TYPE_SPOT, Requirements, WellKnownLabels};
+use serde_json::{Value, json};
+
+use super::AzureConfig;
+use crate::catalog::Sku;
+use crate::instancetype::Settings;
+use crate::instancetype::labels::{SKU_NETWORKING_ACCELERATED, ephemeral_os_max_size_gb};
+use crate::nodeclass::AKSNodeClass;
+
+/// The default image: AKS's Ubuntu 22.04 Gen2 from the community gallery,
+/// newest version.
+pub const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
+
+/// Upstream's ranking of equal prices: spot before on-demand, zonal before
+/// regional; then by name and zone so that the choice is the same every run.
+fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
+    let spot = |o: &Offering| o.capacity_type != CAPACITY_TYPE_SPOT;
+    let regional = |o: &Offering| o.zone == "0";
+    a.1.price
+        .total_cmp(&b.1.price)
+        .then_with(|| spot(a.1).cmp(&spot(b.1)))
+        .then_with(|| regional(a.1).cmp(&regional(b.1)))
+        .then_with(|| a.0.name.cmp(&b.0.name))
+        .then_with(|| a.1.zone.cmp(&b.1.zone))
+}
+
+/// The offering to launch for a claim, or the unavailable offerings it
+/// could have had.
+pub fn choose<'t>(
+    types: &'t [InstanceType],
+    requirements: &Requirements,
+    requests: &ResourceList,
+    well_known: &WellKnownLabels,
+) -> Result<(&'t InstanceType, &'t Offering), Vec<OfferingKey>> {
+    let mut unavailable = Vec::new();
+    let mut best: Option<(&InstanceType, &Offering)> = None;
+    for instance_type in types.iter().filter(|t| {
+        requirements.is_compatible(&t.requirements, well_known) && requests.fits(&t.allocatable())
+    }) {
+        for offering in instance_type
+            .offerings
+            .iter()
+            .filter(|o| o.is_compatible(requirements))
+        {
+            if !offering.available {
+                unavailable.push(OfferingKey {
+                    instance_type: instance_type.name.clone(),
+                    zone: offering.zone.clone(),
+                    capacity_type: offering.capacity_type.clone(),
+                });
+                continue;
+            }
+            if best.is_none_or(|b| rank((instance_type, offering), b).is_lt()) {
+                best = Some((instance_type, offering));
+            }
+        }
+    }
+    best.ok_or(unavailable)
+}
+
+/// Tags on the VM and NIC: the cluster, billing, the pool, and the node
+/// class's (`/` in keys becomes `_`; the provider's own win).
+pub fn tags(config: &AzureConfig, class: &AKSNodeClass, pool: &str) -> BTreeMap<String, String> {
+    let mut tags: BTreeMap<String, String> = class
+        .spec
+        .tags
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.replace('/', "_"), v.clone()))
+        .collect();
+    tags.insert(
+        "karpenter.azure.com_cluster".to_owned(),
+        config.cluster_name.clone(),
+    );
+    tags.insert("compute.aks.billing".to_owned(), "linux".to_owned());
+    tags.insert("karpenter.sh_nodepool".to_owned(), pool.to_owned());
+    tags
+}
+
+/// The NIC's ARM ID.
+pub fn nic_id(config: &AzureConfig, name: &str) -> String {
+    format!(
+        "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/networkInterfaces/{name}",
+        config.subscription, config.resource_group
+    )
+}
+
+/// The NIC: one dynamic IPv4 configuration in the subnet, accelerated
+/// networking where the size has it.
+pub fn nic_body(
+    config: &AzureConfig,
+    instance_type: &InstanceType,
+    tags: &BTreeMap<String, String>,
+) -> Value {
+    let accelerated = instance_type
+        .requirements
+        .labels()
+        .get(SKU_NETWORKING_ACCELERATED)
+        .is_some_and(|v| v == "true");
+    json!({
+        "location": config.region,
+        "tags": tags,
+        "properties": {
+            "ipConfigurations": [{
+                "name": "ipconfig1",
+                "properties": {
+                    "primary": true,
+                    "privateIPAllocationMethod": "Dynamic",
+                    "subnet": {"id": config.subnet_id},
+                },
+            }],
+            "enableAcceleratedNetworking": accelerated,
+            "enableIPForwarding": false,
+        },
+    })
+}
+
+/// The VM.
+#[allow(clippy::too_many_arguments)]
+pub fn vm_body(
+    config: &AzureConfig,
+    name: &str,
+    sku: &Sku,
+    offering: &Offering,
+    settings: &Settings,
+    class: &AKSNodeClass,
+    tags: &BTreeMap<String, String>,
+) -> Value {
+    let image = class
+        .status
+        .as_ref()
+        .and_then(|s| s.images.as_ref()?.first())
+        .map_or(DEFAULT_IMAGE.to_owned(), |i| i.id.clone());
+    let image_reference = if image.starts_with("/CommunityGalleries/") {
+        json!({"communityGalleryImageId": image})
+    } else {
+        json!({"id": image})
+    };
+    let mut os_disk = json!({
+        "name": name,
+        "createOption": "FromImage",
+        "deleteOption": "Delete",
+        "diskSizeGB": settings.os_disk_size_gb,
+    });
+    if u64::from(settings.os_disk_size_gb) <= ephemeral_os_max_size_gb(sku) {
+        os_disk["caching"] = json!("ReadOnly");
+        os_disk["diffDiskSettings"] = json!({"option": "Local"});
+    }
+    let mut properties = json!({
+        "hardwareProfile": {"vmSize": sku.name},
+        "storageProfile": {"osDisk": os_disk, "imageReference": image_reference},
+        "osProfile": {
+            "computerName": name,
+            "adminUsername": "azureuser",
+            "linuxConfiguration": {
+                "disablePasswordAuthentication": true,
+                "ssh": {"publicKeys": [{
+                    "path": "/home/azureuser/.ssh/authorized_keys",
+                    "keyData": config.ssh_public_key,
+                }]},
+            },
+        },
+        "networkProfile": {"networkInterfaces": [{
+            "id": nic_id(config, name),
+            "properties": {"primary": true, "deleteOption": "Delete"},
+        }]},
+        "priority": if offering.capacity_type == CAPACITY_TYPE_SPOT { "Spot" } else { "Regular" },
+    });
+    if offering.capacity_type == CAPACITY_TYPE_SPOT {
+        properties["evictionPolicy"] = json!("Delete");
+        properties["billingProfile"] = json!({"maxPrice": -1});
+    }
+    if let Some(data) = &config.custom_data {
+        properties["osProfile"]["customData"] = json!(data);
+    }
+    let mut body = json!({"location": config.region, "tags": tags, "properties": properties});
+    if let Some(zone) = offering.zone.rsplit_once('-').map(|(_, n)| n) {
+        body["zones"] = json!([zone]);
+    }
+    body
+}

@@ -1,0 +1,398 @@
+//! [`AzureCloudProvider`]: the engine's [`CloudProvider`] on Azure, as
+//! upstream's VM path works (`pkg/providers/instance/vminstance.go`): the
+//! embedded catalog's instance types shaped by each AKSNodeClass, launches
+//! as a NIC and a VM named `aks-<nodeclaim>` through [`ComputeApi`], every
+//! Azure error recorded in the failure cache, VMs read back as claims.
+
+mod launch;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use karpenter_core::api::{NodeClaim, NodePool, Quantities};
+use karpenter_core::cloudprovider::{
+    CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy, requests_of,
+    requirements_of,
+};
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT,
+    LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+};
+use serde_json::Value;
+
+use crate::arm::{ArmError, ComputeApi};
+use crate::catalog::Catalog;
+use crate::failures::{Attempt, FailureCache};
+use crate::instancetype::{Settings, instance_types, labels::well_known_labels, zone_label};
+use crate::nodeclass::{AKSNodeClass, NetworkOptions};
+
+pub use launch::DEFAULT_IMAGE;
+
+/// Where and how the provider launches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AzureConfig {
+    /// The subscription.
+    pub subscription: String,
+    /// The node resource group (`MC_...`).
+    pub resource_group: String,
+    /// The region.
+    pub region: String,
+    /// The cluster's name (tagged on every VM).
+    pub cluster_name: String,
+    /// The subnet nodes join.
+    pub subnet_id: String,
+    /// The SSH key of `azureuser`.
+    pub ssh_public_key: String,
+    /// The bootstrap custom data (base64), when the caller renders one.
+    pub custom_data: Option<String>,
+    /// The cluster's network (the default maxPods).
+    pub network: NetworkOptions,
+}
+
+/// The Azure provider. See the [module documentation](self).
+pub struct AzureCloudProvider<A> {
+    api: A,
+    config: AzureConfig,
+    catalog: &'static Catalog,
+    node_classes: Mutex<BTreeMap<String, AKSNodeClass>>,
+    failures: Mutex<FailureCache>,
+    clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
+}
+
+impl<A: fmt::Debug> fmt::Debug for AzureCloudProvider<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AzureCloudProvider")
+            .field("api", &self.api)
+            .field("region", &self.config.region)
+            .field("resource_group", &self.config.resource_group)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data behind: keep going.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The VM name of a claim: `aks-<name>`.
+fn vm_name(claim: &NodeClaim) -> String {
+    format!("aks-{}", claim.metadata.name.as_deref().unwrap_or_default())
+}
+
+impl<A: ComputeApi> AzureCloudProvider<A> {
+    /// A provider launching through `api` as `config` says, on the embedded
+    /// catalog, with the wall clock.
+    pub fn new(api: A, config: AzureConfig) -> Self {
+        AzureCloudProvider {
+            api,
+            config,
+            catalog: Catalog::embedded(),
+            node_classes: Mutex::new(BTreeMap::new()),
+            failures: Mutex::new(FailureCache::new()),
+            clock: Box::new(Timestamp::now),
+        }
+    }
+
+    /// This provider reading the time from `clock` (tests, simulations).
+    pub fn with_clock(mut self, clock: impl Fn() -> Timestamp + Send + Sync + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Adds or replaces a node class (as a controller's informer would),
+    /// annotating it with its hash as upstream's hash controller does.
+    pub fn apply_node_class(&self, mut class: AKSNodeClass) {
+        let hash = class.hash();
+        let annotations = class.metadata.annotations.get_or_insert_with(BTreeMap::new);
+        annotations.insert(crate::drift::NODE_CLASS_HASH_ANNOTATION.to_owned(), hash);
+        annotations.insert(
+            crate::drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
+            crate::drift::NODE_CLASS_HASH_VERSION.to_owned(),
+        );
+        let name = class.metadata.name.clone().unwrap_or_default();
+        lock(&self.node_classes).insert(name, class);
+    }
+
+    /// The wrapped API.
+    pub fn api(&self) -> &A {
+        &self.api
+    }
+
+    /// The node class named `name` (the default one when absent).
+    fn node_class(&self, name: Option<&str>) -> AKSNodeClass {
+        name.and_then(|n| lock(&self.node_classes).get(n).cloned())
+            .unwrap_or_default()
+    }
+
+    fn settings(&self, class: &AKSNodeClass) -> Result<Settings, CloudProviderError> {
+        class
+            .settings(&self.config.region, &self.config.network)
+            .map_err(|e| CloudProviderError::NodeClassNotReady {
+                name: e.name.clone(),
+                message: e.to_string(),
+            })
+    }
+
+    /// The instance types of `class`, with the failure cache applied.
+    fn types_for(
+        &self,
+        class: &AKSNodeClass,
+    ) -> Result<(Settings, Vec<InstanceType>), CloudProviderError> {
+        let settings = self.settings(class)?;
+        let mut types = instance_types(self.catalog, &settings);
+        lock(&self.failures).apply(self.catalog, &mut types, (self.clock)());
+        Ok((settings, types))
+    }
+
+    /// The region's zone labels, regional `0` included.
+    fn zones(&self) -> Vec<String> {
+        let count = self
+            .catalog
+            .region(&self.config.region)
+            .map_or(0, |r| r.zone_count);
+        (1..=count)
+            .chain([0])
+            .map(|z| zone_label(&self.config.region, z))
+            .collect()
+    }
+
+    fn provider_id(&self, vm: &str) -> String {
+        format!(
+            "azure:///subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/virtualMachines/{vm}",
+            self.config.subscription,
+            self.config.resource_group.to_lowercase()
+        )
+    }
+
+    /// A VM read back as a claim: name, labels from the VM and its tags,
+    /// provider ID, capacity and image.
+    fn claim_of(&self, vm: &Value) -> NodeClaim {
+        let name = vm["name"].as_str().unwrap_or_default();
+        let size = vm["properties"]["hardwareProfile"]["vmSize"]
+            .as_str()
+            .unwrap_or_default();
+        let zone = vm["zones"][0]
+            .as_str()
+            .and_then(|z| z.parse().ok())
+            .map_or_else(|| "0".to_owned(), |z| zone_label(&self.config.region, z));
+        let capacity_type = if vm["properties"]["priority"] == "Spot" {
+            CAPACITY_TYPE_SPOT
+        } else {
+            CAPACITY_TYPE_ON_DEMAND
+        };
+        let mut claim = NodeClaim::default();
+        claim.metadata.name = Some(name.strip_prefix("aks-").unwrap_or(name).to_owned());
+        let mut labels = BTreeMap::from([
+            (LABEL_INSTANCE_TYPE_STABLE.to_owned(), size.to_owned()),
+            (LABEL_TOPOLOGY_ZONE.to_owned(), zone),
+            (CAPACITY_TYPE_LABEL_KEY.to_owned(), capacity_type.to_owned()),
+        ]);
+        if let Some(pool) = vm["tags"]["karpenter.sh_nodepool"].as_str() {
+            labels.insert(NODE_POOL_LABEL_KEY.to_owned(), pool.to_owned());
+        }
+        if let Some(sku) = self.catalog.sku(size) {
+            let settings = Settings::for_region(&self.config.region);
+            labels.extend(crate::instancetype::labels::single_valued(
+                self.catalog,
+                sku,
+                &settings,
+            ));
+        }
+        claim.metadata.labels = Some(labels);
+        let status = claim.status.get_or_insert_with(Default::default);
+        status.provider_id = Some(self.provider_id(name));
+        let image = &vm["properties"]["storageProfile"]["imageReference"];
+        status.image_id = image["communityGalleryImageId"]
+            .as_str()
+            .or_else(|| image["id"].as_str())
+            .map(str::to_owned);
+        claim
+    }
+
+    /// Maps a failed launch: Azure's errors go to the failure cache, and
+    /// those that mean "no capacity here" become insufficient capacity.
+    fn launch_error(&self, error: &ArmError, attempt: &Attempt) -> CloudProviderError {
+        let Some(azure) = error.azure_error() else {
+            return CloudProviderError::Api {
+                message: error.to_string(),
+                retryable: true,
+            };
+        };
+        let reason = lock(&self.failures).record(&azure, attempt, &self.zones(), (self.clock)());
+        let offering = OfferingKey {
+            instance_type: attempt.sku.clone(),
+            zone: attempt.zone.clone(),
+            capacity_type: attempt.capacity_type.clone(),
+        };
+        let regional_quota = azure.code == "OperationNotAllowed"
+            && azure.message.contains("Total Regional Cores quota");
+        if reason.is_some() || regional_quota {
+            CloudProviderError::InsufficientCapacity {
+                offerings: vec![offering],
+                message: format!("{}: {}", azure.code, azure.message),
+            }
+        } else {
+            CloudProviderError::Create {
+                reason: azure.code,
+                message: azure.message,
+            }
+        }
+    }
+}
+
+fn api_error(error: ArmError) -> CloudProviderError {
+    CloudProviderError::Api {
+        message: error.to_string(),
+        retryable: !matches!(error, ArmError::Azure { status, .. } if (400..500).contains(&status) && status != 429),
+    }
+}
+
+#[async_trait]
+impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
+    async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
+        let class_name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
+        let class = self.node_class(class_name);
+        let (settings, types) = self.types_for(&class)?;
+        let requirements = requirements_of(claim)?;
+        let requests = requests_of(claim)?;
+        let (instance_type, offering) =
+            launch::choose(&types, &requirements, &requests, &well_known_labels()).map_err(
+                |offerings| CloudProviderError::InsufficientCapacity {
+                    offerings,
+                    message: "no available offering the claim allows holds its requests".to_owned(),
+                },
+            )?;
+        let sku =
+            self.catalog
+                .sku(&instance_type.name)
+                .ok_or_else(|| CloudProviderError::Create {
+                    reason: "UnknownSize".to_owned(),
+                    message: instance_type.name.clone(),
+                })?;
+        let pool = claim
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+            .cloned()
+            .unwrap_or_default();
+        let name = vm_name(claim);
+        let tags = launch::tags(&self.config, &class, &pool);
+        let attempt = Attempt {
+            sku: sku.name.clone(),
+            family: sku.family.clone(),
+            vcpus: sku.vcpus,
+            zone: offering.zone.clone(),
+            capacity_type: offering.capacity_type.clone(),
+        };
+        let nic = launch::nic_body(&self.config, instance_type, &tags);
+        self.api.create_nic(&name, &nic).await.map_err(api_error)?;
+        let body = launch::vm_body(&self.config, &name, sku, offering, &settings, &class, &tags);
+        let vm = match self.api.create_vm(&name, &body).await {
+            Ok(vm) => vm,
+            Err(error) => {
+                // Nothing runs on the NIC: take it away again (best effort).
+                let _ = self.api.delete_nic(&name).await;
+                return Err(self.launch_error(&error, &attempt));
+            }
+        };
+        let mut launched = claim.clone();
+        let labels = launched.metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.extend(instance_type.requirements.labels());
+        labels.insert(LABEL_TOPOLOGY_ZONE.to_owned(), offering.zone.clone());
+        labels.insert(
+            CAPACITY_TYPE_LABEL_KEY.to_owned(),
+            offering.capacity_type.clone(),
+        );
+        let annotations = launched
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new);
+        annotations.insert(
+            crate::drift::NODE_CLASS_HASH_ANNOTATION.to_owned(),
+            class.hash(),
+        );
+        annotations.insert(
+            crate::drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
+            crate::drift::NODE_CLASS_HASH_VERSION.to_owned(),
+        );
+        let read_back = self.claim_of(if vm.is_null() { &body } else { &vm });
+        let status = launched.status.get_or_insert_with(Default::default);
+        status.provider_id = Some(self.provider_id(&name));
+        status.image_id = read_back.status.and_then(|s| s.image_id);
+        status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
+        status.allocatable = Some(Quantities::from(
+            instance_type.allocatable().to_quantities(),
+        ));
+        Ok(launched)
+    }
+
+    async fn delete(&self, claim: &NodeClaim) -> Result<(), CloudProviderError> {
+        let provider_id = claim.status.as_ref().and_then(|s| s.provider_id.clone());
+        let name = provider_id
+            .as_deref()
+            .and_then(|id| id.rsplit('/').next())
+            .map_or_else(|| vm_name(claim), str::to_owned);
+        let not_found = || CloudProviderError::NodeClaimNotFound {
+            provider_id: provider_id.clone().unwrap_or_else(|| name.clone()),
+        };
+        if self.api.get_vm(&name).await.map_err(api_error)?.is_none() {
+            return Err(not_found());
+        }
+        self.api.delete_vm(&name).await.map_err(api_error)?;
+        // The VM's NIC goes with it (deleteOption); a leftover is removed.
+        let _ = self.api.delete_nic(&name).await;
+        Ok(())
+    }
+
+    async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError> {
+        let name = provider_id.rsplit('/').next().unwrap_or_default();
+        match self.api.get_vm(name).await.map_err(api_error)? {
+            Some(vm) => Ok(self.claim_of(&vm)),
+            None => Err(CloudProviderError::NodeClaimNotFound {
+                provider_id: provider_id.to_owned(),
+            }),
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError> {
+        let vms = self.api.list_vms().await.map_err(api_error)?;
+        Ok(vms
+            .iter()
+            .filter(|vm| vm["tags"].get("karpenter.sh_nodepool").is_some())
+            .map(|vm| self.claim_of(vm))
+            .collect())
+    }
+
+    async fn instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Vec<InstanceType>, CloudProviderError> {
+        let class_name = pool
+            .spec
+            .template
+            .spec
+            .node_class_ref
+            .as_ref()
+            .map(|r| r.name.as_str());
+        let class = self.node_class(class_name);
+        self.types_for(&class).map(|(_, types)| types)
+    }
+
+    async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {
+        let class_name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
+        let class = self.node_class(class_name);
+        Ok(crate::drift::is_drifted(&class, claim, None).map(|reason| reason.name().to_owned()))
+    }
+
+    fn repair_policies(&self) -> Vec<RepairPolicy> {
+        crate::repair::repair_policies()
+    }
+
+    fn name(&self) -> &str {
+        "azure"
+    }
+}

@@ -1,0 +1,336 @@
+//! The Azure provider against a fake ARM on 127.0.0.1 (a stateful wiremock
+//! responder): the conformance suite, the request shapes, insufficient
+//! capacity through the failure cache, drift.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use karpenter_azure::arm::{ArmClient, RetryPolicy, StaticCredential};
+use karpenter_azure::provider::{AzureCloudProvider, AzureConfig};
+use karpenter_azure::{AKSNodeClass, NetworkOptions};
+use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
+use serde_json::{Value, json};
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// ARM as far as the provider uses it: NICs and VMs in one resource group,
+/// VM creation as a long-running operation, sizes that fail to allocate.
+#[derive(Clone, Default)]
+struct FakeArm {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The server's address, for operation URLs.
+    base: String,
+    vms: BTreeMap<String, Value>,
+    nics: BTreeMap<String, Value>,
+    /// (vmSize, zone) pairs Azure has no capacity for.
+    sold_out: BTreeSet<(String, String)>,
+    /// The bodies of VM PUTs, in order.
+    vm_puts: Vec<Value>,
+    nic_puts: Vec<Value>,
+}
+
+fn not_found() -> ResponseTemplate {
+    ResponseTemplate::new(404)
+        .set_body_json(json!({"error": {"code": "ResourceNotFound", "message": "not found"}}))
+}
+
+impl Respond for FakeArm {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut state = self.state.lock().expect("state");
+        let path = request.url.path().to_owned();
+        let method = request.method.as_str();
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let name = path.rsplit('/').next().unwrap_or_default().to_owned();
+        if let Some(operation) = path.strip_prefix("/operations/") {
+            let _ = operation;
+            return ResponseTemplate::new(200).set_body_json(json!({"status": "Succeeded"}));
+        }
+        if path.contains("/networkInterfaces/") {
+            return match method {
+                "PUT" => {
+                    state.nic_puts.push(body.clone());
+                    state.nics.insert(name.clone(), body.clone());
+                    ResponseTemplate::new(200).set_body_json(body)
+                }
+                "DELETE" => match state.nics.remove(&name) {
+                    Some(_) => ResponseTemplate::new(200),
+                    None => ResponseTemplate::new(204),
+                },
+                _ => ResponseTemplate::new(405),
+            };
+        }
+        if path.ends_with("/virtualMachines") {
+            let value: Vec<Value> = state.vms.values().cloned().collect();
+            return ResponseTemplate::new(200).set_body_json(json!({"value": value}));
+        }
+        if path.contains("/virtualMachines/") {
+            return match method {
+                "PUT" => {
+                    state.vm_puts.push(body.clone());
+                    let size = body["properties"]["hardwareProfile"]["vmSize"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
+                    let zone = body["zones"][0].as_str().unwrap_or("0").to_owned();
+                    if state.sold_out.contains(&(size.clone(), zone)) {
+                        return ResponseTemplate::new(409).set_body_json(json!({
+                            "error": {"code": "ZonalAllocationFailed", "message": format!("Allocation failed for {size}")},
+                        }));
+                    }
+                    let mut vm = body.clone();
+                    vm["name"] = json!(name);
+                    vm["properties"]["provisioningState"] = json!("Succeeded");
+                    state.vms.insert(name.clone(), vm.clone());
+                    let operation = format!("{}/operations/{name}", state.base);
+                    ResponseTemplate::new(201)
+                        .insert_header("Azure-AsyncOperation", operation.as_str())
+                        .set_body_json(vm)
+                }
+                "GET" => match state.vms.get(&name) {
+                    Some(vm) => ResponseTemplate::new(200).set_body_json(vm.clone()),
+                    None => not_found(),
+                },
+                "DELETE" => match state.vms.remove(&name) {
+                    Some(_) => ResponseTemplate::new(200),
+                    None => not_found(),
+                },
+                _ => ResponseTemplate::new(405),
+            };
+        }
+        not_found()
+    }
+}
+
+fn config() -> AzureConfig {
+    AzureConfig {
+        subscription: "sub-1".into(),
+        resource_group: "MC_rg_cluster_eastus".into(),
+        region: "eastus".into(),
+        cluster_name: "cluster".into(),
+        subnet_id: "/subscriptions/sub-1/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes".into(),
+        ssh_public_key: "ssh-ed25519 AAAA test".into(),
+        custom_data: None,
+        network: NetworkOptions::default(),
+    }
+}
+
+async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) {
+    let server = MockServer::start().await;
+    let arm = FakeArm::default();
+    arm.state.lock().expect("state").base = server.uri();
+    Mock::given(any())
+        .respond_with(arm.clone())
+        .mount(&server)
+        .await;
+    let client = ArmClient::new(
+        Arc::new(StaticCredential::new("t")),
+        "sub-1",
+        "MC_rg_cluster_eastus",
+    )
+    .with_base_url(server.uri())
+    .with_retry(RetryPolicy {
+        max_retries: 2,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+        poll_interval: Duration::from_millis(1),
+        max_polls: 5,
+    });
+    (server, arm, AzureCloudProvider::new(client, config()))
+}
+
+fn pool() -> NodePool {
+    serde_json::from_value(json!({
+        "metadata": {"name": "default"},
+        "spec": {"template": {"spec": {
+            "requirements": [],
+            "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+        }}},
+    }))
+    .expect("a NodePool")
+}
+
+fn claim(name: &str, requirements: Value) -> NodeClaim {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+        "spec": {
+            "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+            "requirements": requirements,
+            "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+        },
+    }))
+    .expect("a NodeClaim")
+}
+
+#[tokio::test]
+async fn the_azure_provider_conforms() {
+    let (_server, arm, provider) = provider().await;
+    let checks = karpenter_fake::conformance::run(&provider, &pool()).await;
+    let failed: Vec<_> = checks.iter().filter(|c| c.outcome.is_err()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(
+        arm.state.lock().expect("state").vms.is_empty(),
+        "the suite cleans up"
+    );
+}
+
+#[tokio::test]
+async fn a_spot_launch_sends_upstreams_request_shapes() {
+    let (_server, arm, provider) = provider().await;
+    let mut class: AKSNodeClass = serde_json::from_value(json!({
+        "metadata": {"name": "default"},
+        "spec": {"imageFamily": "Ubuntu2204", "osDiskSizeGB": 64, "tags": {"team/name": "web"}},
+    }))
+    .expect("a class");
+    class.metadata.labels = None;
+    provider.apply_node_class(class);
+    let wanted = claim(
+        "default-x1",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-2"]},
+        ]),
+    );
+    let launched = provider.create(&wanted).await.expect("launched");
+    let status = launched.status.as_ref().expect("a status");
+    assert_eq!(
+        status.provider_id.as_deref(),
+        Some(
+            "azure:///subscriptions/sub-1/resourceGroups/mc_rg_cluster_eastus/providers/Microsoft.Compute/virtualMachines/aks-default-x1"
+        )
+    );
+    let labels = launched.metadata.labels.as_ref().expect("labels");
+    assert_eq!(labels["topology.kubernetes.io/zone"], "eastus-2");
+    assert_eq!(labels["karpenter.sh/capacity-type"], "spot");
+    assert_eq!(labels["karpenter.azure.com/sku-cpu"], "2");
+    assert!(status.allocatable.is_some() && status.capacity.is_some());
+    let state = arm.state.lock().expect("state");
+    let vm = &state.vm_puts[0];
+    assert_eq!(vm["location"], "eastus");
+    assert_eq!(vm["zones"], json!(["2"]));
+    assert_eq!(
+        vm["properties"]["hardwareProfile"]["vmSize"],
+        "Standard_D2s_v3"
+    );
+    assert_eq!(vm["properties"]["priority"], "Spot");
+    assert_eq!(vm["properties"]["evictionPolicy"], "Delete");
+    assert_eq!(vm["properties"]["billingProfile"]["maxPrice"], -1);
+    assert_eq!(
+        vm["properties"]["storageProfile"]["osDisk"]["diskSizeGB"],
+        64
+    );
+    assert_eq!(
+        vm["properties"]["osProfile"]["linuxConfiguration"]["disablePasswordAuthentication"],
+        true
+    );
+    assert_eq!(vm["tags"]["karpenter.sh_nodepool"], "default");
+    assert_eq!(vm["tags"]["karpenter.azure.com_cluster"], "cluster");
+    assert_eq!(vm["tags"]["compute.aks.billing"], "linux");
+    assert_eq!(vm["tags"]["team_name"], "web");
+    let nic_id = vm["properties"]["networkProfile"]["networkInterfaces"][0]["id"]
+        .as_str()
+        .expect("a NIC");
+    assert!(
+        nic_id.ends_with("/networkInterfaces/aks-default-x1"),
+        "{nic_id}"
+    );
+    let nic = &state.nic_puts[0];
+    assert_eq!(
+        nic["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"],
+        config().subnet_id
+    );
+    // D2s_v3 records AcceleratedNetworkingEnabled=True.
+    assert_eq!(nic["properties"]["enableAcceleratedNetworking"], true);
+}
+
+#[tokio::test]
+async fn an_allocation_failure_marks_the_zone_and_the_next_launch_goes_elsewhere() {
+    let (_server, arm, provider) = provider().await;
+    arm.state
+        .lock()
+        .expect("state")
+        .sold_out
+        .insert(("Standard_D4s_v5".into(), "1".into()));
+    let pinned = claim(
+        "default-y1",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D4s_v5"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-1", "eastus-3"]},
+        ]),
+    );
+    match provider.create(&pinned).await {
+        Err(CloudProviderError::InsufficientCapacity { offerings, message }) => {
+            assert_eq!(offerings.len(), 1);
+            assert_eq!(offerings[0].zone, "eastus-1");
+            assert!(message.starts_with("ZonalAllocationFailed"), "{message}");
+        }
+        other => panic!("expected insufficient capacity, got {other:?}"),
+    }
+    assert!(
+        arm.state.lock().expect("state").nics.is_empty(),
+        "the NIC was taken back"
+    );
+    // ZonalAllocationFailed marks the zone for both capacity types.
+    let types = provider.instance_types(&pool()).await.expect("types");
+    let d4 = types
+        .iter()
+        .find(|t| t.name == "Standard_D4s_v5")
+        .expect("D4s_v5");
+    let unavailable: Vec<String> = d4
+        .offerings
+        .iter()
+        .filter(|o| !o.available)
+        .map(|o| format!("{}/{}", o.zone, o.capacity_type))
+        .collect();
+    assert_eq!(unavailable, ["eastus-1/on-demand", "eastus-1/spot"]);
+    let launched = provider.create(&pinned).await.expect("another zone");
+    assert_eq!(
+        launched.metadata.labels.expect("labels")["topology.kubernetes.io/zone"],
+        "eastus-3"
+    );
+    // The conformance suite's check of unavailable offerings now runs too.
+    let checks = karpenter_fake::conformance::run(&provider, &pool()).await;
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.name.contains("unavailable offering") && c.outcome.is_ok()),
+        "{checks:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_node_class_drifts_its_nodes_but_a_tag_does_not() {
+    let (_server, _arm, provider) = provider().await;
+    let class = |spec: Value| -> AKSNodeClass {
+        serde_json::from_value(json!({"metadata": {"name": "default"}, "spec": spec}))
+            .expect("a class")
+    };
+    provider.apply_node_class(class(
+        json!({"imageFamily": "Ubuntu2204", "tags": {"a": "1"}}),
+    ));
+    let launched = provider
+        .create(&claim("default-z1", json!([])))
+        .await
+        .expect("launched");
+    assert_eq!(provider.is_drifted(&launched).await.expect("checked"), None);
+    provider.apply_node_class(class(
+        json!({"imageFamily": "Ubuntu2204", "tags": {"a": "2"}}),
+    ));
+    assert_eq!(provider.is_drifted(&launched).await.expect("checked"), None);
+    provider.apply_node_class(class(json!({"imageFamily": "AzureLinux"})));
+    assert_eq!(
+        provider
+            .is_drifted(&launched)
+            .await
+            .expect("checked")
+            .as_deref(),
+        Some("NodeClassDrift")
+    );
+}
