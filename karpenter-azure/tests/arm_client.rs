@@ -319,3 +319,33 @@ async fn the_client_never_shows_its_token() {
     assert!(!shown.contains("token-123"), "{shown}");
     assert!(shown.contains("sub-1"));
 }
+
+#[tokio::test]
+async fn resource_skus_are_listed_for_the_region_across_pages() {
+    let server = MockServer::start().await;
+    let skus = "/subscriptions/sub-1/providers/Microsoft.Compute/skus";
+    Mock::given(method("GET"))
+        .and(path(skus))
+        .and(query_param("api-version", "2021-07-01"))
+        .and(query_param("$filter", "location eq 'eastus'"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "value": [{"name": "Standard_D2s_v5", "resourceType": "virtualMachines", "locations": ["eastus"]}],
+            "nextLink": format!("{}{skus}?page=2", server.uri()),
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(skus))
+        .and(query_param("page", "2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "value": [{"name": "Standard_D4s_v5", "resourceType": "virtualMachines", "locations": ["eastus"]}],
+        })))
+        .mount(&server)
+        .await;
+    let listed = client(&server)
+        .resource_skus("eastus")
+        .await
+        .expect("listed");
+    let names: Vec<&str> = listed.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["Standard_D2s_v5", "Standard_D4s_v5"]);
+}

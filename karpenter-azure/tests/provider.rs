@@ -51,6 +51,12 @@ impl Respond for FakeArm {
             let _ = operation;
             return ResponseTemplate::new(200).set_body_json(json!({"status": "Succeeded"}));
         }
+        if path == "/api/retail/prices" {
+            return ResponseTemplate::new(200).set_body_json(json!({"Items": [
+                {"armSkuName": "Standard_D2s_v3", "armRegionName": "eastus", "retailPrice": 0.1, "skuName": "D2s v3", "productName": "Virtual Machines DSv3 Series", "meterName": "D2s v3"},
+                {"armSkuName": "Standard_D2s_v3", "armRegionName": "eastus", "retailPrice": 0.012, "skuName": "D2s v3 Spot", "productName": "Virtual Machines DSv3 Series", "meterName": "D2s v3 Spot"},
+            ], "NextPageLink": null}));
+        }
         if path.contains("/networkInterfaces/") {
             return match method {
                 "PUT" => {
@@ -134,6 +140,7 @@ async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) {
         "MC_rg_cluster_eastus",
     )
     .with_base_url(server.uri())
+    .with_prices_url(format!("{}/api/retail/prices", server.uri()))
     .with_retry(RetryPolicy {
         max_retries: 2,
         base_delay: Duration::from_millis(1),
@@ -333,4 +340,32 @@ async fn a_changed_node_class_drifts_its_nodes_but_a_tag_does_not() {
             .as_deref(),
         Some("NodeClassDrift")
     );
+}
+
+#[tokio::test]
+async fn live_prices_replace_the_table_and_price_spot_on_its_own() {
+    let (_server, _arm, provider) = provider().await;
+    let d2 = |types: &[karpenter_core::cloudprovider::InstanceType]| {
+        let t = types
+            .iter()
+            .find(|t| t.name == "Standard_D2s_v3")
+            .expect("D2s_v3")
+            .clone();
+        let price = |ct: &str| {
+            t.offerings
+                .iter()
+                .find(|o| o.capacity_type == ct)
+                .map(|o| o.price)
+        };
+        (price("on-demand"), price("spot"))
+    };
+    let before = d2(&provider.instance_types(&pool()).await.expect("types"));
+    assert_eq!(
+        before,
+        (Some(0.096), Some(0.096)),
+        "the embedded table, spot as on-demand"
+    );
+    assert_eq!(provider.refresh_prices().await.expect("refreshed"), 1);
+    let after = d2(&provider.instance_types(&pool()).await.expect("types"));
+    assert_eq!(after, (Some(0.1), Some(0.012)));
 }

@@ -59,7 +59,17 @@ pub struct AzureCloudProvider<A> {
     catalog: &'static Catalog,
     node_classes: Mutex<BTreeMap<String, AKSNodeClass>>,
     failures: Mutex<FailureCache>,
+    /// Live prices from the Retail Prices API (on-demand, spot), once
+    /// refreshed; the embedded table until then.
+    live_prices: Mutex<Option<LivePrices>>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
+}
+
+/// Prices read from the Retail Prices API, by size.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct LivePrices {
+    on_demand: BTreeMap<String, f64>,
+    spot: BTreeMap<String, f64>,
 }
 
 impl<A: fmt::Debug> fmt::Debug for AzureCloudProvider<A> {
@@ -92,6 +102,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             catalog: Catalog::embedded(),
             node_classes: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(FailureCache::new()),
+            live_prices: Mutex::new(None),
             clock: Box::new(Timestamp::now),
         }
     }
@@ -114,6 +125,19 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         );
         let name = class.metadata.name.clone().unwrap_or_default();
         lock(&self.node_classes).insert(name, class);
+    }
+
+    /// Reads the region's prices from the Retail Prices API (upstream does at
+    /// start and every 12 hours): on-demand prices replace the embedded
+    /// table's, and spot offerings get their own prices where the API has
+    /// them (else the on-demand price, as before). A failed refresh keeps
+    /// the prices as they were. Returns how many sizes have a spot price.
+    pub async fn refresh_prices(&self) -> Result<usize, ArmError> {
+        let items = self.api.retail_prices(&self.config.region).await?;
+        let (on_demand, spot) = crate::arm::price_tables(&items);
+        let spot_count = spot.len();
+        *lock(&self.live_prices) = Some(LivePrices { on_demand, spot });
+        Ok(spot_count)
     }
 
     /// The wrapped API.
@@ -143,6 +167,34 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     ) -> Result<(Settings, Vec<InstanceType>), CloudProviderError> {
         let settings = self.settings(class)?;
         let mut types = instance_types(self.catalog, &settings);
+        if let Some(live) = lock(&self.live_prices).as_ref() {
+            for instance_type in &mut types {
+                // Sizes upstream does not know keep the price that keeps
+                // them from being chosen.
+                let known = self
+                    .catalog
+                    .sku(&instance_type.name)
+                    .is_some_and(|s| s.known);
+                let on_demand = live
+                    .on_demand
+                    .get(&instance_type.name)
+                    .copied()
+                    .filter(|_| known);
+                let spot = live
+                    .spot
+                    .get(&instance_type.name)
+                    .copied()
+                    .filter(|_| known);
+                for offering in &mut instance_type.offerings {
+                    let base = on_demand.unwrap_or(offering.price);
+                    offering.price = if offering.capacity_type == CAPACITY_TYPE_SPOT {
+                        spot.unwrap_or(base)
+                    } else {
+                        base
+                    };
+                }
+            }
+        }
         lock(&self.failures).apply(self.catalog, &mut types, (self.clock)());
         Ok((settings, types))
     }
