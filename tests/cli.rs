@@ -508,6 +508,24 @@ fn provision_on_a_valid_fake_scenario() {
         "--bound",
     ]);
     assert_not_built(&cost, "--packing cost");
+    // --bound adds a proven lower bound, never above the plan's price.
+    let bounded = sim(&[
+        "provision",
+        "-f",
+        &provision_basic(),
+        "--bound",
+        "-o",
+        "json",
+    ]);
+    assert_status(&bounded, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&bounded)).expect("JSON");
+    let bound = plan["lowerBoundPerHour"].as_f64().expect("a bound");
+    let price = plan["totalPricePerHour"].as_f64().expect("a price");
+    assert!(bound > 0.0 && bound <= price, "{bound} vs {price}");
+    let without = sim(&["provision", "-f", &provision_basic(), "-o", "json"]);
+    assert!(!stdout(&without).contains("lowerBoundPerHour"));
+    let table = sim(&["provision", "-f", &provision_basic(), "--bound"]);
+    assert_contains(&stdout(&table), &["lower bound per hour:"]);
 }
 
 #[test]

@@ -1008,6 +1008,17 @@ proptest! {
             report(&violations),
             serde_json::to_string_pretty(&plan).unwrap_or_default()
         );
+        // The lower bound is never above a valid plan's price.
+        let mut bounded = plan.clone();
+        bounded.add_lower_bound(&snapshot);
+        let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
+        prop_assert!(
+            bound <= plan.total_price_per_hour + 1e-9,
+            "bound {} above the plan's {}\nplan: {}",
+            bound,
+            plan.total_price_per_hour,
+            serde_json::to_string(&plan).unwrap_or_default()
+        );
     }
 }
 

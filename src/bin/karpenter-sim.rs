@@ -155,8 +155,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Provision(args) => {
             let (scenario, mut timings) = load(&args.common)?;
             let (chosen, _) = resolve_provider(&args.common, &scenario)?;
-            if args.packing == Packing::Cost || args.bound {
-                return Err(not_built("--packing cost and --bound are"));
+            if args.packing == Packing::Cost {
+                return Err(not_built("--packing cost is"));
             }
             let start = Instant::now();
             let counts = (
@@ -167,8 +167,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let plan = karpenter::core::provisioning::schedule(&snapshot);
+            let mut plan = karpenter::core::provisioning::schedule(&snapshot);
             timings.record("plan", start.elapsed());
+            if args.bound {
+                let start = Instant::now();
+                plan.add_lower_bound(&snapshot);
+                timings.record("bound", start.elapsed());
+            }
             let start = Instant::now();
             let text = match args.common.output {
                 Output::Json => json(&plan)?,

@@ -18,6 +18,7 @@
 //! - a claim lists its instance types cheapest first (at most 600) and launches the
 //!   cheapest available offering.
 
+mod bound;
 mod claim;
 mod claim_order;
 mod claim_sets;
@@ -39,6 +40,7 @@ mod type_cache;
 mod validate;
 mod volumes;
 
+pub use bound::lower_bound;
 pub(crate) use filter::unmet_min_values_of;
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;

@@ -1,0 +1,533 @@
+//! A proven lower bound on the price of any valid plan for a set of pods
+//! that need new capacity (`--bound`, `lowerBoundPerHour`).
+//!
+//! The relaxation: pods are grouped by where they may run (the instance
+//! types, and their cheapest compatible offering, that their requirements,
+//! tolerations and requests allow in some NodePool); nodes are bought
+//! fractionally, and each group's demand (cpu, memory, pods, extended
+//! resources) is spread over the nodes its pods may use. Topology,
+//! affinity, daemon overhead and integrality are left out, so any valid plan
+//! costs at least the relaxation's optimum.
+//!
+//! The bound is read off the dual, which makes it a certificate: for each
+//! node column, a price per unit of each resource such that a whole node's
+//! allocatable costs no more than the node; each group then pays, at the
+//! cheapest column it may use, for its demand. By weak duality the sum is at
+//! most the price of any plan. The LP solver (microlp) only suggests the
+//! prices; they are scaled back into feasibility and the sum is taken here,
+//! rounded down, so the bound does not rest on the solver's precision.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
+use microlp::{ComparisonOp, OptimizationDirection, Problem};
+
+use crate::api::NodePool;
+use crate::cloudprovider::InstanceType;
+use crate::resources::{ResourceList, pod_requests};
+use crate::scheduling::{
+    Requirement, Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, tolerates_all,
+};
+use crate::snapshot::Snapshot;
+
+/// A node column: an instance type at a price (the cheapest compatible
+/// offering of one group or another).
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+struct Column {
+    instance_type: usize,
+    price: f64,
+}
+
+/// Pods that may run on the same nodes at the same prices, with their demand.
+#[derive(Debug, Default)]
+struct Group {
+    /// Per instance type (index), the cheapest price this group may have it at.
+    prices: BTreeMap<usize, f64>,
+    demand: Vec<f64>,
+}
+
+/// Every instance type of the snapshot's pools, by name, with its allocatable.
+struct Catalog<'s> {
+    types: Vec<&'s InstanceType>,
+    by_name: BTreeMap<&'s str, usize>,
+}
+
+/// The resources the bound counts, in units that keep the LP well scaled:
+/// cpu in cores, memory in GiB, everything else in units.
+fn unit_scale(resource: &str) -> f64 {
+    match resource {
+        "memory" | "ephemeral-storage" => 1000.0 * f64::from(1u32 << 30),
+        _ => 1000.0,
+    }
+}
+
+/// The pod's required node affinity, if any.
+fn required_affinity(spec: &PodSpec) -> Option<&NodeSelector> {
+    spec.affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+}
+
+/// The pod's requirements from its node selector and its single required
+/// node-affinity term; `None` when it has several terms (any of which may
+/// hold) or they cannot be read: then every type is its candidate.
+fn pod_requirements(pod: &Pod) -> Option<Requirements> {
+    let spec = pod.spec.as_ref()?;
+    let terms = required_affinity(spec).map_or(0, |r| r.node_selector_terms.len());
+    if terms > 1 {
+        return None;
+    }
+    // Preferences are relaxed when they cannot be met: only what is required
+    // binds every plan.
+    Requirements::from_pod_spec_strict(spec).ok()
+}
+
+/// The pool's requirements, as written.
+fn pool_requirements(pool: &NodePool) -> Option<Requirements> {
+    let mut requirements = Requirements::new();
+    for written in pool.spec.template.spec.requirements() {
+        let requirement = written
+            .to_selector_requirement()
+            .ok()
+            .and_then(|r| Requirement::try_from(&r).ok())?;
+        requirements.add(requirement);
+    }
+    Some(requirements)
+}
+
+/// A proven lower bound on the hourly price of new capacity for `pods`, or
+/// `None` when the LP cannot be solved (the bound is then unknown, not 0).
+/// A pod no instance type can hold makes every plan invalid: it is left out.
+pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
+    let mut catalog = Catalog {
+        types: Vec::new(),
+        by_name: BTreeMap::new(),
+    };
+    for types in snapshot.instance_types.values() {
+        for t in types.iter() {
+            if !catalog.by_name.contains_key(t.name.as_str()) {
+                catalog.by_name.insert(t.name.as_str(), catalog.types.len());
+                catalog.types.push(t);
+            }
+        }
+    }
+    // The resources in play: cpu, memory, pods, and whatever else is asked.
+    let mut resources: Vec<String> = vec!["cpu".into(), "memory".into(), "pods".into()];
+    let requests: Vec<ResourceList> = pods
+        .iter()
+        .map(|p| {
+            p.spec
+                .as_ref()
+                .and_then(|s| pod_requests(s).ok())
+                .unwrap_or_default()
+        })
+        .collect();
+    for list in &requests {
+        for (name, _) in list.iter() {
+            if !resources.iter().any(|r| r == name) {
+                resources.push(name.to_owned());
+            }
+        }
+    }
+    let pools: Vec<(&NodePool, Option<Requirements>)> = snapshot
+        .node_pools
+        .iter()
+        .map(|p| (p, pool_requirements(p)))
+        .collect();
+    // Group the pods by their candidate prices. Pods alike in what they
+    // select and tolerate share the work of finding them.
+    let allocatable_lists: Vec<ResourceList> =
+        catalog.types.iter().map(|t| t.allocatable()).collect();
+    let mut by_signature: std::collections::HashMap<String, BTreeMap<usize, f64>> =
+        std::collections::HashMap::new();
+    let mut groups: BTreeMap<Vec<(usize, u64)>, Group> = BTreeMap::new();
+    for (pod, asks) in pods.iter().zip(&requests) {
+        let signature = signature(pod);
+        let candidates = by_signature
+            .entry(signature)
+            .or_insert_with(|| candidate_prices(snapshot, &catalog, &pools, pod));
+        let prices: BTreeMap<usize, f64> = candidates
+            .iter()
+            .filter(|(t, _)| asks.fits(&allocatable_lists[**t]))
+            .map(|(t, p)| (*t, *p))
+            .collect();
+        if prices.is_empty() {
+            continue;
+        }
+        let key: Vec<(usize, u64)> = prices.iter().map(|(t, p)| (*t, p.to_bits())).collect();
+        let group = groups.entry(key).or_insert_with(|| Group {
+            prices,
+            demand: vec![0.0; resources.len()],
+        });
+        for (i, resource) in resources.iter().enumerate() {
+            group.demand[i] += asks.get(resource) as f64 / unit_scale(resource);
+        }
+    }
+    if groups.is_empty() {
+        return Some(0.0);
+    }
+    let groups: Vec<Group> = groups.into_values().collect();
+    // Columns: each type at each price some group has it at.
+    let mut columns: Vec<Column> = Vec::new();
+    for group in &groups {
+        for (&t, &price) in &group.prices {
+            let column = Column {
+                instance_type: t,
+                price,
+            };
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+        }
+    }
+    let allocatable: Vec<Vec<f64>> = catalog
+        .types
+        .iter()
+        .map(|t| {
+            let list = t.allocatable();
+            resources
+                .iter()
+                .map(|r| list.get(r).max(0) as f64 / unit_scale(r))
+                .collect()
+        })
+        .collect();
+    let weights = solve_dual(&groups, &columns, &allocatable)?;
+    Some(certify(&groups, &columns, &allocatable, weights))
+}
+
+/// What decides where a pod may run: its node selector, required node
+/// affinity and tolerations.
+fn signature(pod: &Pod) -> String {
+    let Some(spec) = pod.spec.as_ref() else {
+        return String::new();
+    };
+    let required = required_affinity(spec);
+    format!(
+        "{:?}|{:?}|{:?}",
+        spec.node_selector, required, spec.tolerations
+    )
+}
+
+/// For each instance type the pod may run on (in some pool it tolerates,
+/// whose requirements and its own allow the type), the cheapest available
+/// offering they allow. Whether its requests fit is the caller's to check.
+fn candidate_prices(
+    snapshot: &Snapshot,
+    catalog: &Catalog<'_>,
+    pools: &[(&NodePool, Option<Requirements>)],
+    pod: &Pod,
+) -> BTreeMap<usize, f64> {
+    let own = pod_requirements(pod);
+    let tolerations = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default();
+    let well_known = &snapshot.well_known_labels;
+    let mut prices: BTreeMap<usize, f64> = BTreeMap::new();
+    for (pool, pool_requirements) in pools {
+        // PreferNoSchedule taints are relaxed away when nothing else fits:
+        // they keep no pod off the pool.
+        let binding: Vec<_> = pool
+            .spec
+            .template
+            .spec
+            .taints()
+            .iter()
+            .filter(|t| t.effect != TAINT_EFFECT_PREFER_NO_SCHEDULE)
+            .cloned()
+            .collect();
+        if tolerates_all(&binding, tolerations).is_err() {
+            continue;
+        }
+        let Some(name) = pool.metadata.name.as_deref() else {
+            continue;
+        };
+        let Some(types) = snapshot.instance_types.get(name) else {
+            continue;
+        };
+        // What a node of the pool must satisfy for this pod: the pool's
+        // requirements and (when readable) the pod's.
+        let mut wanted = pool_requirements.clone().unwrap_or_default();
+        if let Some(own) = &own {
+            if !wanted.is_intersecting(own) {
+                continue;
+            }
+            wanted.add_all(own);
+        }
+        for t in types.iter() {
+            if !wanted.is_compatible(&t.requirements, well_known) {
+                continue;
+            }
+            let Some(offering) = t.cheapest_offering(&wanted) else {
+                continue;
+            };
+            let index = catalog.by_name[t.name.as_str()];
+            let entry = prices.entry(index).or_insert(offering.price);
+            *entry = entry.min(offering.price);
+        }
+    }
+    prices
+}
+
+/// The dual LP: for each column a price per unit of each resource, a whole
+/// node costing at most the column's price; each group paying for its
+/// demand at the cheapest column it may use; the sum of the groups'
+/// payments maximised. Returns the unit prices, column by column.
+fn solve_dual(
+    groups: &[Group],
+    columns: &[Column],
+    allocatable: &[Vec<f64>],
+) -> Option<Vec<Vec<f64>>> {
+    let resources = groups.first().map_or(0, |g| g.demand.len());
+    let mut problem = Problem::new(OptimizationDirection::Maximize);
+    let weights: Vec<Vec<microlp::Variable>> = columns
+        .iter()
+        .map(|_| {
+            (0..resources)
+                .map(|_| problem.add_var(0.0, (0.0, f64::INFINITY)))
+                .collect()
+        })
+        .collect();
+    let payments: Vec<microlp::Variable> = groups
+        .iter()
+        .map(|_| problem.add_var(1.0, (0.0, f64::INFINITY)))
+        .collect();
+    for (c, column) in columns.iter().enumerate() {
+        let capacity = &allocatable[column.instance_type];
+        let terms: Vec<(microlp::Variable, f64)> = (0..resources)
+            .filter(|&r| capacity[r] > 0.0)
+            .map(|r| (weights[c][r], capacity[r]))
+            .collect();
+        problem.add_constraint(terms, ComparisonOp::Le, column.price);
+        // A resource the type does not have cannot be charged for on it.
+        for r in (0..resources).filter(|&r| capacity[r] <= 0.0) {
+            problem.add_constraint([(weights[c][r], 1.0)], ComparisonOp::Le, 0.0);
+        }
+    }
+    for (g, group) in groups.iter().enumerate() {
+        for (c, column) in columns.iter().enumerate() {
+            let allowed = group
+                .prices
+                .get(&column.instance_type)
+                .is_some_and(|p| *p <= column.price);
+            if !allowed {
+                continue;
+            }
+            let mut terms: Vec<(microlp::Variable, f64)> = vec![(payments[g], 1.0)];
+            terms.extend(
+                (0..resources)
+                    .filter(|&r| group.demand[r] > 0.0)
+                    .map(|r| (weights[c][r], -group.demand[r])),
+            );
+            problem.add_constraint(terms, ComparisonOp::Le, 0.0);
+        }
+    }
+    let microlp::SolveOutcome::Solution(solution) = problem.solve().ok()? else {
+        return None;
+    };
+    Some(
+        weights
+            .iter()
+            .map(|row| row.iter().map(|v| solution[*v].max(0.0)).collect())
+            .collect(),
+    )
+}
+
+/// The bound the unit prices prove: each column's prices scaled down until
+/// a whole node costs no more than the column; each group's payment at its
+/// cheapest allowed column; the sum, rounded down.
+fn certify(
+    groups: &[Group],
+    columns: &[Column],
+    allocatable: &[Vec<f64>],
+    mut weights: Vec<Vec<f64>>,
+) -> f64 {
+    const SAFETY: f64 = 1.0 - 1e-12;
+    for (c, column) in columns.iter().enumerate() {
+        let capacity = &allocatable[column.instance_type];
+        for (r, w) in weights[c].iter_mut().enumerate() {
+            if capacity[r] <= 0.0 {
+                *w = 0.0;
+            }
+        }
+        let cost: f64 = weights[c].iter().zip(capacity).map(|(w, a)| w * a).sum();
+        if cost > 0.0 {
+            let scale = (column.price / cost).min(1.0) * SAFETY;
+            for w in &mut weights[c] {
+                *w *= scale;
+            }
+        }
+    }
+    let mut bound = 0.0;
+    for group in groups {
+        let payment = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, column)| {
+                group
+                    .prices
+                    .get(&column.instance_type)
+                    .is_some_and(|p| *p <= column.price)
+            })
+            .map(|(c, _)| {
+                weights[c]
+                    .iter()
+                    .zip(&group.demand)
+                    .map(|(w, d)| w * d)
+                    .sum::<f64>()
+            })
+            .fold(f64::INFINITY, f64::min);
+        if payment.is_finite() {
+            bound += payment;
+        }
+    }
+    (bound * SAFETY).max(0.0)
+}
+
+impl crate::provisioning::ProvisioningPlan {
+    /// Sets [`lower_bound_per_hour`](Self::lower_bound_per_hour): the proven
+    /// lower bound on new capacity for the pods this plan sends to new
+    /// claims, rounded down to the ninth decimal.
+    pub fn add_lower_bound(&mut self, snapshot: &Snapshot) {
+        let wanted: std::collections::BTreeSet<&str> = self
+            .node_claims
+            .iter()
+            .flat_map(|c| c.pods.iter().map(String::as_str))
+            .collect();
+        let pods: Vec<&Pod> = snapshot
+            .pods
+            .iter()
+            .filter(|p| wanted.contains(crate::provisioning::pod_key(p).as_str()))
+            .collect();
+        self.lower_bound_per_hour = lower_bound(snapshot, &pods).map(|b| (b * 1e9).floor() / 1e9);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cloudprovider::Offering;
+    use crate::provisioning::schedule;
+    use crate::scheduling::WellKnownLabels;
+
+    fn instance_type(name: &str, cpu: i64, memory_gib: i64, price: f64) -> InstanceType {
+        let mut capacity = ResourceList::new();
+        capacity.set("cpu", cpu * 1000);
+        capacity.set("memory", memory_gib * (1 << 30) * 1000);
+        capacity.set("pods", 110_000);
+        InstanceType::new(
+            name,
+            [
+                ("kubernetes.io/arch", "amd64"),
+                ("kubernetes.io/os", "linux"),
+            ],
+            vec![Offering::new("zone-a", "on-demand", price)],
+            capacity,
+            ResourceList::new(),
+        )
+    }
+
+    fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]},
+        }))
+        .expect("a Pod")
+    }
+
+    fn snapshot(types: Vec<InstanceType>, pods: Vec<Pod>) -> Snapshot {
+        let pool: NodePool = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "default"},
+            "spec": {"template": {"spec": {
+                "requirements": [],
+                "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
+            }}},
+        }))
+        .expect("a NodePool");
+        Snapshot {
+            node_pools: vec![pool],
+            instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
+            pods,
+            well_known_labels: WellKnownLabels::core().clone(),
+            ..Snapshot::default()
+        }
+    }
+
+    fn bound_of(snapshot: &Snapshot) -> f64 {
+        let pods: Vec<&Pod> = snapshot.pods.iter().collect();
+        lower_bound(snapshot, &pods).expect("solved")
+    }
+
+    #[test]
+    fn the_bound_equals_a_known_optimum() {
+        // Eight pods of one cpu on 4-cpu nodes at 1/h: two nodes.
+        let pods = (0..8)
+            .map(|i| pod(&format!("p{i}"), "1", "100Mi"))
+            .collect();
+        let one_type = snapshot(vec![instance_type("m-4", 4, 16, 1.0)], pods);
+        assert!(
+            (bound_of(&one_type) - 2.0).abs() < 1e-9,
+            "{}",
+            bound_of(&one_type)
+        );
+        // Four such pods, 2-cpu nodes at 1/h or 4-cpu nodes at 1.5/h: one
+        // large node.
+        let pods = (0..4)
+            .map(|i| pod(&format!("p{i}"), "1", "100Mi"))
+            .collect();
+        let two_types = snapshot(
+            vec![
+                instance_type("m-2", 2, 8, 1.0),
+                instance_type("m-4", 4, 16, 1.5),
+            ],
+            pods,
+        );
+        assert!(
+            (bound_of(&two_types) - 1.5).abs() < 1e-9,
+            "{}",
+            bound_of(&two_types)
+        );
+        let plan = schedule(&two_types);
+        assert!((plan.total_price_per_hour - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cpu_and_memory_heavy_pods_share_nodes_in_the_bound() {
+        // A cpu-heavy and a memory-heavy pod: each alone is cheapest on its
+        // own specialised node (0.6 + 0.6), but one balanced node holds both
+        // for 1.0. The bound may not exceed that.
+        let pods = vec![pod("cpu", "3", "1Gi"), pod("mem", "500m", "14Gi")];
+        let types = vec![
+            instance_type("c-4", 4, 4, 0.6),
+            instance_type("r-1", 1, 16, 0.6),
+            instance_type("m-4", 4, 16, 1.0),
+        ];
+        let cluster = snapshot(types, pods);
+        let bound = bound_of(&cluster);
+        let plan = schedule(&cluster);
+        assert!(
+            bound <= plan.total_price_per_hour + 1e-12,
+            "{bound} > {}",
+            plan.total_price_per_hour
+        );
+        assert!(bound <= 1.0 + 1e-12, "{bound}");
+        assert!(bound > 0.5, "{bound}");
+    }
+
+    #[test]
+    fn a_pod_no_type_holds_is_left_out_and_no_pods_cost_nothing() {
+        let cluster = snapshot(
+            vec![instance_type("m-2", 2, 8, 1.0)],
+            vec![pod("huge", "64", "1Gi")],
+        );
+        assert_eq!(bound_of(&cluster), 0.0);
+        let empty = snapshot(vec![instance_type("m-2", 2, 8, 1.0)], vec![]);
+        assert_eq!(bound_of(&empty), 0.0);
+    }
+}
