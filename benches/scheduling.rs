@@ -4,7 +4,8 @@
 //! against 400 instance types of i+1 vCPU and 2(i+1) GiB, one NodePool, no nodes.
 //!
 //! `cargo bench --bench scheduling`. Upstream reports about 1,000 pods/s here
-//! (20,000 pods in about 20 s, kubernetes-sigs/karpenter PR #2486).
+//! (20,000 pods in about 20 s, kubernetes-sigs/karpenter PR #2486). The
+//! `lower_bound` group times `--bound` on the same clusters.
 
 use std::sync::Arc;
 
@@ -45,5 +46,25 @@ fn scheduling(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scheduling);
+/// The proven lower bound (`--bound`) on the same clusters: the pods the
+/// plan sends to new claims, grouped, the LP and its certificate.
+fn lower_bound(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lower_bound");
+    group.sample_size(10);
+    for n in [2_000usize, 20_000] {
+        let snapshot = benchmark_snapshot(n);
+        let plan = schedule(&snapshot);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_with_input(BenchmarkId::new("diverse", n), &snapshot, |b, snapshot| {
+            b.iter(|| {
+                let mut bounded = plan.clone();
+                bounded.add_lower_bound(snapshot);
+                bounded.lower_bound_per_hour
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scheduling, lower_bound);
 criterion_main!(benches);
