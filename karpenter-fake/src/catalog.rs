@@ -100,9 +100,61 @@ pub fn assorted_instance_types() -> Vec<InstanceType> {
     types
 }
 
+/// The vCPU sizes of [`three_families`].
+pub const FAMILY_SIZES: [i64; 9] = [2, 4, 8, 16, 32, 48, 64, 80, 96];
+
+/// Three families of the same sizes (2 to 96 vCPU): `c` with 2 GiB per vCPU,
+/// `m` with 4 and `r` with 8, priced linearly within a family (0.0425, 0.048
+/// and 0.063 per vCPU per hour, near public cloud prices), each node keeping
+/// an overhead of 100m cpu plus 60m per vCPU and 0.75 GiB plus 5 % of memory.
+/// On-demand in three zones. The cost-packing benchmark's catalog.
+pub fn three_families() -> Vec<InstanceType> {
+    let families = [("c", 2, 0.0425), ("m", 4, 0.048), ("r", 8, 0.063)];
+    let mut types = Vec::new();
+    for (family, gib_per_cpu, price_per_cpu) in families {
+        for cpus in FAMILY_SIZES {
+            let memory = cpus * gib_per_cpu * GIB;
+            let price = price_per_cpu * cpus as f64;
+            let offerings = ZONES
+                .iter()
+                .map(|zone| Offering::new(*zone, CAPACITY_TYPE_ON_DEMAND, price))
+                .collect();
+            let mut capacity = ResourceList::new();
+            capacity.set(resources::CPU, cpus * 1000);
+            capacity.set(resources::MEMORY, memory);
+            capacity.set(resources::PODS, 110 * 1000);
+            let mut overhead = ResourceList::new();
+            overhead.set(resources::CPU, 100 + 60 * cpus);
+            overhead.set(resources::MEMORY, 3 * GIB / 4 + memory / 20);
+            let labels = [
+                (LABEL_ARCH_STABLE, ARCHITECTURE_AMD64),
+                (LABEL_OS_STABLE, "linux"),
+            ];
+            types.push(InstanceType::new(
+                format!("{family}-{cpus}x"),
+                labels,
+                offerings,
+                capacity,
+                overhead,
+            ));
+        }
+    }
+    types
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_families_of_nine_sizes_priced_linearly() {
+        let types = three_families();
+        assert_eq!(types.len(), 27);
+        let r8 = types.iter().find(|t| t.name == "r-8x").expect("r-8x");
+        assert_eq!(r8.capacity.get("memory"), 64 * GIB);
+        assert!((r8.offerings[0].price - 0.504).abs() < 1e-12);
+        assert!(r8.allocatable().get("cpu") < 8000);
+    }
 
     #[test]
     fn sized_types_grow_linearly_with_five_offerings_each() {

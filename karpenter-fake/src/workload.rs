@@ -202,9 +202,59 @@ pub fn pending_pod(name: &str, shape: Shape, cpu: &str, memory: &str) -> Pod {
     }
 }
 
+/// `n` unconstrained pods of mixed shapes, the cost-packing benchmark's
+/// workload: balanced (cpu 100m-4, memory 1-4 GiB per cpu), cpu-heavy
+/// (1-4 cpu, 100Mi-1Gi) and memory-heavy (100m-1 cpu, 4-32 GiB), in equal
+/// thirds. The same `n` and `seed` give the same pods.
+pub fn unconstrained_mix(n: usize, seed: u64) -> Vec<Pod> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n)
+        .map(|i| {
+            let (cpu_m, memory_mi) = match i % 3 {
+                0 => {
+                    let cpu = 100 + rng.below(3901) as i64;
+                    (cpu, cpu * (1 + rng.below(4) as i64) * 1024 / 1000)
+                }
+                1 => (1000 + rng.below(3001) as i64, 100 + rng.below(925) as i64),
+                _ => (
+                    100 + rng.below(901) as i64,
+                    4096 + rng.below(28 * 1024 + 1) as i64,
+                ),
+            };
+            pending_pod(
+                &format!("mix-{i}"),
+                Shape::Plain,
+                &format!("{cpu_m}m"),
+                &format!("{memory_mi}Mi"),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unconstrained_mix_keeps_its_shapes_and_is_deterministic() {
+        let pods = unconstrained_mix(300, 7);
+        assert_eq!(pods, unconstrained_mix(300, 7));
+        let requests = |pod: &Pod| {
+            karpenter_core::resources::pod_requests(pod.spec.as_ref().expect("a spec"))
+                .expect("requests")
+        };
+        for (i, pod) in pods.iter().enumerate() {
+            let asks = requests(pod);
+            let (cpu, memory_mi) = (asks.get("cpu"), asks.get("memory") / 1000 / (1 << 20));
+            assert!((100..=4000).contains(&cpu), "{cpu}");
+            assert!((100..=32 * 1024 + 4096).contains(&memory_mi), "{memory_mi}");
+            match i % 3 {
+                1 => assert!(cpu >= 1000 && memory_mi <= 1024, "cpu-heavy"),
+                2 => assert!(cpu <= 1000 && memory_mi >= 4096, "memory-heavy"),
+                _ => {}
+            }
+        }
+    }
 
     #[test]
     fn the_mix_is_one_fifth_each_and_deterministic() {
