@@ -1041,3 +1041,30 @@ fn provisioning_matches_upstream_behaviour() {
         &failures,
     );
 }
+
+/// `--bound` on every scenario: a bound is given, and it is never above the
+/// plan's price (the plan is a valid one).
+#[test]
+fn the_lower_bound_never_exceeds_the_plans_price() {
+    let failures = for_each_scenario(|path| {
+        let file = path.display().to_string();
+        let output = sim(&["provision", "-f", &file, "--bound", "-o", "json"]);
+        if !output.status.success() {
+            return Vec::new(); // scenarios of bad input are checked elsewhere
+        }
+        let plan: Value = match serde_json::from_slice(&output.stdout) {
+            Ok(plan) => plan,
+            Err(e) => return vec![format!("{}: not JSON: {e}", relative(path))],
+        };
+        let price = plan["totalPricePerHour"].as_f64().unwrap_or(f64::NAN);
+        match plan["lowerBoundPerHour"].as_f64() {
+            Some(bound) if bound <= price + 1e-9 => Vec::new(),
+            Some(bound) => vec![format!(
+                "{}: bound {bound} above the plan's {price}",
+                relative(path)
+            )],
+            None => vec![format!("{}: no bound", relative(path))],
+        }
+    });
+    report("bounds", &failures);
+}
