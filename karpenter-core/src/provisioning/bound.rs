@@ -11,9 +11,9 @@
 //!
 //! The bound is read off the dual, which makes it a certificate: for each
 //! node column, a price per unit of each resource such that a whole node's
-//! allocatable costs no more than the node; each group then pays, at the
-//! cheapest column it may use, for its demand. By weak duality the sum is at
-//! most the price of any plan. The LP solver (microlp) only suggests the
+//! allocatable costs no more than the node; each pod then pays, at the
+//! cheapest column its group may use, for its own request. By weak duality
+//! the sum is at most the price of any plan (each pod sits on one node). The LP solver (microlp) only suggests the
 //! prices; they are scaled back into feasibility and the sum is taken here,
 //! rounded down, so the bound does not rest on the solver's precision.
 //!
@@ -47,7 +47,11 @@ struct Column {
 struct Group {
     /// Per instance type (index), the cheapest price this group may have it at.
     prices: BTreeMap<usize, f64>,
+    /// The group's demand, summed (what the LP spreads).
     demand: Vec<f64>,
+    /// Its pods' distinct requests (bit patterns of the scaled amounts) and
+    /// how many pods ask each: what the certificate charges, pod by pod.
+    members: BTreeMap<Vec<u64>, usize>,
 }
 
 /// Every instance type of the snapshot's pools, by name, with its allocatable.
@@ -165,10 +169,19 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
         let group = groups.entry(key).or_insert_with(|| Group {
             prices,
             demand: vec![0.0; resources.len()],
+            members: BTreeMap::new(),
         });
-        for (i, resource) in resources.iter().enumerate() {
-            group.demand[i] += asks.get(resource) as f64 / unit_scale(resource);
+        let request: Vec<f64> = resources
+            .iter()
+            .map(|r| asks.get(r) as f64 / unit_scale(r))
+            .collect();
+        for (total, amount) in group.demand.iter_mut().zip(&request) {
+            *total += amount;
         }
+        *group
+            .members
+            .entry(request.iter().map(|x| x.to_bits()).collect())
+            .or_insert(0) += 1;
     }
     if groups.is_empty() {
         return Some(0.0);
@@ -459,27 +472,29 @@ fn certify(
             }
         }
     }
+    // Each pod pays for its own request at the cheapest column its group may
+    // use: a plan puts each pod on one node, so this is what weak duality
+    // allows (a group charged as one block could be charged more than a plan
+    // splitting unlike pods over unlike nodes pays).
     let mut bound = 0.0;
     for group in groups {
-        let payment = columns
-            .iter()
-            .enumerate()
-            .filter(|(_, column)| {
-                group
-                    .prices
-                    .get(&column.instance_type)
-                    .is_some_and(|p| *p <= column.price)
-            })
-            .map(|(c, _)| {
-                weights[c]
-                    .iter()
-                    .zip(&group.demand)
-                    .map(|(w, d)| w * d)
-                    .sum::<f64>()
-            })
-            .fold(f64::INFINITY, f64::min);
-        if payment.is_finite() {
-            bound += payment;
+        let usable: Vec<usize> = (0..columns.len())
+            .filter(|&c| allowed(group, &columns[c]))
+            .collect();
+        for (request, count) in &group.members {
+            let payment = usable
+                .iter()
+                .map(|&c| {
+                    weights[c]
+                        .iter()
+                        .zip(request)
+                        .map(|(w, d)| w * f64::from_bits(*d))
+                        .sum::<f64>()
+                })
+                .fold(f64::INFINITY, f64::min);
+            if payment.is_finite() {
+                bound += payment * *count as f64;
+            }
         }
     }
     (bound * SAFETY).max(0.0)
@@ -688,10 +703,19 @@ mod tests {
                 let group = groups.entry(fits.clone()).or_insert_with(|| Group {
                     prices: fits.iter().map(|&t| (t, columns[t].price)).collect(),
                     demand: vec![0.0; 3],
+                    members: BTreeMap::new(),
                 });
-                for (i, r) in ["cpu", "memory", "pods"].iter().enumerate() {
-                    group.demand[i] += asks.get(r) as f64 / unit_scale(r);
+                let request: Vec<f64> = ["cpu", "memory", "pods"]
+                    .iter()
+                    .map(|r| asks.get(r) as f64 / unit_scale(r))
+                    .collect();
+                for (i, amount) in request.iter().enumerate() {
+                    group.demand[i] += amount;
                 }
+                *group
+                    .members
+                    .entry(request.iter().map(|x| x.to_bits()).collect())
+                    .or_insert(0) += 1;
             }
             let groups: Vec<Group> = groups.into_values().collect();
             let (weights, _) = solve_dual(&groups, &columns, &allocatable).expect("solved");
