@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use karpenter_core::api::{NodeClaim, NodePool, Quantities};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
-    requests_of, requirements_of,
+    choose_offering, requests_of, requirements_of,
 };
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, WellKnownLabels,
@@ -73,6 +73,27 @@ impl FakeCloudProvider {
         state.learned.clear();
     }
 
+    /// The catalog with the offerings launches found sold out marked
+    /// unavailable.
+    fn with_learned(&self) -> Vec<InstanceType> {
+        let learned = self.lock().learned.clone();
+        let mut types = self.instance_types.clone();
+        for instance_type in &mut types {
+            let name = instance_type.name.clone();
+            for offering in &mut instance_type.offerings {
+                let offering_key = OfferingKey {
+                    instance_type: name.clone(),
+                    zone: offering.zone.clone(),
+                    capacity_type: offering.capacity_type.clone(),
+                };
+                if learned.contains(&offering_key) {
+                    offering.available = false;
+                }
+            }
+        }
+        types
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind: keep going.
         self.state
@@ -94,46 +115,26 @@ impl CloudProvider for FakeCloudProvider {
     async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
         let requirements = requirements_of(claim)?;
         let requests = requests_of(claim)?;
-        let well_known = WellKnownLabels::core();
-        let fitting = self.instance_types.iter().filter(|t| {
-            // As upstream's fake: the claim's requirements leave room for
-            // the type's labels (its own keys, like the pool's, need not be
-            // the type's).
-            requirements.is_compatible(&t.requirements, well_known)
-                && requests.fits(&t.allocatable())
-        });
-        let learned = self.lock().learned.clone();
-        let mut sold_out = Vec::new();
-        let mut best: Option<(&InstanceType, &Offering)> = None;
-        for instance_type in fitting {
-            for offering in instance_type
-                .offerings
-                .iter()
-                .filter(|o| o.is_compatible(&requirements))
-            {
-                if !offering.available || learned.contains(&key(instance_type, offering)) {
-                    sold_out.push(key(instance_type, offering));
-                    continue;
-                }
-                let cheaper = best.is_none_or(|(t, o)| {
-                    offering
-                        .price
-                        .total_cmp(&o.price)
-                        .then_with(|| instance_type.name.cmp(&t.name))
-                        .then_with(|| offering.zone.cmp(&o.zone))
-                        .is_lt()
-                });
-                if cheaper {
-                    best = Some((instance_type, offering));
-                }
-            }
-        }
-        let Some((instance_type, offering)) = best else {
-            return Err(CloudProviderError::InsufficientCapacity {
-                offerings: sold_out,
-                message: "no available offering the claim allows holds its requests".to_owned(),
-            });
+        let types = self.with_learned();
+        let cheapest = |(a, x): (&InstanceType, &Offering), (b, y): (&InstanceType, &Offering)| {
+            x.price
+                .total_cmp(&y.price)
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| x.zone.cmp(&y.zone))
         };
+        // As upstream's fake: the claim's requirements leave room for the
+        // type's labels (its own keys, like the pool's, need not be the type's).
+        let (instance_type, offering) = choose_offering(
+            &types,
+            &requirements,
+            &requests,
+            WellKnownLabels::core(),
+            cheapest,
+        )
+        .map_err(|offerings| CloudProviderError::InsufficientCapacity {
+            offerings,
+            message: "no available offering the claim allows holds its requests".to_owned(),
+        })?;
         let mut state = self.lock();
         let chosen = key(instance_type, offering);
         if state.sold_out.contains(&chosen) {
@@ -198,23 +199,7 @@ impl CloudProvider for FakeCloudProvider {
         &self,
         _pool: &NodePool,
     ) -> Result<Vec<InstanceType>, CloudProviderError> {
-        let learned = self.lock().learned.clone();
-        let mut types = self.instance_types.clone();
-        if !learned.is_empty() {
-            for instance_type in &mut types {
-                let name = instance_type.name.clone();
-                for offering in &mut instance_type.offerings {
-                    let offering_key = OfferingKey {
-                        instance_type: name.clone(),
-                        zone: offering.zone.clone(),
-                        capacity_type: offering.capacity_type.clone(),
-                    };
-                    if learned.contains(&offering_key) {
-                        offering.available = false;
-                    }
-                }
-            }
-        }
+        let types = self.with_learned();
         Ok(types)
     }
 

@@ -5,9 +5,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use karpenter_core::cloudprovider::{InstanceType, Offering, OfferingKey};
-use karpenter_core::resources::ResourceList;
-use karpenter_core::scheduling::{CAPACITY_TYPE_SPOT, Requirements, WellKnownLabels};
+use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::scheduling::CAPACITY_TYPE_SPOT;
 use serde_json::{Value, json};
 
 use super::AzureConfig;
@@ -20,9 +19,10 @@ use crate::nodeclass::AKSNodeClass;
 /// newest version.
 pub const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
 
-/// Upstream's ranking of equal prices: spot before on-demand, zonal before
+/// Upstream's ranking of offerings (for [`choose_offering`](karpenter_core::cloudprovider::choose_offering)): price, then
+/// on equal prices spot before on-demand, zonal before
 /// regional; then by name and zone so that the choice is the same every run.
-fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
+pub fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
     let spot = |o: &Offering| o.capacity_type != CAPACITY_TYPE_SPOT;
     let regional = |o: &Offering| o.zone == "0";
     a.1.price
@@ -31,40 +31,6 @@ fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Orderin
         .then_with(|| regional(a.1).cmp(&regional(b.1)))
         .then_with(|| a.0.name.cmp(&b.0.name))
         .then_with(|| a.1.zone.cmp(&b.1.zone))
-}
-
-/// The offering to launch for a claim, or the unavailable offerings it
-/// could have had.
-pub fn choose<'t>(
-    types: &'t [InstanceType],
-    requirements: &Requirements,
-    requests: &ResourceList,
-    well_known: &WellKnownLabels,
-) -> Result<(&'t InstanceType, &'t Offering), Vec<OfferingKey>> {
-    let mut unavailable = Vec::new();
-    let mut best: Option<(&InstanceType, &Offering)> = None;
-    for instance_type in types.iter().filter(|t| {
-        requirements.is_compatible(&t.requirements, well_known) && requests.fits(&t.allocatable())
-    }) {
-        for offering in instance_type
-            .offerings
-            .iter()
-            .filter(|o| o.is_compatible(requirements))
-        {
-            if !offering.available {
-                unavailable.push(OfferingKey {
-                    instance_type: instance_type.name.clone(),
-                    zone: offering.zone.clone(),
-                    capacity_type: offering.capacity_type.clone(),
-                });
-                continue;
-            }
-            if best.is_none_or(|b| rank((instance_type, offering), b).is_lt()) {
-                best = Some((instance_type, offering));
-            }
-        }
-    }
-    best.ok_or(unavailable)
 }
 
 /// Tags on the VM and NIC: the cluster, billing, the pool, and the node

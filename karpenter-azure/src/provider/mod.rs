@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use karpenter_core::api::{NodeClaim, NodePool, Quantities};
 use karpenter_core::cloudprovider::{
-    CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy, requests_of,
-    requirements_of,
+    CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy, choose_offering,
+    requests_of, requirements_of,
 };
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT,
@@ -310,13 +310,17 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         let (settings, types) = self.types_for(&class)?;
         let requirements = requirements_of(claim)?;
         let requests = requests_of(claim)?;
-        let (instance_type, offering) =
-            launch::choose(&types, &requirements, &requests, &well_known_labels()).map_err(
-                |offerings| CloudProviderError::InsufficientCapacity {
-                    offerings,
-                    message: "no available offering the claim allows holds its requests".to_owned(),
-                },
-            )?;
+        let (instance_type, offering) = choose_offering(
+            &types,
+            &requirements,
+            &requests,
+            &well_known_labels(),
+            launch::rank,
+        )
+        .map_err(|offerings| CloudProviderError::InsufficientCapacity {
+            offerings,
+            message: "no available offering the claim allows holds its requests".to_owned(),
+        })?;
         let sku =
             self.catalog
                 .sku(&instance_type.name)

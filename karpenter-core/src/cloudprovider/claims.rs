@@ -1,11 +1,13 @@
-//! Reading a NodeClaim as a provider's `create` needs it: its requirements
-//! and its requests, with errors a caller can act on.
+//! What a provider's `create` needs of a NodeClaim: its requirements and its
+//! requests, with errors a caller can act on, and the offering to launch.
+
+use std::cmp::Ordering;
 
 use crate::api::NodeClaim;
 use crate::resources::ResourceList;
-use crate::scheduling::{Requirement, Requirements};
+use crate::scheduling::{Requirement, Requirements, WellKnownLabels};
 
-use super::CloudProviderError;
+use super::{CloudProviderError, InstanceType, Offering, OfferingKey};
 
 /// The claim's requirements, or why they cannot be read (a `Create` error,
 /// reason `InvalidRequirements`).
@@ -41,4 +43,43 @@ pub fn requests_of(claim: &NodeClaim) -> Result<ResourceList, CloudProviderError
             })
         }
     }
+}
+
+/// The offering a provider launches for a claim: among the types compatible
+/// with its `requirements` (keys the types define, or `well_known`) that
+/// hold its `requests`, the available offering the requirements allow that
+/// `rank` puts first (least). Without one, the unavailable offerings the
+/// claim could have had, for an insufficient-capacity error.
+pub fn choose_offering<'t>(
+    types: &'t [InstanceType],
+    requirements: &Requirements,
+    requests: &ResourceList,
+    well_known: &WellKnownLabels,
+    rank: impl Fn((&InstanceType, &Offering), (&InstanceType, &Offering)) -> Ordering,
+) -> Result<(&'t InstanceType, &'t Offering), Vec<OfferingKey>> {
+    let mut unavailable = Vec::new();
+    let mut best: Option<(&InstanceType, &Offering)> = None;
+    let fitting = types.iter().filter(|t| {
+        requirements.is_compatible(&t.requirements, well_known) && requests.fits(&t.allocatable())
+    });
+    for instance_type in fitting {
+        for offering in instance_type
+            .offerings
+            .iter()
+            .filter(|o| o.is_compatible(requirements))
+        {
+            if !offering.available {
+                unavailable.push(OfferingKey {
+                    instance_type: instance_type.name.clone(),
+                    zone: offering.zone.clone(),
+                    capacity_type: offering.capacity_type.clone(),
+                });
+                continue;
+            }
+            if best.is_none_or(|b| rank((instance_type, offering), b).is_lt()) {
+                best = Some((instance_type, offering));
+            }
+        }
+    }
+    best.ok_or(unavailable)
 }

@@ -9,7 +9,7 @@ mod provider;
 mod repair;
 mod unavailable;
 
-pub use claims::{requests_of, requirements_of};
+pub use claims::{choose_offering, requests_of, requirements_of};
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};

@@ -17,7 +17,7 @@ use jiff::Timestamp;
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
 use super::report::{Event, Report};
-use super::{Driver, annotate, annotation, is_true, name_of};
+use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
 use crate::disruption::planner::first_command;
 use crate::error::Error;
@@ -91,7 +91,7 @@ pub(super) async fn progress(
         .filter_map(|n| n.metadata.name)
         .collect();
     for claim in &claims {
-        let node = claim.status.as_ref().and_then(|s| s.node_name.as_deref());
+        let node = node_name_of(claim);
         if let Some(node) = node
             && annotation(claim, COMMAND_ANNOTATION).is_none()
             && claim.metadata.deletion_timestamp.is_none()
@@ -205,11 +205,7 @@ async fn abort(
             annotate(&mut released, key, None);
         }
         driver.cluster.update_node_claim(released).await?;
-        if let Some(node) = candidate
-            .status
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-        {
+        if let Some(node) = node_name_of(candidate) {
             driver
                 .cluster
                 .untaint_node(node, DISRUPTED_TAINT_KEY)
@@ -231,11 +227,7 @@ async fn abort(
 
 /// Taints the candidate's node so that nothing new lands on it.
 async fn taint(driver: &Driver, candidate: &NodeClaim) -> Result<(), Error> {
-    if let Some(node) = candidate
-        .status
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-    {
+    if let Some(node) = node_name_of(candidate) {
         driver
             .cluster
             .taint_node(node, DISRUPTED_NO_SCHEDULE_TAINT.to_taint())

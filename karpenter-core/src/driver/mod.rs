@@ -310,6 +310,11 @@ fn name_of(claim: &NodeClaim) -> &str {
     claim.metadata.name.as_deref().unwrap_or_default()
 }
 
+/// The name of the claim's Node, once registered.
+fn node_name_of(claim: &NodeClaim) -> Option<&str> {
+    claim.status.as_ref()?.node_name.as_deref()
+}
+
 /// The claim's provider ID, once launched.
 fn provider_id_of(claim: &NodeClaim) -> Option<&str> {
     claim.status.as_ref()?.provider_id.as_deref()
