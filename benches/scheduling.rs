@@ -7,10 +7,7 @@
 //! (20,000 pods in about 20 s, kubernetes-sigs/karpenter PR #2486). The
 //! `lower_bound` group times `--bound` on the same clusters.
 
-use std::sync::Arc;
-
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use karpenter::core::api::NodePool;
 use karpenter::core::provisioning::schedule;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
@@ -18,19 +15,12 @@ use karpenter::fake::{catalog, workload};
 
 /// The benchmark's cluster: one NodePool offered every type, and `n` pending pods.
 pub fn benchmark_snapshot(n: usize) -> Snapshot {
-    let pool: NodePool = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "default"},
-        "spec": {"template": {"spec": {"requirements": []}}},
-    }))
-    .expect("a NodePool");
-    let types: Arc<[_]> = catalog::sized_instance_types(400).into();
-    Snapshot {
-        instance_types: [("default".to_string(), types)].into(),
-        node_pools: vec![pool],
-        pods: workload::diverse_pods(n, 42),
-        well_known_labels: WellKnownLabels::core().clone(),
-        ..Snapshot::default()
-    }
+    let types = catalog::sized_instance_types(400);
+    workload::one_pool_snapshot(
+        &types,
+        WellKnownLabels::core(),
+        workload::diverse_pods(n, 42),
+    )
 }
 
 fn scheduling(c: &mut Criterion) {

@@ -28,8 +28,10 @@ use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
 use karpenter_core::disruption::planner::{DisruptionOptions, first_command, plan_with};
-use karpenter_core::disruption::simulate::{Simulator, simulate, simulate_with, without_nodes};
-use karpenter_core::provisioning::validate;
+use karpenter_core::disruption::simulate::{
+    Simulator, simulate_packed, simulate_with, without_nodes,
+};
+use karpenter_core::provisioning::{Packing, validate};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
@@ -221,12 +223,19 @@ proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn plans_keep_their_promises(spec in cluster(), m_to_n in any::<bool>(), spot_to_spot in any::<bool>()) {
+    fn plans_keep_their_promises(
+        spec in cluster(),
+        m_to_n in any::<bool>(),
+        spot_to_spot in any::<bool>(),
+        cost in any::<bool>(),
+    ) {
         let now: Timestamp = NOW.parse().expect("a timestamp");
         let snapshot = snapshot(&spec);
+        let packing = if cost { Packing::Cost } else { Packing::Upstream };
         let options = DisruptionOptions::default()
             .with_m_to_n(m_to_n)
-            .with_spot_to_spot(spot_to_spot);
+            .with_spot_to_spot(spot_to_spot)
+            .with_packing(packing);
         let first = plan_with(&snapshot, now, &options);
         let again = plan_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
@@ -283,7 +292,7 @@ proptest! {
                 prop_assert!(command.replacements.len() <= 1 || command.replacements.len() < command.candidates.len(), "command {} does not shrink: {:?}", i, command);
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
-            let simulation = simulate(&snapshot, &removed, now);
+            let simulation = simulate_packed(&snapshot, &removed, &BTreeSet::new(), now, packing);
             prop_assert!(simulation.all_moved(), "after command {}: {:?}", i, simulation.stranded);
             let (changed, _) = without_nodes(&snapshot, &removed, now);
             let violations = validate(&changed, &simulation.plan);

@@ -50,7 +50,9 @@ use karpenter_core::api::{
     NodePoolSpec, NodeSelectorRequirementWithMinValues, Quantities, TemplateMetadata,
 };
 use karpenter_core::cloudprovider::{InstanceType, Offering};
-use karpenter_core::provisioning::{ProvisioningPlan, Rule, Violation, schedule, validate};
+use karpenter_core::provisioning::{
+    Packing, ProvisioningPlan, Rule, Violation, schedule, schedule_with, validate,
+};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::ClusterNode;
@@ -67,6 +69,20 @@ const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
 const ARCHES: [&str; 2] = ["amd64", "arm64"];
 const TEAMS: [&str; 2] = ["red", "blue"];
 const GI: i64 = 1 << 30;
+
+/// A cluster whose workloads have no topology and bind no host port, with
+/// more replicas: what the cost mode repacks.
+fn loose_cluster() -> impl Strategy<Value = Cluster> {
+    cluster(false).prop_map(|mut cluster| {
+        for workload in &mut cluster.workloads {
+            workload.anti_affinity = None;
+            workload.spread = Spread::None;
+            workload.host_port = None;
+            workload.replicas *= 4;
+        }
+        cluster
+    })
+}
 
 // ---------------------------------------------------------------------------
 // The cluster, as plain data (what proptest draws and shrinks)
@@ -1019,6 +1035,44 @@ proptest! {
             plan.total_price_per_hour,
             serde_json::to_string(&plan).unwrap_or_default()
         );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The cost mode keeps every rule the validator checks, is deterministic,
+    /// places every pod the upstream mode places, is never dearer than it,
+    /// and never cheaper than the lower bound.
+    #[test]
+    fn cost_mode_plans_are_valid_and_no_dearer(
+        cluster in prop_oneof![cluster(false), loose_cluster()],
+    ) {
+        let snapshot = cluster.snapshot();
+        let upstream = schedule(&snapshot);
+        let plan = schedule_with(&snapshot, Packing::Cost);
+        let again = schedule_with(&snapshot, Packing::Cost);
+        prop_assert_eq!(json(&plan), json(&again), "the same snapshot gave two plans");
+        let violations = validate(&snapshot, &plan);
+        prop_assert!(
+            violations.is_empty(),
+            "the cost plan breaks {} rule(s):\n{}\nplan: {}",
+            violations.len(),
+            report(&violations),
+            serde_json::to_string_pretty(&plan).unwrap_or_default()
+        );
+        prop_assert_eq!(&plan.unschedulable, &upstream.unschedulable);
+        prop_assert_eq!(&plan.existing_nodes, &upstream.existing_nodes);
+        prop_assert!(
+            plan.total_price_per_hour <= upstream.total_price_per_hour + 1e-9,
+            "cost mode {} dearer than upstream {}",
+            plan.total_price_per_hour,
+            upstream.total_price_per_hour
+        );
+        let mut bounded = plan.clone();
+        bounded.add_lower_bound(&snapshot);
+        let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
+        prop_assert!(bound <= plan.total_price_per_hour + 1e-9, "bound {} above {}", bound, plan.total_price_per_hour);
     }
 }
 

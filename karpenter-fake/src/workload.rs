@@ -231,6 +231,27 @@ pub fn unconstrained_mix(n: usize, seed: u64) -> Vec<Pod> {
         .collect()
 }
 
+/// A cluster of one NodePool (`default`, no requirements) offered `types`,
+/// with `pods` pending and no nodes: the benchmarks' and reports' shape.
+pub fn one_pool_snapshot(
+    types: &[karpenter_core::cloudprovider::InstanceType],
+    well_known: &karpenter_core::scheduling::WellKnownLabels,
+    pods: Vec<Pod>,
+) -> karpenter_core::snapshot::Snapshot {
+    let pool: karpenter_core::api::NodePool = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "default"},
+        "spec": {"template": {"spec": {"requirements": []}}},
+    }))
+    .expect("a valid NodePool");
+    karpenter_core::snapshot::Snapshot {
+        instance_types: BTreeMap::from([("default".to_owned(), types.to_vec().into())]),
+        node_pools: vec![pool],
+        pods,
+        well_known_labels: well_known.clone(),
+        ..karpenter_core::snapshot::Snapshot::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -350,3 +350,42 @@ async fn a_drift_roll_survives_a_restart_at_any_step() {
         );
     }
 }
+
+/// Scales an unconstrained mix up on the three-families catalog with the
+/// given packing, and returns the hourly price of what then runs.
+async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
+    let types = karpenter_fake::catalog::three_families();
+    let prices = types
+        .iter()
+        .flat_map(|t| {
+            t.offerings.iter().map(|o| {
+                let key = (t.name.clone(), o.zone.clone(), o.capacity_type.clone());
+                (key, o.price)
+            })
+        })
+        .collect();
+    let provider = Arc::new(FakeCloudProvider::new(types));
+    let options = DriverOptions::default()
+        .with_disrupt(false)
+        .with_packing(packing);
+    let mut world = World::new(provider, options);
+    world.add_pool(pool("default", "10", serde_json::json!([])));
+    world.add_pods(karpenter_fake::workload::unconstrained_mix(300, 7));
+    world.run_until(20, |w| w.pending() == 0).await;
+    assert!(
+        world
+            .cluster
+            .pod_list()
+            .iter()
+            .all(|p| bound_node(p).is_some())
+    );
+    world.price(&prices).await
+}
+
+#[tokio::test]
+async fn the_cost_mode_launches_cheaper_capacity_for_the_same_pods() {
+    use karpenter_core::provisioning::Packing;
+    let upstream = scale_up_price(Packing::Upstream).await;
+    let cost = scale_up_price(Packing::Cost).await;
+    assert!(cost < upstream, "cost mode {cost} vs upstream {upstream}");
+}

@@ -106,6 +106,15 @@ enum Packing {
     Cost,
 }
 
+impl From<Packing> for karpenter::core::provisioning::Packing {
+    fn from(packing: Packing) -> Self {
+        match packing {
+            Packing::Upstream => Self::Upstream,
+            Packing::Cost => Self::Cost,
+        }
+    }
+}
+
 fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
     text.parse()
         .map_err(|e| format!("not an RFC 3339 time: {e}"))
@@ -155,9 +164,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Provision(args) => {
             let (scenario, mut timings) = load(&args.common)?;
             let (chosen, _) = resolve_provider(&args.common, &scenario)?;
-            if args.packing == Packing::Cost {
-                return Err(not_built("--packing cost is"));
-            }
             let start = Instant::now();
             let counts = (
                 scenario.pods.len(),
@@ -167,9 +173,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let mut plan = karpenter::core::provisioning::schedule(&snapshot);
+            let mut plan =
+                karpenter::core::provisioning::schedule_with(&snapshot, args.packing.into());
             timings.record("plan", start.elapsed());
-            if args.bound {
+            // The cost mode always reports how far from the optimum it may be.
+            if args.bound || args.packing == Packing::Cost {
                 let start = Instant::now();
                 plan.add_lower_bound(&snapshot);
                 timings.record("bound", start.elapsed());
@@ -195,9 +203,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Disrupt(args) => {
             let (scenario, mut timings) = load(&args.common)?;
             let (chosen, _) = resolve_provider(&args.common, &scenario)?;
-            if args.packing == Packing::Cost {
-                return Err(not_built("--packing cost is"));
-            }
             let now = args.now.unwrap_or_else(jiff::Timestamp::now);
             let start = Instant::now();
             let counts = (scenario.nodes.len(), scenario.node_pools.len());
@@ -207,6 +212,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let options = karpenter::core::disruption::planner::DisruptionOptions::default()
                 .with_spot_to_spot(args.spot_to_spot)
                 .with_m_to_n(args.m_to_n)
+                .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
             let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
@@ -229,12 +235,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
     }
-}
-
-fn not_built(what: &str) -> Failure {
-    Failure::Internal(format!(
-        "{what} not built yet; the input was read and checked (`karpenter-sim summary` shows it)"
-    ))
 }
 
 /// Reads and checks the input files, timing both.

@@ -10,8 +10,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use super::plan::Command;
-use super::simulate::{Simulation, simulate_with};
+use super::simulate::{Simulation, simulate_packed};
 use crate::api::Quantities;
+use crate::provisioning::Packing;
 use crate::provisioning::{PlannedClaim, pod_key};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
@@ -23,7 +24,8 @@ use crate::snapshot::{ClusterNode, Snapshot};
 /// whatever their pods' protections (expiration). `simulation` is the one the
 /// command came from (its nodes and `deleting` removed, `deleting` exempt from
 /// the `consolidateAfter` fence), when the method still has it; without it
-/// the command is simulated again.
+/// the command is simulated again, its new claims chosen by `packing`.
+#[allow(clippy::too_many_arguments)]
 pub fn apply(
     working: &mut Snapshot,
     command: &Command,
@@ -31,6 +33,7 @@ pub fn apply(
     forceful: bool,
     simulation: Option<Simulation>,
     now: Timestamp,
+    packing: Packing,
     replacements_so_far: &mut usize,
 ) {
     // Where the simulation behind the command put the moved pods on the
@@ -43,7 +46,7 @@ pub fn apply(
         } else {
             deleting.iter().map(String::as_str).collect()
         };
-        simulate_with(working, &removed, &exempt, now)
+        simulate_packed(working, &removed, &exempt, now, packing)
     });
     let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
     let mut destination: BTreeMap<String, String> = BTreeMap::new();

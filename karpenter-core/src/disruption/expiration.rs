@@ -17,8 +17,9 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::candidates::node_price;
 use super::plan::{Command, CommandReason, launch_price};
-use super::simulate::simulate_with;
+use super::simulate::simulate_packed;
 use crate::api::{NodeClaim, NodePool};
+use crate::provisioning::Packing;
 use crate::provisioning::round_price;
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -52,6 +53,11 @@ pub fn expires_at(
 /// The command deleting every expired node at `now`, or `None` when nothing
 /// has expired.
 pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
+    expiration_packed(snapshot, now, Packing::Upstream)
+}
+
+/// [`expiration`], its replacements chosen by `packing`.
+pub fn expiration_packed(snapshot: &Snapshot, now: Timestamp, packing: Packing) -> Option<Command> {
     let pool = |name: Option<&str>| {
         snapshot
             .node_pools
@@ -69,7 +75,7 @@ pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
             expires_at(node, claim, pool(node.node_pool())).is_some_and(|at| at <= now)
         })
         .collect();
-    forceful_command(snapshot, expired, CommandReason::Expired, now)
+    forceful_command(snapshot, expired, CommandReason::Expired, now, packing)
 }
 
 /// The command deleting `nodes` whatever budgets and their pods' protections
@@ -81,6 +87,7 @@ pub(crate) fn forceful_command(
     mut nodes: Vec<&ClusterNode>,
     reason: CommandReason,
     now: Timestamp,
+    packing: Packing,
 ) -> Option<Command> {
     if nodes.is_empty() {
         return None;
@@ -88,7 +95,7 @@ pub(crate) fn forceful_command(
     nodes.sort_by_key(|n| n.name());
     let removed: BTreeSet<&str> = nodes.iter().map(|n| n.name()).collect();
     // The nodes are being deleted: their pods may land anywhere.
-    let simulation = simulate_with(snapshot, &removed, &removed, now);
+    let simulation = simulate_packed(snapshot, &removed, &removed, now, packing);
     let price: f64 = nodes.iter().map(|n| node_price(snapshot, n)).sum();
     let launched = launch_price(&simulation.plan.node_claims);
     Some(Command {

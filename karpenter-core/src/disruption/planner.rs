@@ -15,16 +15,17 @@ use k8s_openapi::jiff::Timestamp;
 use super::allowances::Allowances;
 use super::apply::apply;
 use super::candidates::{Candidate, candidates};
-use super::expiration::expiration;
+use super::expiration::expiration_packed;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::plan::{Command, DisruptionPlan};
-use super::repair::{due, repair};
+use super::repair::{due, repair_packed};
 use super::simulate::Simulation;
 use crate::cloudprovider::RepairPolicy;
+use crate::provisioning::Packing;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
@@ -48,6 +49,10 @@ pub struct DisruptionOptions {
     /// The cloud provider's repair policies: node conditions that get a node
     /// replaced (none: no repair).
     pub repair_policies: Vec<RepairPolicy>,
+    /// How replacements are chosen: as upstream (the default), or at the
+    /// least price ([`Packing::Cost`], `--packing cost`), for every
+    /// command's replacements and M-to-N consolidation's.
+    pub packing: Packing,
 }
 
 impl DisruptionOptions {
@@ -63,6 +68,12 @@ impl DisruptionOptions {
         self
     }
 
+    /// These options with replacements chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self
+    }
+
     /// These options with spot-to-spot consolidation on or off.
     pub fn with_spot_to_spot(mut self, on: bool) -> Self {
         self.spot_to_spot = on;
@@ -71,14 +82,14 @@ impl DisruptionOptions {
 }
 
 /// One of the forceful commands a plan starts with.
-type ForcefulStep = fn(&Snapshot, Timestamp, &[RepairPolicy]) -> Option<Command>;
+type ForcefulStep = fn(&Snapshot, Timestamp, &DisruptionOptions) -> Option<Command>;
 
 /// The forceful steps, in order: interruption notices, unhealthy nodes,
 /// expiry.
 const FORCEFUL: [ForcefulStep; 3] = [
-    |working, now, policies| repair(working, now, policies, true),
-    |working, now, policies| repair(working, now, policies, false),
-    |working, now, _| expiration(working, now),
+    |working, now, options| repair_packed(working, now, options, true),
+    |working, now, options| repair_packed(working, now, options, false),
+    |working, now, options| expiration_packed(working, now, options.packing),
 ];
 
 /// The first command of [`plan_with`]'s plan, without planning the ones
@@ -90,7 +101,7 @@ pub fn first_command(
 ) -> Option<Command> {
     if let Some(command) = FORCEFUL
         .iter()
-        .find_map(|step| step(snapshot, now, &options.repair_policies))
+        .find_map(|step| step(snapshot, now, options))
     {
         return Some(command);
     }
@@ -126,7 +137,7 @@ pub fn plan_with(
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
     for step in FORCEFUL {
-        let Some(command) = step(&working, now, &options.repair_policies) else {
+        let Some(command) = step(&working, now, options) else {
             continue;
         };
         apply(
@@ -136,6 +147,7 @@ pub fn plan_with(
             true,
             None,
             now,
+            options.packing,
             &mut replacements,
         );
         taken.extend(command.candidates.iter().cloned());
@@ -149,6 +161,7 @@ pub fn plan_with(
             false,
             simulation,
             now,
+            options.packing,
             &mut replacements,
         );
         taken.extend(command.candidates.iter().cloned());

@@ -22,6 +22,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use super::candidates::Blocked;
 use super::expiration::forceful_command;
 use super::plan::{Command, CommandReason};
+use super::planner::DisruptionOptions;
 use crate::cloudprovider::RepairPolicy;
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -80,7 +81,19 @@ pub fn repair(
     policies: &[RepairPolicy],
     interruption: bool,
 ) -> Option<Command> {
-    let (due, _) = due(snapshot, now, policies);
+    let options = DisruptionOptions::default().with_repair_policies(policies.to_vec());
+    repair_packed(snapshot, now, &options, interruption)
+}
+
+/// [`repair`] with the options' repair policies, its replacements chosen by
+/// the options' packing.
+pub fn repair_packed(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+    interruption: bool,
+) -> Option<Command> {
+    let (due, _) = due(snapshot, now, &options.repair_policies);
     let nodes = due
         .into_iter()
         .filter(|(_, notice)| *notice == interruption)
@@ -91,7 +104,7 @@ pub fn repair(
     } else {
         CommandReason::Unhealthy
     };
-    forceful_command(snapshot, nodes, reason, now)
+    forceful_command(snapshot, nodes, reason, now, options.packing)
 }
 
 /// The node's condition of `policy`'s type, when its status is the policy's.

@@ -28,7 +28,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::candidates::under_consolidate_after;
 use super::pdbs::Pdbs;
 use crate::provisioning::{
-    Fence, Prepared, ProvisioningPlan, bound_node, pod_key, schedule_fenced, solve,
+    Fence, Packing, Prepared, ProvisioningPlan, bound_node, pod_key, schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -75,6 +75,8 @@ pub struct Simulator<'s> {
     nodes: HashMap<&'s str, Vec<usize>>,
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
+    /// How new claims are chosen.
+    packing: Packing,
 }
 
 impl std::fmt::Debug for Simulator<'_> {
@@ -112,7 +114,14 @@ impl<'s> Simulator<'s> {
             reschedulable: RefCell::new(vec![None; snapshot.pods.len()]),
             nodes,
             consolidating,
+            packing: Packing::Upstream,
         }
+    }
+
+    /// This simulator, its new claims chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self
     }
 
     /// The moment simulated.
@@ -158,8 +167,10 @@ impl<'s> Simulator<'s> {
             pods: fenced,
         };
         let Some(scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
-            return simulate_with(self.snapshot, removed, deleting, self.now);
+            return simulate_packed(self.snapshot, removed, deleting, self.now, self.packing);
         };
+        let mut scheduler = scheduler;
+        scheduler.packing = self.packing;
         let plan = solve(scheduler);
         let mut moved: Vec<String> = moved_pods
             .iter()
@@ -201,9 +212,20 @@ pub fn simulate_with(
     deleting: &BTreeSet<&str>,
     now: Timestamp,
 ) -> Simulation {
+    simulate_packed(snapshot, removed, deleting, now, Packing::Upstream)
+}
+
+/// [`simulate_with`], the new claims chosen by `packing`.
+pub fn simulate_packed(
+    snapshot: &Snapshot,
+    removed: &BTreeSet<&str>,
+    deleting: &BTreeSet<&str>,
+    now: Timestamp,
+    packing: Packing,
+) -> Simulation {
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
-    let plan = schedule_fenced(&changed, fence);
+    let plan = schedule_fenced(&changed, fence, packing);
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,

@@ -51,6 +51,7 @@ use crate::cloudprovider::{
 use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::planner::DisruptionOptions;
 use crate::error::Error;
+use crate::provisioning::Packing;
 use crate::provisioning::PlannedClaim;
 use crate::snapshot::Snapshot;
 
@@ -77,6 +78,10 @@ pub struct DriverOptions {
     /// How many times one reconcile plans again after launches failed for
     /// lack of capacity.
     pub max_replans: usize,
+    /// How new claims are chosen when provisioning (disruption's
+    /// replacements follow `disruption.packing`; [`with_packing`](Self::with_packing)
+    /// sets both).
+    pub packing: Packing,
 }
 
 impl Default for DriverOptions {
@@ -87,11 +92,20 @@ impl Default for DriverOptions {
             unavailable_ttl: DEFAULT_UNAVAILABLE_TTL,
             replacement_timeout: Duration::from_secs(600),
             max_replans: 3,
+            packing: Packing::Upstream,
         }
     }
 }
 
 impl DriverOptions {
+    /// These options with new claims, provisioned and replacing disrupted
+    /// nodes, chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self.disruption.packing = packing;
+        self
+    }
+
     /// These options with disruption on or off.
     pub fn with_disrupt(mut self, on: bool) -> Self {
         self.disrupt = on;

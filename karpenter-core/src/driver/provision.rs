@@ -11,8 +11,45 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
-use crate::provisioning::{is_pending, schedule};
+use crate::provisioning::{is_pending, schedule_with};
 use crate::snapshot::Snapshot;
+
+/// The snapshot with each pending pod nominated to a node or claim that is
+/// not initialized yet (and not being deleted) held there, as if bound: the
+/// plan that nominated it counted it there, and planning it afresh would
+/// pack the in-flight capacity differently (first fit, largest pod first)
+/// and launch more for pods that already have a place. Once the node is
+/// initialized, a pod still pending there is planned again.
+fn held_on_nominated(snapshot: &Snapshot) -> Snapshot {
+    let mut in_flight: std::collections::HashMap<&str, &str> = Default::default();
+    for node in &snapshot.nodes {
+        if node.is_initialized() || node.is_deleting() {
+            continue;
+        }
+        in_flight.insert(node.name(), node.name());
+        if let Some(claim) = node
+            .node_claim
+            .as_ref()
+            .and_then(|c| c.metadata.name.as_deref())
+        {
+            in_flight.insert(claim, node.name());
+        }
+    }
+    let mut held = snapshot.clone();
+    for pod in held.pods.iter_mut().filter(|p| is_pending(p)) {
+        let nominated = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref());
+        let Some(&node) = nominated.and_then(|n| in_flight.get(n)) else {
+            continue;
+        };
+        if let Some(spec) = pod.spec.as_mut() {
+            spec.node_name = Some(node.to_owned());
+        }
+    }
+    held
+}
 
 /// Plans and acts on the pending pods. When the cluster is settled (nothing
 /// was planned: every pending pod, if any, is one no plan can place; and no
@@ -33,7 +70,7 @@ pub(super) async fn run(
         if !snapshot.pods.iter().any(is_pending) {
             return Ok((!in_flight).then_some(snapshot));
         }
-        let plan = schedule(&snapshot);
+        let plan = schedule_with(&held_on_nominated(&snapshot), driver.options.packing);
         let mut nominated = 0;
         for placement in &plan.existing_nodes {
             for pod in &placement.pods {

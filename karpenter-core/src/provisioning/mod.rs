@@ -22,6 +22,7 @@ mod bound;
 mod claim;
 mod claim_order;
 mod claim_sets;
+mod cost;
 mod daemons;
 mod existing;
 mod filter;
@@ -41,6 +42,7 @@ mod validate;
 mod volumes;
 
 pub use bound::lower_bound;
+pub use cost::Packing;
 pub(crate) use filter::unmet_min_values_of;
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;
@@ -57,9 +59,25 @@ pub use validate::{Rule, Subject, Violation, validate};
 
 use crate::snapshot::Snapshot;
 
-/// Plans provisioning for the snapshot's pending pods.
+/// Plans provisioning for the snapshot's pending pods, as upstream does.
 pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
-    schedule_fenced(snapshot, Fence::default())
+    schedule_fenced(snapshot, Fence::default(), Packing::Upstream)
+}
+
+/// Plans provisioning for the snapshot's pending pods with the given
+/// packing: [`Packing::Upstream`] is [`schedule`]; [`Packing::Cost`] keeps
+/// every constraint and lowers the new claims' total price where it can.
+///
+/// ```
+/// use karpenter_core::provisioning::{Packing, schedule, schedule_with};
+/// use karpenter_core::snapshot::Snapshot;
+///
+/// let snapshot = Snapshot::default();
+/// let cost = schedule_with(&snapshot, Packing::Cost);
+/// assert!(cost.total_price_per_hour <= schedule(&snapshot).total_price_per_hour);
+/// ```
+pub fn schedule_with(snapshot: &Snapshot, packing: Packing) -> ProvisioningPlan {
+    schedule_fenced(snapshot, Fence::default(), packing)
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]).
@@ -68,10 +86,15 @@ pub(crate) fn solve(mut scheduler: scheduler::Scheduler<'_>) -> ProvisioningPlan
     scheduler.into_plan()
 }
 
-/// [`schedule`], keeping the fence's pods off its nodes.
-pub(crate) fn schedule_fenced(snapshot: &Snapshot, fence: Fence) -> ProvisioningPlan {
+/// [`schedule_with`], keeping the fence's pods off its nodes.
+pub(crate) fn schedule_fenced(
+    snapshot: &Snapshot,
+    fence: Fence,
+    packing: Packing,
+) -> ProvisioningPlan {
     let mut scheduler = scheduler::Scheduler::new(snapshot);
     scheduler.fence = fence;
+    scheduler.packing = packing;
     scheduler.solve();
     scheduler.into_plan()
 }

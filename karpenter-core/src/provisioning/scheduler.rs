@@ -10,6 +10,7 @@ use std::rc::Rc;
 use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
+use super::cost::Packing;
 use super::existing::ExistingNode;
 use super::host_ports::host_ports;
 use super::pods::{PendingPod, is_pending, queue_key};
@@ -46,11 +47,11 @@ impl Limits {
 
 /// The state of one provisioning simulation.
 pub(crate) struct Scheduler<'s> {
-    well_known: &'s WellKnownLabels,
+    pub(super) well_known: &'s WellKnownLabels,
     pub(crate) templates: Rc<Vec<Template<'s>>>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
-    limits: Vec<Option<Limits>>,
+    pub(super) limits: Vec<Option<Limits>>,
     /// The destinations, shared with other runs until a pod lands on one.
     pub(crate) existing: Vec<Rc<ExistingNode>>,
     pub(crate) claims: Vec<NewClaim>,
@@ -70,9 +71,11 @@ pub(crate) struct Scheduler<'s> {
     /// Pods refused before scheduling (invalid), with why.
     pub(crate) rejected: Vec<(String, String)>,
     preferences: Preferences,
-    topology: Topology,
+    pub(super) topology: Topology,
     /// Existing nodes some pods may not land on (see [`Fence`]).
     pub(crate) fence: Fence,
+    /// How the new claims are chosen once every pod is placed.
+    pub(crate) packing: Packing,
 }
 
 /// Existing nodes that some pods may not land on: a disruption simulation keeps
@@ -140,6 +143,7 @@ impl<'s> Scheduler<'s> {
             preferences: setup.preferences,
             topology,
             fence: Fence::default(),
+            packing: Packing::Upstream,
         }
     }
 
@@ -188,6 +192,9 @@ impl<'s> Scheduler<'s> {
                     pushed_at[pod] = Some(queue.len());
                 }
             }
+        }
+        if self.packing == Packing::Cost {
+            self.repack_for_cost();
         }
     }
 

@@ -70,7 +70,9 @@ impl<'s> Pass<'_, 's> {
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
         let simulation = self
             .simulator
-            .get_or_init(|| Simulator::new(self.snapshot, self.now))
+            .get_or_init(|| {
+                Simulator::new(self.snapshot, self.now).with_packing(self.options.packing)
+            })
             .simulate(removed, deleting);
         let mut recent = self.recent.borrow_mut();
         if recent.len() == RECENT {

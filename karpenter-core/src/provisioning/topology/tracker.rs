@@ -456,6 +456,29 @@ impl Topology {
         }
     }
 
+    /// Whether any group concerns the pod: it has constraints of its own
+    /// (spread, affinity or anti-affinity, required or preferred), or some
+    /// group selects it, so that where it runs counts for other pods. A pod
+    /// no group concerns may move between new claims without changing any
+    /// topology answer.
+    pub(crate) fn concerns(&self, pod: &PodView<'_>) -> bool {
+        if has_topology(pod.spec)
+            || self
+                .members
+                .get(pod.uid)
+                .is_some_and(|m| !m.owned.is_empty() || !m.inverse.is_empty())
+        {
+            return true;
+        }
+        let (namespace, labels) = (pod.namespace, pod.labels);
+        let selected = |groups: &[Group], ids: Vec<usize>| {
+            ids.into_iter()
+                .any(|id| groups[id].selects(namespace, labels))
+        };
+        selected(&self.groups, self.group_anchors.candidates(labels))
+            || selected(&self.inverse, self.inverse_anchors.candidates(labels))
+    }
+
     /// The pod's constraints changed (relaxation dropped a term): rebuilds
     /// its group memberships. Groups it no longer owns keep their counts.
     pub(crate) fn update(&mut self, pod: &PodView<'_>) {

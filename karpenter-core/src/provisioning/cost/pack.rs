@@ -1,0 +1,534 @@
+//! Packing items (pods' requests) into bins (new nodes) of priced kinds
+//! (instance types) at least cost: vector bin packing with bins of many sizes.
+//!
+//! The cheapest fractional mix of kinds covering what is left to place
+//! ([`cheapest_mix`]) says how many whole nodes of each kind a good plan buys;
+//! those are opened, and the items, largest first, go each to the open bin
+//! whose free capacity points the most the way the item does (the largest
+//! cosine), so that cpu-heavy items fill cpu-rich kinds and memory-heavy items
+//! memory-rich ones and bins run out of every resource at about the same time.
+//! What does not fit is packed the same way, again and again, until less than
+//! a node is left: that goes to the cheapest kind that holds it all. Last,
+//! every bin becomes the cheapest kind that holds what it took, and bins whose
+//! items all fit in the others' free room are closed.
+
+use super::mix::{Class, cheapest_mix};
+
+/// A kind of bin: what a node of one instance type gives pods (after daemon
+/// overhead), resource by resource, and its price.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Kind {
+    /// Amount per resource, in the items' units and order.
+    pub capacity: Vec<i64>,
+    /// Price per hour.
+    pub price: f64,
+}
+
+/// A packed bin: its kind and the items it holds, in the order they came.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Bin {
+    /// An index into the kinds.
+    pub kind: usize,
+    /// Indices into the items.
+    pub items: Vec<usize>,
+}
+
+/// A bin being filled.
+#[derive(Debug)]
+struct Open {
+    kind: usize,
+    free: Vec<i64>,
+    items: Vec<usize>,
+}
+
+/// Packs every item into bins of the given kinds (each item a vector of
+/// requests, in the kinds' resource order), trying to minimise the bins'
+/// total price. `None` when some item fits no kind, or the LP fails.
+/// Deterministic: ties go to the lower index.
+pub(crate) fn pack(items: &[Vec<i64>], kinds: &[Kind]) -> Option<Vec<Bin>> {
+    if items.is_empty() {
+        return Some(Vec::new());
+    }
+    let packer = Packer::new(items, kinds)?;
+    let best = packer.best()?;
+    Some(
+        best.into_iter()
+            .map(|b| Bin {
+                kind: b.kind,
+                items: b.items,
+            })
+            .collect(),
+    )
+}
+
+/// The total price of bins.
+fn price_of(open: &[Open], kinds: &[Kind]) -> f64 {
+    open.iter().map(|b| kinds[b.kind].price).sum()
+}
+
+impl Packer<'_> {
+    /// The cheapest of the strategies' packings, finished.
+    fn best(&self) -> Option<Vec<Open>> {
+        let kinds = self.kinds;
+        let packer = self;
+        // Three ways of following the LP; each does better on some catalogs, so
+        // all run and the cheapest packing wins.
+        let packings = [
+            packer.by_rounds(false),
+            packer.by_rounds(true),
+            packer.by_shares(),
+        ];
+        packings
+            .into_iter()
+            .flatten()
+            .map(|open| packer.finish(open))
+            .fold(None, |best: Option<Vec<Open>>, open| match best {
+                Some(b) if price_of(&b, kinds) <= price_of(&open, kinds) => Some(b),
+                _ => Some(open),
+            })
+    }
+}
+
+/// What the packing strategies share.
+struct Packer<'a> {
+    items: &'a [Vec<i64>],
+    kinds: &'a [Kind],
+    /// The kinds no other beats (see [`undominated`]).
+    useful: Vec<usize>,
+    /// The same kinds, themselves, for the LP.
+    useful_kinds: Vec<Kind>,
+    /// Each resource's largest amount on a useful kind: what makes resources
+    /// comparable.
+    scale: Vec<f64>,
+    /// The items, largest (in their largest scaled resource) first.
+    largest_first: Vec<usize>,
+}
+
+impl<'a> Packer<'a> {
+    /// `None` when some item fits no kind.
+    fn new(items: &'a [Vec<i64>], kinds: &'a [Kind]) -> Option<Packer<'a>> {
+        let useful = undominated(kinds);
+        if items
+            .iter()
+            .any(|r| !useful.iter().any(|&k| fits(r, &kinds[k].capacity)))
+        {
+            return None;
+        }
+        let dims = kinds.first().map_or(0, |k| k.capacity.len());
+        let scale: Vec<f64> = (0..dims)
+            .map(|d| {
+                let most = useful.iter().map(|&k| kinds[k].capacity[d]).max();
+                most.unwrap_or(0).max(1) as f64
+            })
+            .collect();
+        let size = |i: usize| {
+            (0..dims)
+                .map(|d| items[i][d] as f64 / scale[d])
+                .fold(0.0, f64::max)
+        };
+        let mut largest_first: Vec<usize> = (0..items.len()).collect();
+        largest_first.sort_by(|&a, &b| size(b).total_cmp(&size(a)).then(a.cmp(&b)));
+        let useful_kinds = useful.iter().map(|&k| kinds[k].clone()).collect();
+        Some(Packer {
+            items,
+            kinds,
+            useful,
+            useful_kinds,
+            scale,
+            largest_first,
+        })
+    }
+
+    /// Rounds: the LP's whole nodes are opened and every item goes to the
+    /// open bin whose free room points the most its way (when `steered`,
+    /// only to bins of kinds the LP gives some of its class); what is left
+    /// is planned again, until less than a node's worth remains.
+    fn by_rounds(&self, steered: bool) -> Option<Vec<Open>> {
+        let (items, kinds) = (self.items, self.kinds);
+        let mut rest = self.largest_first.clone();
+        let mut open: Vec<Open> = Vec::new();
+        while let Some(&first) = rest.first() {
+            let (classes, class_of) = classes(items, &rest, &self.useful_kinds, None);
+            let mix = cheapest_mix(&classes, &self.useful_kinds)?;
+            // The kinds the LP gives some of each class to.
+            let mut allowed = vec![!steered; classes.len() * kinds.len()];
+            for (c, class) in classes.iter().enumerate() {
+                for (&u, &share) in class.fits.iter().zip(&mix.shares[c]) {
+                    allowed[c * kinds.len() + self.useful[u]] |= share > 1e-7;
+                }
+            }
+            let mut planned: Vec<usize> = Vec::new();
+            for (u, x) in mix.nodes.iter().enumerate() {
+                // Whole nodes only; a hair under a whole one counts as one.
+                let whole = (x + 1e-6).floor() as usize;
+                planned.extend(std::iter::repeat_n(self.useful[u], whole));
+            }
+            if planned.is_empty() {
+                let demand = total(items, &rest, self.scale.len());
+                planned = last_nodes(items, kinds, &self.useful, &mix.nodes, &demand, first);
+            }
+            open.extend(planned.into_iter().map(|kind| Open::new(kind, kinds)));
+            let before = rest.len();
+            let may = |i: usize, kind: usize| allowed[class_of[&i] * kinds.len() + kind];
+            rest = place(rest, &mut open, items, &self.scale, may);
+            if rest.len() == before {
+                // Nothing fitted (the mix's nodes are too small for the items
+                // left, or not the kinds they may use): a node of the
+                // cheapest kind the first one fits in.
+                let kind = cheapest_holding(kinds, &self.useful, &items[first]);
+                open.push(Open::new(kind, kinds));
+                rest = place(rest, &mut open, items, &self.scale, |_, _| true);
+            }
+        }
+        Some(open)
+    }
+
+    /// Shares: the LP over classes of items alike in what they fit and in
+    /// shape says which share of each class each kind takes; each item goes
+    /// to the kind with most of its class's share still unused, and each
+    /// kind's items are packed into as many nodes of it as they need.
+    fn by_shares(&self) -> Option<Vec<Open>> {
+        let (items, kinds) = (self.items, self.kinds);
+        let order = &self.largest_first;
+        let (classes, class_of) = classes(items, order, &self.useful_kinds, Some(&self.scale));
+        let mix = cheapest_mix(&classes, &self.useful_kinds)?;
+        let weight = |i: usize| -> f64 {
+            items[i]
+                .iter()
+                .zip(&self.scale)
+                .map(|(&r, s)| r as f64 / s)
+                .sum()
+        };
+        let mut quota: Vec<Vec<f64>> = vec![Vec::new(); classes.len()];
+        for &i in order {
+            let c = class_of[&i];
+            if quota[c].is_empty() {
+                quota[c] = vec![0.0; classes[c].fits.len()];
+            }
+            for (q, share) in quota[c].iter_mut().zip(&mix.shares[c]) {
+                *q += share * weight(i);
+            }
+        }
+        let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); kinds.len()];
+        for &i in order {
+            let c = class_of[&i];
+            let at = (0..quota[c].len()).fold(0, |best, j| {
+                if quota[c][j] > quota[c][best] {
+                    j
+                } else {
+                    best
+                }
+            });
+            quota[c][at] -= weight(i);
+            by_kind[self.useful[classes[c].fits[at]]].push(i);
+        }
+        let mut open: Vec<Open> = Vec::new();
+        for (kind, assigned) in by_kind.into_iter().enumerate() {
+            let mut bins: Vec<Open> = Vec::new();
+            for i in assigned {
+                let left = place(vec![i], &mut bins, items, &self.scale, |_, _| true);
+                if !left.is_empty() {
+                    let mut bin = Open::new(kind, kinds);
+                    bin.take(i, &items[i]);
+                    bins.push(bin);
+                }
+            }
+            open.extend(bins);
+        }
+        Some(open)
+    }
+
+    /// The clean-up after either strategy: every bin becomes the cheapest
+    /// kind that holds what it took; bins dearer than their items alone are
+    /// split; bins whose items fit in the others' free room are closed.
+    fn finish(&self, mut open: Vec<Open>) -> Vec<Open> {
+        let kinds = self.kinds;
+        open.retain(|b| !b.items.is_empty());
+        for bin in &mut open {
+            let used = bin.used(kinds);
+            let kind = cheapest_holding(kinds, &self.useful, &used);
+            bin.resize(kind, kinds);
+        }
+        split_dear_bins(&mut open, self.items, kinds, &self.useful);
+        close_spare_bins(&mut open, self.items, kinds);
+        open
+    }
+}
+
+impl Open {
+    fn new(kind: usize, kinds: &[Kind]) -> Open {
+        Open {
+            kind,
+            free: kinds[kind].capacity.clone(),
+            items: Vec::new(),
+        }
+    }
+
+    fn used(&self, kinds: &[Kind]) -> Vec<i64> {
+        let capacity = &kinds[self.kind].capacity;
+        capacity
+            .iter()
+            .zip(&self.free)
+            .map(|(c, f)| c - f)
+            .collect()
+    }
+
+    fn resize(&mut self, kind: usize, kinds: &[Kind]) {
+        let used = self.used(kinds);
+        self.free = kinds[kind]
+            .capacity
+            .iter()
+            .zip(&used)
+            .map(|(c, u)| c - u)
+            .collect();
+        self.kind = kind;
+    }
+
+    fn take(&mut self, item: usize, request: &[i64]) {
+        self.free.iter_mut().zip(request).for_each(|(f, r)| *f -= r);
+        self.items.push(item);
+    }
+}
+
+/// Places each item (in the order given) in the open bin (of a kind `may`
+/// allow it) whose free room points the most its way; returns the items no open bin holds, in order.
+fn place(
+    rest: Vec<usize>,
+    open: &mut [Open],
+    items: &[Vec<i64>],
+    scale: &[f64],
+    may: impl Fn(usize, usize) -> bool,
+) -> Vec<usize> {
+    let mut left = Vec::new();
+    for i in rest {
+        let request = &items[i];
+        let mut best: Option<(usize, f64)> = None;
+        for (b, bin) in open.iter().enumerate() {
+            if !fits(request, &bin.free) || !may(i, bin.kind) {
+                continue;
+            }
+            let score = cosine(request, &bin.free, scale);
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((b, score));
+            }
+        }
+        match best {
+            Some((b, _)) => open[b].take(i, request),
+            None => left.push(i),
+        }
+    }
+    left
+}
+
+/// The cosine of the angle between a request and a bin's free room, each
+/// resource divided by its scale.
+fn cosine(request: &[i64], free: &[i64], scale: &[f64]) -> f64 {
+    let (mut dot, mut rr, mut ff) = (0.0, 0.0, 0.0);
+    for ((&r, &f), &s) in request.iter().zip(free).zip(scale) {
+        let (r, f) = (r as f64 / s, f as f64 / s);
+        dot += r * f;
+        rr += r * r;
+        ff += f * f;
+    }
+    if rr == 0.0 || ff == 0.0 {
+        return 0.0;
+    }
+    dot / (rr.sqrt() * ff.sqrt())
+}
+
+/// The nodes for what is left when the mix wants less than a whole one of
+/// every kind: the cheapest kind that holds it all, or one node of each kind
+/// the mix wants some of (those the first item fits), whichever costs less.
+fn last_nodes(
+    items: &[Vec<i64>],
+    kinds: &[Kind],
+    useful: &[usize],
+    mix: &[f64],
+    demand: &[i64],
+    first: usize,
+) -> Vec<usize> {
+    let one = by_price(kinds, useful)
+        .into_iter()
+        .find(|&k| fits(demand, &kinds[k].capacity));
+    let each: Vec<usize> = useful
+        .iter()
+        .zip(mix)
+        .filter(|&(&k, &x)| x > 1e-9 && fits(&items[first], &kinds[k].capacity))
+        .map(|(&k, _)| k)
+        .collect();
+    let price = |ks: &[usize]| ks.iter().map(|&k| kinds[k].price).sum::<f64>();
+    match one {
+        Some(k) if each.is_empty() || kinds[k].price <= price(&each) => vec![k],
+        _ if !each.is_empty() => each,
+        _ => vec![cheapest_holding(kinds, useful, &items[first])],
+    }
+}
+
+/// The cheapest kind (then the lowest index) of `useful` that holds
+/// `amounts`; every caller knows one does.
+fn cheapest_holding(kinds: &[Kind], useful: &[usize], amounts: &[i64]) -> usize {
+    by_price(kinds, useful)
+        .into_iter()
+        .find(|&k| fits(amounts, &kinds[k].capacity))
+        .unwrap_or(useful[0])
+}
+
+fn by_price(kinds: &[Kind], useful: &[usize]) -> Vec<usize> {
+    let mut sorted = useful.to_vec();
+    sorted.sort_by(|&a, &b| kinds[a].price.total_cmp(&kinds[b].price).then(a.cmp(&b)));
+    sorted
+}
+
+/// Splits every bin that costs more than its items would on nodes of their
+/// own (a fractional mix can favour a big kind that, bought whole for a
+/// small remainder, is dear) into a node per item.
+fn split_dear_bins(open: &mut Vec<Open>, items: &[Vec<i64>], kinds: &[Kind], useful: &[usize]) {
+    let alone = |i: usize| kinds[cheapest_holding(kinds, useful, &items[i])].price;
+    let mut split = Vec::new();
+    for bin in open.iter_mut() {
+        let separately: f64 = bin.items.iter().map(|&i| alone(i)).sum();
+        if separately < kinds[bin.kind].price {
+            split.extend(std::mem::take(&mut bin.items));
+        }
+    }
+    open.retain(|b| !b.items.is_empty());
+    for i in split {
+        let mut bin = Open::new(cheapest_holding(kinds, useful, &items[i]), kinds);
+        bin.take(i, &items[i]);
+        open.push(bin);
+    }
+}
+
+/// Closes bins whose items all fit in the other bins' free room, the
+/// dearest first, moving each item to the bin it fits best (first fit by
+/// the other bins' order).
+fn close_spare_bins(open: &mut Vec<Open>, items: &[Vec<i64>], kinds: &[Kind]) {
+    let mut order: Vec<usize> = (0..open.len()).collect();
+    order.sort_by(|&a, &b| {
+        kinds[open[b].kind]
+            .price
+            .total_cmp(&kinds[open[a].kind].price)
+            .then(a.cmp(&b))
+    });
+    let mut closed = vec![false; open.len()];
+    for b in order {
+        // Try to move every item of b elsewhere, on copies of the free room.
+        let mut free: Vec<Option<Vec<i64>>> = vec![None; open.len()];
+        let mut moves = Vec::with_capacity(open[b].items.len());
+        let all_moved = open[b].items.iter().all(|&i| {
+            let target = (0..open.len())
+                .filter(|&o| o != b && !closed[o])
+                .find(|&o| {
+                    let room = free[o].get_or_insert_with(|| open[o].free.clone());
+                    fits(&items[i], room)
+                });
+            if let Some(o) = target {
+                if let Some(room) = free[o].as_mut() {
+                    room.iter_mut().zip(&items[i]).for_each(|(f, r)| *f -= r);
+                }
+                moves.push((i, o));
+            }
+            target.is_some()
+        });
+        if !all_moved {
+            continue;
+        }
+        for (i, o) in moves {
+            open[o].take(i, &items[i]);
+        }
+        open[b].items.clear();
+        closed[b] = true;
+    }
+    open.retain(|b| !b.items.is_empty());
+}
+
+/// The items of `rest` in classes by the kinds (indices into `kinds`) they
+/// fit and, given the resources' scales, by their shape (each resource's
+/// part of the item, in fifths), in order of first appearance, with each
+/// item's class.
+fn classes(
+    items: &[Vec<i64>],
+    rest: &[usize],
+    kinds: &[Kind],
+    shape_scale: Option<&[f64]>,
+) -> (Vec<Class>, std::collections::HashMap<usize, usize>) {
+    let mut by_fits: std::collections::HashMap<(Vec<usize>, Vec<u8>), usize> = Default::default();
+    let mut classes: Vec<Class> = Vec::new();
+    let mut class_of = std::collections::HashMap::with_capacity(rest.len());
+    for &i in rest {
+        let fit: Vec<usize> = (0..kinds.len())
+            .filter(|&k| fits(&items[i], &kinds[k].capacity))
+            .collect();
+        let shape = shape_scale.map_or_else(Vec::new, |scale| shape(&items[i], scale));
+        let next = classes.len();
+        let c = *by_fits.entry((fit, shape)).or_insert(next);
+        if c == next {
+            let fits = (0..kinds.len())
+                .filter(|&k| fits(&items[i], &kinds[k].capacity))
+                .collect();
+            classes.push(Class {
+                demand: vec![0; items[i].len()],
+                fits,
+            });
+        }
+        let demand = &mut classes[c].demand;
+        demand
+            .iter_mut()
+            .zip(&items[i])
+            .for_each(|(s, r)| *s = s.saturating_add(*r));
+        class_of.insert(i, c);
+    }
+    (classes, class_of)
+}
+
+/// Each resource's part of the scaled request, rounded to fifths.
+fn shape(request: &[i64], scale: &[f64]) -> Vec<u8> {
+    let scaled: Vec<f64> = request
+        .iter()
+        .zip(scale)
+        .map(|(&r, s)| r as f64 / s)
+        .collect();
+    let sum: f64 = scaled.iter().sum();
+    if sum <= 0.0 {
+        return vec![0; scaled.len()];
+    }
+    scaled
+        .iter()
+        .map(|v| (v / sum * 5.0).round() as u8)
+        .collect()
+}
+
+/// Kinds no other kind beats: none as cheap and at least as big everywhere
+/// (ties kept once, at the lowest index).
+fn undominated(kinds: &[Kind]) -> Vec<usize> {
+    (0..kinds.len())
+        .filter(|&a| {
+            !(0..kinds.len()).any(|b| {
+                b != a
+                    && kinds[b].price <= kinds[a].price
+                    && fits(&kinds[a].capacity, &kinds[b].capacity)
+                    && (kinds[b].price < kinds[a].price
+                        || kinds[b].capacity != kinds[a].capacity
+                        || b < a)
+            })
+        })
+        .collect()
+}
+
+/// Whether `amounts` stay within `room`, resource by resource.
+fn fits(amounts: &[i64], room: &[i64]) -> bool {
+    amounts.iter().zip(room).all(|(a, r)| a <= r)
+}
+
+fn total(items: &[Vec<i64>], which: &[usize], dims: usize) -> Vec<i64> {
+    let mut sum = vec![0_i64; dims];
+    for &i in which {
+        sum.iter_mut()
+            .zip(&items[i])
+            .for_each(|(s, r)| *s = s.saturating_add(*r));
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests;
