@@ -50,7 +50,8 @@ pub(crate) fn pack(items: &[Vec<i64>], kinds: &[Kind]) -> Option<Vec<Bin>> {
         return Some(Vec::new());
     }
     let packer = Packer::new(items, kinds)?;
-    let best = packer.best()?;
+    let mut best = packer.best()?;
+    merge_pairs(&mut best, kinds, &packer.useful);
     Some(
         best.into_iter()
             .map(|b| Bin {
@@ -238,9 +239,10 @@ impl<'a> Packer<'a> {
         Some(open)
     }
 
-    /// The clean-up after either strategy: every bin becomes the cheapest
-    /// kind that holds what it took; bins dearer than their items alone are
-    /// split; bins whose items fit in the others' free room are closed.
+    /// The clean-up after each strategy: every bin becomes the cheapest kind
+    /// that holds what it took; bins dearer than their items alone are split;
+    /// bins whose items fit in the others' free room are closed. (Pairs of
+    /// bins are merged after, on the winning packing only.)
     fn finish(&self, mut open: Vec<Open>) -> Vec<Open> {
         let kinds = self.kinds;
         open.retain(|b| !b.items.is_empty());
@@ -497,6 +499,91 @@ fn shape(request: &[i64], scale: &[f64]) -> Vec<u8> {
         .map(|v| (v / sum * 5.0).round() as u8)
         .collect()
 }
+
+/// Merges two bins into one whenever a single kind holds both for less than
+/// the two cost: rounding leaves part-full nodes that another node, perhaps
+/// of a larger kind, takes in whole. Bins are tried cheapest first, each
+/// with the partner saving most, until a pass merges nothing (at most
+/// [`MERGE_PASSES`]).
+fn merge_pairs(open: &mut Vec<Open>, kinds: &[Kind], useful: &[usize]) {
+    let by_price = by_price(kinds, useful);
+    // What any kind holds at most: a pair beyond it needs no kind scan.
+    let dims = kinds.first().map_or(0, |k| k.capacity.len());
+    let most: Vec<i64> = (0..dims)
+        .map(|d| {
+            useful
+                .iter()
+                .map(|&k| kinds[k].capacity[d])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for _pass in 0..MERGE_PASSES {
+        let mut order: Vec<usize> = (0..open.len()).collect();
+        order.sort_by(|&a, &b| {
+            kinds[open[a].kind]
+                .price
+                .total_cmp(&kinds[open[b].kind].price)
+                .then(a.cmp(&b))
+        });
+        let mut used: Vec<Vec<i64>> = open.iter().map(|b| b.used(kinds)).collect();
+        let mut gone = vec![false; open.len()];
+        let mut merged = false;
+        for (at, &a) in order.iter().enumerate() {
+            if gone[a] {
+                continue;
+            }
+            // A bin takes in partners one after another while that saves.
+            loop {
+                let price_a = kinds[open[a].kind].price;
+                let mut best: Option<(usize, usize, f64)> = None;
+                for &b in order[at + 1..].iter().filter(|&&b| !gone[b]) {
+                    if (0..dims).any(|d| used[a][d] + used[b][d] > most[d]) {
+                        continue;
+                    }
+                    let budget = price_a + kinds[open[b].kind].price;
+                    let holds = |k: usize| {
+                        let capacity = &kinds[k].capacity;
+                        (0..dims).all(|d| used[a][d] + used[b][d] <= capacity[d])
+                    };
+                    // Kinds by price: only those cheaper than the two can save.
+                    let kind = by_price
+                        .iter()
+                        .take_while(|&&k| kinds[k].price < budget - 1e-9)
+                        .find(|&&k| holds(k));
+                    if let Some(&kind) = kind {
+                        let saving = budget - kinds[kind].price;
+                        if best.is_none_or(|(_, _, s)| saving > s) {
+                            best = Some((b, kind, saving));
+                        }
+                    }
+                }
+                let Some((b, kind, _)) = best else {
+                    break;
+                };
+                let items = std::mem::take(&mut open[b].items);
+                open[a].resize(kind, kinds);
+                open[a]
+                    .free
+                    .iter_mut()
+                    .zip(&used[b])
+                    .for_each(|(f, u)| *f -= u);
+                open[a].items.extend(items);
+                used[a] = open[a].used(kinds);
+                gone[b] = true;
+                merged = true;
+            }
+        }
+        open.retain(|b| !b.items.is_empty());
+        if !merged {
+            return;
+        }
+    }
+}
+
+/// How many passes [`merge_pairs`] makes at most: each is quadratic in the
+/// bins, and the first two take nearly all there is to take.
+const MERGE_PASSES: usize = 2;
 
 /// Kinds no other kind beats: none as cheap and at least as big everywhere
 /// (ties kept once, at the lowest index).
