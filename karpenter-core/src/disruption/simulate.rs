@@ -166,10 +166,9 @@ impl<'s> Simulator<'s> {
             nodes: self.consolidating.clone(),
             pods: fenced,
         };
-        let Some(scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
+        let Some(mut scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
             return simulate_packed(self.snapshot, removed, deleting, self.now, self.packing);
         };
-        let mut scheduler = scheduler;
         scheduler.packing = self.packing;
         let plan = solve(scheduler);
         let mut moved: Vec<String> = moved_pods

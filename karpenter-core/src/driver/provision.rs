@@ -3,6 +3,8 @@
 //! fails for lack of capacity its offerings are marked unavailable and the
 //! pods are planned again at once.
 
+use std::borrow::Cow;
+
 use jiff::Timestamp;
 
 use super::lifecycle::{Launch, launch};
@@ -19,8 +21,9 @@ use crate::snapshot::Snapshot;
 /// plan that nominated it counted it there, and planning it afresh would
 /// pack the in-flight capacity differently (first fit, largest pod first)
 /// and launch more for pods that already have a place. Once the node is
-/// initialized, a pod still pending there is planned again.
-fn held_on_nominated(snapshot: &Snapshot) -> Snapshot {
+/// initialized, a pod still pending there is planned again. Copied only when
+/// some pod is held.
+fn held_on_nominated(snapshot: &Snapshot) -> Cow<'_, Snapshot> {
     let mut in_flight: std::collections::HashMap<&str, &str> = Default::default();
     for node in &snapshot.nodes {
         if node.is_initialized() || node.is_deleting() {
@@ -35,20 +38,26 @@ fn held_on_nominated(snapshot: &Snapshot) -> Snapshot {
             in_flight.insert(claim, node.name());
         }
     }
+    let holds: Vec<(usize, String)> = snapshot
+        .pods
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| is_pending(p))
+        .filter_map(|(i, p)| {
+            let nominated = p.status.as_ref()?.nominated_node_name.as_deref()?;
+            Some((i, (*in_flight.get(nominated)?).to_owned()))
+        })
+        .collect();
+    if holds.is_empty() {
+        return Cow::Borrowed(snapshot);
+    }
     let mut held = snapshot.clone();
-    for pod in held.pods.iter_mut().filter(|p| is_pending(p)) {
-        let nominated = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.nominated_node_name.as_deref());
-        let Some(&node) = nominated.and_then(|n| in_flight.get(n)) else {
-            continue;
-        };
-        if let Some(spec) = pod.spec.as_mut() {
-            spec.node_name = Some(node.to_owned());
+    for (i, node) in holds {
+        if let Some(spec) = held.pods[i].spec.as_mut() {
+            spec.node_name = Some(node);
         }
     }
-    held
+    Cow::Owned(held)
 }
 
 /// Plans and acts on the pending pods. When the cluster is settled (nothing

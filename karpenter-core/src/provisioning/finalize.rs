@@ -2,6 +2,8 @@
 //! price and cut to 600, its requirements as a NodeClaim carries them, and the
 //! offering the provider would launch.
 
+use std::sync::Arc;
+
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
 use super::names::NameList;
@@ -11,11 +13,11 @@ use super::plan::{
 };
 use super::scheduler::Scheduler;
 use super::templates::Template;
-use super::type_cache::TypeSet;
+use super::type_cache::{OfferingView, TypeSet};
 use crate::cloudprovider::OfferingFilter;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
-    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
+    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
 };
 
 /// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).
@@ -74,6 +76,26 @@ impl Scheduler<'_> {
     }
 }
 
+/// What a claim with `requirements` and instance types `options` lists: the
+/// offerings its zone and capacity-type requirements allow, and its types in
+/// the order every such claim lists them (by cheapest allowed offering, then
+/// name), cut to [`MAX_INSTANCE_TYPES`]. The first is the type it launches as.
+pub(crate) fn listed(
+    template: &Template<'_>,
+    requirements: &Requirements,
+    options: &TypeSet,
+) -> (Arc<OfferingView>, Vec<usize>) {
+    let view = template.cache.offerings(template.types, requirements);
+    let chosen = view
+        .by_price
+        .iter()
+        .copied()
+        .filter(|&t| options.contains(t))
+        .take(MAX_INSTANCE_TYPES)
+        .collect();
+    (view, chosen)
+}
+
 /// One claim's final form, or why its pods cannot have it (minValues no longer met
 /// once the list is cut).
 fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, String> {
@@ -91,15 +113,7 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
     // requirements below changes neither: offerings are matched on zone and
     // capacity type, and the capacity types written are exactly the ones
     // allowed here.
-    let view = template.cache.offerings(template.types, &requirements);
-    let own = &claim.options;
-    let chosen: Vec<usize> = view
-        .by_price
-        .iter()
-        .copied()
-        .filter(|&t| own.contains(t))
-        .take(MAX_INSTANCE_TYPES)
-        .collect();
+    let (view, chosen) = listed(template, &requirements, &claim.options);
     if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
         return Err(format!(
             "minValues requirement is not met for label(s) [{key}] among the {MAX_INSTANCE_TYPES} cheapest instance types"

@@ -1,16 +1,19 @@
 //! Packing items (pods' requests) into bins (new nodes) of priced kinds
 //! (instance types) at least cost: vector bin packing with bins of many sizes.
 //!
-//! The cheapest fractional mix of kinds covering what is left to place
-//! ([`cheapest_mix`]) says how many whole nodes of each kind a good plan buys;
-//! those are opened, and the items, largest first, go each to the open bin
-//! whose free capacity points the most the way the item does (the largest
-//! cosine), so that cpu-heavy items fill cpu-rich kinds and memory-heavy items
-//! memory-rich ones and bins run out of every resource at about the same time.
-//! What does not fit is packed the same way, again and again, until less than
-//! a node is left: that goes to the cheapest kind that holds it all. Last,
-//! every bin becomes the cheapest kind that holds what it took, and bins whose
-//! items all fit in the others' free room are closed.
+//! The cheapest fractional mix of kinds for the items ([`cheapest_mix`], an
+//! LP over classes of items alike in the kinds they fit) says how many nodes
+//! of each kind a good plan buys and which items go on which kind. Three
+//! strategies round it (see [`Packer::by_rounds`] and [`Packer::by_shares`]):
+//! the LP's whole nodes opened and each item, largest first, placed in the
+//! open bin whose free room points the most its way (the largest cosine, so
+//! that cpu-heavy items fill cpu-rich kinds and memory-heavy items
+//! memory-rich ones), freely or steered to the kinds the LP gives its class,
+//! the rest planned again until less than a node is left; or items dealt to
+//! kinds by the LP's shares and packed kind by kind. Each packing is tidied
+//! (`tidy.rs`: bins shrunk to the cheapest kind holding them, dear bins
+//! split, spare bins closed), the cheapest wins, and its bins are merged in
+//! pairs wherever one node costs less than two.
 
 use super::mix::{Class, cheapest_mix};
 use tidy::{close_spare_bins, merge_pairs, split_dear_bins};
@@ -52,7 +55,7 @@ pub(crate) fn pack(items: &[Vec<i64>], kinds: &[Kind]) -> Option<Vec<Bin>> {
     }
     let packer = Packer::new(items, kinds)?;
     let mut best = packer.best()?;
-    merge_pairs(&mut best, kinds, &packer.useful);
+    merge_pairs(&mut best, kinds, &packer.by_price);
     Some(
         best.into_iter()
             .map(|b| Bin {
@@ -68,29 +71,6 @@ fn price_of(open: &[Open], kinds: &[Kind]) -> f64 {
     open.iter().map(|b| kinds[b.kind].price).sum()
 }
 
-impl Packer<'_> {
-    /// The cheapest of the strategies' packings, finished.
-    fn best(&self) -> Option<Vec<Open>> {
-        let kinds = self.kinds;
-        let packer = self;
-        // Three ways of following the LP; each does better on some catalogs, so
-        // all run and the cheapest packing wins.
-        let packings = [
-            packer.by_rounds(false),
-            packer.by_rounds(true),
-            packer.by_shares(),
-        ];
-        packings
-            .into_iter()
-            .flatten()
-            .map(|open| packer.finish(open))
-            .fold(None, |best: Option<Vec<Open>>, open| match best {
-                Some(b) if price_of(&b, kinds) <= price_of(&open, kinds) => Some(b),
-                _ => Some(open),
-            })
-    }
-}
-
 /// What the packing strategies share.
 struct Packer<'a> {
     items: &'a [Vec<i64>],
@@ -99,6 +79,9 @@ struct Packer<'a> {
     useful: Vec<usize>,
     /// The same kinds, themselves, for the LP.
     useful_kinds: Vec<Kind>,
+    /// The useful kinds by price (then index): the order every search for
+    /// the cheapest kind that holds something goes in.
+    by_price: Vec<usize>,
     /// Each resource's largest amount on a useful kind: what makes resources
     /// comparable.
     scale: Vec<f64>,
@@ -131,14 +114,37 @@ impl<'a> Packer<'a> {
         let mut largest_first: Vec<usize> = (0..items.len()).collect();
         largest_first.sort_by(|&a, &b| size(b).total_cmp(&size(a)).then(a.cmp(&b)));
         let useful_kinds = useful.iter().map(|&k| kinds[k].clone()).collect();
+        let mut by_price = useful.clone();
+        by_price.sort_by(|&a, &b| kinds[a].price.total_cmp(&kinds[b].price).then(a.cmp(&b)));
         Some(Packer {
             items,
             kinds,
             useful,
             useful_kinds,
+            by_price,
             scale,
             largest_first,
         })
+    }
+
+    /// The cheapest of the strategies' packings, finished.
+    fn best(&self) -> Option<Vec<Open>> {
+        let kinds = self.kinds;
+        // Three ways of following the LP; each does better on some catalogs, so
+        // all run and the cheapest packing wins.
+        let packings = [
+            self.by_rounds(false),
+            self.by_rounds(true),
+            self.by_shares(),
+        ];
+        packings
+            .into_iter()
+            .flatten()
+            .map(|open| self.finish(open))
+            .fold(None, |best: Option<Vec<Open>>, open| match best {
+                Some(b) if price_of(&b, kinds) <= price_of(&open, kinds) => Some(b),
+                _ => Some(open),
+            })
     }
 
     /// Rounds: the LP's whole nodes are opened and every item goes to the
@@ -167,7 +173,7 @@ impl<'a> Packer<'a> {
             }
             if planned.is_empty() {
                 let demand = total(items, &rest, self.scale.len());
-                planned = last_nodes(items, kinds, &self.useful, &mix.nodes, &demand, first);
+                planned = self.last_nodes(&mix.nodes, &demand, first);
             }
             open.extend(planned.into_iter().map(|kind| Open::new(kind, kinds)));
             let before = rest.len();
@@ -177,7 +183,7 @@ impl<'a> Packer<'a> {
                 // Nothing fitted (the mix's nodes are too small for the items
                 // left, or not the kinds they may use): a node of the
                 // cheapest kind the first one fits in.
-                let kind = cheapest_holding(kinds, &self.useful, &items[first]);
+                let kind = cheapest_holding(kinds, &self.by_price, &items[first]);
                 open.push(Open::new(kind, kinds));
                 rest = place(rest, &mut open, items, &self.scale, |_, _| true);
             }
@@ -240,6 +246,32 @@ impl<'a> Packer<'a> {
         Some(open)
     }
 
+    /// The nodes for what is left when the mix wants less than a whole one
+    /// of every kind: the cheapest kind that holds it all, or one node of
+    /// each kind the mix wants some of (those the first item fits),
+    /// whichever costs less.
+    fn last_nodes(&self, mix: &[f64], demand: &[i64], first: usize) -> Vec<usize> {
+        let (items, kinds) = (self.items, self.kinds);
+        let one = self
+            .by_price
+            .iter()
+            .copied()
+            .find(|&k| fits(demand, &kinds[k].capacity));
+        let each: Vec<usize> = self
+            .useful
+            .iter()
+            .zip(mix)
+            .filter(|&(&k, &x)| x > 1e-9 && fits(&items[first], &kinds[k].capacity))
+            .map(|(&k, _)| k)
+            .collect();
+        let price = |ks: &[usize]| ks.iter().map(|&k| kinds[k].price).sum::<f64>();
+        match one {
+            Some(k) if each.is_empty() || kinds[k].price <= price(&each) => vec![k],
+            _ if !each.is_empty() => each,
+            _ => vec![cheapest_holding(kinds, &self.by_price, &items[first])],
+        }
+    }
+
     /// The clean-up after each strategy: every bin becomes the cheapest kind
     /// that holds what it took; bins dearer than their items alone are split;
     /// bins whose items fit in the others' free room are closed. (Pairs of
@@ -249,10 +281,10 @@ impl<'a> Packer<'a> {
         open.retain(|b| !b.items.is_empty());
         for bin in &mut open {
             let used = bin.used(kinds);
-            let kind = cheapest_holding(kinds, &self.useful, &used);
+            let kind = cheapest_holding(kinds, &self.by_price, &used);
             bin.resize(kind, kinds);
         }
-        split_dear_bins(&mut open, self.items, kinds, &self.useful);
+        split_dear_bins(&mut open, self.items, kinds, &self.by_price);
         close_spare_bins(&mut open, self.items, kinds);
         open
     }
@@ -294,7 +326,8 @@ impl Open {
 }
 
 /// Places each item (in the order given) in the open bin (of a kind `may`
-/// allow it) whose free room points the most its way; returns the items no open bin holds, in order.
+/// allow it) whose free room points the most its way; returns the items no
+/// open bin holds, in order.
 fn place(
     rest: Vec<usize>,
     open: &mut [Open],
@@ -339,47 +372,14 @@ fn cosine(request: &[i64], free: &[i64], scale: &[f64]) -> f64 {
     dot / (rr.sqrt() * ff.sqrt())
 }
 
-/// The nodes for what is left when the mix wants less than a whole one of
-/// every kind: the cheapest kind that holds it all, or one node of each kind
-/// the mix wants some of (those the first item fits), whichever costs less.
-fn last_nodes(
-    items: &[Vec<i64>],
-    kinds: &[Kind],
-    useful: &[usize],
-    mix: &[f64],
-    demand: &[i64],
-    first: usize,
-) -> Vec<usize> {
-    let one = by_price(kinds, useful)
-        .into_iter()
-        .find(|&k| fits(demand, &kinds[k].capacity));
-    let each: Vec<usize> = useful
+/// The first kind of `by_price` (the useful kinds, cheapest first) that
+/// holds `amounts`; every caller knows one does.
+fn cheapest_holding(kinds: &[Kind], by_price: &[usize], amounts: &[i64]) -> usize {
+    by_price
         .iter()
-        .zip(mix)
-        .filter(|&(&k, &x)| x > 1e-9 && fits(&items[first], &kinds[k].capacity))
-        .map(|(&k, _)| k)
-        .collect();
-    let price = |ks: &[usize]| ks.iter().map(|&k| kinds[k].price).sum::<f64>();
-    match one {
-        Some(k) if each.is_empty() || kinds[k].price <= price(&each) => vec![k],
-        _ if !each.is_empty() => each,
-        _ => vec![cheapest_holding(kinds, useful, &items[first])],
-    }
-}
-
-/// The cheapest kind (then the lowest index) of `useful` that holds
-/// `amounts`; every caller knows one does.
-fn cheapest_holding(kinds: &[Kind], useful: &[usize], amounts: &[i64]) -> usize {
-    by_price(kinds, useful)
-        .into_iter()
+        .copied()
         .find(|&k| fits(amounts, &kinds[k].capacity))
-        .unwrap_or(useful[0])
-}
-
-fn by_price(kinds: &[Kind], useful: &[usize]) -> Vec<usize> {
-    let mut sorted = useful.to_vec();
-    sorted.sort_by(|&a, &b| kinds[a].price.total_cmp(&kinds[b].price).then(a.cmp(&b)));
-    sorted
+        .unwrap_or(by_price[0])
 }
 
 /// The items of `rest` in classes by the kinds (indices into `kinds`) they
@@ -401,14 +401,11 @@ fn classes(
             .collect();
         let shape = shape_scale.map_or_else(Vec::new, |scale| shape(&items[i], scale));
         let next = classes.len();
-        let c = *by_fits.entry((fit, shape)).or_insert(next);
+        let c = *by_fits.entry((fit.clone(), shape)).or_insert(next);
         if c == next {
-            let fits = (0..kinds.len())
-                .filter(|&k| fits(&items[i], &kinds[k].capacity))
-                .collect();
             classes.push(Class {
                 demand: vec![0; items[i].len()],
-                fits,
+                fits: fit,
             });
         }
         let demand = &mut classes[c].demand;

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use super::pack::{Kind, pack};
 use crate::provisioning::claim::NewClaim;
 use crate::provisioning::filter::unmet_min_values;
-use crate::provisioning::finalize::MAX_INSTANCE_TYPES;
+use crate::provisioning::finalize::listed;
 use crate::provisioning::host_ports::host_ports;
 use crate::provisioning::scheduler::{Scheduler, view};
 use crate::provisioning::templates::Template;
@@ -217,32 +217,21 @@ fn kinds(template: &Template<'_>, requirements: &Requirements, dims: &[String]) 
     kinds
 }
 
-/// What the claim launches at: its cheapest type's cheapest allowed
+/// What the claim launches at: its first listed type's cheapest allowed
 /// offering, as the plan writes it (0 when none is available, as the plan's
 /// total counts it).
 fn launch_price(template: &Template<'_>, claim: &NewClaim) -> f64 {
-    let view = template
-        .cache
-        .offerings(template.types, &claim.requirements);
-    let cheapest = view.by_price.iter().find(|&&t| claim.options.contains(t));
-    cheapest
+    let (view, listed) = listed(template, &claim.requirements, &claim.options);
+    listed
+        .first()
         .and_then(|&t| view.cheapest[t].map(|o| template.types[t].offerings[o].price))
         .unwrap_or(0.0)
 }
 
-/// Whether the claim's listed types (its 600 cheapest) meet its minValues, as
-/// the plan requires when it is written.
+/// Whether the claim's listed types meet its minValues, as the plan requires
+/// when it is written.
 fn meets_min_values(template: &Template<'_>, claim: &NewClaim) -> bool {
-    let view = template
-        .cache
-        .offerings(template.types, &claim.requirements);
-    let listed: Vec<usize> = view
-        .by_price
-        .iter()
-        .copied()
-        .filter(|&t| claim.options.contains(t))
-        .take(MAX_INSTANCE_TYPES)
-        .collect();
+    let (_, listed) = listed(template, &claim.requirements, &claim.options);
     unmet_min_values(template.types, &listed, &claim.requirements).is_none()
 }
 

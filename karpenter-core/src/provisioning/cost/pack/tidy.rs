@@ -2,7 +2,7 @@
 //! bins whose items fit elsewhere closed, and pairs of bins merged into one
 //! cheaper bin.
 
-use super::{Kind, Open, by_price, cheapest_holding, fits};
+use super::{Kind, Open, cheapest_holding, fits};
 
 /// Splits every bin that costs more than its items would on nodes of their
 /// own (a fractional mix can favour a big kind that, bought whole for a
@@ -11,9 +11,9 @@ pub(super) fn split_dear_bins(
     open: &mut Vec<Open>,
     items: &[Vec<i64>],
     kinds: &[Kind],
-    useful: &[usize],
+    by_price: &[usize],
 ) {
-    let alone = |i: usize| kinds[cheapest_holding(kinds, useful, &items[i])].price;
+    let alone = |i: usize| kinds[cheapest_holding(kinds, by_price, &items[i])].price;
     let mut split = Vec::new();
     for bin in open.iter_mut() {
         let separately: f64 = bin.items.iter().map(|&i| alone(i)).sum();
@@ -23,7 +23,7 @@ pub(super) fn split_dear_bins(
     }
     open.retain(|b| !b.items.is_empty());
     for i in split {
-        let mut bin = Open::new(cheapest_holding(kinds, useful, &items[i]), kinds);
+        let mut bin = Open::new(cheapest_holding(kinds, by_price, &items[i]), kinds);
         bin.take(i, &items[i]);
         open.push(bin);
     }
@@ -77,13 +77,12 @@ pub(super) fn close_spare_bins(open: &mut Vec<Open>, items: &[Vec<i64>], kinds: 
 /// of a larger kind, takes in whole. Bins are tried cheapest first, each
 /// with the partner saving most, until a pass merges nothing (at most
 /// [`MERGE_PASSES`]).
-pub(super) fn merge_pairs(open: &mut Vec<Open>, kinds: &[Kind], useful: &[usize]) {
-    let by_price = by_price(kinds, useful);
+pub(super) fn merge_pairs(open: &mut Vec<Open>, kinds: &[Kind], by_price: &[usize]) {
     // What any kind holds at most: a pair beyond it needs no kind scan.
     let dims = kinds.first().map_or(0, |k| k.capacity.len());
     let most: Vec<i64> = (0..dims)
         .map(|d| {
-            useful
+            by_price
                 .iter()
                 .map(|&k| kinds[k].capacity[d])
                 .max()
