@@ -17,15 +17,14 @@
 //! prices; they are scaled back into feasibility and the sum is taken here,
 //! rounded down, so the bound does not rest on the solver's precision.
 //!
-//! The LP is solved by column generation: over a few columns first, every
-//! other column then priced from the solved ones, joining the LP only where
-//! that falls short of what the groups pay.
+//! The LP and its column generation are in `dual.rs`, which the cost packer
+//! shares.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
-use microlp::{ComparisonOp, OptimizationDirection, Problem};
 
+use super::dual::{Column, Demand, allowed, shape, unit_prices};
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
 use crate::resources::{ResourceList, pod_requests};
@@ -34,25 +33,19 @@ use crate::scheduling::{
 };
 use crate::snapshot::Snapshot;
 
-/// A node column: an instance type at a price (the cheapest compatible
-/// offering of one group or another).
-#[derive(Clone, Debug, PartialEq, PartialOrd)]
-struct Column {
-    instance_type: usize,
-    price: f64,
-}
-
-/// Pods that may run on the same nodes at the same prices, with their demand.
-#[derive(Debug, Default)]
+/// Pods that may run on the same nodes at the same prices: their demand
+/// for the LP, and their distinct requests (bit patterns of the scaled
+/// amounts) with how many pods ask each, which the certificate charges pod
+/// by pod.
+#[derive(Debug)]
 struct Group {
-    /// Per instance type (index), the cheapest price this group may have it at.
-    prices: BTreeMap<usize, f64>,
-    /// The group's demand, summed (what the LP spreads).
-    demand: Vec<f64>,
-    /// Its pods' distinct requests (bit patterns of the scaled amounts) and
-    /// how many pods ask each: what the certificate charges, pod by pod.
+    demand: Demand,
     members: BTreeMap<Vec<u64>, usize>,
 }
+
+/// What sets a group apart: its candidate prices (type, price bits) and its
+/// pods' shape.
+type GroupKey = (Vec<(usize, u64)>, Vec<u8>);
 
 /// Every instance type of the snapshot's pools, by name, with its allocatable.
 struct Catalog<'s> {
@@ -145,13 +138,30 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
         .iter()
         .map(|p| (p, pool_requirements(p)))
         .collect();
-    // Group the pods by their candidate prices. Pods alike in what they
-    // select and tolerate share the work of finding them.
+    let allocatable: Vec<Vec<f64>> = catalog
+        .types
+        .iter()
+        .map(|t| {
+            let list = t.allocatable();
+            resources
+                .iter()
+                .map(|r| list.get(r).max(0) as f64 / unit_scale(r))
+                .collect()
+        })
+        .collect();
+    // Each resource's largest amount on a node: what makes shapes comparable.
+    let largest: Vec<f64> = (0..resources.len())
+        .map(|r| allocatable.iter().map(|a| a[r]).fold(0.0, f64::max))
+        .collect();
+    // Group the pods by their candidate prices and their shape: the finer the
+    // groups, the closer the LP's unit prices come to charging every pod its
+    // own cheapest share. Pods alike in what they select and tolerate share
+    // the work of finding their candidates.
     let allocatable_lists: Vec<ResourceList> =
         catalog.types.iter().map(|t| t.allocatable()).collect();
     let mut by_signature: std::collections::HashMap<String, BTreeMap<usize, f64>> =
         std::collections::HashMap::new();
-    let mut groups: BTreeMap<Vec<(usize, u64)>, Group> = BTreeMap::new();
+    let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
     for (pod, asks) in pods.iter().zip(&requests) {
         let signature = signature(pod);
         let candidates = by_signature
@@ -165,17 +175,21 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
         if prices.is_empty() {
             continue;
         }
-        let key: Vec<(usize, u64)> = prices.iter().map(|(t, p)| (*t, p.to_bits())).collect();
-        let group = groups.entry(key).or_insert_with(|| Group {
-            prices,
-            demand: vec![0.0; resources.len()],
-            members: BTreeMap::new(),
-        });
         let request: Vec<f64> = resources
             .iter()
             .map(|r| asks.get(r) as f64 / unit_scale(r))
             .collect();
-        for (total, amount) in group.demand.iter_mut().zip(&request) {
+        let key: Vec<(usize, u64)> = prices.iter().map(|(t, p)| (*t, p.to_bits())).collect();
+        let group = groups
+            .entry((key, shape(&request, &largest)))
+            .or_insert_with(|| Group {
+                demand: Demand {
+                    prices,
+                    amounts: vec![0.0; resources.len()],
+                },
+                members: BTreeMap::new(),
+            });
+        for (total, amount) in group.demand.amounts.iter_mut().zip(&request) {
             *total += amount;
         }
         *group
@@ -190,7 +204,7 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
     // Columns: each type at each price some group has it at.
     let mut columns: Vec<Column> = Vec::new();
     for group in &groups {
-        for (&t, &price) in &group.prices {
+        for (&t, &price) in &group.demand.prices {
             let column = Column {
                 instance_type: t,
                 price,
@@ -200,18 +214,8 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
             }
         }
     }
-    let allocatable: Vec<Vec<f64>> = catalog
-        .types
-        .iter()
-        .map(|t| {
-            let list = t.allocatable();
-            resources
-                .iter()
-                .map(|r| list.get(r).max(0) as f64 / unit_scale(r))
-                .collect()
-        })
-        .collect();
-    let weights = solve_by_generation(&groups, &columns, &allocatable)?;
+    let demands: Vec<Demand> = groups.iter().map(|g| g.demand.clone()).collect();
+    let weights = unit_prices(&demands, &columns, &allocatable)?;
     Some(certify(&groups, &columns, &allocatable, weights))
 }
 
@@ -290,163 +294,6 @@ fn candidate_prices(
     prices
 }
 
-/// The dual LP: for each column a price per unit of each resource, a whole
-/// node costing at most the column's price; each group paying for its
-/// demand at the cheapest column it may use; the sum of the groups'
-/// payments maximised. Returns the unit prices, column by column, and the
-/// groups' payments.
-fn solve_dual(
-    groups: &[Group],
-    columns: &[Column],
-    allocatable: &[Vec<f64>],
-) -> Option<(Vec<Vec<f64>>, Vec<f64>)> {
-    let resources = groups.first().map_or(0, |g| g.demand.len());
-    let mut problem = Problem::new(OptimizationDirection::Maximize);
-    let weights: Vec<Vec<microlp::Variable>> = columns
-        .iter()
-        .map(|_| {
-            (0..resources)
-                .map(|_| problem.add_var(0.0, (0.0, f64::INFINITY)))
-                .collect()
-        })
-        .collect();
-    let payments: Vec<microlp::Variable> = groups
-        .iter()
-        .map(|_| problem.add_var(1.0, (0.0, f64::INFINITY)))
-        .collect();
-    for (c, column) in columns.iter().enumerate() {
-        let capacity = &allocatable[column.instance_type];
-        let terms: Vec<(microlp::Variable, f64)> = (0..resources)
-            .filter(|&r| capacity[r] > 0.0)
-            .map(|r| (weights[c][r], capacity[r]))
-            .collect();
-        problem.add_constraint(terms, ComparisonOp::Le, column.price);
-        // A resource the type does not have cannot be charged for on it.
-        for r in (0..resources).filter(|&r| capacity[r] <= 0.0) {
-            problem.add_constraint([(weights[c][r], 1.0)], ComparisonOp::Le, 0.0);
-        }
-    }
-    for (g, group) in groups.iter().enumerate() {
-        for (c, column) in columns.iter().enumerate() {
-            if !allowed(group, column) {
-                continue;
-            }
-            let mut terms: Vec<(microlp::Variable, f64)> = vec![(payments[g], 1.0)];
-            terms.extend(
-                (0..resources)
-                    .filter(|&r| group.demand[r] > 0.0)
-                    .map(|r| (weights[c][r], -group.demand[r])),
-            );
-            problem.add_constraint(terms, ComparisonOp::Le, 0.0);
-        }
-    }
-    let microlp::SolveOutcome::Solution(solution) = problem.solve().ok()? else {
-        return None;
-    };
-    let weights = weights
-        .iter()
-        .map(|row| row.iter().map(|v| solution[*v].max(0.0)).collect())
-        .collect();
-    let payments = payments.iter().map(|v| solution[*v]).collect();
-    Some((weights, payments))
-}
-
-/// Whether `group` may use `column`.
-fn allowed(group: &Group, column: &Column) -> bool {
-    group
-        .prices
-        .get(&column.instance_type)
-        .is_some_and(|p| *p <= column.price)
-}
-
-/// The dual by column generation: solved over a few columns (for each
-/// group, the cheapest per unit of each resource it asks for), then every
-/// other column is given unit prices (a direction from a solved column, or
-/// one resource alone, scaled so its node costs its price) under which each
-/// group it admits pays at least its payment; the columns where none does
-/// join the LP, until none is left. Every column ends with unit prices.
-fn solve_by_generation(
-    groups: &[Group],
-    columns: &[Column],
-    allocatable: &[Vec<f64>],
-) -> Option<Vec<Vec<f64>>> {
-    let resources = groups.first().map_or(0, |g| g.demand.len());
-    let mut chosen: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
-    for group in groups {
-        for r in (0..resources).filter(|&r| group.demand[r] > 0.0) {
-            let cheapest = (0..columns.len())
-                .filter(|&c| {
-                    allowed(group, &columns[c]) && allocatable[columns[c].instance_type][r] > 0.0
-                })
-                .min_by(|&a, &b| {
-                    let per_unit =
-                        |c: usize| columns[c].price / allocatable[columns[c].instance_type][r];
-                    per_unit(a).total_cmp(&per_unit(b)).then(a.cmp(&b))
-                });
-            chosen.extend(cheapest);
-        }
-    }
-    loop {
-        let subset: Vec<usize> = chosen.iter().copied().collect();
-        let restricted: Vec<Column> = subset.iter().map(|&c| columns[c].clone()).collect();
-        let (solved, payments) = solve_dual(groups, &restricted, allocatable)?;
-        let mut weights = vec![vec![0.0; resources]; columns.len()];
-        for (i, &c) in subset.iter().enumerate() {
-            weights[c] = solved[i].clone();
-        }
-        let mut directions: Vec<Vec<f64>> = solved
-            .iter()
-            .filter(|w| w.iter().any(|x| *x > 0.0))
-            .cloned()
-            .collect();
-        for r in 0..resources {
-            let mut unit = vec![0.0; resources];
-            unit[r] = 1.0;
-            directions.push(unit);
-        }
-        let mut short: Vec<(f64, usize)> = Vec::new();
-        for (c, column) in columns.iter().enumerate() {
-            if chosen.contains(&c) {
-                continue;
-            }
-            let capacity = &allocatable[column.instance_type];
-            let admitted: Vec<usize> = (0..groups.len())
-                .filter(|&g| allowed(&groups[g], column))
-                .collect();
-            let mut best: Option<(f64, Vec<f64>)> = None;
-            for direction in &directions {
-                let cost: f64 = direction.iter().zip(capacity).map(|(w, a)| w * a).sum();
-                if cost <= 0.0 {
-                    continue;
-                }
-                let w: Vec<f64> = direction.iter().map(|x| x * column.price / cost).collect();
-                let slack = admitted
-                    .iter()
-                    .map(|&g| {
-                        let pays: f64 = w.iter().zip(&groups[g].demand).map(|(w, d)| w * d).sum();
-                        (pays - payments[g]) / payments[g].abs().max(1e-12)
-                    })
-                    .fold(f64::INFINITY, f64::min);
-                if best.as_ref().is_none_or(|(b, _)| slack > *b) {
-                    best = Some((slack, w));
-                }
-            }
-            if let Some((slack, w)) = best {
-                weights[c] = w;
-                if slack < -1e-9 {
-                    short.push((slack, c));
-                }
-            }
-        }
-        if short.is_empty() {
-            return Some(weights);
-        }
-        // The most violated first, a bounded number per round.
-        short.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        chosen.extend(short.iter().take(64).map(|(_, c)| *c));
-    }
-}
-
 /// The bound the unit prices prove: each column's prices scaled down until
 /// a whole node costs no more than the column; each group's payment at its
 /// cheapest allowed column; the sum, rounded down.
@@ -479,7 +326,7 @@ fn certify(
     let mut bound = 0.0;
     for group in groups {
         let usable: Vec<usize> = (0..columns.len())
-            .filter(|&c| allowed(group, &columns[c]))
+            .filter(|&c| allowed(&group.demand, &columns[c]))
             .collect();
         for (request, count) in &group.members {
             let payment = usable
@@ -633,6 +480,25 @@ mod tests {
     }
 
     #[test]
+    fn unlike_pods_that_fit_the_same_types_each_pay_their_own_share() {
+        // Both shapes fit both types, but four cpu-heavy pods fill one
+        // cpu-rich node exactly and four memory-heavy ones one memory-rich
+        // node: 2.0, the optimum, which the bound must reach although a
+        // balanced mix of the two types would hold the pods' summed demand
+        // only at 5.0.
+        let mut pods: Vec<Pod> = (0..4)
+            .map(|i| pod(&format!("cpu{i}"), "1", "1Gi"))
+            .collect();
+        pods.extend((0..4).map(|i| pod(&format!("mem{i}"), "250m", "4Gi")));
+        let types = vec![
+            instance_type("c-4", 4, 4, 1.0),
+            instance_type("r-1", 1, 16, 1.0),
+        ];
+        let bound = bound_of(&snapshot(types, pods));
+        assert!((bound - 2.0).abs() < 1e-9, "{bound}");
+    }
+
+    #[test]
     fn a_pod_no_type_holds_is_left_out_and_no_pods_cost_nothing() {
         let cluster = snapshot(
             vec![instance_type("m-2", 2, 8, 1.0)],
@@ -701,8 +567,10 @@ mod tests {
                     .filter(|&t| asks.fits(&catalog_types[t].allocatable()))
                     .collect();
                 let group = groups.entry(fits.clone()).or_insert_with(|| Group {
-                    prices: fits.iter().map(|&t| (t, columns[t].price)).collect(),
-                    demand: vec![0.0; 3],
+                    demand: Demand {
+                        prices: fits.iter().map(|&t| (t, columns[t].price)).collect(),
+                        amounts: vec![0.0; 3],
+                    },
                     members: BTreeMap::new(),
                 });
                 let request: Vec<f64> = ["cpu", "memory", "pods"]
@@ -710,7 +578,7 @@ mod tests {
                     .map(|r| asks.get(r) as f64 / unit_scale(r))
                     .collect();
                 for (i, amount) in request.iter().enumerate() {
-                    group.demand[i] += amount;
+                    group.demand.amounts[i] += amount;
                 }
                 *group
                     .members
@@ -718,7 +586,9 @@ mod tests {
                     .or_insert(0) += 1;
             }
             let groups: Vec<Group> = groups.into_values().collect();
-            let (weights, _) = solve_dual(&groups, &columns, &allocatable).expect("solved");
+            let demands: Vec<Demand> = groups.iter().map(|g| g.demand.clone()).collect();
+            let (weights, _) =
+                super::super::dual::solve_dual(&demands, &columns, &allocatable).expect("solved");
             certify(&groups, &columns, &allocatable, weights)
         };
         assert!(

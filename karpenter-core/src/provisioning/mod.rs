@@ -24,6 +24,7 @@ mod claim_order;
 mod claim_sets;
 mod cost;
 mod daemons;
+mod dual;
 mod existing;
 mod filter;
 mod finalize;

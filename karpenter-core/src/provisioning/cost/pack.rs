@@ -1,16 +1,22 @@
 //! Packing items (pods' requests) into bins (new nodes) of priced kinds
 //! (instance types) at least cost: vector bin packing with bins of many sizes.
 //!
-//! The cheapest fractional mix of kinds for the items ([`cheapest_mix`], an
-//! LP over classes of items alike in the kinds they fit) says how many nodes
-//! of each kind a good plan buys and which items go on which kind. Three
-//! strategies round it (see [`Packer::by_rounds`] and [`Packer::by_shares`]):
-//! the LP's whole nodes opened and each item, largest first, placed in the
-//! open bin whose free room points the most its way (the largest cosine, so
-//! that cpu-heavy items fill cpu-rich kinds and memory-heavy items
-//! memory-rich ones), freely or steered to the kinds the LP gives its class,
-//! the rest planned again until less than a node is left; or items dealt to
-//! kinds by the LP's shares and packed kind by kind. Each packing is tidied
+//! The cheapest fractional mix of kinds for the items (an LP over classes of
+//! items alike in the kinds they fit) is what a good plan approaches. Two
+//! strategies round it:
+//! - rounds ([`Packer::by_rounds`], `cheapest_mix`): the LP's whole nodes
+//!   opened and each item, largest first, placed in the open bin whose free
+//!   room points the most its way (the largest cosine, so that cpu-heavy
+//!   items fill cpu-rich kinds and memory-heavy items memory-rich ones), the
+//!   rest planned again until less than a node is left;
+//! - value-greedy ([`Packer::by_value`], `greedy.rs`): every item worth its
+//!   fluid price by the LP's dual, and nodes bought one at a time, the kind
+//!   whose filling is worth most per unit of price first.
+//!
+//! Rounds does best where the kinds are few and alike (families with linear
+//! prices); value-greedy where they are many and unalike (Azure's catalog,
+//! whose cheapest capacity per unit comes in very large and very small
+//! sizes). Each packing is tidied
 //! (`tidy.rs`: bins shrunk to the cheapest kind holding them, dear bins
 //! split, spare bins closed), the cheapest wins, and its bins are merged in
 //! pairs wherever one node costs less than two.
@@ -130,13 +136,9 @@ impl<'a> Packer<'a> {
     /// The cheapest of the strategies' packings, finished.
     fn best(&self) -> Option<Vec<Open>> {
         let kinds = self.kinds;
-        // Three ways of following the LP; each does better on some catalogs, so
-        // all run and the cheapest packing wins.
-        let packings = [
-            self.by_rounds(false),
-            self.by_rounds(true),
-            self.by_shares(),
-        ];
+        // Two ways of following the LP; each does better on some catalogs, so
+        // both run and the cheaper packing wins.
+        let packings = [self.by_rounds(), self.by_value()];
         packings
             .into_iter()
             .flatten()
@@ -148,23 +150,15 @@ impl<'a> Packer<'a> {
     }
 
     /// Rounds: the LP's whole nodes are opened and every item goes to the
-    /// open bin whose free room points the most its way (when `steered`,
-    /// only to bins of kinds the LP gives some of its class); what is left
-    /// is planned again, until less than a node's worth remains.
-    fn by_rounds(&self, steered: bool) -> Option<Vec<Open>> {
+    /// open bin whose free room points the most its way; what is left is
+    /// planned again, until less than a node's worth remains.
+    fn by_rounds(&self) -> Option<Vec<Open>> {
         let (items, kinds) = (self.items, self.kinds);
         let mut rest = self.largest_first.clone();
         let mut open: Vec<Open> = Vec::new();
         while let Some(&first) = rest.first() {
-            let (classes, class_of) = classes(items, &rest, &self.useful_kinds, None);
+            let classes = classes(items, &rest, &self.useful_kinds, None);
             let mix = cheapest_mix(&classes, &self.useful_kinds)?;
-            // The kinds the LP gives some of each class to.
-            let mut allowed = vec![!steered; classes.len() * kinds.len()];
-            for (c, class) in classes.iter().enumerate() {
-                for (&u, &share) in class.fits.iter().zip(&mix.shares[c]) {
-                    allowed[c * kinds.len() + self.useful[u]] |= share > 1e-7;
-                }
-            }
             let mut planned: Vec<usize> = Vec::new();
             for (u, x) in mix.nodes.iter().enumerate() {
                 // Whole nodes only; a hair under a whole one counts as one.
@@ -177,71 +171,14 @@ impl<'a> Packer<'a> {
             }
             open.extend(planned.into_iter().map(|kind| Open::new(kind, kinds)));
             let before = rest.len();
-            let may = |i: usize, kind: usize| allowed[class_of[&i] * kinds.len() + kind];
-            rest = place(rest, &mut open, items, &self.scale, may);
+            rest = place(rest, &mut open, items, &self.scale);
             if rest.len() == before {
                 // Nothing fitted (the mix's nodes are too small for the items
-                // left, or not the kinds they may use): a node of the
-                // cheapest kind the first one fits in.
+                // left): a node of the cheapest kind the first one fits in.
                 let kind = cheapest_holding(kinds, &self.by_price, &items[first]);
                 open.push(Open::new(kind, kinds));
-                rest = place(rest, &mut open, items, &self.scale, |_, _| true);
+                rest = place(rest, &mut open, items, &self.scale);
             }
-        }
-        Some(open)
-    }
-
-    /// Shares: the LP over classes of items alike in what they fit and in
-    /// shape says which share of each class each kind takes; each item goes
-    /// to the kind with most of its class's share still unused, and each
-    /// kind's items are packed into as many nodes of it as they need.
-    fn by_shares(&self) -> Option<Vec<Open>> {
-        let (items, kinds) = (self.items, self.kinds);
-        let order = &self.largest_first;
-        let (classes, class_of) = classes(items, order, &self.useful_kinds, Some(&self.scale));
-        let mix = cheapest_mix(&classes, &self.useful_kinds)?;
-        let weight = |i: usize| -> f64 {
-            items[i]
-                .iter()
-                .zip(&self.scale)
-                .map(|(&r, s)| r as f64 / s)
-                .sum()
-        };
-        let mut quota: Vec<Vec<f64>> = vec![Vec::new(); classes.len()];
-        for &i in order {
-            let c = class_of[&i];
-            if quota[c].is_empty() {
-                quota[c] = vec![0.0; classes[c].fits.len()];
-            }
-            for (q, share) in quota[c].iter_mut().zip(&mix.shares[c]) {
-                *q += share * weight(i);
-            }
-        }
-        let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); kinds.len()];
-        for &i in order {
-            let c = class_of[&i];
-            let at = (0..quota[c].len()).fold(0, |best, j| {
-                if quota[c][j] > quota[c][best] {
-                    j
-                } else {
-                    best
-                }
-            });
-            quota[c][at] -= weight(i);
-            by_kind[self.useful[classes[c].fits[at]]].push(i);
-        }
-        let mut open: Vec<Open> = Vec::new();
-        for (kind, assigned) in by_kind.into_iter().enumerate() {
-            let mut bins: Vec<Open> = Vec::new();
-            for i in assigned {
-                let left = place(vec![i], &mut bins, items, &self.scale, |_, _| true);
-                if !left.is_empty() {
-                    let mut bin = Open::new(kind, kinds);
-                    bin.take(i, &items[i]);
-                    bins.push(bin);
-                }
-            }
-            open.extend(bins);
         }
         Some(open)
     }
@@ -325,22 +262,15 @@ impl Open {
     }
 }
 
-/// Places each item (in the order given) in the open bin (of a kind `may`
-/// allow it) whose free room points the most its way; returns the items no
-/// open bin holds, in order.
-fn place(
-    rest: Vec<usize>,
-    open: &mut [Open],
-    items: &[Vec<i64>],
-    scale: &[f64],
-    may: impl Fn(usize, usize) -> bool,
-) -> Vec<usize> {
+/// Places each item (in the order given) in the open bin whose free room
+/// points the most its way; returns the items no open bin holds, in order.
+fn place(rest: Vec<usize>, open: &mut [Open], items: &[Vec<i64>], scale: &[f64]) -> Vec<usize> {
     let mut left = Vec::new();
     for i in rest {
         let request = &items[i];
         let mut best: Option<(usize, f64)> = None;
         for (b, bin) in open.iter().enumerate() {
-            if !fits(request, &bin.free) || !may(i, bin.kind) {
+            if !fits(request, &bin.free) {
                 continue;
             }
             let score = cosine(request, &bin.free, scale);
@@ -384,17 +314,15 @@ fn cheapest_holding(kinds: &[Kind], by_price: &[usize], amounts: &[i64]) -> usiz
 
 /// The items of `rest` in classes by the kinds (indices into `kinds`) they
 /// fit and, given the resources' scales, by their shape (each resource's
-/// part of the item, in fifths), in order of first appearance, with each
-/// item's class.
+/// part of the item, in fifths), in order of first appearance.
 fn classes(
     items: &[Vec<i64>],
     rest: &[usize],
     kinds: &[Kind],
     shape_scale: Option<&[f64]>,
-) -> (Vec<Class>, std::collections::HashMap<usize, usize>) {
+) -> Vec<Class> {
     let mut by_fits: std::collections::HashMap<(Vec<usize>, Vec<u8>), usize> = Default::default();
     let mut classes: Vec<Class> = Vec::new();
-    let mut class_of = std::collections::HashMap::with_capacity(rest.len());
     for &i in rest {
         let fit: Vec<usize> = (0..kinds.len())
             .filter(|&k| fits(&items[i], &kinds[k].capacity))
@@ -413,26 +341,14 @@ fn classes(
             .iter_mut()
             .zip(&items[i])
             .for_each(|(s, r)| *s = s.saturating_add(*r));
-        class_of.insert(i, c);
     }
-    (classes, class_of)
+    classes
 }
 
 /// Each resource's part of the scaled request, rounded to fifths.
 fn shape(request: &[i64], scale: &[f64]) -> Vec<u8> {
-    let scaled: Vec<f64> = request
-        .iter()
-        .zip(scale)
-        .map(|(&r, s)| r as f64 / s)
-        .collect();
-    let sum: f64 = scaled.iter().sum();
-    if sum <= 0.0 {
-        return vec![0; scaled.len()];
-    }
-    scaled
-        .iter()
-        .map(|v| (v / sum * 5.0).round() as u8)
-        .collect()
+    let amounts: Vec<f64> = request.iter().map(|&r| r as f64).collect();
+    crate::provisioning::dual::shape(&amounts, scale)
 }
 
 /// Kinds no other kind beats: none as cheap and at least as big everywhere
@@ -467,6 +383,7 @@ fn total(items: &[Vec<i64>], which: &[usize], dims: usize) -> Vec<i64> {
     sum
 }
 
+mod greedy;
 mod tidy;
 
 #[cfg(test)]

@@ -92,6 +92,36 @@ fn the_tail_goes_to_a_small_node() {
 }
 
 #[test]
+fn value_greedy_buys_small_nodes_for_a_remainder() {
+    // A big kind cheapest per unit and a small one a little dearer: 120
+    // items take one big node, and the 20 left two small ones (2.5 in all),
+    // not a second big node (4.0), which rounding the LP's 1.2 big nodes
+    // buys.
+    let kinds = [kind(&[100], 2.0), kind(&[10], 0.25)];
+    let items = vec![vec![1]; 120];
+    let packer = Packer::new(&items, &kinds).expect("a packer");
+    let by_value = packer.by_value().expect("packed");
+    assert!((price_of(&by_value, &kinds) - 2.5).abs() < 1e-9);
+    let by_rounds = packer.by_rounds().expect("packed");
+    assert!(price_of(&by_rounds, &kinds) > 2.5 + 1e-9);
+    let bins = pack(&items, &kinds).expect("packed");
+    assert_valid(&bins, &items, &kinds);
+    assert!((cost(&bins, &kinds) - 2.5).abs() < 1e-9, "{bins:?}");
+}
+
+#[test]
+fn items_are_worth_their_share_of_the_fluid_optimum() {
+    // One kind: each item is worth its part of a node, so the items' worth
+    // sums to the LP's price of the nodes they fill (3 items of a third).
+    let kinds = [kind(&[30, 30], 1.5)];
+    let items = vec![vec![10, 5], vec![10, 5], vec![10, 5]];
+    let packer = Packer::new(&items, &kinds).expect("a packer");
+    let worth = packer.item_values().expect("solved");
+    let total: f64 = worth.iter().sum();
+    assert!((total - 1.5).abs() < 1e-6, "{worth:?}");
+}
+
+#[test]
 fn dominated_kinds_are_dropped() {
     let kinds = [kind(&[4, 4], 1.0), kind(&[4, 2], 1.0), kind(&[2, 2], 1.0)];
     assert_eq!(undominated(&kinds), vec![0]);
@@ -137,5 +167,26 @@ proptest! {
         prop_assert!(cost(&bins, &kinds) <= alone + 1e-9);
         // The same input, the same packing.
         prop_assert_eq!(pack(&items, &kinds), Some(bins));
+    }
+
+    #[test]
+    fn each_strategy_places_every_item_once_within_capacity(
+        kinds in kinds_strategy(),
+        items in items_strategy(),
+    ) {
+        let Some(packer) = Packer::new(&items, &kinds) else {
+            return Ok(());
+        };
+        for (name, packing) in [("rounds", packer.by_rounds()), ("value", packer.by_value())] {
+            let open = packing.expect("the LP solves");
+            let mut seen = vec![0; items.len()];
+            for bin in &open {
+                prop_assert!(bin.free.iter().all(|&f| f >= 0), "{name}: {bin:?}");
+                let used = total(&items, &bin.items, kinds[0].capacity.len());
+                prop_assert_eq!(bin.used(&kinds), used);
+                bin.items.iter().for_each(|&i| seen[i] += 1);
+            }
+            prop_assert!(seen.iter().all(|&n| n == 1), "{}: {:?}", name, seen);
+        }
     }
 }
