@@ -323,28 +323,136 @@ fn certify(
     // use: a plan puts each pod on one node, so this is what weak duality
     // allows (a group charged as one block could be charged more than a plan
     // splitting unlike pods over unlike nodes pays).
-    let mut bound = 0.0;
-    for group in groups {
+    let mut members: Vec<Member> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
         let usable: Vec<usize> = (0..columns.len())
             .filter(|&c| allowed(&group.demand, &columns[c]))
             .collect();
         for (request, count) in &group.members {
+            let request: Vec<f64> = request.iter().map(|d| f64::from_bits(*d)).collect();
             let payment = usable
                 .iter()
                 .map(|&c| {
                     weights[c]
                         .iter()
-                        .zip(request)
-                        .map(|(w, d)| w * f64::from_bits(*d))
+                        .zip(&request)
+                        .map(|(w, d)| w * d)
                         .sum::<f64>()
                 })
                 .fold(f64::INFINITY, f64::min);
             if payment.is_finite() {
-                bound += payment * *count as f64;
+                members.push(Member {
+                    group: g,
+                    request,
+                    count: *count,
+                    payment,
+                });
             }
         }
     }
+    let fluid: f64 = members.iter().map(|m| m.payment * m.count as f64).sum();
+    let bound = fluid.max(own_nodes_bound(groups, allocatable, &members));
     (bound * SAFETY).max(0.0)
+}
+
+/// At most this many kinds of pods are charged a node each: choosing them
+/// compares each with those chosen before. (Any set of pods that fit no two
+/// together proves its nodes, so stopping early only weakens the bound.)
+const MOST_ALONE: usize = 512;
+
+/// The pods charged beside them are sought only while that compares at most
+/// this many pairs; beyond, they are left out (0 is always a valid charge).
+const MOST_PAIRS: usize = 2_000_000;
+
+/// Pods alike in group and request, with what each pays in the fluid
+/// certificate.
+struct Member {
+    group: usize,
+    request: Vec<f64>,
+    count: usize,
+    payment: f64,
+}
+
+/// What integrality forces: pods no two of which fit one node together each
+/// need a node of their own, at least the cheapest type holding each; and
+/// pods that fit on no such node beside them are charged their fluid
+/// payment on top (their nodes are others). 0 when no pod is that large.
+///
+/// "Fit together" is judged generously (any type both may use, whatever the
+/// pool, a hair of rounding allowed), so that pods judged apart truly are.
+fn own_nodes_bound(groups: &[Group], allocatable: &[Vec<f64>], members: &[Member]) -> f64 {
+    let together = |a: &Member, b: &Member| {
+        let (left, right) = (
+            &groups[a.group].demand.prices,
+            &groups[b.group].demand.prices,
+        );
+        left.keys().filter(|t| right.contains_key(t)).any(|&t| {
+            a.request
+                .iter()
+                .zip(&b.request)
+                .zip(&allocatable[t])
+                .all(|((x, y), room)| x + y <= room * (1.0 + 1e-9) + 1e-12)
+        })
+    };
+    // Largest first, the pods that fit with none chosen so far (nor, when
+    // several ask alike, with each other) are chosen.
+    let size = |m: &Member| {
+        let prices = &groups[m.group].demand.prices;
+        prices
+            .keys()
+            .map(|&t| {
+                m.request
+                    .iter()
+                    .zip(&allocatable[t])
+                    .map(|(d, a)| if *a > 0.0 { d / a } else { 0.0 })
+                    .fold(0.0, f64::max)
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut order: Vec<usize> = (0..members.len())
+        .filter(|&m| size(&members[m]) > 0.5)
+        .collect();
+    order.sort_by(|&a, &b| {
+        size(&members[b])
+            .total_cmp(&size(&members[a]))
+            .then(a.cmp(&b))
+    });
+    let mut alone: Vec<usize> = Vec::new();
+    for m in order {
+        if alone.len() == MOST_ALONE {
+            break;
+        }
+        let member = &members[m];
+        if (member.count > 1 && together(member, member))
+            || alone.iter().any(|&o| together(member, &members[o]))
+        {
+            continue;
+        }
+        alone.push(m);
+    }
+    if alone.is_empty() {
+        return 0.0;
+    }
+    let own: f64 = alone
+        .iter()
+        .map(|&m| {
+            let cheapest = groups[members[m].group]
+                .demand
+                .prices
+                .values()
+                .fold(f64::INFINITY, |a, &b| a.min(b));
+            cheapest * members[m].count as f64
+        })
+        .sum();
+    if alone.len() * members.len() > MOST_PAIRS {
+        return own;
+    }
+    let apart: f64 = (0..members.len())
+        .filter(|m| !alone.contains(m))
+        .filter(|&m| alone.iter().all(|&o| !together(&members[m], &members[o])))
+        .map(|m| members[m].payment * members[m].count as f64)
+        .sum();
+    own + apart
 }
 
 impl crate::provisioning::ProvisioningPlan {
@@ -496,6 +604,64 @@ mod tests {
         ];
         let bound = bound_of(&snapshot(types, pods));
         assert!((bound - 2.0).abs() < 1e-9, "{bound}");
+    }
+
+    #[test]
+    fn pods_that_each_need_a_node_of_their_own_are_charged_a_node_each() {
+        // Three pods of 3 cpu on 4-cpu nodes at 1/h: no two share a node, so
+        // three nodes (the fluid LP alone proves 2.25).
+        let types = || vec![instance_type("m-4", 4, 16, 1.0)];
+        let pods = (0..3)
+            .map(|i| pod(&format!("big{i}"), "3", "1Gi"))
+            .collect();
+        let bound = bound_of(&snapshot(types(), pods));
+        assert!((bound - 3.0).abs() < 1e-9, "{bound}");
+        // Two such pods and two of 1.5 cpu, which fit beside neither: two
+        // nodes for the big pods, and the others' fluid share (0.75) on top.
+        // The optimum is 3 (the two smaller pods share a third node).
+        let mut pods: Vec<Pod> = (0..2)
+            .map(|i| pod(&format!("big{i}"), "3", "1Gi"))
+            .collect();
+        pods.extend((0..2).map(|i| pod(&format!("mid{i}"), "1500m", "1Gi")));
+        let cluster = snapshot(types(), pods);
+        let bound = bound_of(&cluster);
+        assert!((bound - 2.75).abs() < 1e-6, "{bound}");
+        assert!(bound <= schedule(&cluster).total_price_per_hour + 1e-12);
+        // Small pods that fit beside the big ones add nothing: 2 nodes.
+        let mut pods: Vec<Pod> = (0..2)
+            .map(|i| pod(&format!("big{i}"), "3", "1Gi"))
+            .collect();
+        pods.extend((0..4).map(|i| pod(&format!("small{i}"), "500m", "1Gi")));
+        let bound = bound_of(&snapshot(types(), pods));
+        assert!((bound - 2.0).abs() < 1e-6, "{bound}");
+    }
+
+    proptest::proptest! {
+        /// Large pods on small types, where integrality counts: the bound
+        /// never exceeds the price of either mode's plan.
+        #[test]
+        fn the_bound_with_own_nodes_stays_below_plans(
+            sizes in proptest::collection::vec((1_u32..4000, 1_u32..16), 1..12),
+            second in proptest::option::of((2_i64..8, 0.5_f64..3.0)),
+        ) {
+            let mut types = vec![instance_type("m-4", 4, 16, 1.0)];
+            if let Some((cpus, price)) = second {
+                types.push(instance_type("other", cpus, cpus * 4, price));
+            }
+            let pods = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, (cpu, gib))| pod(&format!("p{i}"), &format!("{cpu}m"), &format!("{gib}Gi")))
+                .collect();
+            let cluster = snapshot(types, pods);
+            let upstream = schedule(&cluster);
+            let cost = crate::provisioning::schedule_with(&cluster, crate::provisioning::Packing::Cost);
+            let mut bounded = upstream.clone();
+            bounded.add_lower_bound(&cluster);
+            let bound = bounded.lower_bound_per_hour.expect("solved");
+            proptest::prop_assert!(bound <= upstream.total_price_per_hour + 1e-9, "{} > {}", bound, upstream.total_price_per_hour);
+            proptest::prop_assert!(bound <= cost.total_price_per_hour + 1e-9, "{} > {}", bound, cost.total_price_per_hour);
+        }
     }
 
     #[test]
