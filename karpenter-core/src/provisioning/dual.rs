@@ -1,5 +1,5 @@
 //! The fluid relaxation's dual, shared by the lower bound (`bound.rs`) and
-//! the cost packer (`cost/pack.rs`): for each node column a price per unit
+//! the cost packer (`cost/pack/greedy.rs`): for each node column a price per unit
 //! of each resource, such that a whole node's capacity costs no more than the
 //! node, maximising what the demand pays at the cheapest columns it may use.
 //!

@@ -104,10 +104,8 @@ impl Cells {
                 {
                     *skip += 1;
                 }
-                let Some(&i) = cell[*skip..]
-                    .iter()
-                    .find(|&&i| !taken[i] && fits(&items[i], &free))
-                else {
+                // What the skipping stopped at is the largest item that fits.
+                let Some(&i) = cell.get(*skip) else {
                     continue;
                 };
                 let score: f64 = items[i]
