@@ -37,6 +37,8 @@ mod preferences;
 mod scheduler;
 mod setup;
 mod templates;
+#[cfg(test)]
+mod test_support;
 pub(crate) mod topology;
 mod type_cache;
 mod validate;

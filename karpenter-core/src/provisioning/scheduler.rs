@@ -32,12 +32,12 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    fn exhausted_nodes(&self) -> bool {
+    pub(super) fn exhausted_nodes(&self) -> bool {
         self.keys.iter().any(|k| k == NODES_RESOURCE) && self.remaining.get(NODES_RESOURCE) <= 0
     }
 
     /// Whether a node of this capacity stays within the limits.
-    fn admits(&self, capacity: &ResourceList) -> bool {
+    pub(super) fn admits(&self, capacity: &ResourceList) -> bool {
         self.keys
             .iter()
             .filter(|k| *k != NODES_RESOURCE)
@@ -52,6 +52,9 @@ pub(crate) struct Scheduler<'s> {
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
     pub(super) limits: Vec<Option<Limits>>,
+    /// The limits as they stood before any new claim was charged: what the
+    /// cost mode's repacking charges its claims against afresh.
+    pub(super) limits_at_start: Vec<Option<Limits>>,
     /// The destinations, shared with other runs until a pod lands on one.
     pub(crate) existing: Vec<Rc<ExistingNode>>,
     pub(crate) claims: Vec<NewClaim>,
@@ -129,6 +132,7 @@ impl<'s> Scheduler<'s> {
             well_known: setup.well_known,
             templates: Rc::clone(&setup.templates),
             skipped_pools: setup.skipped_pools.clone(),
+            limits_at_start: limits.clone(),
             limits,
             existing,
             claims: Vec::new(),
@@ -490,7 +494,7 @@ impl<'s> Scheduler<'s> {
 
 /// Charges a new claim against its pool's limits pessimistically: the largest
 /// capacity among its instance types, as upstream; and one node.
-fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
+pub(super) fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
     let mut largest = ResourceList::new();
     for i in options.iter() {
         largest = largest.max(&template.types[i].capacity);

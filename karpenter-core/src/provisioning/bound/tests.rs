@@ -1,52 +1,6 @@
-use std::sync::Arc;
-
 use super::*;
-use crate::cloudprovider::Offering;
 use crate::provisioning::schedule;
-use crate::scheduling::WellKnownLabels;
-
-fn instance_type(name: &str, cpu: i64, memory_gib: i64, price: f64) -> InstanceType {
-    let mut capacity = ResourceList::new();
-    capacity.set("cpu", cpu * 1000);
-    capacity.set("memory", memory_gib * (1 << 30) * 1000);
-    capacity.set("pods", 110_000);
-    InstanceType::new(
-        name,
-        [
-            ("kubernetes.io/arch", "amd64"),
-            ("kubernetes.io/os", "linux"),
-        ],
-        vec![Offering::new("zone-a", "on-demand", price)],
-        capacity,
-        ResourceList::new(),
-    )
-}
-
-fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]},
-    }))
-    .expect("a Pod")
-}
-
-fn snapshot(types: Vec<InstanceType>, pods: Vec<Pod>) -> Snapshot {
-    let pool: NodePool = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "default"},
-        "spec": {"template": {"spec": {
-            "requirements": [],
-            "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
-        }}},
-    }))
-    .expect("a NodePool");
-    Snapshot {
-        node_pools: vec![pool],
-        instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
-        pods,
-        well_known_labels: WellKnownLabels::core().clone(),
-        ..Snapshot::default()
-    }
-}
+use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
 fn bound_of(snapshot: &Snapshot) -> f64 {
     let pods: Vec<&Pod> = snapshot.pods.iter().collect();

@@ -9,9 +9,10 @@
 //! the same admission as every claim (requirements merged, instance types
 //! narrowed with daemon overhead, minValues checked as the plan is written);
 //! and moving it changes no spread count, affinity or anti-affinity, since no
-//! group selects it. Pools with limits keep their upstream claims: the limit
-//! is charged claim by claim as upstream does, which a repacking would have
-//! to replay.
+//! group selects it. In a pool with limits the new claims are charged as
+//! upstream charges every claim: in order after the claims kept, each offered
+//! only the types that fit what the limits leave, and charged its largest
+//! type; a repacking the limits cannot take is not made.
 
 use std::collections::HashMap;
 
@@ -20,8 +21,9 @@ use crate::provisioning::claim::NewClaim;
 use crate::provisioning::filter::unmet_min_values;
 use crate::provisioning::finalize::listed;
 use crate::provisioning::host_ports::host_ports;
-use crate::provisioning::scheduler::{Scheduler, view};
+use crate::provisioning::scheduler::{Limits, Scheduler, charge, view};
 use crate::provisioning::templates::Template;
+use crate::provisioning::type_cache::TypeSet;
 use crate::scheduling::Requirements;
 
 /// Loose claims tied together by sharing a (pool, requirements) group of
@@ -46,12 +48,14 @@ impl Scheduler<'_> {
         let mut replaced = vec![false; self.claims.len()];
         let mut added = Vec::new();
         for component in components {
+            let template = self.claims[component.claims[0]].template;
+            let mut limits = self.limits_left(template, &replaced, &component, &added);
             let before: f64 = component
                 .claims
                 .iter()
                 .map(|&c| launch_price(&self.templates[self.claims[c].template], &self.claims[c]))
                 .sum();
-            let Some(claims) = self.repacked(&component, &mut next_id) else {
+            let Some(claims) = self.repacked(&component, &mut next_id, limits.as_mut()) else {
                 continue;
             };
             let after: f64 = claims
@@ -62,6 +66,9 @@ impl Scheduler<'_> {
             if after < before - 1e-9 {
                 component.claims.iter().for_each(|&c| replaced[c] = true);
                 added.extend(claims);
+                if limits.is_some() {
+                    self.limits[template] = limits;
+                }
             }
         }
         let mut kept: Vec<NewClaim> = std::mem::take(&mut self.claims)
@@ -84,15 +91,36 @@ impl Scheduler<'_> {
             && !self.topology.concerns(&view(p))
     }
 
-    /// The loose claims (every pod loose, the pool without limits), in
-    /// connected components by their pods' (pool, requirements) groups,
+    /// What the limits of `template`'s pool leave for a component's new
+    /// claims: the limits before any claim, less every claim kept (in order,
+    /// the component's own excepted) and every claim added so far. `None`
+    /// when the pool has no limits.
+    fn limits_left(
+        &self,
+        template: usize,
+        replaced: &[bool],
+        component: &Component,
+        added: &[NewClaim],
+    ) -> Option<Limits> {
+        let mut limits = self.limits_at_start[template].clone()?;
+        let kept = (0..self.claims.len())
+            .filter(|&c| !replaced[c] && !component.claims.contains(&c))
+            .map(|c| &self.claims[c]);
+        for claim in kept.chain(added) {
+            if claim.template == template {
+                charge(&mut limits, &self.templates[template], &claim.options);
+            }
+        }
+        Some(limits)
+    }
+
+    /// The loose claims (every pod loose), in connected components by their pods' (pool, requirements) groups,
     /// in the order of their first claims.
     fn loose_components(&self) -> Vec<Component> {
         let loose: Vec<usize> = (0..self.claims.len())
             .filter(|&c| {
                 let claim = &self.claims[c];
-                self.limits[claim.template].is_none()
-                    && claim.pods.iter().all(|&p| self.is_loose(p))
+                claim.pods.iter().all(|&p| self.is_loose(p))
             })
             .collect();
         // Group ids by first appearance; each group's first claim.
@@ -136,9 +164,15 @@ impl Scheduler<'_> {
     }
 
     /// The component's pods packed at least price, as claims built by the
-    /// ordinary admission; `None` when some group cannot be packed or a
+    /// ordinary admission and charged to `limits` (what the pool's limits
+    /// leave, if it has any); `None` when some group cannot be packed or a
     /// claim would not be valid.
-    fn repacked(&self, component: &Component, next_id: &mut usize) -> Option<Vec<NewClaim>> {
+    fn repacked(
+        &self,
+        component: &Component,
+        next_id: &mut usize,
+        mut limits: Option<&mut Limits>,
+    ) -> Option<Vec<NewClaim>> {
         let mut claims = Vec::new();
         for (t, pods) in &component.groups {
             let template = &self.templates[*t];
@@ -148,13 +182,16 @@ impl Scheduler<'_> {
                 .base_requirements(template, &self.pods[first], self.well_known)
                 .ok()?;
             let dims = resource_names(pods.iter().map(|&p| &self.pods[p].requests));
-            let kinds = kinds(template, &requirements, &dims);
+            // Only the types the limits leave room for may be packed into.
+            let room = admitted(template, limits.as_deref())?;
+            let kinds = kinds(template, &room, &requirements, &dims);
             let items: Vec<Vec<i64>> = pods
                 .iter()
                 .map(|&p| dims.iter().map(|d| self.pods[p].requests.get(d)).collect())
                 .collect();
             for bin in pack(&items, &kinds)? {
-                let mut claim = NewClaim::new(*t, template, template.option_set.clone(), *next_id);
+                let options = admitted(template, limits.as_deref())?;
+                let mut claim = NewClaim::new(*t, template, options, *next_id);
                 *next_id += 1;
                 for &item in &bin.items {
                     let pod = &self.pods[pods[item]];
@@ -166,6 +203,9 @@ impl Scheduler<'_> {
                 }
                 if !meets_min_values(template, &claim) {
                     return None;
+                }
+                if let Some(limits) = limits.as_deref_mut() {
+                    charge(limits, template, &claim.options);
                 }
                 claims.push(claim);
             }
@@ -186,11 +226,34 @@ fn resource_names<'a>(
     names
 }
 
-/// The template's instance types a claim with `requirements` may launch as
+/// The template's types a new claim may be offered: all of them, or, when
+/// the pool has limits, those that fit what the limits leave (`None` once its
+/// nodes are used up or no type fits), as upstream offers a new claim.
+fn admitted(template: &Template<'_>, limits: Option<&Limits>) -> Option<TypeSet> {
+    let mut options = template.option_set.clone();
+    if let Some(limits) = limits {
+        if limits.exhausted_nodes() {
+            return None;
+        }
+        for t in template.options.iter().copied() {
+            if !limits.admits(&template.types[t].capacity) {
+                options.remove(t);
+            }
+        }
+    }
+    (!options.is_empty()).then_some(options)
+}
+
+/// The `admitted` instance types a claim with `requirements` may launch as
 /// (compatible, with an available offering it allows, holding their daemons),
 /// cheapest first, as kinds of bins over the resources `dims`: what each gives
 /// pods and its cheapest offering's price.
-fn kinds(template: &Template<'_>, requirements: &Requirements, dims: &[String]) -> Vec<Kind> {
+fn kinds(
+    template: &Template<'_>,
+    admitted: &TypeSet,
+    requirements: &Requirements,
+    dims: &[String],
+) -> Vec<Kind> {
     let compatible = template.cache.compatible(template.types, requirements);
     let view = template.cache.offerings(template.types, requirements);
     let mut kinds = Vec::new();
@@ -198,7 +261,7 @@ fn kinds(template: &Template<'_>, requirements: &Requirements, dims: &[String]) 
         let Some(offering) = view.cheapest[t] else {
             continue;
         };
-        if !template.option_set.contains(t) || !compatible.contains(t) {
+        if !admitted.contains(t) || !compatible.contains(t) {
             continue;
         }
         let overhead = &template.daemon_groups[template.group_of[t]].overhead;
@@ -248,4 +311,47 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
     // The lower index is the root: components come in claim order.
     let (low, high) = (ra.min(rb), ra.max(rb));
     parent[high] = low;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::provisioning::test_support::{instance_type, pod, snapshot_with_limits};
+    use crate::provisioning::{Packing, schedule, schedule_with, validate};
+    use crate::snapshot::Snapshot;
+
+    /// Eight pods of 1.5 cpu in a pool limited to `cpu_limit` cores, offered
+    /// a 2-cpu type at 0.10 and an 8-cpu one at 0.60.
+    fn limited(cpu_limit: u32) -> Snapshot {
+        let pods = (0..8)
+            .map(|i| pod(&format!("p{i}"), "1500m", "1Gi"))
+            .collect();
+        let types = vec![
+            instance_type("m-2", 2, 8, 0.10),
+            instance_type("m-8", 8, 32, 0.60),
+        ];
+        snapshot_with_limits(
+            serde_json::json!({"cpu": cpu_limit.to_string()}),
+            types,
+            pods,
+        )
+    }
+
+    #[test]
+    fn a_pool_with_limits_is_repacked_within_them() {
+        // Upstream fills two 8-cpu claims (1.20). Room for eight claims, each
+        // charged its largest type (8 cpu), lets the cost mode launch eight
+        // 2-cpu nodes (0.80).
+        let roomy = limited(100);
+        let upstream = schedule(&roomy);
+        let cost = schedule_with(&roomy, Packing::Cost);
+        assert!((upstream.total_price_per_hour - 1.2).abs() < 1e-9);
+        assert!((cost.total_price_per_hour - 0.8).abs() < 1e-9, "{cost:?}");
+        assert!(validate(&roomy, &cost).is_empty());
+        // With 16 cores, two claims charged pessimistically use the limit up:
+        // the repacking does not fit, and the upstream claims stay.
+        let tight = limited(16);
+        let cost = schedule_with(&tight, Packing::Cost);
+        assert_eq!(cost, schedule(&tight));
+        assert!(validate(&tight, &cost).is_empty());
+    }
 }
