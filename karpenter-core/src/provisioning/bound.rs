@@ -3,19 +3,21 @@
 //!
 //! The relaxation: pods are grouped by where they may run (the instance
 //! types, and their cheapest compatible offering, that their requirements,
-//! tolerations and requests allow in some NodePool); nodes are bought
+//! tolerations and requests allow in some NodePool) and by shape; nodes are bought
 //! fractionally, and each group's demand (cpu, memory, pods, extended
 //! resources) is spread over the nodes its pods may use. Topology,
-//! affinity, daemon overhead and integrality are left out, so any valid plan
-//! costs at least the relaxation's optimum.
+//! affinity and daemon overhead are left out, so any valid plan costs at
+//! least the relaxation's optimum. Of integrality, what pods too large to
+//! share a node force is added (`own_nodes_bound`).
 //!
 //! The bound is read off the dual, which makes it a certificate: for each
 //! node column, a price per unit of each resource such that a whole node's
 //! allocatable costs no more than the node; each pod then pays, at the
 //! cheapest column its group may use, for its own request. By weak duality
-//! the sum is at most the price of any plan (each pod sits on one node). The LP solver (microlp) only suggests the
-//! prices; they are scaled back into feasibility and the sum is taken here,
-//! rounded down, so the bound does not rest on the solver's precision.
+//! the sum is at most the price of any plan (each pod sits on one node).
+//! The LP solver (microlp) only suggests the prices; they are scaled back
+//! into feasibility and the sum is taken here, rounded down, so the bound
+//! does not rest on the solver's precision.
 //!
 //! The LP and its column generation are in `dual.rs`, which the cost packer
 //! shares.
