@@ -140,11 +140,11 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
         .iter()
         .map(|p| (p, pool_requirements(p)))
         .collect();
-    let allocatable: Vec<Vec<f64>> = catalog
-        .types
+    let allocatable_lists: Vec<ResourceList> =
+        catalog.types.iter().map(|t| t.allocatable()).collect();
+    let allocatable: Vec<Vec<f64>> = allocatable_lists
         .iter()
-        .map(|t| {
-            let list = t.allocatable();
+        .map(|list| {
             resources
                 .iter()
                 .map(|r| list.get(r).max(0) as f64 / unit_scale(r))
@@ -159,8 +159,6 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
     // groups, the closer the LP's unit prices come to charging every pod its
     // own cheapest share. Pods alike in what they select and tolerate share
     // the work of finding their candidates.
-    let allocatable_lists: Vec<ResourceList> =
-        catalog.types.iter().map(|t| t.allocatable()).collect();
     let mut by_signature: std::collections::HashMap<String, BTreeMap<usize, f64>> =
         std::collections::HashMap::new();
     let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
@@ -411,16 +409,14 @@ fn own_nodes_bound(groups: &[Group], allocatable: &[Vec<f64>], members: &[Member
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let mut order: Vec<usize> = (0..members.len())
-        .filter(|&m| size(&members[m]) > 0.5)
+    // Each size computed once (it scans the member's types).
+    let mut order: Vec<(usize, f64)> = (0..members.len())
+        .map(|m| (m, size(&members[m])))
+        .filter(|&(_, s)| s > 0.5)
         .collect();
-    order.sort_by(|&a, &b| {
-        size(&members[b])
-            .total_cmp(&size(&members[a]))
-            .then(a.cmp(&b))
-    });
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut alone: Vec<usize> = Vec::new();
-    for m in order {
+    for (m, _) in order {
         if alone.len() == MOST_ALONE {
             break;
         }

@@ -52,9 +52,6 @@ pub(crate) struct Scheduler<'s> {
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
     pub(super) limits: Vec<Option<Limits>>,
-    /// The limits as they stood before any new claim was charged: what the
-    /// cost mode's repacking charges its claims against afresh.
-    pub(super) limits_at_start: Vec<Option<Limits>>,
     /// The destinations, shared with other runs until a pod lands on one.
     pub(crate) existing: Vec<Rc<ExistingNode>>,
     pub(crate) claims: Vec<NewClaim>,
@@ -132,7 +129,6 @@ impl<'s> Scheduler<'s> {
             well_known: setup.well_known,
             templates: Rc::clone(&setup.templates),
             skipped_pools: setup.skipped_pools.clone(),
-            limits_at_start: limits.clone(),
             limits,
             existing,
             claims: Vec::new(),
@@ -171,6 +167,9 @@ impl<'s> Scheduler<'s> {
 
     /// Places every pod it can.
     pub(crate) fn solve(&mut self) {
+        // The limits before any new claim is charged: what the cost mode's
+        // repacking charges its claims against afresh (kept only then).
+        let limits_at_start = (self.packing == Packing::Cost).then(|| self.limits.clone());
         for pod in 0..self.pods.len() {
             self.sign(pod);
         }
@@ -197,8 +196,8 @@ impl<'s> Scheduler<'s> {
                 }
             }
         }
-        if self.packing == Packing::Cost {
-            self.repack_for_cost();
+        if let Some(limits_at_start) = limits_at_start {
+            self.repack_for_cost(&limits_at_start);
         }
     }
 

@@ -38,8 +38,9 @@ struct Component {
 
 impl Scheduler<'_> {
     /// Repacks the loose claims where that lowers the price (see the module
-    /// documentation).
-    pub(crate) fn repack_for_cost(&mut self) {
+    /// documentation); `limits_at_start` are the pools' limits as they stood
+    /// before any new claim was charged.
+    pub(crate) fn repack_for_cost(&mut self, limits_at_start: &[Option<Limits>]) {
         let components = self.loose_components();
         if components.is_empty() {
             return;
@@ -49,7 +50,13 @@ impl Scheduler<'_> {
         let mut added = Vec::new();
         for component in components {
             let template = self.claims[component.claims[0]].template;
-            let mut limits = self.limits_left(template, &replaced, &component, &added);
+            let mut limits = self.limits_left(
+                limits_at_start[template].as_ref(),
+                template,
+                &replaced,
+                &component,
+                &added,
+            );
             let before: f64 = component
                 .claims
                 .iter()
@@ -92,17 +99,18 @@ impl Scheduler<'_> {
     }
 
     /// What the limits of `template`'s pool leave for a component's new
-    /// claims: the limits before any claim, less every claim kept (in order,
-    /// the component's own excepted) and every claim added so far. `None`
-    /// when the pool has no limits.
+    /// claims: the limits before any claim (`at_start`), less every claim
+    /// kept (in order, the component's own excepted) and every claim added so
+    /// far. `None` when the pool has no limits.
     fn limits_left(
         &self,
+        at_start: Option<&Limits>,
         template: usize,
         replaced: &[bool],
         component: &Component,
         added: &[NewClaim],
     ) -> Option<Limits> {
-        let mut limits = self.limits_at_start[template].clone()?;
+        let mut limits = at_start?.clone();
         let kept = (0..self.claims.len())
             .filter(|&c| !replaced[c] && !component.claims.contains(&c))
             .map(|c| &self.claims[c]);

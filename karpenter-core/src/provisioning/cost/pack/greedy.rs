@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use super::{Kind, Open, Packer, cheapest_holding, fits};
+use super::{Kind, Open, Packer, cheapest_holding, fits, total};
 use crate::provisioning::dual::{Column, Demand, unit_prices};
 
 /// Cells per doubling of a resource: requests in one cell differ by less
@@ -247,9 +247,8 @@ impl Packer<'_> {
                 *filling = None;
                 continue;
             }
-            let mut bin = Open::new(self.useful[u], kinds);
-            chosen.iter().for_each(|&i| bin.take(i, &items[i]));
-            let kind = cheapest_holding(kinds, &self.by_price, &bin.used(kinds));
+            let used = total(items, &chosen, self.scale.len());
+            let kind = cheapest_holding(kinds, &self.by_price, &used);
             let value: f64 = chosen.iter().map(|&i| worth[i]).sum();
             *f = Filling {
                 measured: true,
