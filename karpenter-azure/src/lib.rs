@@ -1,7 +1,8 @@
 //! The Azure (AKS) cloud provider for the karpenter engine.
 //!
 //! - [`arm`]: a small Azure Resource Manager client (retries, long-running
-//!   operations, paging, bearer tokens) behind the [`arm::ComputeApi`] trait;
+//!   operations, paging, bearer tokens, timeouts and limits) behind the
+//!   [`arm::ComputeApi`] trait;
 //! - [`catalog`]: the embedded SKU, price, region and GPU tables ([`generate`]
 //!   makes them from the public data);
 //! - [`instancetype`]: VM sizes as instance types (labels, capacity and

@@ -135,7 +135,7 @@ async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) {
         .mount(&server)
         .await;
     let client = ArmClient::new(
-        Arc::new(StaticCredential::new("t")),
+        Arc::new(StaticCredential::new("provider-test-token")),
         "sub-1",
         "MC_rg_cluster_eastus",
     )

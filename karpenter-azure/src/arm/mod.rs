@@ -3,15 +3,22 @@
 //! that honour `Retry-After`, long-running operations polled through
 //! `Azure-AsyncOperation` or `Location`, and `nextLink` paging. The
 //! provider talks to it through [`ComputeApi`], which tests can fake.
+//!
+//! A server is not trusted to behave: every request has a timeout and every
+//! operation a deadline, answers are read up to a size limit, lists up to a
+//! number of pages ([`ClientLimits`]), and the token goes only to the origin
+//! of the ARM endpoint, never to a link an answer names elsewhere.
 
 mod compute;
 mod credential;
+mod limits;
+mod transport;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use thiserror::Error;
@@ -20,6 +27,10 @@ pub use compute::{ARM_SCOPE, ComputeApi, ComputeApiVersions, PriceItem, price_ta
 #[cfg(feature = "azure-identity")]
 pub use credential::AzureIdentityCredential;
 pub use credential::{AccessToken, Secret, StaticCredential, TokenCredential};
+pub use limits::ClientLimits;
+
+use limits::require_origin;
+use transport::{Answer, Operation, error_of};
 
 use crate::failures::AzureError;
 
@@ -54,6 +65,35 @@ pub enum ArmError {
         /// The last failure.
         last: String,
     },
+    /// The operation ran out of time: its deadline
+    /// ([`ClientLimits::operation_deadline`]) passed, or a wait (ARM's
+    /// `Retry-After`, a backoff, a poll interval) would have ended past it
+    /// and was not begun.
+    #[error("ARM operation out of time (deadline {deadline:?}): {detail}")]
+    Deadline {
+        /// The operation's deadline.
+        deadline: Duration,
+        /// What was under way, or what the wait was for.
+        detail: String,
+    },
+    /// An answer was larger than [`ClientLimits::max_body_bytes`].
+    #[error("ARM answer from {url} larger than {limit} bytes")]
+    TooLarge {
+        /// The URL that answered.
+        url: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A URL (an answer's `nextLink`, `NextPageLink`, `Location` or
+    /// `Azure-AsyncOperation`, or one given to [`ArmClient::list`]) names
+    /// another origin than the endpoint it belongs to: it was not requested.
+    #[error("refused {url}: only {trusted} is trusted here")]
+    UntrustedUrl {
+        /// The URL refused.
+        url: String,
+        /// The origin (scheme, host, port) that is trusted.
+        trusted: String,
+    },
 }
 
 impl ArmError {
@@ -77,11 +117,14 @@ impl ArmError {
 /// How hard the client tries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Retries after the first attempt, on 429 and 5xx.
+    /// Retries after the first attempt, on 429, 5xx and transport failures
+    /// (a request past [`ClientLimits::request_timeout`] among them).
     pub max_retries: u32,
     /// The first backoff (doubled each retry) when no `Retry-After` says.
     pub base_delay: Duration,
-    /// The longest wait between attempts.
+    /// The longest wait between attempts or polls: a longer `Retry-After`
+    /// is cut to it, unless it ends past the operation's deadline (then the
+    /// operation fails at once, see [`ClientLimits::operation_deadline`]).
     pub max_delay: Duration,
     /// The wait between polls of a long-running operation when no
     /// `Retry-After` says.
@@ -109,6 +152,7 @@ pub struct ArmClient {
     base_url: String,
     credential: Arc<dyn TokenCredential>,
     retry: RetryPolicy,
+    limits: ClientLimits,
     subscription: String,
     resource_group: String,
     versions: ComputeApiVersions,
@@ -122,58 +166,43 @@ impl fmt::Debug for ArmClient {
             .field("subscription", &self.subscription)
             .field("resource_group", &self.resource_group)
             .field("credential", &self.credential)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
 
-/// An answer: status, headers, body (JSON or nothing).
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Value,
-}
-
-/// `Retry-After`: seconds, or an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let when = jiff::fmt::rfc2822::parse(text).ok()?.timestamp();
-    let wait = when.duration_since(jiff::Timestamp::now());
-    Some(wait.unsigned_abs()).filter(|_| wait.is_positive())
-}
-
-/// The ARM error in a body (`{"error": {"code", "message"}}`).
-fn error_of(status: u16, body: &Value) -> ArmError {
-    let error = body.get("error").unwrap_or(body);
-    let text = |key: &str| {
-        error
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    ArmError::Azure {
-        status,
-        code: text("code"),
-        message: text("message"),
-    }
+/// The HTTP client: the connect timeout is the client's, not a request's.
+///
+/// # Panics
+///
+/// As `reqwest::Client::new` does, when the TLS backend cannot be set up.
+fn http_client(limits: &ClientLimits) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(limits.connect_timeout)
+        .build()
+        .unwrap_or_else(|e| panic!("the HTTP client cannot be built: {e}"))
 }
 
 impl ArmClient {
     /// A client for `subscription` and the node resource group, against
-    /// public Azure (`https://management.azure.com`).
+    /// public Azure (`https://management.azure.com`), with the default
+    /// [`RetryPolicy`] and [`ClientLimits`].
+    ///
+    /// # Panics
+    ///
+    /// As `reqwest::Client::new` does, when the TLS backend cannot be set up.
     pub fn new(
         credential: Arc<dyn TokenCredential>,
         subscription: impl Into<String>,
         resource_group: impl Into<String>,
     ) -> Self {
+        let limits = ClientLimits::default();
         ArmClient {
-            http: reqwest::Client::new(),
+            http: http_client(&limits),
             base_url: "https://management.azure.com".to_owned(),
             credential,
             retry: RetryPolicy::default(),
+            limits,
             subscription: subscription.into(),
             resource_group: resource_group.into(),
             versions: ComputeApiVersions::default(),
@@ -182,13 +211,15 @@ impl ArmClient {
     }
 
     /// This client against another ARM endpoint (a sovereign cloud, a test
-    /// server).
+    /// server). Its origin (scheme, host, port) is the only one the token is
+    /// sent to.
     pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
         self.base_url = url.into().trim_end_matches('/').to_owned();
         self
     }
 
-    /// This client with another Retail Prices endpoint.
+    /// This client with another Retail Prices endpoint. Lists under it go
+    /// without a token, and their pages must stay on its origin.
     pub fn with_prices_url(mut self, url: impl Into<String>) -> Self {
         self.prices_url = url.into();
         self
@@ -197,6 +228,17 @@ impl ArmClient {
     /// This client with another retry policy.
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// This client with other timeouts and limits.
+    ///
+    /// # Panics
+    ///
+    /// As `reqwest::Client::new` does, when the TLS backend cannot be set up.
+    pub fn with_limits(mut self, limits: ClientLimits) -> Self {
+        self.http = http_client(&limits);
+        self.limits = limits;
         self
     }
 
@@ -209,114 +251,40 @@ impl ArmClient {
         }
     }
 
-    /// One request, retried on 429 and 5xx (and transport failures) with
-    /// backoff; any other status is the answer.
-    async fn send(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-        bearer: bool,
-    ) -> Result<Answer, ArmError> {
-        let mut attempt = 0;
-        loop {
-            let mut request = self.http.request(method.clone(), url);
-            if bearer {
-                let token = self.credential.token(ARM_SCOPE).await?;
-                request = request.header(AUTHORIZATION, format!("Bearer {}", token.token.expose()));
-            }
-            if let Some(body) = body {
-                request = request.json(body);
-            }
-            let outcome = match request.send().await {
-                Ok(response) => {
-                    let status = response.status();
-                    let headers = response.headers().clone();
-                    let bytes = response
-                        .bytes()
-                        .await
-                        .map_err(|e| ArmError::Transport(e.to_string()))?;
-                    let body = if bytes.is_empty() {
-                        Value::Null
-                    } else {
-                        serde_json::from_slice(&bytes)
-                            .map_err(|e| ArmError::Decode(format!("{url}: {e}")))?
-                    };
-                    let retryable =
-                        status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
-                    if !retryable {
-                        return Ok(Answer {
-                            status,
-                            headers,
-                            body,
-                        });
-                    }
-                    (
-                        error_of(status.as_u16(), &body).to_string(),
-                        retry_after(&headers),
-                    )
-                }
-                Err(error) => (format!("{url}: {error}"), None),
-            };
-            attempt += 1;
-            if attempt > self.retry.max_retries {
-                return Err(ArmError::GaveUp {
-                    attempts: attempt,
-                    last: outcome.0,
-                });
-            }
-            let backoff = self
-                .retry
-                .base_delay
-                .saturating_mul(1 << (attempt - 1).min(16));
-            let wait = outcome.1.unwrap_or(backoff).min(self.retry.max_delay);
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    /// A request whose 2xx answer is the result; anything else an error.
-    async fn call(
-        &self,
-        method: Method,
-        url: &str,
-        body: Option<&Value>,
-    ) -> Result<Answer, ArmError> {
-        let answer = self.send(method, url, body, true).await?;
-        if answer.status.is_success() {
-            Ok(answer)
-        } else {
-            Err(error_of(answer.status.as_u16(), &answer.body))
-        }
-    }
-
     /// Follows a long-running operation started by `answer` to its end:
     /// through `Azure-AsyncOperation` (a status document) or `Location`
     /// (202 until done). Returns the final resource when it is known.
-    async fn finish(&self, answer: Answer, resource_url: &str) -> Result<Value, ArmError> {
-        let async_operation = answer
-            .headers
-            .get("azure-asyncoperation")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let location = answer
-            .headers
-            .get(LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        if async_operation.is_none()
-            && (location.is_none() || answer.status != StatusCode::ACCEPTED)
-        {
-            return Ok(answer.body);
-        }
-        let mut wait = retry_after(&answer.headers).unwrap_or(self.retry.poll_interval);
+    async fn finish(
+        &self,
+        answer: Answer,
+        resource_url: &str,
+        operation: &Operation,
+    ) -> Result<Value, ArmError> {
+        let (url, status_document) = match (answer.async_operation, answer.location) {
+            (Some(url), _) => (url, true),
+            (None, Some(url)) if answer.status == StatusCode::ACCEPTED => (url, false),
+            _ => return Ok(answer.body),
+        };
+        // `send` would refuse it too, but only after the first wait.
+        require_origin(&url, &self.base_url)?;
+        let mut asked = answer.retry_after;
         for _ in 0..self.retry.max_polls {
-            tokio::time::sleep(wait.min(self.retry.max_delay)).await;
-            if let Some(url) = &async_operation {
-                let poll = self.call(Method::GET, url, None).await?;
+            let wait = asked.unwrap_or(self.retry.poll_interval);
+            let why = || format!("polling {url}");
+            operation
+                .deadline
+                .sleep(wait.min(self.retry.max_delay), wait, why)
+                .await?;
+            let poll = self.call(Method::GET, &url, None, operation).await?;
+            if !status_document {
+                if poll.status != StatusCode::ACCEPTED {
+                    return Ok(poll.body);
+                }
+            } else {
                 match poll.body.get("status").and_then(Value::as_str) {
                     Some("Succeeded") => {
                         // The resource as it now stands (a delete has none).
-                        return match self.call(Method::GET, resource_url, None).await {
+                        return match self.call(Method::GET, resource_url, None, operation).await {
                             Ok(resource) => Ok(resource.body),
                             Err(e) if e.is_not_found() => Ok(Value::Null),
                             Err(e) => Err(e),
@@ -325,15 +293,10 @@ impl ArmClient {
                     Some("Failed") | Some("Canceled") => {
                         return Err(error_of(poll.status.as_u16(), &poll.body));
                     }
-                    _ => wait = retry_after(&poll.headers).unwrap_or(self.retry.poll_interval),
+                    _ => {}
                 }
-            } else if let Some(url) = &location {
-                let poll = self.call(Method::GET, url, None).await?;
-                if poll.status != StatusCode::ACCEPTED {
-                    return Ok(poll.body);
-                }
-                wait = retry_after(&poll.headers).unwrap_or(self.retry.poll_interval);
             }
+            asked = poll.retry_after;
         }
         Err(ArmError::GaveUp {
             attempts: self.retry.max_polls,
@@ -349,19 +312,25 @@ impl ArmClient {
         api_version: &str,
         body: &Value,
     ) -> Result<Value, ArmError> {
+        let operation = Operation::start(&self.limits);
         let url = format!("{}?api-version={api_version}", self.url(path));
-        let answer = self.call(Method::PUT, &url, Some(body)).await?;
-        self.finish(answer, &url).await
+        let result = async {
+            let answer = self.call(Method::PUT, &url, Some(body), &operation).await?;
+            self.finish(answer, &url, &operation).await
+        };
+        operation.scrub(result.await)
     }
 
     /// GET the resource at `path`; `None` when ARM says 404.
     pub async fn get(&self, path: &str, api_version: &str) -> Result<Option<Value>, ArmError> {
+        let operation = Operation::start(&self.limits);
         let url = format!("{}?api-version={api_version}", self.url(path));
-        match self.call(Method::GET, &url, None).await {
+        let result = match self.call(Method::GET, &url, None, &operation).await {
             Ok(answer) => Ok(Some(answer.body)),
             Err(error) if error.is_not_found() => Ok(None),
             Err(error) => Err(error),
-        }
+        };
+        operation.scrub(result)
     }
 
     /// DELETE the resource at `path` (with extra query `parameters`, e.g.
@@ -373,29 +342,51 @@ impl ArmClient {
         api_version: &str,
         parameters: &str,
     ) -> Result<bool, ArmError> {
+        let operation = Operation::start(&self.limits);
         let url = format!("{}?api-version={api_version}{parameters}", self.url(path));
-        match self.call(Method::DELETE, &url, None).await {
+        let result = match self.call(Method::DELETE, &url, None, &operation).await {
             Ok(answer) if answer.status == StatusCode::NO_CONTENT => Ok(false),
-            Ok(answer) => self.finish(answer, &url).await.map(|_| true),
+            Ok(answer) => self.finish(answer, &url, &operation).await.map(|_| true),
             Err(error) if error.is_not_found() => Ok(false),
             Err(error) => Err(error),
-        }
+        };
+        operation.scrub(result)
     }
 
-    /// Every item of a paged list starting at `url`: `value` and `nextLink`
-    /// (ARM), or `Items` and `NextPageLink` (Retail Prices, sent without a
-    /// token).
+    /// Every item of a paged list starting at `url` (an ARM path, or a URL
+    /// on the ARM or Retail Prices endpoint): `value` and `nextLink` (ARM), or
+    /// `Items` and `NextPageLink` (Retail Prices, sent without a token). A
+    /// link to another origin, or back to a page already read, is an error.
     pub async fn list(&self, url: &str) -> Result<Vec<Value>, ArmError> {
-        let public = url.starts_with(&self.prices_url);
+        let operation = Operation::start(&self.limits);
+        operation.scrub(self.pages(url, &operation).await)
+    }
+
+    /// The items of [`list`](Self::list).
+    async fn pages(&self, url: &str, operation: &Operation) -> Result<Vec<Value>, ArmError> {
+        let first = self.url(url);
+        let public = first.starts_with(&self.prices_url);
+        let home = if public {
+            &self.prices_url
+        } else {
+            &self.base_url
+        };
+        let mut seen = HashSet::new();
         let mut items = Vec::new();
-        let mut next = Some(self.url(url));
-        let mut pages = 0;
+        let mut next = Some(first);
         while let Some(url) = next.take() {
-            pages += 1;
-            if pages > 10_000 {
-                return Err(ArmError::Decode(format!("{url}: more than 10,000 pages")));
+            require_origin(&url, home)?;
+            if seen.len() >= self.limits.max_pages as usize {
+                let max = self.limits.max_pages;
+                return Err(ArmError::Decode(format!("{url}: more than {max} pages")));
             }
-            let answer = self.send(Method::GET, &url, None, !public).await?;
+            // A cycle would repeat its pages until the limit or the deadline.
+            if !seen.insert(url.clone()) {
+                return Err(ArmError::Decode(format!("{url}: a page links back to it")));
+            }
+            let answer = self
+                .send(Method::GET, &url, None, !public, operation)
+                .await?;
             if !answer.status.is_success() {
                 return Err(error_of(answer.status.as_u16(), &answer.body));
             }

@@ -1,0 +1,333 @@
+//! One request and its answer: the token (to the ARM origin only), retries
+//! with backoff on throttling, server errors and transport failures, and the
+//! body read a chunk at a time up to the size limit. An [`Operation`] holds
+//! what the requests of one call share: the deadline, and the tokens sent,
+//! which are scrubbed from the call's error.
+
+use std::error::Error as _;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use super::limits::{ClientLimits, Deadline, require_origin};
+use super::{ARM_SCOPE, ArmClient, ArmError, Secret};
+
+/// One operation under way (a GET, a PUT or DELETE and its polls, a list
+/// and its pages).
+pub(super) struct Operation {
+    /// When it must be over.
+    pub(super) deadline: Deadline,
+    /// The tokens its requests carried (one, unless the credential renewed
+    /// it meanwhile).
+    sent: Mutex<Vec<Secret>>,
+}
+
+impl Operation {
+    /// An operation starting now.
+    pub(super) fn start(limits: &ClientLimits) -> Self {
+        Operation {
+            deadline: Deadline::after(limits.operation_deadline),
+            sent: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record(&self, token: &Secret) {
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        if !sent.contains(token) {
+            sent.push(token.clone());
+        }
+    }
+
+    /// `result`, with every token this operation sent scrubbed from its
+    /// error: a server may echo a request (an error quoting its
+    /// `Authorization` header), and errors end up in logs. Data returned is
+    /// left as sent.
+    pub(super) fn scrub<T>(&self, result: Result<T, ArmError>) -> Result<T, ArmError> {
+        result.map_err(|error| {
+            let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+            sent.iter()
+                .fold(error, |error, token| error.without(token.expose()))
+        })
+    }
+}
+
+impl ArmError {
+    /// This error with every copy of `token` in its text replaced. A token
+    /// is long and random: it appears in a message only when echoed.
+    fn without(self, token: &str) -> ArmError {
+        if token.is_empty() {
+            return self;
+        }
+        let s = |text: String| {
+            if text.contains(token) {
+                text.replace(token, "***")
+            } else {
+                text
+            }
+        };
+        match self {
+            ArmError::Azure {
+                status,
+                code,
+                message,
+            } => ArmError::Azure {
+                status,
+                code: s(code),
+                message: s(message),
+            },
+            ArmError::Transport(text) => ArmError::Transport(s(text)),
+            ArmError::Auth(text) => ArmError::Auth(s(text)),
+            ArmError::Decode(text) => ArmError::Decode(s(text)),
+            ArmError::GaveUp { attempts, last } => ArmError::GaveUp {
+                attempts,
+                last: s(last),
+            },
+            ArmError::Deadline { deadline, detail } => ArmError::Deadline {
+                deadline,
+                detail: s(detail),
+            },
+            ArmError::TooLarge { url, limit } => ArmError::TooLarge { url: s(url), limit },
+            ArmError::UntrustedUrl { url, trusted } => ArmError::UntrustedUrl {
+                url: s(url),
+                trusted: s(trusted),
+            },
+        }
+    }
+}
+
+/// An answer: its status, the headers the client reads, and its body (JSON
+/// or nothing).
+pub(super) struct Answer {
+    pub(super) status: StatusCode,
+    pub(super) body: Value,
+    /// `Retry-After`.
+    pub(super) retry_after: Option<Duration>,
+    /// `Azure-AsyncOperation`.
+    pub(super) async_operation: Option<String>,
+    /// `Location`.
+    pub(super) location: Option<String>,
+}
+
+/// How one try went.
+enum Try {
+    /// An answer to return: any status but 429 and 5xx.
+    Done(Answer),
+    /// A failure worth another try: what it was, and how long the server
+    /// asked to wait.
+    Again(String, Option<Duration>),
+}
+
+/// `Retry-After`: seconds, or an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = jiff::fmt::rfc2822::parse(text).ok()?.timestamp();
+    let wait = when.duration_since(jiff::Timestamp::now());
+    Some(wait.unsigned_abs()).filter(|_| wait.is_positive())
+}
+
+/// The ARM error in a body (`{"error": {"code", "message"}}`).
+pub(super) fn error_of(status: u16, body: &Value) -> ArmError {
+    let error = body.get("error").unwrap_or(body);
+    let text = |key: &str| {
+        error
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    ArmError::Azure {
+        status,
+        code: text("code"),
+        message: text("message"),
+    }
+}
+
+/// A transport failure as text: `error` and its causes (reqwest's own text
+/// says "error sending request"; why is in its sources).
+fn transport(url: &str, error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = format!("{url}: {error}");
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+impl ArmClient {
+    /// One request, retried on 429 and 5xx (and transport failures) with
+    /// backoff; any other status is the answer. The token (with `bearer`)
+    /// goes to the ARM origin only, whoever named `url`.
+    pub(super) async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        bearer: bool,
+        operation: &Operation,
+    ) -> Result<Answer, ArmError> {
+        if bearer {
+            require_origin(url, &self.base_url)?;
+        }
+        let mut attempt = 0;
+        loop {
+            let deadline = &operation.deadline;
+            let once = self.try_once(&method, url, body, bearer, operation);
+            let (last, asked) = match deadline.run(once, || format!("{method} {url}")).await? {
+                Try::Done(answer) => return Ok(answer),
+                Try::Again(last, asked) => (last, asked),
+            };
+            attempt += 1;
+            if attempt > self.retry.max_retries {
+                return Err(ArmError::GaveUp {
+                    attempts: attempt,
+                    last,
+                });
+            }
+            let backoff = self
+                .retry
+                .base_delay
+                .saturating_mul(1 << (attempt - 1).min(16));
+            let wait = asked.unwrap_or(backoff).min(self.retry.max_delay);
+            let why = || format!("{method} {url} after {last}");
+            deadline.sleep(wait, asked.unwrap_or(wait), why).await?;
+        }
+    }
+
+    /// A request whose 2xx answer is the result; anything else an error.
+    pub(super) async fn call(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+        operation: &Operation,
+    ) -> Result<Answer, ArmError> {
+        let answer = self.send(method, url, body, true, operation).await?;
+        if answer.status.is_success() {
+            Ok(answer)
+        } else {
+            Err(error_of(answer.status.as_u16(), &answer.body))
+        }
+    }
+
+    /// One try of a request.
+    async fn try_once(
+        &self,
+        method: &Method,
+        url: &str,
+        body: Option<&Value>,
+        bearer: bool,
+        operation: &Operation,
+    ) -> Result<Try, ArmError> {
+        let mut request = self
+            .http
+            .request(method.clone(), url)
+            .timeout(self.limits.request_timeout);
+        let token = if bearer {
+            Some(self.credential.token(ARM_SCOPE).await?.token)
+        } else {
+            None
+        };
+        if let Some(token) = &token {
+            operation.record(token);
+            request = request.header(AUTHORIZATION, format!("Bearer {}", token.expose()));
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => return Ok(Try::Again(transport(url, error), None)),
+        };
+        let status = response.status();
+        let headers = response.headers();
+        let asked = retry_after(headers);
+        let link = |name| Some(headers.get(name)?.to_str().ok()?.to_owned());
+        let async_operation = link("azure-asyncoperation");
+        let location = link(LOCATION.as_str());
+        let bytes = match self.read_body(response, url).await {
+            Ok(bytes) => bytes,
+            Err(ArmError::Transport(last)) => return Ok(Try::Again(last, None)),
+            Err(error) => return Err(error),
+        };
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).map_err(|e| ArmError::Decode(format!("{url}: {e}")))?
+        };
+        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            let last = error_of(status.as_u16(), &body).to_string();
+            return Ok(Try::Again(last, asked));
+        }
+        Ok(Try::Done(Answer {
+            status,
+            body,
+            retry_after: asked,
+            async_operation,
+            location,
+        }))
+    }
+
+    /// The body of `response`, read a chunk at a time so that an answer past
+    /// the size limit fails without being held whole; a transport failure
+    /// while reading is [`ArmError::Transport`].
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        url: &str,
+    ) -> Result<Vec<u8>, ArmError> {
+        let limit = self.limits.max_body_bytes;
+        let too_large = || ArmError::TooLarge {
+            url: url.to_owned(),
+            limit,
+        };
+        // A length announced past the limit fails before a byte is read.
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit as u64 {
+            return Err(too_large());
+        }
+        let mut body = Vec::with_capacity(announced as usize);
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| ArmError::Transport(transport(url, e)))?
+        {
+            if chunk.len() > limit - body.len() {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operations_error_loses_every_token_it_sent() {
+        let operation = Operation::start(&ClientLimits::default());
+        operation.record(&Secret::new("eyJ0.old"));
+        operation.record(&Secret::new("eyJ0.new"));
+        let echoed = ArmError::Azure {
+            status: 401,
+            code: "InvalidAuthenticationToken".to_owned(),
+            message: "Bearer eyJ0.old and eyJ0.new, again eyJ0.new".to_owned(),
+        };
+        let error = operation.scrub::<()>(Err(echoed)).expect_err("an error");
+        let shown = format!("{error} {error:?}");
+        assert!(!shown.contains("eyJ0"), "{shown}");
+        assert!(shown.contains("Bearer *** and ***, again ***"), "{shown}");
+        // An empty token scrubs nothing.
+        let error = ArmError::Decode("text".to_owned()).without("");
+        assert_eq!(error.to_string(), "unexpected ARM answer: text");
+    }
+}
