@@ -1121,43 +1121,6 @@ fn go_duration_with_days_names_the_field() {
 // ---------------------------------------------------------------------------
 // Limits
 
-/// Nine levels of ten aliases each: 10^9 scalars if expanded.
-fn billion_laughs(api_version_first: bool) -> String {
-    let mut text = String::new();
-    if api_version_first {
-        text.push_str("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n");
-    }
-    text.push_str("data:\n  l0: &l0 lol\n");
-    for level in 1..=9 {
-        let aliases = vec![format!("*l{}", level - 1); 10].join(", ");
-        text.push_str(&format!("  l{level}: &l{level} [{aliases}]\n"));
-    }
-    if !api_version_first {
-        text.push_str("apiVersion: v1\nkind: ConfigMap\n");
-    }
-    text
-}
-
-#[test]
-fn billion_laughs_is_refused_at_the_safety_limit() {
-    let e = error("lol.yaml", &billion_laughs(true));
-    assert!(
-        matches!(e, LoadError::Parse { ref file, document: Some(1), ref message, .. }
-            if file == "lol.yaml" && message.contains("safety limit")),
-        "{e:?}"
-    );
-    assert_says(&e, &["lol.yaml", "document 1", "LoadOptions"]);
-}
-
-#[test]
-fn billion_laughs_is_refused_kind_last() {
-    let e = error("lol-late.yaml", &billion_laughs(false));
-    assert!(
-        matches!(e, LoadError::Parse { ref message, .. } if message.contains("safety limit")),
-        "{e:?}"
-    );
-}
-
 fn deep_yaml(depth: usize, kind_first: bool) -> String {
     let nested = format!("{}x{}", "[".repeat(depth), "]".repeat(depth));
     if kind_first {

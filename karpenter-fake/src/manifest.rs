@@ -6,6 +6,7 @@
 //! anyway, and the scenario format's own kinds (`InstanceType`) are written that way
 //! by hand.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -68,22 +69,115 @@ pub fn to_kubectl_json(items: Vec<Value>) -> String {
 /// where YAML would read them as something else).
 pub fn to_kubectl_yaml(items: &[Value]) -> String {
     let mut out = String::from("apiVersion: v1\nitems:\n");
+    let mut plain = Anchors::none();
     for item in items {
-        match item {
-            Value::Object(map) if !map.is_empty() => {
-                for (i, (key, value)) in envelope_first(map).enumerate() {
-                    let lead = if i == 0 { "- " } else { "  " };
-                    write_entry(&mut out, lead, key, value, 2);
-                }
-            }
-            other => write_seq_item(&mut out, other, 0),
-        }
+        write_item(&mut out, item, &mut plain);
     }
     out.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
     out
 }
 
-fn write_seq_item(out: &mut String, value: &Value, indent: usize) {
+/// `items` as PyYAML's `yaml.dump_all` writes objects that share parts: a
+/// document each, and within a document every mapping that appears again
+/// written once with an anchor (`&id001`, numbered afresh in each document) and
+/// then as an alias (`*id001`). Scripts that build manifests write them so
+/// when one object (a pod's labels, say) is used twice.
+pub fn to_pyyaml_documents(items: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        let mut anchors = Anchors::of(item);
+        let Value::Object(map) = item else {
+            let _ = writeln!(out, "{}", inline(item));
+            continue;
+        };
+        for (key, value) in envelope_first(map) {
+            write_entry(&mut out, "", key, value, 0, &mut anchors);
+        }
+    }
+    out
+}
+
+/// Which mappings of a document are written with an anchor and then as aliases.
+struct Anchors {
+    /// Each repeated mapping's text, and its anchor once it has been written.
+    repeated: HashMap<String, Option<usize>>,
+    next: usize,
+}
+
+impl Anchors {
+    /// No anchors: every mapping written in full.
+    fn none() -> Anchors {
+        Anchors {
+            repeated: HashMap::new(),
+            next: 1,
+        }
+    }
+
+    /// The non-empty mappings that appear more than once in `document`.
+    fn of(document: &Value) -> Anchors {
+        fn count(value: &Value, seen: &mut HashMap<String, usize>) {
+            match value {
+                Value::Object(map) => {
+                    if !map.is_empty() {
+                        *seen.entry(value.to_string()).or_default() += 1;
+                    }
+                    map.values().for_each(|v| count(v, seen));
+                }
+                Value::Array(items) => items.iter().for_each(|v| count(v, seen)),
+                _ => {}
+            }
+        }
+        let mut seen = HashMap::new();
+        count(document, &mut seen);
+        let repeated = seen
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(text, _)| (text, None))
+            .collect();
+        Anchors { repeated, next: 1 }
+    }
+
+    /// How to write `map` as a key's value: `&idNNN` before it in full, `*idNNN`
+    /// instead of it, or nothing before it in full.
+    fn mark(&mut self, map: &Value) -> Mark {
+        if self.repeated.is_empty() {
+            return Mark::Plain;
+        }
+        match self.repeated.get_mut(&map.to_string()) {
+            None => Mark::Plain,
+            Some(Some(id)) => Mark::Alias(*id),
+            Some(slot) => {
+                let id = self.next;
+                self.next += 1;
+                *slot = Some(id);
+                Mark::Anchor(id)
+            }
+        }
+    }
+}
+
+enum Mark {
+    Plain,
+    Anchor(usize),
+    Alias(usize),
+}
+
+fn write_item(out: &mut String, item: &Value, anchors: &mut Anchors) {
+    match item {
+        Value::Object(map) if !map.is_empty() => {
+            for (i, (key, value)) in envelope_first(map).enumerate() {
+                let lead = if i == 0 { "- " } else { "  " };
+                write_entry(out, lead, key, value, 2, anchors);
+            }
+        }
+        other => write_seq_item(out, other, 0, anchors),
+    }
+}
+
+fn write_seq_item(out: &mut String, value: &Value, indent: usize, anchors: &mut Anchors) {
     let pad = " ".repeat(indent);
     match value {
         Value::Object(map) if !map.is_empty() => {
@@ -93,13 +187,13 @@ fn write_seq_item(out: &mut String, value: &Value, indent: usize) {
                 } else {
                     format!("{pad}  ")
                 };
-                write_entry(out, &lead, key, v, indent + 2);
+                write_entry(out, &lead, key, v, indent + 2, anchors);
             }
         }
         Value::Array(items) if !items.is_empty() => {
             let _ = writeln!(out, "{pad}-");
             for item in items {
-                write_seq_item(out, item, indent + 2);
+                write_seq_item(out, item, indent + 2, anchors);
             }
         }
         scalar => {
@@ -108,21 +202,39 @@ fn write_seq_item(out: &mut String, value: &Value, indent: usize) {
     }
 }
 
-fn write_entry(out: &mut String, lead: &str, key: &str, value: &Value, indent: usize) {
+fn write_entry(
+    out: &mut String,
+    lead: &str,
+    key: &str,
+    value: &Value,
+    indent: usize,
+    anchors: &mut Anchors,
+) {
     let key = scalar_text(key);
     match value {
         Value::Object(map) if !map.is_empty() => {
-            let _ = writeln!(out, "{lead}{key}:");
+            match anchors.mark(value) {
+                Mark::Alias(id) => {
+                    let _ = writeln!(out, "{lead}{key}: *id{id:03}");
+                    return;
+                }
+                Mark::Anchor(id) => {
+                    let _ = writeln!(out, "{lead}{key}: &id{id:03}");
+                }
+                Mark::Plain => {
+                    let _ = writeln!(out, "{lead}{key}:");
+                }
+            }
             let pad = " ".repeat(indent + 2);
             for (k, v) in map {
-                write_entry(out, &pad, k, v, indent + 2);
+                write_entry(out, &pad, k, v, indent + 2, anchors);
             }
         }
         // kubectl writes a list's items at the key's own indentation.
         Value::Array(items) if !items.is_empty() => {
             let _ = writeln!(out, "{lead}{key}:");
             for item in items {
-                write_seq_item(out, item, indent);
+                write_seq_item(out, item, indent, anchors);
             }
         }
         scalar => {
@@ -171,6 +283,23 @@ mod tests {
         let yaml = to_kubectl_yaml(&[item]);
         let expected = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    labels:\n      app: web\n    name: web-0\n  spec:\n    containers:\n    - name: app\n      ports:\n      - containerPort: 80\n    tolerations: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
         assert_eq!(yaml, expected);
+    }
+
+    #[test]
+    fn pyyaml_documents_anchor_what_repeats() {
+        let labels = json!({"app": "web"});
+        let pod = |name: &str| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": labels, "name": name},
+                "spec": {"topologySpreadConstraints": [{"labelSelector": {"matchLabels": labels}, "maxSkew": 1}]}})
+        };
+        let yaml = to_pyyaml_documents(&[pod("web-0"), pod("web-1")]);
+        let one = |name: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  labels: &id001\n    app: web\n  name: {name}\n\
+                 spec:\n  topologySpreadConstraints:\n  - labelSelector:\n      matchLabels: *id001\n    maxSkew: 1\n"
+            )
+        };
+        assert_eq!(yaml, format!("{}---\n{}", one("web-0"), one("web-1")));
     }
 
     #[test]

@@ -1,16 +1,24 @@
 //! The bounds that keep a hostile or broken input from hanging the loader or
-//! exhausting memory: the size of a file, the depth of nesting, and the expansion
-//! of YAML aliases.
+//! exhausting memory: the size of a file and the depth of nesting (YAML aliases
+//! are judged by what they expand to, in `aliases`).
 
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
 use super::LoadError;
+use super::aliases::AliasUse;
 
 /// Limits on what the loader accepts. The defaults read any real cluster dump (a
-/// 100,000-pod `kubectl get -o yaml` is about 150 MB) and refuse alias bombs and
-/// pathological nesting.
+/// 100,000-pod `kubectl get -o yaml` is about 150 MB) and refuse pathological
+/// nesting.
+///
+/// YAML aliases need no limit here: a document may take as large a share of its
+/// nodes from aliases as go-yaml (what kubectl reads YAML with) allows, 99 % up to
+/// 400,000 nodes, falling evenly to 10 % at 4,000,000 and beyond, so an alias bomb
+/// is refused by what it would expand to while generated files that reuse objects
+/// (as PyYAML writes them, with an anchor and an alias each) are read whatever
+/// their number of aliases.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LoadOptions {
@@ -19,12 +27,6 @@ pub struct LoadOptions {
     /// The deepest nesting of maps and lists in a document. Default: 128 (a Pod
     /// needs about 15).
     pub max_depth: usize,
-    /// The most YAML alias uses (`*name`) in one file. Default: 10,000.
-    pub max_aliases: usize,
-    /// The most parse events that replaying aliases may add to one file, and that
-    /// anchors may record; this is what stops a "billion laughs" document. Default:
-    /// 100,000 (scenario files use anchors for a few labels; kubectl writes none).
-    pub max_alias_expansion_events: usize,
 }
 
 impl Default for LoadOptions {
@@ -32,8 +34,6 @@ impl Default for LoadOptions {
         LoadOptions {
             max_file_bytes: 1 << 30,
             max_depth: 128,
-            max_aliases: 10_000,
-            max_alias_expansion_events: 100_000,
         }
     }
 }
@@ -51,14 +51,23 @@ impl LoadOptions {
         self
     }
 
-    /// serde-saphyr's options for these limits. Its own defaults are made for
-    /// configuration files (at most 1,024 documents, 250,000 nodes, 1,000,000 events
-    /// per file); a cluster dump is far larger, so the counting budgets scale with the
-    /// file size limit while the alias and nesting limits stay tight.
-    pub(crate) fn yaml_options(&self) -> serde_saphyr::Options {
+    /// serde-saphyr's options for these limits and for a file whose aliases were
+    /// judged already ([`super::aliases::check`]). Its own defaults are made for
+    /// configuration files (at most 1,024 documents, 250,000 nodes, 1,000,000 events,
+    /// 50,000 aliases, 10 aliases per anchor); a cluster dump is far larger, so the
+    /// counting budgets scale with the file size limit, and the alias budgets are
+    /// set from what this file's aliases were counted to expand to: they only stand
+    /// behind the count, should the deserializer replay more than it said.
+    pub(crate) fn yaml_options(&self, aliases: AliasUse) -> serde_saphyr::Options {
         let mut options = serde_saphyr::Options::default();
         // Every node, event and document takes at least one byte of input.
         let per_byte = usize::try_from(self.max_file_bytes).unwrap_or(usize::MAX);
+        // A node replays as at most two events (a collection's start and end).
+        let events_of = |nodes: u64| {
+            usize::try_from(nodes.saturating_mul(2))
+                .unwrap_or(usize::MAX)
+                .saturating_add(DESERIALIZER_ALIAS_SLACK)
+        };
         if let Some(budget) = options.budget.as_mut() {
             budget.max_reader_input_bytes = Some(per_byte);
             budget.max_events = per_byte;
@@ -66,16 +75,24 @@ impl LoadOptions {
             budget.max_documents = per_byte;
             budget.max_total_scalar_bytes = per_byte;
             budget.max_depth = self.max_depth;
-            budget.max_aliases = self.max_aliases;
-            budget.max_anchors = self.max_aliases.max(50_000);
-            budget.max_recorded_anchor_events = self.max_alias_expansion_events;
+            budget.max_aliases = per_byte;
+            budget.max_anchors = per_byte;
+            budget.max_merge_keys = per_byte;
+            budget.enforce_alias_anchor_ratio = false;
+            budget.max_recorded_anchor_events = events_of(aliases.anchored_nodes);
+            budget.max_recorded_anchor_bytes = per_byte;
         }
-        options.alias_limits.max_total_replayed_events = self.max_alias_expansion_events;
+        options.alias_limits.max_total_replayed_events = events_of(aliases.expanded_nodes);
         options.alias_limits.max_replay_stack_depth = self.max_depth;
         options.with_snippet = false;
         options
     }
 }
+
+/// Room given to the deserializer's alias budgets beyond the counted expansion
+/// (serde-saphyr's own default budget), so that a difference in how the two count
+/// never refuses a file the count passed.
+const DESERIALIZER_ALIAS_SLACK: usize = 1_000_000;
 
 /// Refuses a file over the size limit.
 pub(crate) fn check_size(file: &str, size: u64, options: &LoadOptions) -> Result<(), LoadError> {

@@ -26,6 +26,7 @@
 //! assert_eq!(scenario.pods[0].metadata.name.as_deref(), Some("web-0"));
 //! ```
 
+mod aliases;
 mod azure;
 mod document;
 mod error;

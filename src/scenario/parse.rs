@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::aliases;
 use super::document::{Parsed, TrackedDocument};
 use super::state::{self, KindScan};
 use super::{LoadError, LoadOptions, Source};
@@ -225,7 +226,15 @@ fn parse_yaml(
     text: &str,
     options: &LoadOptions,
 ) -> Result<Vec<TrackedDocument>, LoadError> {
-    let yaml_options = options.yaml_options();
+    let aliases = aliases::check(text).map_err(|refused| LoadError::Parse {
+        file: file.to_string(),
+        document: refused.at.map(|(document, _, _)| document),
+        line: refused.at.map(|(_, line, _)| line),
+        column: refused.at.map(|(_, _, column)| column),
+        field: None,
+        message: refused.message(),
+    })?;
+    let yaml_options = options.yaml_options(aliases);
     with_kinds(
         || serde_saphyr::from_multiple_with_options::<TrackedDocument>(text, yaml_options.clone()),
         || serde_saphyr::from_multiple_with_options::<KindScan>(text, yaml_options.clone()),
@@ -255,7 +264,7 @@ fn yaml_message(error: &serde_saphyr::Error) -> String {
         None => first,
     };
     if first.contains("budget breached") || first.contains("alias replay limit") {
-        // What an alias bomb, a nesting attack or a runaway document runs into.
+        // What a nesting attack or a runaway document runs into.
         format!("the input passes a safety limit of the YAML reader ({first}); see LoadOptions")
     } else if first.contains("DuplicateKeyPolicy") || first.to_lowercase().contains("duplicate") {
         let key = first.split('`').nth(1).or_else(|| first.split('"').nth(1));
