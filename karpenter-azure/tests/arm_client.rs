@@ -198,6 +198,32 @@ async fn throttling_and_server_errors_are_retried_honouring_retry_after() {
 }
 
 #[tokio::test]
+async fn a_gateways_html_error_page_is_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(VM))
+        .respond_with(
+            ResponseTemplate::new(502)
+                .set_body_raw("<html><body>Bad Gateway</body></html>", "text/html"),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(VM))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"name": "aks-default-1"})))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let vm = client(&server).get_vm("aks-default-1").await;
+    assert_eq!(
+        vm.expect("after a retry"),
+        Some(json!({"name": "aks-default-1"}))
+    );
+}
+
+#[tokio::test]
 async fn retries_run_out() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))

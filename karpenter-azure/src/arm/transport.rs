@@ -258,14 +258,20 @@ impl ArmClient {
             Err(error) => return Err(error),
         };
         let body = if bytes.is_empty() {
-            Value::Null
+            Ok(Value::Null)
         } else {
-            serde_json::from_slice(&bytes).map_err(|e| ArmError::Decode(format!("{url}: {e}")))?
+            serde_json::from_slice(&bytes)
         };
         if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
-            let last = error_of(status.as_u16(), &body).to_string();
+            // A gateway in front of ARM answers 502 or 503 with an HTML page:
+            // retried as ARM's own JSON errors are.
+            let last = match &body {
+                Ok(body) => error_of(status.as_u16(), body).to_string(),
+                Err(_) => format!("ARM {status} (a body that is not JSON)"),
+            };
             return Ok(Try::Again(last, asked));
         }
+        let body = body.map_err(|e| ArmError::Decode(format!("{url}: {e}")))?;
         Ok(Try::Done(Answer {
             status,
             body,
