@@ -68,6 +68,10 @@ const TEAM: &str = "example.com/team";
 const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
 const ARCHES: [&str; 2] = ["amd64", "arm64"];
 const TEAMS: [&str; 2] = ["red", "blue"];
+/// A provider's own label on some instance types, which no pool or pod
+/// mentions (how users describe families).
+const FAMILY: &str = "example.com/family";
+const FAMILIES: [&str; 2] = ["cx", "dx"];
 const GI: i64 = 1 << 30;
 
 /// A cluster whose workloads have no topology and bind no host port, with
@@ -97,6 +101,8 @@ struct TypeSpec {
     arm: bool,
     /// (zone index, spot, price in thousandths, available)
     offerings: Vec<(usize, bool, u32, bool)>,
+    /// The type's [`FAMILY`] label, if any.
+    family: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -235,9 +241,19 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
         0_i64..=1024,
         any::<bool>(),
         offerings,
+        prop::option::of(0_usize..FAMILIES.len()),
     )
         .prop_map(
-            |(cores, memory_gi, pods, overhead_cpu_m, overhead_memory_mi, arm, offerings)| {
+            |(
+                cores,
+                memory_gi,
+                pods,
+                overhead_cpu_m,
+                overhead_memory_mi,
+                arm,
+                offerings,
+                family,
+            )| {
                 TypeSpec {
                     cores,
                     memory_gi,
@@ -246,6 +262,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
                     overhead_memory_mi,
                     arm,
                     offerings,
+                    family,
                 }
             },
         )
@@ -539,9 +556,11 @@ fn instance_type(i: usize, spec: &TypeSpec) -> InstanceType {
             }
         })
         .collect();
+    let mut labels = vec![(ARCH, ARCHES[usize::from(spec.arm)]), (OS, "linux")];
+    labels.extend(spec.family.map(|f| (FAMILY, FAMILIES[f])));
     InstanceType::new(
         format!("type-{i:02}"),
-        [(ARCH, ARCHES[usize::from(spec.arm)]), (OS, "linux")],
+        labels,
         offerings,
         resource_list(spec.cores * 1000, spec.memory_gi * GI, spec.pods),
         resource_list(spec.overhead_cpu_m, spec.overhead_memory_mi << 20, 0),
@@ -1024,7 +1043,8 @@ proptest! {
             report(&violations),
             serde_json::to_string_pretty(&plan).unwrap_or_default()
         );
-        // The lower bound is never above a valid plan's price.
+        // The lower bound is never above a valid plan's price, and above 0
+        // when the plan buys anything (every price is positive).
         let mut bounded = plan.clone();
         bounded.add_lower_bound(&snapshot);
         let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
@@ -1035,6 +1055,19 @@ proptest! {
             plan.total_price_per_hour,
             serde_json::to_string(&plan).unwrap_or_default()
         );
+        prop_assert!(
+            plan.node_claims.is_empty() || bound > 0.0,
+            "a bound of 0 for a plan of {} new claims",
+            plan.node_claims.len()
+        );
+        // A label no pool or pod mentions changes neither the plan nor the bound.
+        let mut unlabelled = cluster.clone();
+        unlabelled.types.iter_mut().for_each(|t| t.family = None);
+        let unlabelled_snapshot = unlabelled.snapshot();
+        let mut plain = schedule(&unlabelled_snapshot);
+        prop_assert_eq!(json(&plan), json(&plain), "the family labels changed the plan");
+        plain.add_lower_bound(&unlabelled_snapshot);
+        prop_assert_eq!(bounded.lower_bound_per_hour, plain.lower_bound_per_hour);
     }
 }
 
@@ -1171,6 +1204,7 @@ fn live_daemon_pods_count_on_new_nodes() {
         overhead_memory_mi: 0,
         arm: false,
         offerings: offering(price),
+        family: None,
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],
@@ -1235,6 +1269,7 @@ fn finished_pods_do_not_count_for_spread() {
             overhead_memory_mi: 0,
             arm: false,
             offerings: vec![(0, true, 100, true), (1, true, 100, true)],
+            family: None,
         }],
         pools: vec![PoolSpec {
             weight: None,
@@ -1297,6 +1332,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
         overhead_memory_mi: 0,
         arm: false,
         offerings: vec![(0, true, price, true)],
+        family: None,
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],

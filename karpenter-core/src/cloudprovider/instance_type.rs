@@ -65,6 +65,20 @@ impl InstanceType {
         }
     }
 
+    /// Whether a claim with `requirements` may be launched as this type: no key
+    /// that both name has values in neither (upstream's
+    /// `InstanceType.Requirements.Intersects`). A key only one side names takes
+    /// no part, so a provider's own labels on the type (`example.com/family`)
+    /// never keep it from a pool that does not mention them.
+    ///
+    /// This is the one test of a type against requirements: the scheduler's
+    /// filter, the lower bound and the plan validator all ask it. Whether a
+    /// *pod* may select a label is another question, answered by
+    /// [`Requirements::compatible`] against the claim's requirements.
+    pub fn intersects(&self, requirements: &Requirements) -> bool {
+        self.requirements.is_intersecting(requirements)
+    }
+
     /// What pods may use on a node of this type: capacity less overhead (negative
     /// where the overhead is larger, which then fits nothing).
     pub fn allocatable(&self) -> ResourceList {

@@ -247,7 +247,6 @@ fn candidate_prices(
         .as_ref()
         .and_then(|s| s.tolerations.as_deref())
         .unwrap_or_default();
-    let well_known = &snapshot.well_known_labels;
     let mut prices: BTreeMap<usize, f64> = BTreeMap::new();
     for (pool, pool_requirements) in pools {
         // PreferNoSchedule taints are relaxed away when nothing else fits:
@@ -280,7 +279,8 @@ fn candidate_prices(
             wanted.add_all(own);
         }
         for t in types.iter() {
-            if !wanted.is_compatible(&t.requirements, well_known) {
+            // As the scheduler filters a claim's types.
+            if !t.intersects(&wanted) {
                 continue;
             }
             let Some(offering) = t.cheapest_offering(&wanted) else {

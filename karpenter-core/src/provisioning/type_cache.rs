@@ -214,7 +214,7 @@ impl TypeCache {
     }
 
     /// The types whose requirements intersect `requirements` (as
-    /// [`Requirements::is_intersecting`] decides, type first).
+    /// [`InstanceType::intersects`] decides).
     pub(crate) fn compatible(
         &self,
         types: &[InstanceType],
@@ -243,7 +243,7 @@ impl TypeCache {
         let alone: Requirements = [requirement.clone()].into_iter().collect();
         let mut set = TypeSet::empty(self.len);
         for (t, instance_type) in types.iter().enumerate() {
-            if instance_type.requirements.is_intersecting(&alone) {
+            if instance_type.intersects(&alone) {
                 set.insert(t);
             }
         }
@@ -369,10 +369,7 @@ mod tests {
                 let view = cache.offerings(&types, case);
                 let filter = OfferingFilter::new(case);
                 for (t, instance_type) in types.iter().enumerate() {
-                    assert_eq!(
-                        compatible.contains(t),
-                        instance_type.requirements.is_intersecting(case)
-                    );
+                    assert_eq!(compatible.contains(t), instance_type.intersects(case));
                     let cheapest = instance_type.cheapest_offering_with(&filter);
                     assert_eq!(view.available.contains(t), cheapest.is_some());
                     assert_eq!(

@@ -41,6 +41,30 @@ fn the_bound_equals_a_known_optimum() {
 }
 
 #[test]
+fn a_label_of_the_types_that_no_pool_mentions_leaves_the_bound_alone() {
+    // Eight one-cpu pods on 4-cpu nodes at 1/h: two nodes, whether or not
+    // the types carry a family label the pool does not speak of.
+    let pods: Vec<Pod> = (0..8)
+        .map(|i| pod(&format!("p{i}"), "1", "100Mi"))
+        .collect();
+    let plain = instance_type("m-4", 4, 16, 1.0);
+    let mut labelled = plain.clone();
+    labelled
+        .requirements
+        .add(Requirement::in_values("example.com/family", ["cx"]));
+    for t in [plain, labelled] {
+        let cluster = snapshot(vec![t], pods.clone());
+        let plan = schedule(&cluster);
+        assert_eq!(plan.node_claims.len(), 2);
+        assert!(
+            (bound_of(&cluster) - 2.0).abs() < 1e-9,
+            "{}",
+            bound_of(&cluster)
+        );
+    }
+}
+
+#[test]
 fn cpu_and_memory_heavy_pods_share_nodes_in_the_bound() {
     // A cpu-heavy and a memory-heavy pod: each alone is cheapest on its
     // own specialised node (0.6 + 0.6), but one balanced node holds both

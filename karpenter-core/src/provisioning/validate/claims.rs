@@ -95,7 +95,7 @@ impl Checker<'_> {
             .map(|it| cheapest_price(it, &requirements))
             .collect();
         for (it, price) in listed.iter().zip(&prices) {
-            if !it.requirements.is_intersecting(&requirements) {
+            if !it.intersects(&requirements) {
                 let conflict = it
                     .requirements
                     .intersects(&requirements)
@@ -213,8 +213,7 @@ impl Checker<'_> {
                 .iter()
                 .filter(|it| !names.contains(it.name.as_str()))
             {
-                if !it.requirements.is_intersecting(&loose) || cheapest_price(it, &loose).is_none()
-                {
+                if !it.intersects(&loose) || cheapest_price(it, &loose).is_none() {
                     continue;
                 }
                 let overhead = &self.daemons_on(pool, it).1;

@@ -98,7 +98,7 @@ impl Daemon {
         };
         alternatives
             .iter()
-            .any(|r| template.is_compatible(r, well_known) && it.requirements.is_intersecting(r))
+            .any(|r| template.is_compatible(r, well_known) && it.intersects(r))
     }
 }
 

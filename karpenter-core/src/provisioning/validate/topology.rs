@@ -249,8 +249,7 @@ impl<'s> Checker<'s> {
             }
             combined.add_all(strict);
             for it in self.catalog(pool.name().unwrap_or_default()) {
-                if !it.requirements.is_intersecting(&combined) || !requests.fits(&it.allocatable())
-                {
+                if !it.intersects(&combined) || !requests.fits(&it.allocatable()) {
                     continue;
                 }
                 for o in it
