@@ -51,6 +51,33 @@ pub(crate) struct Setup<'s> {
     pub(crate) existing: Vec<(usize, Rc<ExistingNode>)>,
 }
 
+/// Why a pool has no instance types to plan with: none in the snapshot under its
+/// name, and which names the snapshot's instance types are under when no pool
+/// has them (a snapshot keyed by something else than pool names).
+fn no_instance_types(snapshot: &Snapshot) -> String {
+    let stray: Vec<String> = snapshot
+        .instance_types
+        .iter()
+        .filter(|(key, types)| {
+            !types.is_empty()
+                && !snapshot
+                    .node_pools
+                    .iter()
+                    .any(|p| p.name() == Some(key.as_str()))
+        })
+        .map(|(key, _)| format!("{key:?}"))
+        .collect();
+    if stray.is_empty() {
+        "the pool has no instance types".to_owned()
+    } else {
+        format!(
+            "the pool has no instance types (the snapshot's instance types are keyed by pool \
+             name, and it has some only under {}, which no pool is named)",
+            stray.join(", ")
+        )
+    }
+}
+
 impl<'s> Setup<'s> {
     pub(crate) fn new(snapshot: &'s Snapshot) -> Setup<'s> {
         let well_known = &snapshot.well_known_labels;
@@ -69,6 +96,11 @@ impl<'s> Setup<'s> {
                 .get(&name)
                 .map(|t| &t[..])
                 .unwrap_or(&[]);
+            if types.is_empty() {
+                // Upstream skips such a pool ("no resolved instance types found").
+                skipped_pools.push((name, no_instance_types(snapshot)));
+                continue;
+            }
             match Template::new(pool, types, &daemons, well_known) {
                 Ok(template) => {
                     templates.push(template);
@@ -373,5 +405,49 @@ impl<'s> Prepared<'s> {
                 let read = |pod: Option<&Pod>| daemon_pod(daemon_set, pod).map(|d| d.spec);
                 read(before) == read(after)
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use crate::provisioning::schedule;
+    use crate::provisioning::test_support::{instance_type, pod, snapshot};
+
+    fn reason(snapshot: &crate::snapshot::Snapshot) -> String {
+        let plan = schedule(snapshot);
+        assert!(plan.node_claims.is_empty());
+        plan.unschedulable[0].reason.clone()
+    }
+
+    #[test]
+    fn a_pool_without_instance_types_says_so() {
+        let mut cluster = snapshot(vec![], vec![pod("web", "1", "1Gi")]);
+        assert_eq!(
+            reason(&cluster),
+            "nodepool \"default\": the pool has no instance types"
+        );
+        cluster.instance_types.clear();
+        assert_eq!(
+            reason(&cluster),
+            "nodepool \"default\": the pool has no instance types"
+        );
+    }
+
+    #[test]
+    fn instance_types_under_another_name_are_named() {
+        let mut cluster = snapshot(vec![], vec![pod("web", "1", "1Gi")]);
+        cluster.instance_types = BTreeMap::from([(
+            "general".to_owned(),
+            Arc::from(vec![instance_type("m-4", 4, 16, 1.0)]),
+        )]);
+        let reason = reason(&cluster);
+        assert!(
+            reason.starts_with("nodepool \"default\": the pool has no instance types (")
+                && reason.contains("only under \"general\""),
+            "{reason}"
+        );
     }
 }
