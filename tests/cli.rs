@@ -524,6 +524,55 @@ fn provision_on_a_valid_fake_scenario() {
     assert_contains(&stdout(&table), &["lower bound per hour:"]);
 }
 
+/// A family label on every instance type, which the NodePool does not mention
+/// (how users describe families), changes neither the plan nor its bound; and a
+/// pod may select it, as upstream's fake provider registers its labels.
+#[test]
+fn a_label_of_the_types_leaves_the_plan_and_bound_alone_and_may_be_selected() {
+    let scenario = |labels: &str, selector: &str| {
+        let mut text = String::new();
+        for (name, cpu, price) in [("cx-2", 2, 0.1), ("cx-8", 8, 0.35)] {
+            text.push_str(&format!(
+                "apiVersion: karpenter.fake/v1alpha1\nkind: InstanceType\nmetadata: {{name: {name}}}\n\
+                 capacity: {{cpu: '{cpu}', memory: {cpu}Gi}}\n{labels}\
+                 offerings: [{{zone: zone-a, capacityType: on-demand, price: {price}}}]\n---\n"
+            ));
+        }
+        text.push_str(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  \
+             template:\n    spec:\n      nodeClassRef: {group: karpenter.fake, kind: FakeNodeClass, name: default}\n",
+        );
+        for i in 0..6 {
+            text.push_str(&format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: web-{i}, namespace: default}}\n\
+                 spec:\n  {selector}containers: [{{name: app, resources: {{requests: {{cpu: 900m, memory: 512Mi}}}}}}]\n"
+            ));
+        }
+        let output = sim_with_stdin(
+            &["provision", "-f", "-", "--bound", "-o", "json"],
+            Some(text.as_bytes()),
+        );
+        assert_status(&output, 0);
+        let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+        plan
+    };
+    let plain = scenario("", "");
+    let labelled = scenario("labels: {example.com/family: cx}\n", "");
+    let bound = plain["lowerBoundPerHour"].as_f64().expect("a bound");
+    assert!(bound > 0.0, "{plain}");
+    assert_eq!(labelled, plain);
+    let selected = scenario(
+        "labels: {example.com/family: cx}\n",
+        "nodeSelector: {example.com/family: cx}\n  ",
+    );
+    assert_eq!(
+        selected["unschedulable"],
+        serde_json::json!([]),
+        "{selected}"
+    );
+    assert_eq!(selected["totalPricePerHour"], plain["totalPricePerHour"]);
+}
+
 #[test]
 fn disrupt_on_a_valid_fake_scenario() {
     let basic = example("disrupt-basic.yaml");

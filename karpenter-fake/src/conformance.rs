@@ -22,6 +22,7 @@ use karpenter_core::api::{NodeClaim, NodePool, NodeSelectorRequirementWithMinVal
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError, InstanceType, OfferingKey};
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+    Operator, WellKnownLabels,
 };
 
 /// How many times the suite calls `delete` (or `get`) waiting for an
@@ -58,6 +59,10 @@ pub async fn run(provider: &dyn CloudProvider, pool: &NodePool) -> Vec<Check> {
     };
     record("instance types are well formed", well_formed(&types));
     record(
+        "every label of the instance types is well known",
+        labels_well_known(provider, &types),
+    );
+    record(
         "get of an unknown provider ID is not found",
         unknown_get(provider).await,
     );
@@ -73,6 +78,12 @@ pub async fn run(provider: &dyn CloudProvider, pool: &NodePool) -> Vec<Check> {
         record(
             "an unavailable offering fails with insufficient capacity",
             sold_out(provider, pool, &offering).await,
+        );
+    }
+    if let Some((label, offering)) = provider_label(&types) {
+        record(
+            "a claim selecting a provider label launches a type with it",
+            selecting_a_label(provider, pool, &label, &offering).await,
         );
     }
     match cheapest(&types) {
@@ -101,6 +112,20 @@ fn repair_policies(provider: &dyn CloudProvider) -> Result<(), String> {
         policies.iter().all(|p| !p.condition_type.is_empty()),
         || format!("{policies:?}"),
     )
+}
+
+/// Every key the types' labels have is in the provider's well-known labels, so
+/// that a pod may select it (the driver plans with them).
+fn labels_well_known(provider: &dyn CloudProvider, types: &[InstanceType]) -> Result<(), String> {
+    let well_known = provider.well_known_labels();
+    let missing: BTreeSet<&str> = types
+        .iter()
+        .flat_map(|t| t.requirements.iter().map(|r| r.key()))
+        .filter(|key| !well_known.contains(key))
+        .collect();
+    check(missing.is_empty(), || {
+        format!("not in well_known_labels(): {missing:?}")
+    })
 }
 
 /// Names unique, offerings with zones and capacity types, allocatable within
@@ -158,6 +183,69 @@ fn cheapest(types: &[InstanceType]) -> Option<OfferingKey> {
         })
         .min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
         .map(|(_, key)| key)
+}
+
+/// A label of the provider's own (not one of the core's) that some type with
+/// an available offering carries with one value, and the cheapest such
+/// offering (ties by name).
+fn provider_label(types: &[InstanceType]) -> Option<((String, String), OfferingKey)> {
+    let core = WellKnownLabels::core();
+    types
+        .iter()
+        .flat_map(|t| {
+            let label = t
+                .requirements
+                .iter()
+                .find(|r| !core.contains(r.key()) && r.operator() == Operator::In && r.len() == 1)
+                .and_then(|r| Some((r.key().to_owned(), r.any()?)));
+            t.offerings
+                .iter()
+                .filter(|o| o.available)
+                .filter_map(move |o| {
+                    Some((o.price, label.clone()?, key(t, &o.zone, &o.capacity_type)))
+                })
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.2.cmp(&b.2)))
+        .map(|(_, label, key)| (label, key))
+}
+
+/// A claim that names a provider label instead of an instance type launches a
+/// type that carries it: the provider reads its own labels in a claim's
+/// requirements, as a pod selecting them asks.
+async fn selecting_a_label(
+    provider: &dyn CloudProvider,
+    pool: &NodePool,
+    (key, value): &(String, String),
+    offering: &OfferingKey,
+) -> Result<(), String> {
+    let mut wanted = claim(pool, "conformance-label", offering);
+    if let Some(requirements) = wanted.spec.requirements.as_mut() {
+        requirements.retain(|r| r.key != LABEL_INSTANCE_TYPE_STABLE);
+        requirements.push(NodeSelectorRequirementWithMinValues::new(
+            key,
+            "In",
+            [value.as_str()],
+        ));
+    }
+    let launched = provider
+        .create(&wanted)
+        .await
+        .map_err(|e| format!("create with {key}={value}: {e}"))?;
+    let types = provider
+        .instance_types(pool)
+        .await
+        .map_err(|e| e.to_string())?;
+    let name = label(&launched, LABEL_INSTANCE_TYPE_STABLE).to_owned();
+    let carries = types.iter().any(|t| {
+        t.name == name
+            && t.requirements
+                .get_defined(key)
+                .is_some_and(|r| r.has(value))
+    });
+    delete_until_gone(provider, &launched).await?;
+    check(carries, || {
+        format!("launched {name:?}, which has no {key}={value}")
+    })
 }
 
 /// An offering the provider says is unavailable, if any.

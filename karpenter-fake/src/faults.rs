@@ -20,6 +20,7 @@ use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, RepairPolicy,
 };
+use karpenter_core::scheduling::WellKnownLabels;
 
 use crate::workload::SplitMix64;
 
@@ -131,6 +132,10 @@ impl<P: CloudProvider> CloudProvider for Flaky<P> {
     fn name(&self) -> &str {
         self.inner.name()
     }
+
+    fn well_known_labels(&self) -> WellKnownLabels {
+        self.inner.well_known_labels()
+    }
 }
 
 /// A provider whose calls each wait `delay` first.
@@ -193,6 +198,10 @@ impl<P: CloudProvider> CloudProvider for Latency<P> {
 
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn well_known_labels(&self) -> WellKnownLabels {
+        self.inner.well_known_labels()
     }
 }
 

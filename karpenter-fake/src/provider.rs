@@ -38,13 +38,26 @@ struct State {
 #[derive(Debug)]
 pub struct FakeCloudProvider {
     instance_types: Vec<InstanceType>,
+    /// The core's well-known labels and every key the types' labels have.
+    well_known: WellKnownLabels,
     state: Mutex<State>,
+}
+
+/// The labels a pod may select on a fake cloud of `types`: the core's
+/// well-known labels and every key the types carry, as upstream's fake
+/// provider registers its own labels (`size`, `special`, `integer`).
+pub fn well_known_labels(types: &[InstanceType]) -> WellKnownLabels {
+    let keys = types
+        .iter()
+        .flat_map(|t| t.requirements.iter().map(|r| r.key().to_owned()));
+    WellKnownLabels::core().clone().with_all(keys)
 }
 
 impl FakeCloudProvider {
     /// A cloud offering `instance_types` to every NodePool.
     pub fn new(instance_types: Vec<InstanceType>) -> FakeCloudProvider {
         FakeCloudProvider {
+            well_known: well_known_labels(&instance_types),
             instance_types,
             state: Mutex::new(State::default()),
         }
@@ -123,18 +136,15 @@ impl CloudProvider for FakeCloudProvider {
                 .then_with(|| x.zone.cmp(&y.zone))
         };
         // As upstream's fake: the claim's requirements leave room for the
-        // type's labels (its own keys, like the pool's, need not be the type's).
-        let (instance_type, offering) = choose_offering(
-            &types,
-            &requirements,
-            &requests,
-            WellKnownLabels::core(),
-            cheapest,
-        )
-        .map_err(|offerings| CloudProviderError::InsufficientCapacity {
-            offerings,
-            message: "no available offering the claim allows holds its requests".to_owned(),
-        })?;
+        // type's labels (its own keys, like the pool's, need not be the type's;
+        // the type's own labels are well known).
+        let (instance_type, offering) =
+            choose_offering(&types, &requirements, &requests, &self.well_known, cheapest).map_err(
+                |offerings| CloudProviderError::InsufficientCapacity {
+                    offerings,
+                    message: "no available offering the claim allows holds its requests".to_owned(),
+                },
+            )?;
         let mut state = self.lock();
         let chosen = key(instance_type, offering);
         if state.sold_out.contains(&chosen) {
@@ -214,6 +224,10 @@ impl CloudProvider for FakeCloudProvider {
 
     fn name(&self) -> &str {
         "fake"
+    }
+
+    fn well_known_labels(&self) -> WellKnownLabels {
+        self.well_known.clone()
     }
 }
 

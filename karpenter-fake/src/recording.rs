@@ -9,6 +9,7 @@ use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, RepairPolicy,
 };
+use karpenter_core::scheduling::WellKnownLabels;
 
 /// One call made to a provider, with what names its subject.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +113,10 @@ impl<P: CloudProvider> CloudProvider for Recording<P> {
 
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn well_known_labels(&self) -> WellKnownLabels {
+        self.inner.well_known_labels()
     }
 }
 

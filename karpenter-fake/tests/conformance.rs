@@ -9,6 +9,7 @@ use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy,
 };
+use karpenter_core::scheduling::Requirement;
 use karpenter_fake::catalog::{assorted_instance_types, sized_instance_types};
 use karpenter_fake::conformance::{Check, run};
 use karpenter_fake::faults::Latency;
@@ -26,17 +27,32 @@ fn pool() -> NodePool {
     .expect("a NodePool")
 }
 
+/// The types with a label of the provider's own: `example.com/family`, `even`
+/// or `odd` by their place in the list.
+fn labelled(mut types: Vec<InstanceType>) -> Vec<InstanceType> {
+    for (i, t) in types.iter_mut().enumerate() {
+        let family = if i % 2 == 0 { "even" } else { "odd" };
+        t.requirements
+            .add(Requirement::in_values("example.com/family", [family]));
+    }
+    types
+}
+
 fn failures(checks: &[Check]) -> Vec<&Check> {
     checks.iter().filter(|c| c.outcome.is_err()).collect()
 }
 
 #[tokio::test]
 async fn the_fake_conforms() {
-    for types in [sized_instance_types(8), assorted_instance_types()] {
+    for types in [
+        sized_instance_types(8),
+        assorted_instance_types(),
+        labelled(sized_instance_types(8)),
+    ] {
         let provider = FakeCloudProvider::new(types);
         let checks = run(&provider, &pool()).await;
         assert!(failures(&checks).is_empty(), "{:#?}", failures(&checks));
-        assert!(checks.len() >= 8);
+        assert!(checks.len() >= 9);
         assert!(
             provider.list().await.expect("a list").is_empty(),
             "the suite cleans up"
@@ -79,10 +95,16 @@ async fn the_fake_conforms_with_an_offering_sold_out() {
 
 #[tokio::test(start_paused = true)]
 async fn decorated_fakes_conform() {
-    let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(4)));
+    let fake = Arc::new(FakeCloudProvider::new(labelled(sized_instance_types(4))));
     let recording = Recording::new(Latency::new(fake.clone(), Duration::from_millis(50)));
     let checks = run(&recording, &pool()).await;
     assert!(failures(&checks).is_empty(), "{:#?}", failures(&checks));
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.name.contains("selecting a provider label")),
+        "{checks:#?}"
+    );
     assert!(!recording.calls().is_empty());
 }
 
@@ -127,9 +149,14 @@ impl CloudProvider for Careless {
 
 #[tokio::test]
 async fn a_provider_breaking_the_contract_fails() {
-    let provider = Careless(FakeCloudProvider::new(sized_instance_types(4)));
+    // Its types have a label of their own, which it does not say is well known.
+    let provider = Careless(FakeCloudProvider::new(labelled(sized_instance_types(4))));
     let checks = run(&provider, &pool()).await;
     let failed: Vec<&str> = failures(&checks).iter().map(|c| c.name).collect();
+    assert!(
+        failed.contains(&"every label of the instance types is well known"),
+        "{failed:?}"
+    );
     assert!(
         failed.contains(&"delete of an unknown claim is not found"),
         "{failed:?}"

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
+use karpenter_fake::provider::well_known_labels as fake_well_known_labels;
 
 use super::{LoadError, Scenario, Sourced};
 
@@ -60,8 +61,9 @@ impl Scenario {
     }
 
     /// The engine's view of the scenario, with `instance_types` offered to every
-    /// NodePool (the fake provider's rule) and the core's well-known labels.
+    /// NodePool and the labels they carry well known (the fake provider's rules).
     pub fn to_snapshot(&self, instance_types: Vec<InstanceType>) -> Snapshot {
+        let well_known_labels = fake_well_known_labels(&instance_types);
         Snapshot {
             instance_types: per_pool(&objects(&self.node_pools), instance_types),
             node_pools: objects(&self.node_pools),
@@ -72,7 +74,7 @@ impl Scenario {
             persistent_volume_claims: objects(&self.persistent_volume_claims),
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
-            well_known_labels: WellKnownLabels::core().clone(),
+            well_known_labels,
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),
@@ -82,8 +84,9 @@ impl Scenario {
     /// [`to_snapshot`](Self::to_snapshot), moving the objects instead of
     /// copying them (tens of thousands of pods are worth not copying).
     pub fn into_snapshot(self, instance_types: Vec<InstanceType>) -> Snapshot {
+        let well_known_labels = fake_well_known_labels(&instance_types);
         let per_pool = per_pool(&objects(&self.node_pools), instance_types);
-        self.into_snapshot_with(per_pool, WellKnownLabels::core().clone())
+        self.into_snapshot_with(per_pool, well_known_labels)
     }
 
     /// The engine's view of the scenario with each pool's own instance types

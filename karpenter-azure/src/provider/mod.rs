@@ -19,7 +19,7 @@ use karpenter_core::cloudprovider::{
 };
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT,
-    LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+    LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY, WellKnownLabels,
 };
 use serde_json::Value;
 
@@ -450,5 +450,12 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
 
     fn name(&self) -> &str {
         "azure"
+    }
+
+    /// The core's labels and the AKS labels every VM size carries
+    /// (`karpenter.azure.com/sku-family`, `-sku-cpu`, ...), as upstream's
+    /// provider registers them.
+    fn well_known_labels(&self) -> WellKnownLabels {
+        well_known_labels()
     }
 }

@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use super::{InstanceType, RepairPolicy};
 use crate::api::{NodeClaim, NodePool};
+use crate::scheduling::WellKnownLabels;
 
 /// One offering of an instance type: the unit capacity runs out in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,6 +128,8 @@ fn list(offerings: &[OfferingKey]) -> String {
 ///   claim no longer matches its node class (image, version, ...), or `None`.
 /// - [`repair_policies`](Self::repair_policies) lists the node conditions
 ///   that get a node replaced; [`name`](Self::name) names the provider.
+/// - [`well_known_labels`](Self::well_known_labels) holds every label key its
+///   instance types carry, so that a pod may select any of them.
 ///
 /// ```
 /// use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError, InstanceType, RepairPolicy};
@@ -189,6 +192,18 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
 
     /// The provider's name.
     fn name(&self) -> &str;
+
+    /// The label keys a pod may select although no NodePool mentions them:
+    /// the core's well-known labels and the labels the provider's instance
+    /// types define (upstream's providers register theirs in
+    /// `v1.WellKnownLabels`). Planning reads it into
+    /// [`Snapshot::well_known_labels`](crate::snapshot::Snapshot::well_known_labels).
+    ///
+    /// The default is [`WellKnownLabels::core`]: right for a provider whose
+    /// types carry no labels of their own. A decorator forwards it.
+    fn well_known_labels(&self) -> WellKnownLabels {
+        WellKnownLabels::core().clone()
+    }
 }
 
 /// A shared provider is a provider: decorators can wrap an `Arc` while a
@@ -228,6 +243,10 @@ impl<T: CloudProvider + ?Sized> CloudProvider for std::sync::Arc<T> {
 
     fn name(&self) -> &str {
         (**self).name()
+    }
+
+    fn well_known_labels(&self) -> WellKnownLabels {
+        (**self).well_known_labels()
     }
 }
 

@@ -20,8 +20,11 @@
 //!    candidates tainted `karpenter.sh/disrupted:NoSchedule`, replacements
 //!    created and launched.
 //!
+//! Pods no plan can place are reported ([`Event::PodUnschedulable`]) once
+//! per pod and reason.
+//!
 //! The driver keeps nothing a restart would lose but the unavailable
-//! offerings: a command in progress is written on the cluster (annotations
+//! offerings (and which unplaceable pods it reported): a command in progress is written on the cluster (annotations
 //! on its claims, [`COMMAND_ANNOTATION`] and [`REPLACES_ANNOTATION`]), so a
 //! new driver picks it up where the old one stopped. One command runs at a
 //! time (upstream overlaps them within the budgets): every plan starts from
@@ -164,6 +167,9 @@ pub struct Driver {
     unavailable: UnavailableOfferings,
     /// The highest claim number handed out (claims are `<pool>-<number>`).
     sequence: u64,
+    /// The pods reported unschedulable, with the reason reported: each is
+    /// reported once per reason, not once per reconcile.
+    unschedulable: BTreeMap<String, String>,
 }
 
 impl Driver {
@@ -175,6 +181,7 @@ impl Driver {
             options: DriverOptions::default(),
             unavailable: UnavailableOfferings::new(),
             sequence: 0,
+            unschedulable: BTreeMap::new(),
         }
     }
 
@@ -208,11 +215,14 @@ impl Driver {
         Ok(report)
     }
 
-    /// The cluster as planning sees it: its objects, and each pool's instance
-    /// types with the offerings marked unavailable. A pool the provider
+    /// The cluster as planning sees it: its objects, the provider's
+    /// well-known labels, and each pool's instance types with the offerings
+    /// marked unavailable. A pool the provider
     /// cannot evaluate yet gets no instance types (nothing launches from it).
     async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, Error> {
         let mut snapshot = read_snapshot(self.cluster.as_ref()).await?;
+        // A pod may select the provider's own labels, as it may in upstream.
+        snapshot.well_known_labels = self.provider.well_known_labels();
         for pool in &snapshot.node_pools {
             let Some(name) = pool.metadata.name.clone() else {
                 continue;

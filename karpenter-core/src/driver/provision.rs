@@ -4,6 +4,7 @@
 //! pods are planned again at once.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
@@ -13,7 +14,7 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
-use crate::provisioning::{is_pending, schedule_with};
+use crate::provisioning::{Unschedulable, is_pending, schedule_with};
 use crate::snapshot::Snapshot;
 
 /// The snapshot with each pending pod nominated to a node or claim that is
@@ -60,6 +61,31 @@ fn held_on_nominated(snapshot: &Snapshot) -> Cow<'_, Snapshot> {
     Cow::Owned(held)
 }
 
+/// Reports each pod the plan cannot place, unless it was reported with the
+/// same reason already; forgets the pods the plan now places (or that are
+/// gone), so that they are reported again should they become unplaceable.
+fn report_unschedulable(driver: &mut Driver, unplaced: &[Unschedulable], report: &mut Report) {
+    let now: BTreeMap<&str, &str> = unplaced
+        .iter()
+        .map(|u| (u.pod.as_str(), u.reason.as_str()))
+        .collect();
+    driver
+        .unschedulable
+        .retain(|pod, _| now.contains_key(pod.as_str()));
+    for (pod, reason) in now {
+        if driver.unschedulable.get(pod).map(String::as_str) == Some(reason) {
+            continue;
+        }
+        driver
+            .unschedulable
+            .insert(pod.to_owned(), reason.to_owned());
+        report.push(Event::PodUnschedulable {
+            pod: pod.to_owned(),
+            reason: reason.to_owned(),
+        });
+    }
+}
+
 /// Plans and acts on the pending pods. When the cluster is settled (nothing
 /// was planned: every pending pod, if any, is one no plan can place; and no
 /// claim is in flight), returns the snapshot it read, which nothing has
@@ -77,9 +103,11 @@ pub(super) async fn run(
             })
         });
         if !snapshot.pods.iter().any(is_pending) {
+            driver.unschedulable.clear();
             return Ok((!in_flight).then_some(snapshot));
         }
         let plan = schedule_with(&held_on_nominated(&snapshot), driver.options.packing);
+        report_unschedulable(driver, &plan.unschedulable, report);
         let mut nominated = 0;
         for placement in &plan.existing_nodes {
             for pod in &placement.pods {

@@ -18,6 +18,16 @@ pub enum Event {
         /// How many pods it is for.
         pods: usize,
     },
+    /// A pending pod no plan can place, and why (upstream's
+    /// `FailedScheduling` event). Reported once per pod and reason: again only
+    /// when the reason changes, or when the pod was placed or gone and comes
+    /// back unplaceable.
+    PodUnschedulable {
+        /// The pod, `namespace/name`.
+        pod: String,
+        /// Why the plan cannot place it.
+        reason: String,
+    },
     /// Pending pods were nominated to capacity that exists or is launching.
     PodsNominated {
         /// How many.
@@ -113,6 +123,9 @@ impl fmt::Display for Event {
         match self {
             Self::ClaimCreated { claim, pool, pods } => {
                 write!(f, "created nodeclaim {claim} (pool {pool}) for {pods} pods")
+            }
+            Self::PodUnschedulable { pod, reason } => {
+                write!(f, "failed to schedule pod {pod}: {reason}")
             }
             Self::PodsNominated { count } => write!(f, "nominated {count} pods"),
             Self::Launched { claim, offering } => write!(f, "launched {claim} as {offering}"),
