@@ -100,24 +100,23 @@ impl ClusterNode {
         self.node.is_none()
     }
 
-    /// Whether it is initialized: an unmanaged node always is; a managed one when its
-    /// NodeClaim says `Initialized` or its Node has `karpenter.sh/initialized`.
+    /// Whether it is initialized: an unmanaged node always is (once it has a
+    /// Node); a managed one only when its Node carries
+    /// `karpenter.sh/initialized=true`, as upstream's `StateNode.Initialized`
+    /// reads it (the NodeClaim's `Initialized` condition is not enough: the
+    /// label is what the scheduler and kube-scheduler see).
     pub fn is_initialized(&self) -> bool {
         if !self.is_managed() {
             return self.node.is_some();
         }
-        let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
-        let by_claim = claim.is_some_and(|s| s.conditions.is_true(condition_types::INITIALIZED));
-        let by_label = self
-            .node
+        self.node
             .as_ref()
             .and_then(|n| n.metadata.labels.as_ref())
             .is_some_and(|labels| {
                 labels
                     .get(NODE_INITIALIZED_LABEL_KEY)
                     .is_some_and(|v| v == "true")
-            });
-        by_claim || by_label
+            })
     }
 
     /// Whether its NodeClaim says the instance is terminating.
@@ -160,49 +159,77 @@ impl ClusterNode {
         taints
     }
 
-    /// What it has: the Node's `status.capacity`, else the NodeClaim's, with
-    /// `nodes: 1` (what NodePool limits count). Quantities that do not parse count
-    /// as nothing.
+    /// What it has, with `nodes: 1` (what NodePool limits count): the Node's
+    /// `status.capacity`; while a managed node is not initialized, each
+    /// resource the Node reports as zero or not at all comes from its
+    /// NodeClaim's status (a GPU node whose device plugin has not registered
+    /// yet), and without a Node all of it does, as upstream's
+    /// `StateNode.Capacity`. Quantities that do not parse count as nothing.
     pub fn capacity(&self) -> ResourceList {
-        let from_node = self
-            .node
-            .as_ref()
-            .and_then(|n| n.status.as_ref()?.capacity.as_ref());
-        let mut capacity = match from_node {
-            Some(list) => ResourceList::from_quantities(list).unwrap_or_default(),
-            None => {
-                let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
-                let list = claim.and_then(|s| s.capacity.as_ref());
-                list.map(|l| ResourceList::from_quantities(l.as_map()).unwrap_or_default())
-                    .unwrap_or_default()
-            }
-        };
+        let node = self.node.as_ref().and_then(|n| n.status.as_ref());
+        let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
+        let mut capacity = self.while_starting(
+            node.and_then(|s| s.capacity.as_ref()).map(parse_node_list),
+            claim
+                .and_then(|s| s.capacity.as_ref())
+                .map(parse_claim_list),
+        );
         capacity.set(NODES_RESOURCE, 1000);
         capacity
     }
 
-    /// What pods may use: the Node's `status.allocatable` (else its capacity), else
-    /// what the NodeClaim reports. Quantities that do not parse count as nothing
-    /// (the scenario loader refuses them before this point).
+    /// What pods may use: the Node's `status.allocatable` (its capacity when
+    /// it reports no allocatable at all, as a hand-written manifest may), with
+    /// a starting node's missing or zero resources from its NodeClaim's status
+    /// as for [`capacity`](Self::capacity) (upstream's `StateNode.Allocatable`).
+    /// Quantities that do not parse count as nothing (the scenario loader
+    /// refuses them before this point).
     pub fn allocatable(&self) -> ResourceList {
-        let from_node = self
-            .node
-            .as_ref()
-            .and_then(|n| n.status.as_ref())
-            .and_then(|s| {
-                s.allocatable
-                    .as_ref()
-                    .filter(|a| !a.is_empty())
-                    .or(s.capacity.as_ref())
-            });
-        if let Some(list) = from_node {
-            return ResourceList::from_quantities(list).unwrap_or_default();
-        }
+        let node = self.node.as_ref().and_then(|n| n.status.as_ref());
+        let from_node = node.and_then(|s| {
+            s.allocatable
+                .as_ref()
+                .filter(|a| !a.is_empty())
+                .or(s.capacity.as_ref())
+        });
         let claim = self.node_claim.as_ref().and_then(|c| c.status.as_ref());
-        let list = claim.and_then(|s| s.allocatable.as_ref().or(s.capacity.as_ref()));
-        list.map(|l| ResourceList::from_quantities(l.as_map()).unwrap_or_default())
-            .unwrap_or_default()
+        let from_claim = claim.and_then(|s| s.allocatable.as_ref().or(s.capacity.as_ref()));
+        self.while_starting(
+            from_node.map(parse_node_list),
+            from_claim.map(parse_claim_list),
+        )
     }
+
+    /// The Node's list, or the claim's without a Node; while a managed node is
+    /// not initialized, the Node's zero or missing resources taken from the
+    /// claim's.
+    fn while_starting(
+        &self,
+        from_node: Option<ResourceList>,
+        from_claim: Option<ResourceList>,
+    ) -> ResourceList {
+        let Some(mut list) = from_node else {
+            return from_claim.unwrap_or_default();
+        };
+        if self.node_claim.is_some() && !self.is_initialized() {
+            for (name, milli) in from_claim.iter().flat_map(|c| c.iter()) {
+                if list.get(name) == 0 {
+                    list.set(name, milli);
+                }
+            }
+        }
+        list
+    }
+}
+
+fn parse_node_list(
+    list: &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> ResourceList {
+    ResourceList::from_quantities(list).unwrap_or_default()
+}
+
+fn parse_claim_list(list: &crate::api::Quantities) -> ResourceList {
+    ResourceList::from_quantities(list.as_map()).unwrap_or_default()
 }
 
 /// Joins Nodes and NodeClaims: a claim goes with the node its `status.nodeName`
@@ -247,4 +274,67 @@ pub fn join_nodes(nodes: Vec<Node>, claims: Vec<NodeClaim>) -> Vec<ClusterNode> 
     }
     joined.extend(in_flight);
     joined
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(labels: serde_json::Value, capacity: serde_json::Value) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "n", "labels": labels},
+            "status": {"capacity": capacity, "allocatable": capacity},
+        }))
+        .expect("a Node")
+    }
+
+    fn claim(capacity: serde_json::Value) -> NodeClaim {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c", "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {"nodeClassRef": {"group": "g", "kind": "K", "name": "n"}},
+            "status": {"nodeName": "n", "capacity": capacity, "allocatable": capacity,
+                "conditions": [{"type": "Initialized", "status": "True",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "Initialized", "message": ""}]},
+        }))
+        .expect("a NodeClaim")
+    }
+
+    fn joined(labels: serde_json::Value) -> ClusterNode {
+        let node = node(
+            labels,
+            serde_json::json!({"cpu": "4", "nvidia.com/gpu": "0"}),
+        );
+        let claim = claim(serde_json::json!({"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}));
+        join_nodes(vec![node], vec![claim]).remove(0)
+    }
+
+    #[test]
+    fn a_managed_node_is_initialized_by_its_nodes_label_only() {
+        let starting = joined(serde_json::json!({"karpenter.sh/nodepool": "default"}));
+        // The claim's Initialized condition does not make it so.
+        assert!(!starting.is_initialized());
+        let ready = joined(serde_json::json!({
+            "karpenter.sh/nodepool": "default", "karpenter.sh/initialized": "true",
+        }));
+        assert!(ready.is_initialized());
+    }
+
+    #[test]
+    fn a_starting_node_takes_what_its_node_lacks_from_its_claim() {
+        let starting = joined(serde_json::json!({"karpenter.sh/nodepool": "default"}));
+        for list in [starting.capacity(), starting.allocatable()] {
+            assert_eq!(list.get("nvidia.com/gpu"), 1000, "{list:?}");
+            assert_eq!(list.get("memory"), 8 * (1 << 30) * 1000);
+            assert_eq!(list.get("cpu"), 4000);
+        }
+        // Initialized, the Node's word is final, zeros included.
+        let ready = joined(serde_json::json!({
+            "karpenter.sh/nodepool": "default", "karpenter.sh/initialized": "true",
+        }));
+        for list in [ready.capacity(), ready.allocatable()] {
+            assert_eq!(list.get("nvidia.com/gpu"), 0);
+            assert_eq!(list.get("memory"), 0);
+        }
+        assert_eq!(ready.capacity().get(NODES_RESOURCE), 1000);
+    }
 }
