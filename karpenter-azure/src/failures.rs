@@ -241,18 +241,18 @@ impl FailureCache {
             let Some(sku) = catalog.sku(&instance_type.name) else {
                 continue;
             };
-            for offering in &mut instance_type.offerings {
-                if self.is_unavailable(
+            // The type's zones and capacity types follow (upstream builds them
+            // from the available offerings).
+            instance_type.mark_unavailable(|offering| {
+                self.is_unavailable(
                     &sku.name,
                     &sku.family,
                     sku.vcpus,
                     &offering.zone,
                     &offering.capacity_type,
                     now,
-                ) {
-                    offering.available = false;
-                }
-            }
+                )
+            });
         }
     }
 }

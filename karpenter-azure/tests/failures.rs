@@ -233,4 +233,10 @@ fn apply_marks_the_instance_types_offerings() {
         .map(|o| format!("{}/{}", o.zone, o.capacity_type))
         .collect();
     assert_eq!(unavailable, ["eastus-2/on-demand", "eastus-2/spot"]);
+    // Nothing launches in eastus-2 now: it is no zone of the type's.
+    let zones = types[0]
+        .requirements
+        .get("topology.kubernetes.io/zone")
+        .into_owned();
+    assert!(!zones.has("eastus-2") && zones.has("eastus-1"), "{zones:?}");
 }

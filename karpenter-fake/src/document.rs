@@ -142,7 +142,9 @@ mod tests {
         assert_eq!(it.allocatable().get(resources::CPU), 3_900);
         assert!(it.requirements.get(LABEL_ARCH_STABLE).has("amd64"));
         assert!(it.requirements.get(LABEL_OS_STABLE).has("linux"));
-        assert!(it.requirements.get(LABEL_TOPOLOGY_ZONE).has("zone-b"));
+        // The zones are those of the available offerings, as the format says.
+        let zones = it.requirements.get(LABEL_TOPOLOGY_ZONE);
+        assert!(zones.has("zone-a") && !zones.has("zone-b"));
         assert!(!it.offerings[1].available);
     }
 

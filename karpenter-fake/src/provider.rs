@@ -93,16 +93,13 @@ impl FakeCloudProvider {
         let mut types = self.instance_types.clone();
         for instance_type in &mut types {
             let name = instance_type.name.clone();
-            for offering in &mut instance_type.offerings {
-                let offering_key = OfferingKey {
+            instance_type.mark_unavailable(|offering| {
+                learned.contains(&OfferingKey {
                     instance_type: name.clone(),
                     zone: offering.zone.clone(),
                     capacity_type: offering.capacity_type.clone(),
-                };
-                if learned.contains(&offering_key) {
-                    offering.available = false;
-                }
-            }
+                })
+            });
         }
         types
     }
@@ -287,9 +284,7 @@ mod tests {
     fn no_offering_means_insufficient_capacity() {
         let mut types = sized_instance_types(2);
         for t in &mut types {
-            for o in &mut t.offerings {
-                o.available = false;
-            }
+            t.mark_unavailable(|_| true);
         }
         let provider = FakeCloudProvider::new(types);
         let wanted = claim(serde_json::json!([]), "500m");

@@ -13,8 +13,10 @@ use crate::scheduling::{
 ///
 /// Its requirements hold the labels every node of the type carries (instance type,
 /// architecture, OS, provider labels), and the zones and capacity types of its
-/// offerings, available or not: whether an offering can be launched now is the
-/// offering's business, not the type's.
+/// *available* offerings, as upstream builds them: a zone where the type cannot
+/// launch now is no zone of the type's (nor, through it, a topology domain). Mark
+/// offerings unavailable with [`mark_unavailable`](Self::mark_unavailable), which
+/// keeps the two in step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstanceType {
     /// The name, the value of `node.kubernetes.io/instance-type`.
@@ -48,21 +50,46 @@ impl InstanceType {
         let name = name.into();
         let mut requirements = Requirements::from_labels(labels);
         requirements.add(Requirement::in_values(LABEL_INSTANCE_TYPE_STABLE, [&name]));
-        requirements.add(Requirement::in_values(
-            LABEL_TOPOLOGY_ZONE,
-            offerings.iter().map(|o| o.zone.as_str()),
-        ));
-        requirements.add(Requirement::in_values(
-            CAPACITY_TYPE_LABEL_KEY,
-            offerings.iter().map(|o| o.capacity_type.as_str()),
-        ));
-        InstanceType {
+        let mut instance_type = InstanceType {
             name,
             requirements,
             offerings,
             capacity,
             overhead,
+        };
+        instance_type.offering_requirements();
+        instance_type
+    }
+
+    /// Marks unavailable each offering `unavailable` picks, and narrows the
+    /// type's zone and capacity-type requirements to what stays available.
+    pub fn mark_unavailable(&mut self, mut unavailable: impl FnMut(&Offering) -> bool) {
+        let mut changed = false;
+        for offering in &mut self.offerings {
+            if offering.available && unavailable(offering) {
+                offering.available = false;
+                changed = true;
+            }
         }
+        if changed {
+            self.offering_requirements();
+        }
+    }
+
+    /// The zone and capacity-type requirements, from the available offerings
+    /// (upstream's fake and Azure providers build them so).
+    fn offering_requirements(&mut self) {
+        let available = || self.offerings.iter().filter(|o| o.available);
+        let zones =
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, available().map(|o| o.zone.as_str()));
+        let capacity_types = Requirement::in_values(
+            CAPACITY_TYPE_LABEL_KEY,
+            available().map(|o| o.capacity_type.as_str()),
+        );
+        self.requirements.remove(LABEL_TOPOLOGY_ZONE);
+        self.requirements.remove(CAPACITY_TYPE_LABEL_KEY);
+        self.requirements.add(zones);
+        self.requirements.add(capacity_types);
     }
 
     /// Whether a claim with `requirements` may be launched as this type: no key
@@ -152,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn requirements_hold_labels_name_and_every_offering() {
+    fn requirements_hold_labels_name_and_the_available_offerings() {
         let it = sample();
         let zone = it.requirements.get(LABEL_TOPOLOGY_ZONE);
         assert!(zone.has("zone-a") && zone.has("zone-b") && !zone.has("zone-c"));
@@ -190,5 +217,32 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(it.cheapest_offering(&zone_c), None);
+    }
+
+    #[test]
+    fn zones_and_capacity_types_are_those_of_available_offerings() {
+        let mut it = sample();
+        let zones = |it: &InstanceType| {
+            let r = it.requirements.get(LABEL_TOPOLOGY_ZONE).into_owned();
+            r.values().map(str::to_owned).collect::<Vec<_>>()
+        };
+        let capacity = |it: &InstanceType| {
+            let r = it.requirements.get(CAPACITY_TYPE_LABEL_KEY).into_owned();
+            r.values().map(str::to_owned).collect::<Vec<_>>()
+        };
+        // zone-a spot is unavailable, zone-a on-demand is not.
+        assert_eq!(zones(&it), ["zone-a", "zone-b"]);
+        assert_eq!(capacity(&it), ["on-demand", "spot"]);
+        it.mark_unavailable(|o| o.zone == "zone-a");
+        assert_eq!(zones(&it), ["zone-b"]);
+        it.mark_unavailable(|o| o.capacity_type == "spot");
+        assert_eq!(capacity(&it), ["on-demand"]);
+        assert_eq!(it.offerings.iter().filter(|o| o.available).count(), 1);
+        // With nothing available, no zone admits the type.
+        it.mark_unavailable(|_| true);
+        let in_b: Requirements = [Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["zone-b"])]
+            .into_iter()
+            .collect();
+        assert!(!it.intersects(&in_b));
     }
 }

@@ -57,22 +57,22 @@ impl UnavailableOfferings {
     }
 
     /// Marks the offerings of `types` that are unavailable at `now` as such
-    /// (`available: false`); the others keep what they said.
+    /// (`available: false`, the types' zones and capacity types narrowed to
+    /// what stays available); the others keep what they said.
     pub fn apply(&self, types: &mut [InstanceType], now: Timestamp) {
         if self.until.is_empty() {
             return;
         }
         for instance_type in types {
-            for offering in &mut instance_type.offerings {
+            let name = instance_type.name.clone();
+            instance_type.mark_unavailable(|offering| {
                 let key = OfferingKey {
-                    instance_type: instance_type.name.clone(),
+                    instance_type: name.clone(),
                     zone: offering.zone.clone(),
                     capacity_type: offering.capacity_type.clone(),
                 };
-                if self.is_unavailable(&key, now) {
-                    offering.available = false;
-                }
-            }
+                self.is_unavailable(&key, now)
+            });
         }
     }
 }
