@@ -370,13 +370,18 @@ pub(super) fn price(
         .unwrap_or(0.0)
 }
 
-/// The newest event `consolidateAfter` counts from, as the scenario format
-/// defines it: the claim's `Initialized` condition time (else its creation),
-/// and the `creationTimestamp` of every pod bound to the node. (Upstream reads
-/// the claim's `lastPodEventTime`, which its pod-event controller keeps; a
-/// snapshot stands pod creation times in for the bindings it cannot see.)
+/// The event `consolidateAfter` counts from: the claim's `lastPodEventTime`
+/// when it is set, as upstream's consolidatable controller reads it (the
+/// last time a pod was bound to or left the node); otherwise, as the scenario
+/// format defines it for snapshots that lack it, the newest of the claim's
+/// `Initialized` condition time (else its creation) and the
+/// `creationTimestamp` of every pod bound to the node (pod creation times
+/// standing in for the bindings a snapshot cannot see).
 fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp {
     let status = claim.status.as_ref();
+    if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
+        return recorded.0;
+    }
     let initialized = status
         .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
         .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED))

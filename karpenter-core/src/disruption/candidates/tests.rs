@@ -498,19 +498,25 @@ fn consolidatable_at_counts_from_the_newest_pod_or_initialization() {
 }
 
 #[test]
-fn consolidatable_at_falls_back_to_creation_and_ignores_last_pod_event_time() {
+fn consolidatable_at_counts_from_the_last_pod_event_else_creation_and_pods() {
     // Initialized by the node's label only: count from the claim's creation.
     let mut by_label = claim_json("a");
     by_label["status"]["conditions"] = json!([]);
-    // A recorded pod event after everything else: not part of the scenario
-    // format's rule, so it does not count.
+    // A recorded pod event, earlier than its pod's creation: upstream counts
+    // from it alone.
     let mut evented = claim_json("b");
-    evented["status"]["lastPodEventTime"] = json!("2026-05-20T00:00:00Z");
+    evented["status"]["lastPodEventTime"] = json!("2026-05-01T12:00:00Z");
+    // No recorded event: the newest of initialization and its pods' creation.
+    let plain = claim_json("c");
     let nodes = vec![
         joined(node_json("a"), by_label),
         joined(node_json("b"), evented),
+        joined(node_json("c"), plain),
     ];
-    let snapshot = snapshot(nodes, vec![pod(pod_json("web", "b"))]);
+    let snapshot = snapshot(
+        nodes,
+        vec![pod(pod_json("web", "b")), pod(pod_json("api", "c"))],
+    );
     let found = candidates(&snapshot, now());
     let times: Vec<Option<Timestamp>> = found
         .candidates
@@ -518,7 +524,14 @@ fn consolidatable_at_falls_back_to_creation_and_ignores_last_pod_event_time() {
         .map(|c| c.consolidatable_at)
         .collect();
     // The default consolidateAfter is 0s.
-    assert_eq!(times, [Some(at(CREATED)), Some(at("2026-05-02T00:00:00Z"))]);
+    assert_eq!(
+        times,
+        [
+            Some(at(CREATED)),
+            Some(at("2026-05-01T12:00:00Z")),
+            Some(at("2026-05-02T00:00:00Z")),
+        ]
+    );
 }
 
 #[test]
