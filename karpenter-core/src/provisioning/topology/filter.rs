@@ -142,3 +142,65 @@ impl Hash for Tolerations {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduling::Requirement;
+
+    fn spec(node_selector: &[(&str, &str)]) -> PodSpec {
+        PodSpec {
+            node_selector: Some(
+                node_selector
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..PodSpec::default()
+        }
+    }
+
+    fn spread() -> TopologySpreadConstraint {
+        TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: "topology.kubernetes.io/zone".into(),
+            when_unsatisfiable: "DoNotSchedule".into(),
+            ..TopologySpreadConstraint::default()
+        }
+    }
+
+    /// As upstream's `TopologyNodeFilter.Matches`: a new NodeClaim counts when
+    /// its requirements are `Compatible` with one of the owner's terms, keys the
+    /// claim leaves undefined allowed only when well known
+    /// (`AllowUndefinedWellKnownLabels`); a real node's labels must define them.
+    #[test]
+    fn an_undefined_key_counts_on_a_claim_only_when_well_known() {
+        let well_known = WellKnownLabels::core();
+        let strict = WellKnownLabels::empty();
+        let claim: Requirements = [Requirement::in_values(
+            "topology.kubernetes.io/zone",
+            ["zone-a"],
+        )]
+        .into_iter()
+        .collect();
+        // The owner selects a well-known key the claim does not define.
+        let by_arch = NodeFilter::for_spread(&spec(&[("kubernetes.io/arch", "amd64")]), &spread());
+        assert!(by_arch.matches(&claim, &[], well_known));
+        assert!(!by_arch.matches(&claim, &[], &strict));
+        // A custom key the claim does not define: the claim does not count.
+        let by_team = NodeFilter::for_spread(&spec(&[("example.com/team", "red")]), &spread());
+        assert!(!by_team.matches(&claim, &[], well_known));
+        // Defined with the value, it counts; with another value, it does not.
+        let mut red = claim.clone();
+        red.add(Requirement::in_values("example.com/team", ["red"]));
+        assert!(by_team.matches(&red, &[], well_known));
+        let mut blue = claim.clone();
+        blue.add(Requirement::in_values("example.com/team", ["blue"]));
+        assert!(!by_team.matches(&blue, &[], well_known));
+        // nodeAffinityPolicy: Ignore counts every node.
+        let mut ignore = spread();
+        ignore.node_affinity_policy = Some("Ignore".into());
+        let ignoring = NodeFilter::for_spread(&spec(&[("example.com/team", "red")]), &ignore);
+        assert!(ignoring.matches(&claim, &[], &strict));
+    }
+}
