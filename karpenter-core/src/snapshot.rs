@@ -16,7 +16,9 @@ use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::resources::ResourceList;
-use crate::scheduling::{NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels};
+use crate::scheduling::{
+    DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels,
+};
 
 /// The resource NodePool limits count nodes with (`limits.nodes`).
 pub const NODES_RESOURCE: &str = "nodes";
@@ -129,17 +131,26 @@ impl ClusterNode {
         })
     }
 
-    /// Whether it is being deleted.
+    /// Whether it is being deleted, as upstream's `StateNode.Deleted` reads it:
+    /// its NodeClaim has a deletion timestamp or says its instance is
+    /// terminating; without a NodeClaim, its Node has a deletion timestamp. (A
+    /// Node deleted under a live NodeClaim is not: the claim decides.)
     pub fn is_deleting(&self) -> bool {
-        let node = self
-            .node
-            .as_ref()
-            .is_some_and(|n| n.metadata.deletion_timestamp.is_some());
-        let claim = self
-            .node_claim
-            .as_ref()
-            .is_some_and(|c| c.metadata.deletion_timestamp.is_some());
-        node || claim
+        match (&self.node_claim, &self.node) {
+            (Some(claim), _) => {
+                claim.metadata.deletion_timestamp.is_some() || self.is_instance_terminating()
+            }
+            (None, Some(node)) => node.metadata.deletion_timestamp.is_some(),
+            (None, None) => false,
+        }
+    }
+
+    /// Whether it is on its way out, as upstream's `StateNode.MarkedForDeletion`:
+    /// being deleted, or taken by a disruption command (tainted
+    /// `karpenter.sh/disrupted`, which a command puts on its candidates). Such a
+    /// node takes no pods and does not count against its NodePool's limits.
+    pub fn is_marked_for_deletion(&self) -> bool {
+        self.is_deleting() || self.taints().iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
     }
 
     /// The Node's taints, else the NodeClaim's (with its startup taints).

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 
 use crate::api::NodeClaim;
 use crate::resources::ResourceList;
-use crate::scheduling::{Requirement, Requirements, WellKnownLabels};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_TOPOLOGY_ZONE, Requirement, Requirements, WellKnownLabels,
+};
 
 use super::{CloudProviderError, InstanceType, Offering, OfferingKey};
 
@@ -59,8 +61,14 @@ pub fn choose_offering<'t>(
 ) -> Result<(&'t InstanceType, &'t Offering), Vec<OfferingKey>> {
     let mut unavailable = Vec::new();
     let mut best: Option<(&InstanceType, &Offering)> = None;
+    // Zones and capacity types are each offering's to answer, unavailable ones
+    // included (a type's own requirements list only the available ones), so
+    // that a claim pinned to a sold-out offering hears which.
+    let mut type_level = requirements.clone();
+    type_level.remove(LABEL_TOPOLOGY_ZONE);
+    type_level.remove(CAPACITY_TYPE_LABEL_KEY);
     let fitting = types.iter().filter(|t| {
-        requirements.is_compatible(&t.requirements, well_known) && requests.fits(&t.allocatable())
+        type_level.is_compatible(&t.requirements, well_known) && requests.fits(&t.allocatable())
     });
     for instance_type in fitting {
         for offering in instance_type

@@ -54,7 +54,7 @@ impl<'s> Allowances<'s> {
                 continue;
             }
             counts.nodes += 1;
-            if node.is_deleting() || !is_ready(node) {
+            if node.is_marked_for_deletion() || !is_ready(node) {
                 counts.disrupting += 1;
             }
         }

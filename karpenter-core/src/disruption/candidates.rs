@@ -270,7 +270,7 @@ impl<'s> Lookup<'s> {
         let (Some(kube_node), Some(claim)) = (&node.node, &node.node_claim) else {
             return None;
         };
-        if !node.is_initialized() || node.is_deleting() || node.is_instance_terminating() {
+        if !node.is_initialized() || node.is_marked_for_deletion() {
             return None;
         }
         let name = node.name();

@@ -10,8 +10,7 @@ use super::host_ports::{HostPort, conflict, host_ports};
 use super::pods::{PendingPod, is_daemon_pod, is_terminal};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
-    DISRUPTED_TAINT_KEY, LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all,
-    uninitialized_node_taints,
+    LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all, uninitialized_node_taints,
 };
 use crate::snapshot::ClusterNode;
 
@@ -136,5 +135,5 @@ impl ExistingNode {
 /// Whether a cluster node can take pods: not being deleted and not tainted for
 /// disruption.
 pub(crate) fn is_destination(node: &ClusterNode) -> bool {
-    !node.is_deleting() && !node.taints().iter().any(|t| t.key == DISRUPTED_TAINT_KEY)
+    !node.is_marked_for_deletion()
 }

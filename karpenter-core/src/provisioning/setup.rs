@@ -121,7 +121,11 @@ impl<'s> Setup<'s> {
                     .nodes
                     .iter()
                     .enumerate()
-                    .filter(|(_, n)| n.node_pool() == Some(&template.pool))
+                    // A node on its way out counts against no limit (upstream
+                    // charges its pool nothing for it).
+                    .filter(|(_, n)| {
+                        n.node_pool() == Some(&template.pool) && !n.is_marked_for_deletion()
+                    })
                     .map(|(i, n)| (i, n.capacity()))
                     .collect(),
             })

@@ -199,9 +199,7 @@ fn uninitialized_nodes_are_left_out() {
 }
 
 #[test]
-fn deleting_nodes_are_left_out() {
-    let mut node_deleting = node_json("a");
-    node_deleting["metadata"]["deletionTimestamp"] = json!(NOW);
+fn nodes_marked_for_deletion_are_left_out() {
     let mut claim_deleting = claim_json("b");
     claim_deleting["metadata"]["deletionTimestamp"] = json!(NOW);
     let mut terminating = claim_json("c");
@@ -209,14 +207,24 @@ fn deleting_nodes_are_left_out() {
         .as_array_mut()
         .unwrap()
         .push(json!({"type": "InstanceTerminating", "status": "True"}));
+    // Taken by a disruption command: tainted karpenter.sh/disrupted.
+    let mut taken = node_json("d");
+    taken["spec"]["taints"] = json!([{"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}]);
+    // A Node deleted under a live NodeClaim is not deleting (the claim
+    // decides, as upstream's StateNode.Deleted reads it): still a candidate.
+    let mut node_deleting = node_json("a");
+    node_deleting["metadata"]["deletionTimestamp"] = json!(NOW);
     let nodes = vec![
         joined(node_deleting, claim_json("a")),
         joined(node_json("b"), claim_deleting),
         joined(node_json("c"), terminating),
+        joined(taken, claim_json("d")),
     ];
     let snapshot = snapshot(nodes, vec![]);
     let found = candidates(&snapshot, now());
-    assert!(found.candidates.is_empty() && found.blocked.is_empty());
+    let names: Vec<Option<&str>> = found.candidates.iter().map(|c| c.claim.name()).collect();
+    assert_eq!(names, [Some("nc-a")]);
+    assert!(found.blocked.is_empty());
 }
 
 #[test]
