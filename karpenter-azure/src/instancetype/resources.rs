@@ -25,25 +25,58 @@ pub fn memory_capacity_bytes(memory_gib: f64, overhead_percent: f64) -> i64 {
     whole - kept
 }
 
-/// Kube-reserved CPU in millicores: 6 % of the first core, 4 % of the second,
-/// 2 % of the third and fourth, 1 % of each core above four.
-pub fn kube_reserved_cpu_millis(vcpus: u32) -> i64 {
-    let v = i64::from(vcpus);
-    60 * v.min(1) + 40 * (v - 1).clamp(0, 1) + 20 * (v - 2).clamp(0, 2) + 10 * (v - 4).max(0)
+/// One tier of a tiered reservation: its upper bound and the rate of the
+/// part of the amount between the previous tier's bound and it.
+type Tier = (f64, f64);
+
+/// Kube-reserved CPU by core: 6 % of the first, 4 % of the second, 2 % of
+/// the third and fourth, 1 % of each core above four.
+const CPU_TIERS: [Tier; 4] = [(1.0, 0.06), (2.0, 0.04), (4.0, 0.02), (f64::MAX, 0.01)];
+
+/// Kube-reserved memory by GiB: 25 % of the first 4, 20 % of the next 4,
+/// 10 % of the next 8, 6 % of the next 112, 2 % above 128.
+const MEMORY_TIERS: [Tier; 5] = [
+    (4.0, 0.25),
+    (8.0, 0.20),
+    (16.0, 0.10),
+    (128.0, 0.06),
+    (f64::MAX, 0.02),
+];
+
+/// The reservation of `amount` under `tiers`, summed in binary floating
+/// point tier by tier from the lowest, each tier's part times its rate added
+/// to the running total, as upstream sums it. The float sum matters: the
+/// callers truncate it, and where it lands just under a whole number (at 120
+/// and 176 vCPUs, say) upstream reserves one millicore less than the exact
+/// tiers give. Rust never fuses the multiply and the add, so this is the
+/// value upstream's amd64 build computes (Go may fuse them on arm64, which
+/// would give the exact value there).
+fn tiered(amount: f64, tiers: &[Tier]) -> f64 {
+    let mut lower = 0.0;
+    let mut total = 0.0;
+    for &(upper, rate) in tiers {
+        if lower > amount {
+            break;
+        }
+        total += (upper.min(amount) - lower) * rate;
+        lower = upper;
+    }
+    total
 }
 
-/// Kube-reserved memory in MiB, truncated: 25 % of the first 4 GiB, 20 % of
-/// the next 4, 10 % of the next 8, 6 % of the next 112, 2 % above 128 GiB, of
-/// the API's (unfloored) memory.
+/// Kube-reserved CPU in millicores: the CPU tiers over the vCPUs, summed in
+/// doubles and truncated as upstream computes them, so one millicore under
+/// the exact tiers where the sum falls just short (1299 at 120 vCPUs and
+/// 1859 at 176, not 1300 and 1860).
+pub fn kube_reserved_cpu_millis(vcpus: u32) -> i64 {
+    // `as` truncates toward zero, as Go's conversion does.
+    (1000.0 * tiered(f64::from(vcpus), &CPU_TIERS)) as i64
+}
+
+/// Kube-reserved memory in MiB, truncated: the memory tiers over the API's
+/// (unfloored) GiB, in upstream's float arithmetic.
 pub fn kube_reserved_memory_mib(memory_gib: f64) -> i64 {
-    // In thousandths of a GiB, so that the tiers add up exactly.
-    let m = (memory_gib * 1000.0).round() as i64;
-    let percent_milli_gib = 25 * m.min(4000)
-        + 20 * (m - 4000).clamp(0, 4000)
-        + 10 * (m - 8000).clamp(0, 8000)
-        + 6 * (m - 16000).clamp(0, 112_000)
-        + 2 * (m - 128_000).max(0);
-    percent_milli_gib * 1024 / 100_000
+    (1024.0 * tiered(memory_gib, &MEMORY_TIERS)) as i64
 }
 
 /// What a node of the size has: cpu, memory, ephemeral storage (the OS
