@@ -286,6 +286,30 @@ impl AKSNodeClass {
             .as_deref()
             != Some("None");
         settings.fips = self.spec.fips_mode.as_deref() == Some("FIPS");
+        settings.trusted_launch = flag(&["security", "trustedLaunch", "vtpm"])
+            || flag(&["security", "trustedLaunch", "secureBoot"]);
+        settings.local_dns = self.local_dns_enabled();
         Ok(settings)
+    }
+
+    /// Whether LocalDNS runs on this class's nodes: the state upstream's
+    /// status controller resolved (`status.localDNSState`), or, before it
+    /// has, what that controller would resolve from `spec.localDNS.mode`:
+    /// `Required` enables it; `Preferred` waits on a Kubernetes version
+    /// (1.99) no cluster runs yet, so it stays disabled, as do `Disabled`
+    /// and no mode.
+    pub fn local_dns_enabled(&self) -> bool {
+        let resolved = self
+            .status
+            .as_ref()
+            .and_then(|s| s.other.get("localDNSState"))
+            .and_then(serde_json::Value::as_str);
+        match resolved {
+            Some(state) => state == "Enabled",
+            None => {
+                let mode = self.spec.other.get("localDNS").and_then(|l| l.get("mode"));
+                mode.and_then(serde_json::Value::as_str) == Some("Required")
+            }
+        }
     }
 }

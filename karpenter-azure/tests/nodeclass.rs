@@ -30,6 +30,7 @@ fn an_empty_spec_takes_upstreams_defaults() {
     assert_eq!(settings.max_pods, 250);
     assert!(settings.gpu_driver_managed);
     assert!(!settings.encryption_at_host && !settings.fips);
+    assert!(!settings.trusted_launch && !settings.local_dns);
     // maxPods follows the network when the class does not say.
     let node_subnet = NetworkOptions {
         plugin: "azure".into(),
@@ -166,5 +167,71 @@ fn fips_classes_only_take_fips_nodes() {
     assert_eq!(
         fips_type.requirements.labels()[labels::FIPS_ENABLED],
         "true"
+    );
+}
+
+#[test]
+fn trusted_launch_keeps_the_sizes_that_can_run_it() {
+    let all = names(json!({}));
+    for trusted in [
+        json!({"security": {"trustedLaunch": {"vtpm": true}}}),
+        json!({"security": {"trustedLaunch": {"secureBoot": true}}}),
+    ] {
+        let kept = names(trusted.clone());
+        // Generation 1 only: no trusted launch.
+        assert!(all.contains(&"Standard_D2_v3".to_owned()));
+        assert!(!kept.contains(&"Standard_D2_v3".to_owned()), "{trusted}");
+        // Generation 2, but the API says TrustedLaunchDisabled.
+        assert!(all.contains(&"Standard_D16plds_v5".to_owned()));
+        assert!(
+            !kept.contains(&"Standard_D16plds_v5".to_owned()),
+            "{trusted}"
+        );
+        // Generation 2 without the flag.
+        assert!(kept.contains(&"Standard_D2s_v3".to_owned()), "{trusted}");
+        assert!(kept.contains(&"Standard_D2as_v6".to_owned()), "{trusted}");
+    }
+    // Both switched off is no trusted launch.
+    let off = json!({"security": {"trustedLaunch": {"vtpm": false, "secureBoot": false}}});
+    assert_eq!(names(off), all);
+}
+
+#[test]
+fn local_dns_leaves_out_sizes_under_four_vcpus() {
+    let catalog = Catalog::embedded();
+    let vcpus = |name: &String| catalog.sku(name).map_or(0, |s| s.vcpus);
+    let with_status = |state: &str, spec: serde_json::Value| {
+        let class: AKSNodeClass = serde_json::from_value(json!({
+            "metadata": {"name": "default"},
+            "spec": spec,
+            "status": {"localDNSState": state},
+        }))
+        .expect("an AKSNodeClass");
+        let settings = class
+            .settings("eastus", &NetworkOptions::default())
+            .expect("valid");
+        instance_types(catalog, &settings)
+            .into_iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+    };
+    let all = names(json!({}));
+    assert!(all.iter().any(|n| vcpus(n) == 2));
+    let enabled = [
+        with_status("Enabled", json!({})),
+        // Before the status controller ran: Required is enabled.
+        names(json!({"localDNS": {"mode": "Required"}})),
+    ];
+    for kept in &enabled {
+        assert!(kept.iter().all(|n| vcpus(n) >= 4));
+        let expected: Vec<&String> = all.iter().filter(|n| vcpus(n) >= 4).collect();
+        assert_eq!(kept.iter().collect::<Vec<_>>(), expected);
+    }
+    // Preferred resolves to disabled on every Kubernetes version there is;
+    // a resolved Disabled wins over the spec's mode.
+    assert_eq!(names(json!({"localDNS": {"mode": "Preferred"}})), all);
+    assert_eq!(
+        with_status("Disabled", json!({"localDNS": {"mode": "Required"}})),
+        all
     );
 }

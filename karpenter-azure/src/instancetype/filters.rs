@@ -2,7 +2,7 @@
 //! Karpenter restrict, too small, unsupported GPUs, constrained-vCPU and
 //! confidential sizes, location restrictions) and the ones that depend on the
 //! node class (GPU OS support and driver mode, encryption at host, artifact
-//! streaming).
+//! streaming, trusted launch, LocalDNS).
 
 use std::fmt;
 
@@ -57,6 +57,11 @@ pub enum Exclusion {
     EncryptionAtHostUnsupported,
     /// Artifact streaming does not run on arm64.
     ArtifactStreamingArm64,
+    /// The node class asks for trusted launch, which the size cannot do
+    /// (no Hyper-V generation 2, or `TrustedLaunchDisabled`).
+    TrustedLaunchUnsupported,
+    /// LocalDNS runs on the nodes and needs 4 vCPUs and 244 MiB.
+    LocalDnsTooSmall,
 }
 
 impl fmt::Display for Exclusion {
@@ -74,6 +79,8 @@ impl fmt::Display for Exclusion {
             Self::GpuDriverUnmanaged => "gpu-driver-unmanaged",
             Self::EncryptionAtHostUnsupported => "encryption-at-host-unsupported",
             Self::ArtifactStreamingArm64 => "artifact-streaming-arm64",
+            Self::TrustedLaunchUnsupported => "trusted-launch-unsupported",
+            Self::LocalDnsTooSmall => "localdns-too-small",
         })
     }
 }
@@ -149,7 +156,35 @@ pub fn node_class_exclusions(catalog: &Catalog, sku: &Sku, settings: &Settings) 
     if settings.artifact_streaming && sku.arch == "arm64" {
         reasons.push(Exclusion::ArtifactStreamingArm64);
     }
+    if settings.trusted_launch && !trusted_launch_capable(sku) {
+        reasons.push(Exclusion::TrustedLaunchUnsupported);
+    }
+    if settings.local_dns
+        && (sku.vcpus < LOCAL_DNS_MIN_VCPUS || memory_mib(sku) < LOCAL_DNS_MIN_MIB)
+    {
+        reasons.push(Exclusion::LocalDnsTooSmall);
+    }
     reasons
+}
+
+/// The fewest vCPUs LocalDNS runs on.
+pub const LOCAL_DNS_MIN_VCPUS: u32 = 4;
+/// The least memory LocalDNS runs on, in MiB (256 MB, as upstream rounds it).
+pub const LOCAL_DNS_MIN_MIB: i64 = 244;
+
+/// The size's memory in whole MiB, as its `sku-memory` label gives it.
+fn memory_mib(sku: &Sku) -> i64 {
+    (sku.memory_gib * 1024.0) as i64
+}
+
+/// Whether the size can launch with trusted launch: it runs Hyper-V
+/// generation 2 and does not say `TrustedLaunchDisabled`, as the Resource
+/// SKUs API documents it. Where the data does not record the generations,
+/// the size is given the benefit of the doubt, as for encryption at host.
+fn trusted_launch_capable(sku: &Sku) -> bool {
+    let generations = &sku.capabilities.hyperv_generations;
+    let gen2 = generations.is_empty() || generations.iter().any(|g| g == "V2");
+    gen2 && sku.capabilities.trusted_launch_disabled != Some(true)
 }
 
 #[cfg(test)]

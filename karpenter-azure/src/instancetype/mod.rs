@@ -14,7 +14,10 @@ use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, Re
 use crate::catalog::{Catalog, Sku};
 use crate::nodeclass::ImageFamily;
 
-pub use filters::{Exclusion, RESTRICTED_SIZES, node_class_exclusions, static_exclusions};
+pub use filters::{
+    Exclusion, LOCAL_DNS_MIN_MIB, LOCAL_DNS_MIN_VCPUS, RESTRICTED_SIZES, node_class_exclusions,
+    static_exclusions,
+};
 pub use resources::{
     DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, EVICTION_THRESHOLD_MIB, capacity, kube_reserved_cpu_millis,
     kube_reserved_memory_mib, memory_capacity_bytes, overhead,
@@ -46,6 +49,10 @@ pub struct Settings {
     pub artifact_streaming: bool,
     /// Whether the node class asks for FIPS images.
     pub fips: bool,
+    /// Whether the node class asks for trusted launch (vTPM or secure boot).
+    pub trusted_launch: bool,
+    /// Whether LocalDNS runs on the nodes (the node class's resolved state).
+    pub local_dns: bool,
     /// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
     pub vm_memory_overhead_percent: f64,
 }
@@ -63,6 +70,8 @@ impl Settings {
             gpu_driver_managed: true,
             artifact_streaming: false,
             fips: false,
+            trusted_launch: false,
+            local_dns: false,
             vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
         }
     }
