@@ -3,12 +3,19 @@
 //! unavailable for a time: one offering, a zone, every zone of the same
 //! placement scope, a VM family at or above a vCPU count, or all spot.
 //! Planning then sees those offerings as unavailable.
+//!
+//! Upstream keeps one expiry per key and sets it anew on every failure, so a
+//! short failure after a long one cuts the long one short (and a family
+//! entry keeps its lowest vCPU count under the newest expiry). Here each
+//! failure's block stands for its own time: a repeat extends it, an earlier
+//! longer block is kept, and a family's blocks at different vCPU counts keep
+//! their own times.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use karpenter_core::cloudprovider::InstanceType;
+use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT};
 
 use crate::catalog::Catalog;
@@ -59,14 +66,45 @@ pub struct Attempt {
 }
 
 /// Offerings, VM families and all of spot, each unavailable until a moment.
+///
+/// A failure marks its scope from now for its time; a later failure on the
+/// same scope sets the time again (a repeat extends it), but never cuts an
+/// earlier, longer mark short, and time that has run out is forgotten.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FailureCache {
     /// (capacity type, size, zone).
     offerings: BTreeMap<(String, String, String), Timestamp>,
-    /// (family lowercase, zone, capacity type) -> (lowest blocked vCPUs, until).
-    families: BTreeMap<(String, String, String), (u32, Timestamp)>,
+    /// (family lowercase, zone, capacity type) -> the sizes blocked.
+    families: BTreeMap<(String, String, String), FamilyBlocks>,
     /// Every spot offering.
     all_spot: Option<Timestamp>,
+}
+
+/// A VM family's blocks in one zone and capacity type: each blocks the
+/// sizes of at least some vCPUs until a moment. None covers another (a lower
+/// vCPU count blocked as long or longer), so the list stays short.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct FamilyBlocks(Vec<(u32, Timestamp)>);
+
+impl FamilyBlocks {
+    /// Blocks sizes of `from` vCPUs up until `until`.
+    fn add(&mut self, from: u32, until: Timestamp) {
+        if self.0.iter().any(|&(v, t)| v <= from && t >= until) {
+            return;
+        }
+        self.0.retain(|&(v, t)| !(v >= from && t <= until));
+        self.0.push((from, until));
+    }
+
+    /// Whether a size of `vcpus` is blocked at `now`.
+    fn blocks(&self, vcpus: u32, now: Timestamp) -> bool {
+        self.0.iter().any(|&(from, t)| vcpus >= from && now < t)
+    }
+
+    /// Forgets the blocks that ran out at `now`.
+    fn expire(&mut self, now: Timestamp) {
+        self.0.retain(|&(_, t)| now < t);
+    }
 }
 
 fn until(now: Timestamp, ttl: Duration) -> Timestamp {
@@ -74,13 +112,20 @@ fn until(now: Timestamp, ttl: Duration) -> Timestamp {
     now.saturating_add(ttl).unwrap_or(Timestamp::MAX)
 }
 
-fn later(slot: &mut Timestamp, candidate: Timestamp) {
-    *slot = (*slot).max(candidate);
-}
-
 /// Whether the zone label is regional placement.
 fn is_regional(zone: &str) -> bool {
     zone == "0"
+}
+
+/// The zones of `offerings`, each once, in their order.
+fn zones_of<'o>(offerings: impl Iterator<Item = &'o Offering>) -> Vec<&'o str> {
+    let mut zones: Vec<&str> = Vec::new();
+    for offering in offerings {
+        if !zones.contains(&offering.zone.as_str()) {
+            zones.push(&offering.zone);
+        }
+    }
+    zones
 }
 
 impl FailureCache {
@@ -89,8 +134,17 @@ impl FailureCache {
         Self::default()
     }
 
+    /// Forgets every mark that ran out at `now`.
+    pub fn expire(&mut self, now: Timestamp) {
+        self.offerings.retain(|_, t| now < *t);
+        self.families.values_mut().for_each(|b| b.expire(now));
+        self.families.retain(|_, b| !b.0.is_empty());
+        self.all_spot = self.all_spot.filter(|t| now < *t);
+    }
+
     /// Marks one offering, and its family from its vCPU count up in that
-    /// zone and capacity type (as upstream's `MarkUnavailableWithTTL`).
+    /// zone and capacity type (as upstream's `MarkUnavailableWithTTL`), from
+    /// `now` for `ttl`.
     pub fn mark(
         &mut self,
         attempt: &Attempt,
@@ -99,46 +153,49 @@ impl FailureCache {
         now: Timestamp,
         ttl: Duration,
     ) {
+        self.expire(now);
         let expiry = until(now, ttl);
         let key = (
             capacity_type.to_owned(),
             attempt.sku.clone(),
             zone.to_owned(),
         );
-        later(self.offerings.entry(key).or_insert(expiry), expiry);
+        let slot = self.offerings.entry(key).or_insert(expiry);
+        *slot = (*slot).max(expiry);
         let family = (
             attempt.family.to_lowercase(),
             zone.to_owned(),
             capacity_type.to_owned(),
         );
-        let entry = self
-            .families
+        self.families
             .entry(family)
-            .or_insert((attempt.vcpus, expiry));
-        entry.0 = entry.0.min(attempt.vcpus);
-        later(&mut entry.1, expiry);
+            .or_default()
+            .add(attempt.vcpus, expiry);
     }
 
     /// Marks every spot offering.
     pub fn mark_all_spot(&mut self, now: Timestamp, ttl: Duration) {
+        self.expire(now);
         let expiry = until(now, ttl);
         self.all_spot = Some(self.all_spot.map_or(expiry, |t| t.max(expiry)));
     }
 
-    /// Records what `error` says about `attempt`, with `zones` the region's
-    /// zone labels (`0` included); returns the reason, or `None` for an error
-    /// that marks nothing.
+    /// Records what `error` says about `attempt`, with `offerings` the
+    /// offerings of the size's instance type (available or not): a scope
+    /// wider than the attempt's zone covers the zones the size is offered
+    /// in, as upstream's handlers walk the instance type's offerings, so a
+    /// family is never blocked where the failed size is not offered. Returns
+    /// the reason, or `None` for an error that marks nothing.
     pub fn record(
         &mut self,
         error: &AzureError,
         attempt: &Attempt,
-        zones: &[String],
+        offerings: &[Offering],
         now: Timestamp,
     ) -> Option<FailureReason> {
-        let same_scope: Vec<&String> = zones
-            .iter()
-            .filter(|z| is_regional(z) == is_regional(&attempt.zone))
-            .collect();
+        let ct = attempt.capacity_type.as_str();
+        let same_scope = |o: &&Offering| is_regional(&o.zone) == is_regional(&attempt.zone);
+        let of_type = |o: &&Offering| o.capacity_type == ct;
         let both = [CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT];
         let message = error.message.as_str();
         let code = error.code.as_str();
@@ -152,15 +209,15 @@ impl FailureCache {
             } else {
                 10 * MINUTE
             };
-            for zone in zones {
-                self.mark(attempt, zone, &attempt.capacity_type, now, ttl);
+            for zone in zones_of(offerings.iter().filter(of_type)) {
+                self.mark(attempt, zone, ct, now, ttl);
             }
             return Some(FailureReason::SubscriptionQuotaReached);
         }
         let unsupported = code == "VMSizeNotSupported"
             || (code == "BadRequest" && message.contains("is not supported for subscription"));
         if unsupported {
-            for zone in zones {
+            for zone in zones_of(offerings.iter()) {
                 for capacity_type in both {
                     self.mark(attempt, zone, capacity_type, now, 23 * HOUR);
                 }
@@ -169,13 +226,13 @@ impl FailureCache {
         }
         match code {
             "SkuNotAvailable" => {
-                let ttl = if attempt.capacity_type == CAPACITY_TYPE_SPOT {
+                let ttl = if ct == CAPACITY_TYPE_SPOT {
                     HOUR
                 } else {
                     23 * HOUR
                 };
-                for zone in &same_scope {
-                    self.mark(attempt, zone, &attempt.capacity_type, now, ttl);
+                for zone in zones_of(offerings.iter().filter(of_type).filter(same_scope)) {
+                    self.mark(attempt, zone, ct, now, ttl);
                 }
                 Some(FailureReason::SkuNotAvailable)
             }
@@ -186,7 +243,7 @@ impl FailureCache {
                 Some(FailureReason::ZonalAllocationFailure)
             }
             "AllocationFailed" => {
-                for zone in &same_scope {
+                for zone in zones_of(offerings.iter().filter(same_scope)) {
                     for capacity_type in both {
                         self.mark(attempt, zone, capacity_type, now, HOUR);
                     }
@@ -194,12 +251,12 @@ impl FailureCache {
                 Some(FailureReason::AllocationFailure)
             }
             "OverconstrainedZonalAllocationRequest" => {
-                self.mark(attempt, &attempt.zone, &attempt.capacity_type, now, HOUR);
+                self.mark(attempt, &attempt.zone, ct, now, HOUR);
                 Some(FailureReason::OverconstrainedZonalAllocationFailure)
             }
             "OverconstrainedAllocationRequest" => {
-                for zone in &same_scope {
-                    self.mark(attempt, zone, &attempt.capacity_type, now, HOUR);
+                for zone in zones_of(offerings.iter().filter(of_type).filter(same_scope)) {
+                    self.mark(attempt, zone, ct, now, HOUR);
                 }
                 Some(FailureReason::OverconstrainedAllocationFailure)
             }
@@ -232,7 +289,7 @@ impl FailureCache {
         );
         self.families
             .get(&family)
-            .is_some_and(|(from, t)| now < *t && vcpus >= *from)
+            .is_some_and(|blocks| blocks.blocks(vcpus, now))
     }
 
     /// Marks the offerings of `types` that are unavailable at `now`.

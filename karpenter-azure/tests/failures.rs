@@ -3,6 +3,7 @@
 
 use jiff::{SignedDuration, Timestamp};
 use karpenter_azure::failures::{Attempt, AzureError, FailureCache, FailureReason};
+use karpenter_core::cloudprovider::Offering;
 
 const ZONES: [&str; 4] = ["eastus-1", "eastus-2", "eastus-3", "0"];
 
@@ -11,13 +12,44 @@ fn at(seconds: i64) -> Timestamp {
 }
 
 fn attempt(zone: &str, capacity_type: &str) -> Attempt {
+    sized(4, zone, capacity_type)
+}
+
+/// A launch of `Standard_D<vcpus>s_v5`.
+fn sized(vcpus: u32, zone: &str, capacity_type: &str) -> Attempt {
     Attempt {
-        sku: "Standard_D4s_v5".into(),
+        sku: format!("Standard_D{vcpus}s_v5"),
         family: "standardDSv5Family".into(),
-        vcpus: 4,
+        vcpus,
         zone: zone.into(),
         capacity_type: capacity_type.into(),
     }
+}
+
+/// On-demand and spot offerings in each of `zones`.
+fn offered_in(zones: &[&str]) -> Vec<Offering> {
+    zones
+        .iter()
+        .flat_map(|z| {
+            [
+                Offering::new(*z, "on-demand", 0.2),
+                Offering::new(*z, "spot", 0.2),
+            ]
+        })
+        .collect()
+}
+
+fn error(code: &str, message: &str) -> AzureError {
+    AzureError {
+        code: code.into(),
+        message: message.into(),
+    }
+}
+
+/// Whether `Standard_D<vcpus>s_v5` is unavailable in `zone` as `ct` at `t`.
+fn d_blocked(cache: &FailureCache, vcpus: u32, zone: &str, ct: &str, t: Timestamp) -> bool {
+    let sku = format!("Standard_D{vcpus}s_v5");
+    cache.is_unavailable(&sku, "standardDSv5Family", vcpus, zone, ct, t)
 }
 
 /// The (zone, capacity type) pairs of D4s_v5 unavailable at `t`.
@@ -40,12 +72,8 @@ fn record(
     ct: &str,
 ) -> (FailureCache, Option<FailureReason>) {
     let mut cache = FailureCache::new();
-    let zones: Vec<String> = ZONES.iter().map(|z| (*z).to_owned()).collect();
-    let error = AzureError {
-        code: code.into(),
-        message: message.into(),
-    };
-    let reason = cache.record(&error, &attempt(zone, ct), &zones, at(0));
+    let error = error(code, message);
+    let reason = cache.record(&error, &attempt(zone, ct), &offered_in(&ZONES), at(0));
     (cache, reason)
 }
 
@@ -239,4 +267,141 @@ fn apply_marks_the_instance_types_offerings() {
         .get("topology.kubernetes.io/zone")
         .into_owned();
     assert!(!zones.has("eastus-2") && zones.has("eastus-1"), "{zones:?}");
+}
+
+/// Upstream's handlers walk the failed size's offerings: a scope wider than
+/// the zone covers the zones the size is offered in, so its family is not
+/// blocked where the size is not offered.
+#[test]
+fn a_scope_covers_only_the_zones_the_failed_size_is_offered_in() {
+    let offerings = offered_in(&["eastus-1", "eastus-2", "0"]);
+    for (code, message, ct) in [
+        (
+            "OperationNotAllowed",
+            "exceeding approved standardDSv5Family Family Cores quota. Current Limit: 100",
+            "on-demand",
+        ),
+        ("SkuNotAvailable", "", "spot"),
+        ("AllocationFailed", "", "on-demand"),
+        ("OverconstrainedAllocationRequest", "", "on-demand"),
+        ("VMSizeNotSupported", "", "on-demand"),
+    ] {
+        let mut cache = FailureCache::new();
+        let reason = cache.record(
+            &error(code, message),
+            &sized(4, "eastus-1", ct),
+            &offerings,
+            at(0),
+        );
+        assert!(reason.is_some(), "{code}");
+        // The larger size is blocked in a zone the failed one is offered in...
+        assert!(d_blocked(&cache, 8, "eastus-2", ct, at(1)), "{code}");
+        // ...but not in the zone the failed one is not offered in.
+        assert!(!d_blocked(&cache, 8, "eastus-3", ct, at(1)), "{code}");
+    }
+}
+
+/// A family's block that ran out leaves nothing behind: a later failure of
+/// a larger size blocks from its own vCPU count, not the old one's.
+#[test]
+fn a_family_block_that_ran_out_leaves_no_trace() {
+    let mut cache = FailureCache::new();
+    let offerings = offered_in(&ZONES);
+    let zonal = error("ZonalAllocationFailed", "Allocation failed");
+    cache.record(
+        &zonal,
+        &sized(2, "eastus-1", "on-demand"),
+        &offerings,
+        at(0),
+    );
+    assert!(d_blocked(&cache, 4, "eastus-1", "on-demand", at(HOUR - 1)));
+    cache.record(
+        &zonal,
+        &sized(16, "eastus-1", "on-demand"),
+        &offerings,
+        at(2 * HOUR),
+    );
+    let later = at(2 * HOUR + 1);
+    assert!(!d_blocked(&cache, 2, "eastus-1", "on-demand", later));
+    assert!(!d_blocked(&cache, 8, "eastus-1", "on-demand", later));
+    assert!(d_blocked(&cache, 16, "eastus-1", "on-demand", later));
+    assert!(d_blocked(&cache, 32, "eastus-1", "spot", later));
+}
+
+/// A repeat failure sets the time again from now; a shorter failure after a
+/// longer one neither cuts the longer one short nor stretches its own block
+/// to the longer time.
+#[test]
+fn each_failure_blocks_for_its_own_time_and_a_repeat_extends_it() {
+    let offerings = offered_in(&ZONES);
+    let zonal = error("OverconstrainedZonalAllocationRequest", "");
+    let mut cache = FailureCache::new();
+    cache.record(
+        &zonal,
+        &sized(4, "eastus-1", "on-demand"),
+        &offerings,
+        at(0),
+    );
+    cache.record(
+        &zonal,
+        &sized(4, "eastus-1", "on-demand"),
+        &offerings,
+        at(1800),
+    );
+    assert!(d_blocked(
+        &cache,
+        4,
+        "eastus-1",
+        "on-demand",
+        at(HOUR + 1799)
+    ));
+    assert!(d_blocked(
+        &cache,
+        8,
+        "eastus-1",
+        "on-demand",
+        at(HOUR + 1799)
+    ));
+    assert!(!d_blocked(
+        &cache,
+        4,
+        "eastus-1",
+        "on-demand",
+        at(HOUR + 1800)
+    ));
+
+    let mut cache = FailureCache::new();
+    let unavailable = error("SkuNotAvailable", "The requested VM size is not available");
+    cache.record(
+        &unavailable,
+        &sized(16, "eastus-1", "on-demand"),
+        &offerings,
+        at(0),
+    );
+    cache.record(
+        &zonal,
+        &sized(4, "eastus-1", "on-demand"),
+        &offerings,
+        at(60),
+    );
+    // Within the short failure's hour: from 4 vCPUs up.
+    assert!(d_blocked(&cache, 8, "eastus-1", "on-demand", at(HOUR)));
+    // After it: the 8-vCPU size is free again, the long block still holds.
+    assert!(!d_blocked(&cache, 4, "eastus-1", "on-demand", at(2 * HOUR)));
+    assert!(!d_blocked(&cache, 8, "eastus-1", "on-demand", at(2 * HOUR)));
+    assert!(d_blocked(&cache, 16, "eastus-1", "on-demand", at(2 * HOUR)));
+    assert!(d_blocked(
+        &cache,
+        32,
+        "eastus-1",
+        "on-demand",
+        at(23 * HOUR - 1)
+    ));
+    assert!(!d_blocked(
+        &cache,
+        32,
+        "eastus-1",
+        "on-demand",
+        at(23 * HOUR)
+    ));
 }

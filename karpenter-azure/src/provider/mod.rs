@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use karpenter_core::api::{NodeClaim, NodePool, Quantities};
 use karpenter_core::cloudprovider::{
-    CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy, choose_offering,
-    requests_of, requirements_of,
+    CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
+    choose_offering, requests_of, requirements_of,
 };
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT,
@@ -199,18 +199,6 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         Ok((settings, types))
     }
 
-    /// The region's zone labels, regional `0` included.
-    fn zones(&self) -> Vec<String> {
-        let count = self
-            .catalog
-            .region(&self.config.region)
-            .map_or(0, |r| r.zone_count);
-        (1..=count)
-            .chain([0])
-            .map(|z| zone_label(&self.config.region, z))
-            .collect()
-    }
-
     fn provider_id(&self, vm: &str) -> String {
         format!(
             "azure:///subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/virtualMachines/{vm}",
@@ -264,16 +252,22 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         claim
     }
 
-    /// Maps a failed launch: Azure's errors go to the failure cache, and
-    /// those that mean "no capacity here" become insufficient capacity.
-    fn launch_error(&self, error: &ArmError, attempt: &Attempt) -> CloudProviderError {
+    /// Maps a failed launch of a size with `offerings`: Azure's errors go to
+    /// the failure cache, and those that mean "no capacity here" become
+    /// insufficient capacity.
+    fn launch_error(
+        &self,
+        error: &ArmError,
+        attempt: &Attempt,
+        offerings: &[Offering],
+    ) -> CloudProviderError {
         let Some(azure) = error.azure_error() else {
             return CloudProviderError::Api {
                 message: error.to_string(),
                 retryable: true,
             };
         };
-        let reason = lock(&self.failures).record(&azure, attempt, &self.zones(), (self.clock)());
+        let reason = lock(&self.failures).record(&azure, attempt, offerings, (self.clock)());
         let offering = OfferingKey {
             instance_type: attempt.sku.clone(),
             zone: attempt.zone.clone(),
@@ -352,7 +346,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             Err(error) => {
                 // Nothing runs on the NIC: take it away again (best effort).
                 let _ = self.api.delete_nic(&name).await;
-                return Err(self.launch_error(&error, &attempt));
+                return Err(self.launch_error(&error, &attempt, &instance_type.offerings));
             }
         };
         let mut launched = claim.clone();
