@@ -9,6 +9,7 @@ use karpenter_azure::instancetype::{
     self, Settings, capacity, instance_type, kube_reserved_cpu_millis, kube_reserved_memory_mib,
     labels, labels::ephemeral_os_max_size_gb, memory_capacity_bytes, static_exclusions,
 };
+use karpenter_core::scheduling::{Operator, Requirement, Requirements};
 
 fn rows(text: &str) -> Vec<BTreeMap<String, String>> {
     let mut lines = text.lines();
@@ -152,6 +153,20 @@ fn every_fixture_size_carries_upstreams_labels() {
             "{name}"
         );
         assert_eq!(label(labels::OS_SKU), "Ubuntu");
+        // A label the size has no value for is a DoesNotExist requirement.
+        for key in [
+            labels::SKU_GPU_NAME,
+            labels::SKU_GPU_MANUFACTURER,
+            labels::SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+            labels::FIPS_ENABLED,
+        ] {
+            let requirement = it.requirements.get(key);
+            assert_eq!(
+                requirement.operator() == Operator::DoesNotExist,
+                label(key).is_empty(),
+                "{name} {key}: {requirement}"
+            );
+        }
         // Zones: each available zone as <region>-<n>, plus the regional 0.
         let mut zones: Vec<String> = row["available_zones"]
             .split(';')
@@ -262,4 +277,61 @@ fn every_priced_region_has_instance_types() {
         let types = instancetype::instance_types(catalog, &Settings::for_region(&region.name));
         assert!(types.len() > 700, "{}: {}", region.name, types.len());
     }
+}
+
+/// A selector on a label some sizes lack keeps only the sizes that carry a
+/// value it allows (their nodes have the label; the others' do not), and a
+/// selector that only excludes values keeps the sizes without the label.
+#[test]
+fn a_selector_on_a_label_a_size_lacks_leaves_that_size_out() {
+    let catalog = Catalog::embedded();
+    let types = instancetype::instance_types(catalog, &Settings::for_region("eastus"));
+    let selecting = |requirement: Requirement| {
+        let requirements: Requirements = [requirement].into_iter().collect();
+        types
+            .iter()
+            .filter(|t| t.intersects(&requirements))
+            .collect::<Vec<_>>()
+    };
+    let label = |t: &karpenter_core::cloudprovider::InstanceType, key: &str| {
+        t.requirements.labels().get(key).cloned()
+    };
+    let t4 = selecting(Requirement::in_values(labels::SKU_GPU_NAME, ["T4"]));
+    assert!(!t4.is_empty());
+    assert!(
+        t4.iter()
+            .all(|t| label(t, labels::SKU_GPU_NAME).as_deref() == Some("T4")),
+        "{:?}",
+        t4.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    let nvidia = selecting(Requirement::in_values(
+        labels::SKU_GPU_MANUFACTURER,
+        ["nvidia"],
+    ));
+    assert!(!nvidia.is_empty() && nvidia.len() < types.len() / 4);
+    assert!(
+        nvidia
+            .iter()
+            .all(|t| label(t, labels::SKU_GPU_MANUFACTURER).as_deref() == Some("nvidia"))
+    );
+    let ephemeral = selecting(
+        Requirement::new(
+            labels::SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+            Operator::Gt,
+            ["100"],
+            None,
+        )
+        .expect("a requirement"),
+    );
+    assert!(!ephemeral.is_empty());
+    assert!(ephemeral.iter().all(|t| {
+        label(t, labels::SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE)
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|gb| gb > 100)
+    }));
+    let gen2 = selecting(Requirement::in_values(labels::SKU_HYPERV_GENERATION, ["2"]));
+    assert!(!gen2.is_empty() && gen2.len() < types.len() / 4);
+    // Excluding T4 keeps every size without a GPU name.
+    let not_t4 = selecting(Requirement::not_in(labels::SKU_GPU_NAME, ["T4"]));
+    assert_eq!(not_t4.len(), types.len() - t4.len());
 }

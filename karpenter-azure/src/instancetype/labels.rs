@@ -56,6 +56,9 @@ pub const PRIORITY: &str = "kubernetes.azure.com/priority";
 pub const OS_SKU: &str = "kubernetes.azure.com/os-sku";
 /// `true` on FIPS images.
 pub const FIPS_ENABLED: &str = "kubernetes.azure.com/fips_enabled";
+/// The cluster's node resource group, as a label value (see
+/// [`cluster_label_value`]).
+pub const CLUSTER: &str = "kubernetes.azure.com/cluster";
 
 /// Every key a pod may select on without the NodePool naming it: the core's
 /// and the provider's (the Hyper-V generation too: NodePools may not set it,
@@ -84,6 +87,7 @@ pub fn well_known_labels() -> WellKnownLabels {
         PRIORITY,
         OS_SKU,
         FIPS_ENABLED,
+        CLUSTER,
         LABEL_TOPOLOGY_REGION,
     ])
 }
@@ -125,7 +129,6 @@ pub fn single_valued(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Vec<(
         (SKU_NAME, sku.name.clone()),
         (SKU_FAMILY, sku.sku_family.clone()),
         (SKU_SERIES, sku.sku_series.clone()),
-        (SKU_VERSION, sku.sku_version.clone()),
         (SKU_CPU, sku.vcpus.to_string()),
         (SKU_MEMORY, memory_mib.clone()),
         (AKS_SKU_CPU, sku.vcpus.to_string()),
@@ -133,6 +136,9 @@ pub fn single_valued(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Vec<(
         (SKU_GPU_COUNT, gpu.map_or(0, |_| sku.gpus).to_string()),
         (OS_SKU, settings.image_family.os_sku().to_owned()),
     ];
+    if !sku.sku_version.is_empty() {
+        labels.push((SKU_VERSION, sku.sku_version.clone()));
+    }
     if let Some(gpu) = gpu {
         labels.push((SKU_GPU_MANUFACTURER, gpu.manufacturer.clone()));
         if !sku.accelerator.is_empty() {
@@ -152,7 +158,63 @@ pub fn single_valued(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Vec<(
     if settings.fips {
         labels.push((FIPS_ENABLED, "true".to_owned()));
     }
+    if let Some(group) = &settings.node_resource_group {
+        labels.push((CLUSTER, cluster_label_value(group)));
+    }
     labels.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// The keys a size has no value for, each as `DoesNotExist`, as upstream
+/// starts them and fills in only what the size has: a GPU's manufacturer
+/// and name (the name only when the size names its accelerator), the
+/// largest ephemeral OS disk, the Hyper-V generations, the version, and
+/// FIPS outside FIPS classes. A node of the size carries none of these
+/// labels, so a selector on one (`sku-gpu-name In [T4]`) must leave the size
+/// out rather than ignore it.
+pub fn absent(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Vec<Requirement> {
+    let gpu = catalog.gpu(&sku.name).filter(|_| sku.gpus > 0);
+    let missing = [
+        (SKU_GPU_MANUFACTURER, gpu.is_none()),
+        (SKU_GPU_NAME, gpu.is_none() || sku.accelerator.is_empty()),
+        (
+            SKU_STORAGE_EPHEMERAL_OS_MAX_SIZE,
+            ephemeral_os_max_size_gb(sku) == 0,
+        ),
+        (
+            SKU_HYPERV_GENERATION,
+            sku.capabilities.hyperv_generations.is_empty(),
+        ),
+        (SKU_VERSION, sku.sku_version.is_empty()),
+        (FIPS_ENABLED, !settings.fips),
+    ];
+    missing
+        .into_iter()
+        .filter(|(_, absent)| *absent)
+        .map(|(key, _)| Requirement::does_not_exist(key))
+        .collect()
+}
+
+/// The `kubernetes.azure.com/cluster` value of a node resource group, as
+/// AKS writes it: parentheses become `-`, the name is cut to 63 bytes (on a
+/// character boundary), and a name ending in `-`, `_` or `.` ends in `z`
+/// instead (the last character replaced when that would pass 63).
+pub fn cluster_label_value(resource_group: &str) -> String {
+    const MAX: usize = 63;
+    let mut value = resource_group.replace(['(', ')'], "-");
+    if value.len() > MAX {
+        let cut = (0..=MAX)
+            .rev()
+            .find(|&i| value.is_char_boundary(i))
+            .unwrap_or(0);
+        value.truncate(cut);
+    }
+    if value.ends_with(['-', '_', '.']) {
+        if value.len() >= MAX {
+            value.pop();
+        }
+        value.push('z');
+    }
+    value
 }
 
 /// The requirements that take several values: per-offering labels (priority,
@@ -194,4 +256,28 @@ pub fn multi_valued(sku: &Sku, offerings: &[Offering], _settings: &Settings) -> 
         requirements.push(Requirement::in_values(SKU_HYPERV_GENERATION, &generations));
     }
     requirements
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cluster_label_is_the_node_resource_group_as_aks_writes_it() {
+        assert_eq!(
+            cluster_label_value("MC_rg_cluster_eastus"),
+            "MC_rg_cluster_eastus"
+        );
+        assert_eq!(cluster_label_value("MC_rg(1)_c"), "MC_rg-1-_c");
+        assert_eq!(cluster_label_value("MC_rg_c_"), "MC_rg_c_z");
+        assert_eq!(cluster_label_value("MC_rg_c(x)"), "MC_rg_c-x-z");
+        let long = "a".repeat(70);
+        assert_eq!(cluster_label_value(&long), "a".repeat(63));
+        // Cut to 63, the name ends in `-`: its last character becomes `z`.
+        let dashed = format!("{}-{}", "a".repeat(62), "b".repeat(10));
+        assert_eq!(cluster_label_value(&dashed), format!("{}z", "a".repeat(62)));
+        // Cut on a character boundary, never inside one.
+        let wide = format!("{}é{}", "a".repeat(62), "b".repeat(4));
+        assert_eq!(cluster_label_value(&wide), "a".repeat(62));
+    }
 }

@@ -9,7 +9,7 @@ pub mod labels;
 mod resources;
 
 use karpenter_core::cloudprovider::{InstanceType, Offering};
-use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, Requirement};
+use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT};
 
 use crate::catalog::{Catalog, Sku};
 use crate::nodeclass::ImageFamily;
@@ -53,6 +53,10 @@ pub struct Settings {
     pub trusted_launch: bool,
     /// Whether LocalDNS runs on the nodes (the node class's resolved state).
     pub local_dns: bool,
+    /// The cluster's node resource group (`MC_...`), which nodes name in
+    /// `kubernetes.azure.com/cluster`; `None` where it is not known (a
+    /// scenario), and then the types leave that key open.
+    pub node_resource_group: Option<String>,
     /// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
     pub vm_memory_overhead_percent: f64,
 }
@@ -72,6 +76,7 @@ impl Settings {
             fips: false,
             trusted_launch: false,
             local_dns: false,
+            node_resource_group: None,
             vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
         }
     }
@@ -106,13 +111,12 @@ pub fn instance_type(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Optio
         capacity(catalog, sku, settings),
         overhead(sku),
     );
-    for requirement in labels::multi_valued(sku, &instance_type.offerings, settings) {
+    let multi = labels::multi_valued(sku, &instance_type.offerings, settings);
+    for requirement in multi
+        .into_iter()
+        .chain(labels::absent(catalog, sku, settings))
+    {
         instance_type.requirements.add(requirement);
-    }
-    if !settings.fips {
-        instance_type
-            .requirements
-            .add(Requirement::does_not_exist(labels::FIPS_ENABLED));
     }
     Some(instance_type)
 }

@@ -152,12 +152,14 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     }
 
     fn settings(&self, class: &AKSNodeClass) -> Result<Settings, CloudProviderError> {
-        class
+        let mut settings = class
             .settings(&self.config.region, &self.config.network)
             .map_err(|e| CloudProviderError::NodeClassNotReady {
                 name: e.name.clone(),
                 message: e.to_string(),
-            })
+            })?;
+        settings.node_resource_group = Some(self.config.resource_group.clone());
+        Ok(settings)
     }
 
     /// The instance types of `class`, with the failure cache applied.
@@ -234,7 +236,8 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             labels.insert(NODE_POOL_LABEL_KEY.to_owned(), pool.to_owned());
         }
         if let Some(sku) = self.catalog.sku(size) {
-            let settings = Settings::for_region(&self.config.region);
+            let mut settings = Settings::for_region(&self.config.region);
+            settings.node_resource_group = Some(self.config.resource_group.clone());
             labels.extend(crate::instancetype::labels::single_valued(
                 self.catalog,
                 sku,
