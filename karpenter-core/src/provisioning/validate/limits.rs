@@ -41,7 +41,8 @@ impl Checker<'_> {
                 .snapshot
                 .nodes
                 .iter()
-                .filter(|n| n.node_pool() == Some(name))
+                // Nodes on their way out count against no limit.
+                .filter(|n| n.node_pool() == Some(name) && !n.is_marked_for_deletion())
             {
                 existing += &node.capacity();
             }
