@@ -174,11 +174,19 @@ pub(super) fn cheaper_replacement(
     if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
         return None;
     }
+    let pin_spot = pins_spot(&requirements, &kept);
+    written(claim, &requirements, &kept, pin_spot)
+}
+
+/// Whether a replacement allowing both spot and on-demand is pinned to spot:
+/// upstream pins it whenever it allows both; here only when a kept type
+/// offers spot, since a claim pinned to spot with no spot offering can never
+/// launch (a departure, see docs/design.md).
+pub(super) fn pins_spot(requirements: &Requirements, kept: &[&InstanceType]) -> bool {
     let offers_spot = kept
         .iter()
-        .any(|t| offerings(t, &requirements).any(|o| o.capacity_type == SPOT));
-    let pin_spot = allows(&requirements, SPOT) && allows(&requirements, ON_DEMAND) && offers_spot;
-    written(claim, &requirements, &kept, pin_spot)
+        .any(|t| offerings(t, requirements).any(|o| o.capacity_type == SPOT));
+    allows(requirements, SPOT) && allows(requirements, ON_DEMAND) && offers_spot
 }
 
 /// The claim kept to the `kept` types, launching their cheapest allowed

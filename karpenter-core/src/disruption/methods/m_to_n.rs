@@ -68,9 +68,7 @@ pub(super) fn fewer_cheaper(
             {
                 return None;
             }
-            let pin_spot = spot_to_spot
-                || (allows(&requirements, SPOT)
-                    && allows(&requirements, super::consolidation::ON_DEMAND));
+            let pin_spot = spot_to_spot || super::consolidation::pins_spot(&requirements, &kept);
             written(claim, &requirements, &kept, pin_spot)
         })
         .collect()
