@@ -113,11 +113,7 @@ fn in_flight(
         .metadata
         .labels
         .get_or_insert_with(Default::default);
-    for requirement in &claim.requirements {
-        if requirement.operator == "In" && requirement.values.len() == 1 {
-            labels.insert(requirement.key.clone(), requirement.values[0].to_owned());
-        }
-    }
+    labels.extend(claim.node_labels(&snapshot.well_known_labels));
     for (key, value) in [
         (NODE_POOL_LABEL_KEY, claim.node_pool.as_str()),
         (LABEL_INSTANCE_TYPE_STABLE, launch.instance_type.as_str()),

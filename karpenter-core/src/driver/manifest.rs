@@ -16,6 +16,7 @@ use crate::provisioning::{PlannedClaim, pod_key};
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
     NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, NODE_POOL_LABEL_KEY,
+    WellKnownLabels,
 };
 
 /// The NodeClaim `name` for `planned`, launched from `pool` at `now`; `pods`
@@ -25,6 +26,7 @@ pub(super) fn node_claim(
     pool: &NodePool,
     name: &str,
     pods: &BTreeMap<String, &Pod>,
+    well_known: &WellKnownLabels,
     now: Timestamp,
 ) -> NodeClaim {
     let mut claim = pool.spec.template.to_node_claim();
@@ -32,15 +34,7 @@ pub(super) fn node_claim(
     claim.metadata.creation_timestamp = Some(Time(now));
     let labels = claim.metadata.labels.get_or_insert_with(BTreeMap::new);
     labels.insert(NODE_POOL_LABEL_KEY.to_owned(), planned.node_pool.clone());
-    // A requirement that leaves one value is a label the node will carry.
-    for requirement in &planned.requirements {
-        if requirement.operator == "In" && requirement.values.len() == 1 {
-            labels.insert(
-                requirement.key.clone(),
-                requirement.values.to_vec().remove(0),
-            );
-        }
-    }
+    labels.extend(planned.node_labels(well_known));
     let pool_annotations = pool.metadata.annotations.as_ref();
     for key in [
         NODE_POOL_HASH_ANNOTATION_KEY,
@@ -134,12 +128,21 @@ mod tests {
                     values: vec!["m-2".to_owned(), "m-4".to_owned()].into(),
                     min_values: Some(2),
                 },
+                // A custom key left with two values: the node gets one.
+                RequirementOutput {
+                    key: "example.com/team".into(),
+                    operator: "In".into(),
+                    values: vec!["red".to_owned(), "blue".to_owned()].into(),
+                    min_values: None,
+                },
             ],
             launch: None,
             pods: vec!["default/a".into(), "default/b".into()],
         };
         let now = Timestamp::from_second(1_800_000_000).expect("a time");
-        let claim = node_claim(&planned, &pool, "general-00001", &pods_by_key(&pods), now);
+        let well_known = crate::scheduling::WellKnownLabels::core();
+        let pods = pods_by_key(&pods);
+        let claim = node_claim(&planned, &pool, "general-00001", &pods, well_known, now);
         let json = serde_json::to_value(&claim).expect("serializable");
         assert_eq!(json["metadata"]["name"], "general-00001");
         assert_eq!(json["metadata"]["labels"]["team"], "web");
@@ -156,6 +159,8 @@ mod tests {
                 .get("node.kubernetes.io/instance-type")
                 .is_none()
         );
+        // As upstream's resolveCustomLabelsFromRequirements: a value it allows.
+        assert_eq!(json["metadata"]["labels"]["example.com/team"], "blue");
         assert_eq!(
             json["metadata"]["annotations"]["karpenter.sh/nodepool-hash"],
             "123"

@@ -259,7 +259,8 @@ impl Driver {
             return Ok(None);
         };
         let name = self.next_claim_name(&planned.node_pool, claims);
-        let mut claim = manifest::node_claim(planned, pool, &name, pods, now);
+        let well_known = &snapshot.well_known_labels;
+        let mut claim = manifest::node_claim(planned, pool, &name, pods, well_known, now);
         if let Some(command) = replaces {
             annotate(&mut claim, REPLACES_ANNOTATION, Some(command.to_owned()));
         }

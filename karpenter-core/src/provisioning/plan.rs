@@ -2,11 +2,13 @@
 //! already exists, and the pods no plan can place, with why. Serialized, this is the
 //! `karpenter-sim provision -o json` output of `scenario-format.md`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::names::NameList;
 
-use crate::scheduling::SelectorRequirement;
+use crate::scheduling::{Operator, SelectorRequirement, WellKnownLabels, check_restricted_label};
 
 /// A sum of prices as a person reads it: float noise past the ninth decimal
 /// rounded away, so sums of decimal prices print as decimals.
@@ -46,6 +48,32 @@ pub struct PlannedClaim {
     pub launch: Option<Launch>,
     /// The pods it is for, as `namespace/name`.
     pub pods: Vec<String>,
+}
+
+impl PlannedClaim {
+    /// The labels a node of this claim carries from its requirements, as
+    /// upstream's `resolveCustomLabelsFromRequirements` gives them: each
+    /// custom key (neither well known nor restricted) a value its requirement
+    /// allows ([`Requirement::any`](crate::scheduling::Requirement::any)), so
+    /// that a pod selecting it can bind whatever values the claim left open;
+    /// every other key only when one value is left. The provider adds the
+    /// labels of what it launches (zone, instance type, capacity type).
+    pub fn node_labels(&self, well_known: &WellKnownLabels) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::new();
+        let Ok(requirements) = super::validate::read_requirements(&self.requirements) else {
+            return labels;
+        };
+        for requirement in requirements.iter() {
+            let key = requirement.key();
+            let custom =
+                !well_known.contains(key) && check_restricted_label(key, well_known).is_ok();
+            let single = requirement.operator() == Operator::In && requirement.len() == 1;
+            if let Some(value) = (custom || single).then(|| requirement.any()).flatten() {
+                labels.insert(key.to_owned(), value);
+            }
+        }
+        labels
+    }
 }
 
 /// A requirement in the output's shape.
