@@ -678,6 +678,35 @@ fn provider_azure_plans_in_every_region_with_prices() {
                 zone == "0" || zone.starts_with(&format!("{}-", region.name)),
                 "{zone}"
             );
+            // As the provider's create ranks them: never regional (zone 0)
+            // where the claim allows a zonal offering of the size at the same
+            // price (a zonal spread may pin a claim to the domain "0").
+            let zones = claim["requirements"]
+                .as_array()
+                .expect("requirements")
+                .iter()
+                .find(|r| r["key"] == "topology.kubernetes.io/zone")
+                .map(|r| r["values"].clone());
+            let allows = |z: &str| {
+                zones
+                    .as_ref()
+                    .is_none_or(|v| v.as_array().is_some_and(|v| v.iter().any(|x| x == z)))
+            };
+            if zone == "0" {
+                let settings = karpenter::azure::instancetype::Settings::for_region(&region.name);
+                let it = karpenter::azure::instancetype::instance_type(catalog, sku, &settings)
+                    .expect("offered");
+                let capacity = launch["capacityType"].as_str().expect("a capacity type");
+                assert!(
+                    !it.offerings.iter().any(|o| o.available
+                        && o.zone != "0"
+                        && allows(&o.zone)
+                        && o.capacity_type == capacity
+                        && o.price == price),
+                    "{}: {size} launched regional beside a zonal offering",
+                    region.name
+                );
+            }
         }
     }
     // The same input gives the same plan; disrupt runs on the catalog too.
@@ -809,4 +838,34 @@ fn provider_azure_refuses_an_unknown_region_and_a_bad_node_class() {
         &stderr(&output),
         &["warning: NodePool default names AKSNodeClass default, which the input lacks"],
     );
+}
+
+/// On Azure the plan names the offering the provider's create would launch:
+/// at equal prices a zone before regional `0` (and spot before on-demand).
+#[test]
+fn an_azure_plan_launches_in_a_zone_when_regional_ties() {
+    let text = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\nspec:\n  \
+        template:\n    spec:\n      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}\n      \
+        requirements:\n      - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}\n---\n\
+        apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default}\nspec:\n  \
+        containers: [{name: app, resources: {requests: {cpu: '1', memory: 1Gi}}}]\n";
+    let output = sim_with_stdin(
+        &[
+            "provision",
+            "-f",
+            "-",
+            "--provider",
+            "azure",
+            "--region",
+            "eastus",
+            "-o",
+            "json",
+        ],
+        Some(text.as_bytes()),
+    );
+    assert_status(&output, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let launch = &plan["nodeClaims"][0]["launch"];
+    let zone = launch["zone"].as_str().expect("a zone");
+    assert!(zone.starts_with("eastus-"), "{launch}");
 }

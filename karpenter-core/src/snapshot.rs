@@ -14,7 +14,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
-use crate::cloudprovider::InstanceType;
+use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::resources::ResourceList;
 use crate::scheduling::{
     DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels,
@@ -49,6 +49,9 @@ pub struct Snapshot {
     /// The label keys left to instance types to define: the core's and the
     /// provider's.
     pub well_known_labels: WellKnownLabels,
+    /// How the provider ranks the offerings a claim allows (what its `create`
+    /// launches first): the plan's `launch` follows it.
+    pub launch_rank: LaunchRank,
     /// What the cloud provider's drift check (`is_drifted`) reports, by
     /// NodeClaim name: the reason each drifted claim gives. A controller fills
     /// it from its provider; scenario files leave it empty (a claim's

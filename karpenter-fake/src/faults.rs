@@ -136,6 +136,10 @@ impl<P: CloudProvider> CloudProvider for Flaky<P> {
     fn well_known_labels(&self) -> WellKnownLabels {
         self.inner.well_known_labels()
     }
+
+    fn launch_rank(&self) -> karpenter_core::cloudprovider::LaunchRank {
+        self.inner.launch_rank()
+    }
 }
 
 /// A provider whose calls each wait `delay` first.
@@ -202,6 +206,10 @@ impl<P: CloudProvider> CloudProvider for Latency<P> {
 
     fn well_known_labels(&self) -> WellKnownLabels {
         self.inner.well_known_labels()
+    }
+
+    fn launch_rank(&self) -> karpenter_core::cloudprovider::LaunchRank {
+        self.inner.launch_rank()
     }
 }
 

@@ -126,22 +126,22 @@ impl CloudProvider for FakeCloudProvider {
         let requirements = requirements_of(claim)?;
         let requests = requests_of(claim)?;
         let types = self.with_learned();
-        let cheapest = |(a, x): (&InstanceType, &Offering), (b, y): (&InstanceType, &Offering)| {
-            x.price
-                .total_cmp(&y.price)
-                .then_with(|| a.name.cmp(&b.name))
-                .then_with(|| x.zone.cmp(&y.zone))
-        };
+        // The rank the plan names its launch by.
+        let rank = self.launch_rank();
         // As upstream's fake: the claim's requirements leave room for the
         // type's labels (its own keys, like the pool's, need not be the type's;
         // the type's own labels are well known).
-        let (instance_type, offering) =
-            choose_offering(&types, &requirements, &requests, &self.well_known, cheapest).map_err(
-                |offerings| CloudProviderError::InsufficientCapacity {
-                    offerings,
-                    message: "no available offering the claim allows holds its requests".to_owned(),
-                },
-            )?;
+        let (instance_type, offering) = choose_offering(
+            &types,
+            &requirements,
+            &requests,
+            &self.well_known,
+            |a, b| rank.compare(a, b),
+        )
+        .map_err(|offerings| CloudProviderError::InsufficientCapacity {
+            offerings,
+            message: "no available offering the claim allows holds its requests".to_owned(),
+        })?;
         let mut state = self.lock();
         let chosen = key(instance_type, offering);
         if state.sold_out.contains(&chosen) {

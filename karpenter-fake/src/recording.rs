@@ -118,6 +118,10 @@ impl<P: CloudProvider> CloudProvider for Recording<P> {
     fn well_known_labels(&self) -> WellKnownLabels {
         self.inner.well_known_labels()
     }
+
+    fn launch_rank(&self) -> karpenter_core::cloudprovider::LaunchRank {
+        self.inner.launch_rank()
+    }
 }
 
 #[cfg(test)]

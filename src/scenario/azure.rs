@@ -98,6 +98,8 @@ impl Scenario {
     pub fn into_azure_snapshot(self, region: &str) -> Result<(Snapshot, Vec<String>), LoadError> {
         let azure = self.azure_instance_types(region)?;
         let mut snapshot = self.into_snapshot_with(azure.per_pool, well_known_labels());
+        // A plan names what the provider's create would launch.
+        snapshot.launch_rank = karpenter_azure::provider::LAUNCH_RANK;
         for node in &snapshot.nodes {
             let Some(claim) = &node.node_claim else {
                 continue;

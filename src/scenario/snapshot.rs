@@ -75,6 +75,8 @@ impl Scenario {
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
             well_known_labels,
+            // The fake provider launches the cheapest; the Azure path sets its own.
+            launch_rank: Default::default(),
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),
@@ -108,6 +110,8 @@ impl Scenario {
             persistent_volumes: into_objects(self.persistent_volumes),
             storage_classes: into_objects(self.storage_classes),
             well_known_labels,
+            // The fake provider launches the cheapest; the Azure path sets its own.
+            launch_rank: Default::default(),
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),

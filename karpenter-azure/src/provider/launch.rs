@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::cloudprovider::{InstanceType, LaunchRank, Offering};
 use karpenter_core::scheduling::CAPACITY_TYPE_SPOT;
 use serde_json::{Value, json};
 
@@ -18,6 +18,11 @@ use crate::nodeclass::AKSNodeClass;
 /// The default image: AKS's Ubuntu 22.04 Gen2 from the community gallery,
 /// newest version.
 pub const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
+
+/// The Azure provider's launch rank (upstream's: price, then spot before
+/// on-demand, zonal before regional, then name and zone), which its `create`
+/// follows and a plan on Azure names its launch by.
+pub const LAUNCH_RANK: LaunchRank = LaunchRank::new("azure", rank);
 
 /// Upstream's ranking of offerings (for [`choose_offering`](karpenter_core::cloudprovider::choose_offering)): price, then
 /// on equal prices spot before on-demand, zonal before

@@ -29,7 +29,7 @@ use crate::failures::{Attempt, FailureCache};
 use crate::instancetype::{Settings, instance_types, labels::well_known_labels, zone_label};
 use crate::nodeclass::{AKSNodeClass, NetworkOptions};
 
-pub use launch::DEFAULT_IMAGE;
+pub use launch::{DEFAULT_IMAGE, LAUNCH_RANK};
 
 /// Where and how the provider launches.
 #[derive(Clone, Debug, PartialEq)]
@@ -312,7 +312,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             &requirements,
             &requests,
             &well_known_labels(),
-            launch::rank,
+            |a, b| LAUNCH_RANK.compare(a, b),
         )
         .map_err(|offerings| CloudProviderError::InsufficientCapacity {
             offerings,
@@ -454,5 +454,11 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
     /// provider registers them.
     fn well_known_labels(&self) -> WellKnownLabels {
         well_known_labels()
+    }
+
+    /// Upstream's rank: price, then spot before on-demand, zonal before
+    /// regional.
+    fn launch_rank(&self) -> karpenter_core::cloudprovider::LaunchRank {
+        LAUNCH_RANK
     }
 }

@@ -6,6 +6,7 @@ mod claims;
 mod instance_type;
 mod offering;
 mod provider;
+mod rank;
 mod repair;
 mod unavailable;
 
@@ -14,5 +15,6 @@ pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};
 pub use provider::{CloudProvider, CloudProviderError, OfferingKey};
+pub use rank::{LaunchRank, RankFn};
 pub use repair::RepairPolicy;
 pub use unavailable::{DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings};

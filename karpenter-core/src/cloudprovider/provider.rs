@@ -7,7 +7,7 @@ use std::fmt;
 use async_trait::async_trait;
 use thiserror::Error;
 
-use super::{InstanceType, RepairPolicy};
+use super::{InstanceType, LaunchRank, RepairPolicy};
 use crate::api::{NodeClaim, NodePool};
 use crate::scheduling::WellKnownLabels;
 
@@ -204,6 +204,15 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
     fn well_known_labels(&self) -> WellKnownLabels {
         WellKnownLabels::core().clone()
     }
+
+    /// How [`create`](Self::create) ranks the offerings a claim allows: its
+    /// first is what it launches. Planning reads it into
+    /// [`Snapshot::launch_rank`](crate::snapshot::Snapshot::launch_rank), so a
+    /// plan's `launch` is what `create` would pick. The default is
+    /// [`LaunchRank::cheapest`]; a decorator forwards it.
+    fn launch_rank(&self) -> LaunchRank {
+        LaunchRank::cheapest()
+    }
 }
 
 /// A shared provider is a provider: decorators can wrap an `Arc` while a
@@ -247,6 +256,10 @@ impl<T: CloudProvider + ?Sized> CloudProvider for std::sync::Arc<T> {
 
     fn well_known_labels(&self) -> WellKnownLabels {
         (**self).well_known_labels()
+    }
+
+    fn launch_rank(&self) -> LaunchRank {
+        (**self).launch_rank()
     }
 }
 

@@ -304,6 +304,7 @@ pub fn without_nodes(
         persistent_volumes: snapshot.persistent_volumes.clone(),
         storage_classes: snapshot.storage_classes.clone(),
         well_known_labels: snapshot.well_known_labels.clone(),
+        launch_rank: snapshot.launch_rank,
         provider_drift: snapshot.provider_drift.clone(),
     };
     let mut moved = Vec::new();

@@ -223,6 +223,8 @@ impl Driver {
         let mut snapshot = read_snapshot(self.cluster.as_ref()).await?;
         // A pod may select the provider's own labels, as it may in upstream.
         snapshot.well_known_labels = self.provider.well_known_labels();
+        // The plan names what the provider's create would launch.
+        snapshot.launch_rank = self.provider.launch_rank();
         for pool in &snapshot.node_pools {
             let Some(name) = pool.metadata.name.clone() else {
                 continue;

@@ -14,7 +14,7 @@ use super::plan::{
 use super::scheduler::Scheduler;
 use super::templates::Template;
 use super::type_cache::{OfferingView, TypeSet};
-use crate::cloudprovider::OfferingFilter;
+use crate::cloudprovider::{LaunchRank, OfferingFilter};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
     NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
@@ -30,7 +30,7 @@ impl Scheduler<'_> {
         let mut unschedulable: Vec<Unschedulable> = Vec::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
-            match finalize(template, claim) {
+            match finalize(template, claim, self.launch_rank) {
                 Ok(mut planned) => {
                     planned.pods = claim
                         .pods
@@ -76,6 +76,41 @@ impl Scheduler<'_> {
     }
 }
 
+/// What the provider launches for a claim listing `chosen` (by cheapest price):
+/// among the offerings at the lowest price the claim's requirements allow,
+/// the one the provider's `rank` puts first, so that the plan names what its
+/// `create` would pick (on Azure, spot before on-demand and a zone before
+/// regional `0` at equal prices).
+fn launch_of(
+    template: &Template<'_>,
+    view: &OfferingView,
+    chosen: &[usize],
+    requirements: &Requirements,
+    rank: LaunchRank,
+) -> Option<Launch> {
+    let lowest_of = |t: usize| view.cheapest[t].map(|i| template.types[t].offerings[i].price);
+    let lowest = lowest_of(*chosen.first()?)?;
+    let filter = OfferingFilter::new(requirements);
+    chosen
+        .iter()
+        .take_while(|&&t| lowest_of(t).is_some_and(|p| p <= lowest))
+        .flat_map(|&t| {
+            let instance_type = &template.types[t];
+            instance_type
+                .offerings
+                .iter()
+                .filter(|o| o.price <= lowest && filter.admits_available(o))
+                .map(move |o| (instance_type, o))
+        })
+        .min_by(|a, b| rank.compare(*a, *b))
+        .map(|(instance_type, o)| Launch {
+            instance_type: instance_type.name.clone(),
+            zone: o.zone.clone(),
+            capacity_type: o.capacity_type.clone(),
+            price: o.price,
+        })
+}
+
 /// What a claim with `requirements` and instance types `options` lists: the
 /// offerings its zone and capacity-type requirements allow, and its types in
 /// the order every such claim lists them (by cheapest allowed offering, then
@@ -98,7 +133,11 @@ pub(crate) fn listed(
 
 /// One claim's final form, or why its pods cannot have it (minValues no longer met
 /// once the list is cut).
-fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, String> {
+fn finalize(
+    template: &Template<'_>,
+    claim: &NewClaim,
+    rank: LaunchRank,
+) -> Result<PlannedClaim, String> {
     let mut requirements = claim.requirements.clone();
     for key in [
         LABEL_HOSTNAME,
@@ -136,20 +175,7 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
         names.dedup();
         names
     };
-    // The cheapest type's cheapest offering: prices first, then type name, then (as
-    // the type's own choice did) zone and capacity type.
-    let launch = chosen.first().and_then(|&t| {
-        let instance_type = &template.types[t];
-        view.cheapest[t].map(|i| {
-            let o = &instance_type.offerings[i];
-            Launch {
-                instance_type: instance_type.name.clone(),
-                zone: o.zone.clone(),
-                capacity_type: o.capacity_type.clone(),
-                price: o.price,
-            }
-        })
-    });
+    let launch = launch_of(template, &view, &chosen, &requirements, rank);
     let table = &template.cache.names;
     let pick = |t: usize| u32::try_from(t).unwrap_or(u32::MAX);
     let names = NameList::picked(table, chosen.iter().map(|&t| pick(t)).collect());
@@ -203,4 +229,45 @@ fn finalize(template: &Template<'_>, claim: &NewClaim) -> Result<PlannedClaim, S
         launch,
         pods: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering;
+
+    use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
+    use crate::provisioning::schedule;
+    use crate::provisioning::test_support::{instance_type, pod, snapshot};
+
+    /// Zonal before regional (zone `0`), then spot before on-demand.
+    fn zonal_spot_first(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
+        let key = |o: &Offering| (o.zone == "0", o.capacity_type != "spot");
+        a.1.price
+            .total_cmp(&b.1.price)
+            .then_with(|| key(a.1).cmp(&key(b.1)))
+            .then_with(|| a.0.name.cmp(&b.0.name))
+    }
+
+    #[test]
+    fn the_launch_is_the_offering_the_providers_rank_puts_first_at_the_lowest_price() {
+        let mut tied = instance_type("m-4", 4, 16, 1.0);
+        tied.offerings = vec![
+            Offering::new("0", "on-demand", 1.0),
+            Offering::new("zone-1", "on-demand", 1.0),
+            Offering::new("zone-1", "spot", 1.0),
+            Offering::new("zone-2", "spot", 2.0),
+        ];
+        let mut cluster = snapshot(vec![tied], vec![pod("web", "1", "1Gi")]);
+        let launch = |cluster: &crate::snapshot::Snapshot| {
+            let launch = schedule(cluster).node_claims[0]
+                .launch
+                .clone()
+                .expect("a launch");
+            (launch.zone, launch.capacity_type, launch.price)
+        };
+        // The default rank: by zone name, then capacity type.
+        assert_eq!(launch(&cluster), ("0".into(), "on-demand".into(), 1.0));
+        cluster.launch_rank = LaunchRank::new("zonal-spot-first", zonal_spot_first);
+        assert_eq!(launch(&cluster), ("zone-1".into(), "spot".into(), 1.0));
+    }
 }

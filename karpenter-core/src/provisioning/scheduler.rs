@@ -19,6 +19,7 @@ use super::setup::{Setup, read_pending};
 use super::templates::Template;
 use super::topology::{NodeKind, PodView, Topology, Verdict};
 use super::type_cache::TypeSet;
+use crate::cloudprovider::LaunchRank;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
@@ -48,6 +49,8 @@ impl Limits {
 /// The state of one provisioning simulation.
 pub(crate) struct Scheduler<'s> {
     pub(super) well_known: &'s WellKnownLabels,
+    /// Which offering a new claim's `launch` names.
+    pub(super) launch_rank: LaunchRank,
     pub(crate) templates: Rc<Vec<Template<'s>>>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
@@ -127,6 +130,7 @@ impl<'s> Scheduler<'s> {
         let errors = vec![None; pods.len()];
         Scheduler {
             well_known: setup.well_known,
+            launch_rank: setup.launch_rank,
             templates: Rc::clone(&setup.templates),
             skipped_pools: setup.skipped_pools.clone(),
             limits,

@@ -25,6 +25,7 @@ use super::topology::{
     DomainSource, PlacedPod, PodView, Topology, TopologyBase, ignored_for_topology,
 };
 use super::volumes::volume_requirements;
+use crate::cloudprovider::LaunchRank;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::Snapshot;
@@ -35,6 +36,8 @@ pub(crate) type RejectedPod = (String, String);
 /// What every scheduling run over one snapshot starts from.
 pub(crate) struct Setup<'s> {
     pub(crate) well_known: &'s WellKnownLabels,
+    /// The provider's launch rank: which offering a claim's `launch` names.
+    pub(crate) launch_rank: LaunchRank,
     pub(crate) preferences: Preferences,
     pub(crate) templates: Rc<Vec<Template<'s>>>,
     /// NodePools that can launch nothing, with why.
@@ -153,6 +156,7 @@ impl<'s> Setup<'s> {
         });
         Setup {
             well_known,
+            launch_rank: snapshot.launch_rank,
             preferences,
             templates: Rc::new(templates),
             skipped_pools,

@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 
 use super::Pass;
 use super::m_to_n::fewer_cheaper;
-use crate::cloudprovider::{InstanceType, Offering};
+use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason, launch_price};
 use crate::provisioning::{
@@ -70,9 +70,16 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
         if !pass.options.spot_to_spot {
             return None;
         }
-        spot_to_spot(claim, types, candidate_price, candidates.len() == 1)?
+        let single = candidates.len() == 1;
+        spot_to_spot(
+            claim,
+            types,
+            candidate_price,
+            single,
+            pass.snapshot.launch_rank,
+        )?
     } else {
-        cheaper_replacement(claim, types, candidate_price)?
+        cheaper_replacement(claim, types, candidate_price, pass.snapshot.launch_rank)?
     };
     let price = replacement.launch.as_ref()?.price;
     Some(command(names, vec![replacement], candidate_price - price))
@@ -97,6 +104,7 @@ fn spot_to_spot(
     types: &[InstanceType],
     limit: f64,
     single: bool,
+    rank: LaunchRank,
 ) -> Option<PlannedClaim> {
     let mut requirements = read_requirements(&claim.requirements).ok()?;
     requirements.add(Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [SPOT]));
@@ -113,7 +121,7 @@ fn spot_to_spot(
             .unwrap_or(kept.len());
         kept.truncate(needed.max(MIN_SPOT_TO_SPOT_TYPES));
     }
-    written(claim, &requirements, &kept, true)
+    written(claim, &requirements, &kept, true, rank)
 }
 
 /// The claim's types (in its order, cheapest first) whose worst launch price
@@ -168,6 +176,7 @@ pub(super) fn cheaper_replacement(
     claim: &PlannedClaim,
     types: &[InstanceType],
     limit: f64,
+    rank: LaunchRank,
 ) -> Option<PlannedClaim> {
     let requirements = read_requirements(&claim.requirements).ok()?;
     let kept = cheaper_types(claim, types, &requirements, limit);
@@ -175,7 +184,7 @@ pub(super) fn cheaper_replacement(
         return None;
     }
     let pin_spot = pins_spot(&requirements, &kept);
-    written(claim, &requirements, &kept, pin_spot)
+    written(claim, &requirements, &kept, pin_spot, rank)
 }
 
 /// Whether a replacement allowing both spot and on-demand is pinned to spot:
@@ -197,6 +206,7 @@ pub(super) fn written(
     requirements: &Requirements,
     kept: &[&InstanceType],
     pin_spot: bool,
+    rank: LaunchRank,
 ) -> Option<PlannedClaim> {
     let launchable = |o: &&Offering| !pin_spot || o.capacity_type == SPOT;
     let launch = kept
@@ -206,13 +216,8 @@ pub(super) fn written(
                 .filter(launchable)
                 .map(move |o| (*t, o))
         })
-        .min_by(|(ta, a), (tb, b)| {
-            a.price
-                .total_cmp(&b.price)
-                .then_with(|| ta.name.cmp(&tb.name))
-                .then_with(|| a.zone.cmp(&b.zone))
-                .then_with(|| a.capacity_type.cmp(&b.capacity_type))
-        })
+        // What the provider's create would launch.
+        .min_by(|a, b| rank.compare(*a, *b))
         .map(|(t, o)| Launch {
             instance_type: t.name.clone(),
             zone: o.zone.clone(),

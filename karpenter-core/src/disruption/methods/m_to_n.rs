@@ -69,7 +69,13 @@ pub(super) fn fewer_cheaper(
                 return None;
             }
             let pin_spot = spot_to_spot || super::consolidation::pins_spot(&requirements, &kept);
-            written(claim, &requirements, &kept, pin_spot)
+            written(
+                claim,
+                &requirements,
+                &kept,
+                pin_spot,
+                pass.snapshot.launch_rank,
+            )
         })
         .collect()
 }

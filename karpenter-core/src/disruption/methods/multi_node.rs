@@ -108,7 +108,7 @@ fn without_same_types(
         return Some(command);
     };
     let types = pass.snapshot.instance_types.get(&replacement.node_pool)?;
-    let kept = cheaper_replacement(replacement, types, limit)?;
+    let kept = cheaper_replacement(replacement, types, limit, pass.snapshot.launch_rank)?;
     let price: f64 = candidates.iter().map(|c| c.price).sum();
     let launched = kept.launch.as_ref()?.price;
     command.savings_per_hour = round_price(price - launched);
