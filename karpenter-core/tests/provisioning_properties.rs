@@ -54,7 +54,7 @@ use karpenter_core::provisioning::{
     Packing, ProvisioningPlan, Rule, Violation, schedule, schedule_with, validate,
 };
 use karpenter_core::resources::ResourceList;
-use karpenter_core::scheduling::WellKnownLabels;
+use karpenter_core::scheduling::{Requirement, WellKnownLabels};
 use karpenter_core::snapshot::ClusterNode;
 use proptest::prelude::*;
 use proptest::sample::subsequence;
@@ -72,6 +72,10 @@ const TEAMS: [&str; 2] = ["red", "blue"];
 /// mentions (how users describe families).
 const FAMILY: &str = "example.com/family";
 const FAMILIES: [&str; 2] = ["cx", "dx"];
+/// A label that differs between a type's offerings (as Azure's priority
+/// does), which pods may select: each offering of some types requires one.
+const PRIORITY: &str = "example.com/priority";
+const PRIORITIES: [&str; 2] = ["regular", "spot"];
 const GI: i64 = 1 << 30;
 
 /// A cluster whose workloads have no topology and bind no host port, with
@@ -103,6 +107,9 @@ struct TypeSpec {
     offerings: Vec<(usize, bool, u32, bool)>,
     /// The type's [`FAMILY`] label, if any.
     family: Option<usize>,
+    /// Whether its offerings require a [`PRIORITY`]: `spot` on spot ones,
+    /// `regular` on on-demand ones, or the other way round when `true`.
+    priorities: Option<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -203,6 +210,8 @@ struct WorkloadSpec {
     spread: Spread,
     /// A host port: 8080, or 9100 as some DaemonSets bind.
     host_port: Option<i32>,
+    /// A [`PRIORITY`] the pods select.
+    priority: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -242,6 +251,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
         any::<bool>(),
         offerings,
         prop::option::of(0_usize..FAMILIES.len()),
+        prop::option::weighted(0.3, any::<bool>()),
     )
         .prop_map(
             |(
@@ -253,6 +263,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
                 arm,
                 offerings,
                 family,
+                priorities,
             )| {
                 TypeSpec {
                     cores,
@@ -263,6 +274,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
                     arm,
                     offerings,
                     family,
+                    priorities,
                 }
             },
         )
@@ -404,6 +416,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
         prop::option::weighted(0.15, 0_usize..2),
         prop::option::weighted(0.15, prop::collection::vec(zone_set(), 1..=2)),
         prop::option::weighted(0.15, 0_usize..3),
+        prop::option::weighted(0.15, 0_usize..PRIORITIES.len()),
     );
     (
         1_usize..=5,
@@ -422,7 +435,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 other_namespace,
                 cpu_m,
                 memory_mi,
-                (zone, arch, team, terms, preferred_zone),
+                (zone, arch, team, terms, preferred_zone, priority),
                 tolerate,
                 anti_affinity,
                 spread,
@@ -441,6 +454,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 anti_affinity,
                 spread,
                 host_port,
+                priority,
             },
         )
 }
@@ -544,11 +558,15 @@ fn instance_type(i: usize, spec: &TypeSpec) -> InstanceType {
         .offerings
         .iter()
         .map(|&(zone, spot, price, available)| {
-            let offering = Offering::new(
+            let mut offering = Offering::new(
                 ZONES[zone],
                 if spot { "spot" } else { "on-demand" },
                 f64::from(price) / 1000.0,
             );
+            if let Some(flip) = spec.priorities {
+                let priority = PRIORITIES[usize::from(spot != flip)];
+                offering = offering.with_requirement(Requirement::in_values(PRIORITY, [priority]));
+            }
             if available {
                 offering
             } else {
@@ -933,6 +951,9 @@ impl Cluster {
             if let Some(team) = spec.team {
                 node_selector.insert(TEAM.to_string(), TEAMS[team].to_string());
             }
+            if let Some(priority) = spec.priority {
+                node_selector.insert(PRIORITY.to_string(), PRIORITIES[priority].to_string());
+            }
             let node_affinity =
                 (spec.terms.is_some() || spec.preferred_zone.is_some()).then(|| NodeAffinity {
                     required_during_scheduling_ignored_during_execution: spec.terms.as_ref().map(
@@ -1005,7 +1026,7 @@ impl Cluster {
             nodes,
             pods,
             daemon_sets,
-            well_known_labels: WellKnownLabels::new(),
+            well_known_labels: WellKnownLabels::new().with(PRIORITY),
             ..Default::default()
         }
     }
@@ -1205,6 +1226,7 @@ fn live_daemon_pods_count_on_new_nodes() {
         arm: false,
         offerings: offering(price),
         family: None,
+        priorities: None,
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],
@@ -1270,6 +1292,7 @@ fn finished_pods_do_not_count_for_spread() {
             arm: false,
             offerings: vec![(0, true, 100, true), (1, true, 100, true)],
             family: None,
+            priorities: None,
         }],
         pools: vec![PoolSpec {
             weight: None,
@@ -1333,6 +1356,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
         arm: false,
         offerings: vec![(0, true, price, true)],
         family: None,
+        priorities: None,
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],
@@ -1414,6 +1438,7 @@ fn workload(replicas: usize, cpu_m: i64, spread: Spread) -> WorkloadSpec {
         anti_affinity: None,
         spread,
         host_port: None,
+        priority: None,
     }
 }
 

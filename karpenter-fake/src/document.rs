@@ -99,11 +99,13 @@ impl InstanceTypeDocument {
         let offerings = self
             .offerings
             .iter()
-            .map(|o| Offering {
-                zone: o.zone.clone(),
-                capacity_type: o.capacity_type.clone(),
-                price: o.price,
-                available: o.is_available(),
+            .map(|o| {
+                let offering = Offering::new(o.zone.clone(), o.capacity_type.clone(), o.price);
+                if o.is_available() {
+                    offering
+                } else {
+                    offering.unavailable()
+                }
             })
             .collect();
         Ok(InstanceType::new(

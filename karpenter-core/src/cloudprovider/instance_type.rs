@@ -1,6 +1,7 @@
 //! An instance type: what a node of it holds, its labels, and its offerings.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
 use super::{Offering, OfferingFilter};
 use crate::resources::ResourceList;
@@ -34,7 +35,9 @@ pub struct InstanceType {
 
 impl InstanceType {
     /// An instance type whose nodes carry `labels`; the instance-type label and the
-    /// offerings' zones and capacity types are added to its requirements.
+    /// offerings' zones and capacity types are added to its requirements, and so
+    /// is, on each key of the offerings' further requirements that every offering
+    /// limits to values (`In`), every value some offering allows.
     pub fn new<I, K, V>(
         name: impl Into<String>,
         labels: I,
@@ -76,20 +79,37 @@ impl InstanceType {
         }
     }
 
-    /// The zone and capacity-type requirements, from the available offerings
-    /// (upstream's fake and Azure providers build them so).
+    /// The zone and capacity-type requirements, and the union of the
+    /// offerings' further requirements, from the available offerings (upstream's
+    /// fake and Azure providers build them so).
     fn offering_requirements(&mut self) {
-        let available = || self.offerings.iter().filter(|o| o.available);
-        let zones =
-            Requirement::in_values(LABEL_TOPOLOGY_ZONE, available().map(|o| o.zone.as_str()));
+        let available: Vec<&Offering> = self.offerings.iter().filter(|o| o.available).collect();
+        let zones = Requirement::in_values(
+            LABEL_TOPOLOGY_ZONE,
+            available.iter().map(|o| o.zone.as_str()),
+        );
         let capacity_types = Requirement::in_values(
             CAPACITY_TYPE_LABEL_KEY,
-            available().map(|o| o.capacity_type.as_str()),
+            available.iter().map(|o| o.capacity_type.as_str()),
         );
-        self.requirements.remove(LABEL_TOPOLOGY_ZONE);
-        self.requirements.remove(CAPACITY_TYPE_LABEL_KEY);
+        let unions = offering_unions(&available);
+        let further: Vec<String> = self
+            .offerings
+            .iter()
+            .flat_map(|o| o.requirements.keys().map(str::to_owned))
+            .collect();
+        for key in further
+            .iter()
+            .map(String::as_str)
+            .chain([LABEL_TOPOLOGY_ZONE, CAPACITY_TYPE_LABEL_KEY])
+        {
+            self.requirements.remove(key);
+        }
         self.requirements.add(zones);
         self.requirements.add(capacity_types);
+        for requirement in unions {
+            self.requirements.add(requirement);
+        }
     }
 
     /// Whether a claim with `requirements` may be launched as this type: no key
@@ -143,6 +163,35 @@ impl InstanceType {
     }
 }
 
+/// On each key that every offering's further requirements limit to values
+/// (`In`), the values any of them allows; where every offering says
+/// `DoesNotExist`, that. A key some offering leaves open, only excludes values
+/// on, or leaves absent while another names values, is left off: the type then
+/// constrains it no further than its offerings together do.
+fn offering_unions(offerings: &[&Offering]) -> Vec<Requirement> {
+    let Some(first) = offerings.first() else {
+        return Vec::new();
+    };
+    first
+        .requirements
+        .iter()
+        .filter_map(|requirement| {
+            let key = requirement.key();
+            let mut values: BTreeSet<&str> = BTreeSet::new();
+            let mut absent = false;
+            for offering in offerings {
+                let own = offering.requirements.get_defined(key)?;
+                if own.is_complement() {
+                    return None;
+                }
+                absent |= own.is_empty();
+                values.extend(own.values());
+            }
+            (!absent || values.is_empty()).then(|| Requirement::in_values(key, values))
+        })
+        .collect()
+}
+
 /// Orders offerings by price, then zone, then capacity type.
 pub(crate) fn cheaper(a: &Offering, b: &Offering) -> Ordering {
     a.price
@@ -187,6 +236,49 @@ mod tests {
         assert!(capacity_type.has("spot") && capacity_type.has("on-demand"));
         assert!(it.requirements.get(LABEL_INSTANCE_TYPE_STABLE).has("m-4x"));
         assert!(it.requirements.get("kubernetes.io/arch").has("amd64"));
+    }
+
+    /// On each key every offering limits to values, the type takes the values
+    /// of all of them; a key one offering leaves open stays off the type.
+    #[test]
+    fn requirements_hold_the_offerings_further_values() {
+        let priority = |o: Offering, value: &str| {
+            o.with_requirement(Requirement::in_values("example.com/priority", [value]))
+                .with_requirement(Requirement::in_values("example.com/scope", ["zonal"]))
+        };
+        let it = InstanceType::new(
+            "m-4x",
+            [("kubernetes.io/arch", "amd64")],
+            vec![
+                priority(Offering::new("zone-a", "on-demand", 0.2), "regular"),
+                priority(Offering::new("zone-a", "spot", 0.1), "spot"),
+                Offering::new("zone-b", "spot", 0.1)
+                    .with_requirement(Requirement::in_values("example.com/priority", ["spot"])),
+            ],
+            resources("4", "16Gi"),
+            resources("100m", "1Gi"),
+        );
+        let priorities: Vec<&str> = it
+            .requirements
+            .get_defined("example.com/priority")
+            .expect("a priority")
+            .values()
+            .collect();
+        assert_eq!(priorities, ["regular", "spot"]);
+        assert!(!it.requirements.contains_key("example.com/scope"));
+        let absent = InstanceType::new(
+            "m-2x",
+            [("kubernetes.io/arch", "amd64")],
+            vec![
+                Offering::new("zone-a", "spot", 0.1)
+                    .with_requirement(Requirement::does_not_exist("example.com/gpu")),
+                Offering::new("zone-b", "spot", 0.1)
+                    .with_requirement(Requirement::in_values("example.com/gpu", ["t4"])),
+            ],
+            resources("2", "8Gi"),
+            resources("100m", "1Gi"),
+        );
+        assert!(!absent.requirements.contains_key("example.com/gpu"));
     }
 
     #[test]

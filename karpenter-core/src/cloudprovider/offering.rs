@@ -3,7 +3,11 @@
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_TOPOLOGY_ZONE, Requirement, Requirements};
 
 /// One way to buy an instance type: a zone and a capacity type, with a price per
-/// hour and whether it can be launched now.
+/// hour and whether it can be launched now, and any further labels its nodes
+/// carry that differ between offerings (upstream's `Offering.Requirements`).
+///
+/// A provider gives at most one offering per zone and capacity type: that pair
+/// names the offering (a launch, an unavailable offering).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Offering {
     /// The zone (`topology.kubernetes.io/zone`).
@@ -16,6 +20,12 @@ pub struct Offering {
     /// Whether the offering can be launched now (false while the provider has seen
     /// it fail for lack of capacity, for instance).
     pub available: bool,
+    /// What else the offering's nodes carry, on keys other than the zone and
+    /// capacity type (Azure's `kubernetes.azure.com/scalesetpriority`, say):
+    /// the offering is compatible with requirements only when these intersect
+    /// them too. Empty for most providers. [`InstanceType::new`](super::InstanceType::new)
+    /// gives the type, on each of these keys, every value its offerings allow.
+    pub requirements: Requirements,
 }
 
 impl Offering {
@@ -26,7 +36,16 @@ impl Offering {
             capacity_type: capacity_type.into(),
             price,
             available: true,
+            requirements: Requirements::new(),
         }
+    }
+
+    /// The same offering with `requirement` among its further requirements
+    /// (intersected with one already on its key).
+    #[must_use]
+    pub fn with_requirement(mut self, requirement: Requirement) -> Self {
+        self.requirements.add(requirement);
+        self
     }
 
     /// The same offering, unavailable.
@@ -36,35 +55,34 @@ impl Offering {
         self
     }
 
-    /// Whether the offering's zone and capacity type satisfy `requirements` (keys
-    /// they leave unconstrained match anything).
+    /// Whether the offering's zone, capacity type and further requirements
+    /// satisfy `requirements` (keys they leave unconstrained match anything).
     pub fn is_compatible(&self, requirements: &Requirements) -> bool {
-        let fits = |key: &str, value: &str| {
-            requirements
-                .get_defined(key)
-                .is_none_or(|requirement| requirement.has(value))
-        };
-        fits(LABEL_TOPOLOGY_ZONE, &self.zone) && fits(CAPACITY_TYPE_LABEL_KEY, &self.capacity_type)
+        OfferingFilter::new(requirements).admits(self)
     }
 
-    /// The offering as requirements: its zone and capacity type.
-    pub fn requirements(&self) -> Requirements {
-        [
-            Requirement::in_values(LABEL_TOPOLOGY_ZONE, [&self.zone]),
-            Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [&self.capacity_type]),
-        ]
-        .into_iter()
-        .collect()
+    /// The offering as requirements: its zone, its capacity type and its
+    /// further requirements.
+    pub fn all_requirements(&self) -> Requirements {
+        let mut all = self.requirements.clone();
+        all.add(Requirement::in_values(LABEL_TOPOLOGY_ZONE, [&self.zone]));
+        all.add(Requirement::in_values(
+            CAPACITY_TYPE_LABEL_KEY,
+            [&self.capacity_type],
+        ));
+        all
     }
 }
 
 /// What requirements say of offerings (their zone and capacity type), looked up
 /// once so that many offerings can be checked without searching the requirements
-/// again.
+/// again; an offering with further requirements is checked against the whole
+/// requirements.
 #[derive(Clone, Copy, Debug)]
 pub struct OfferingFilter<'r> {
     zone: Option<&'r Requirement>,
     capacity_type: Option<&'r Requirement>,
+    all: &'r Requirements,
 }
 
 impl<'r> OfferingFilter<'r> {
@@ -73,15 +91,18 @@ impl<'r> OfferingFilter<'r> {
         OfferingFilter {
             zone: requirements.get_defined(LABEL_TOPOLOGY_ZONE),
             capacity_type: requirements.get_defined(CAPACITY_TYPE_LABEL_KEY),
+            all: requirements,
         }
     }
 
-    /// Whether the requirements allow the offering's zone and capacity type.
+    /// Whether the requirements allow the offering's zone and capacity type,
+    /// and intersect its further requirements on every key both define.
     pub fn admits(&self, offering: &Offering) -> bool {
         self.zone.is_none_or(|r| r.has(&offering.zone))
             && self
                 .capacity_type
                 .is_none_or(|r| r.has(&offering.capacity_type))
+            && (offering.requirements.is_empty() || offering.requirements.is_intersecting(self.all))
     }
 
     /// The zone requirement offerings are matched against, if any.
@@ -97,5 +118,66 @@ impl<'r> OfferingFilter<'r> {
     /// Whether the offering can be launched now and the requirements allow it.
     pub fn admits_available(&self, offering: &Offering) -> bool {
         offering.available && self.admits(offering)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRIORITY: &str = "example.com/priority";
+
+    fn requirements(items: &[Requirement]) -> Requirements {
+        items.iter().cloned().collect()
+    }
+
+    #[test]
+    fn further_requirements_must_intersect_the_claims_too() {
+        let spot = Offering::new("zone-a", "spot", 0.1)
+            .with_requirement(Requirement::in_values(PRIORITY, ["spot"]));
+        let plain = Offering::new("zone-a", "spot", 0.1);
+        let cases = [
+            (requirements(&[]), true),
+            (
+                requirements(&[Requirement::in_values(PRIORITY, ["spot"])]),
+                true,
+            ),
+            (
+                requirements(&[Requirement::in_values(PRIORITY, ["regular"])]),
+                false,
+            ),
+            (
+                requirements(&[Requirement::not_in(PRIORITY, ["spot"])]),
+                false,
+            ),
+            (
+                requirements(&[Requirement::does_not_exist(PRIORITY)]),
+                false,
+            ),
+            (
+                requirements(&[
+                    Requirement::in_values(PRIORITY, ["spot", "regular"]),
+                    Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["zone-b"]),
+                ]),
+                false,
+            ),
+        ];
+        for (claim, compatible) in &cases {
+            assert_eq!(spot.is_compatible(claim), *compatible, "{claim}");
+            assert_eq!(
+                OfferingFilter::new(claim).admits(&spot),
+                *compatible,
+                "{claim}"
+            );
+            // Without further requirements only the zone and capacity type count.
+            let zone_ok = claim
+                .get_defined(LABEL_TOPOLOGY_ZONE)
+                .is_none_or(|r| r.has("zone-a"));
+            assert_eq!(plain.is_compatible(claim), zone_ok, "{claim}");
+        }
+        let all = spot.all_requirements();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all.labels()[PRIORITY], "spot");
+        assert_eq!(all.labels()[CAPACITY_TYPE_LABEL_KEY], "spot");
     }
 }

@@ -122,6 +122,14 @@ fn in_flight(
     ] {
         labels.insert(key.to_owned(), value.to_owned());
     }
+    // The launched offering's further labels (Azure's priority, say).
+    if let Some(offering) = instance_type
+        .offerings
+        .iter()
+        .find(|o| o.zone == launch.zone && o.capacity_type == launch.capacity_type)
+    {
+        labels.extend(offering.requirements.labels());
+    }
     let status = node_claim.status.get_or_insert_with(Default::default);
     status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
     status.allocatable = Some(Quantities::from(

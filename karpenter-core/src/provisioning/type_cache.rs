@@ -7,9 +7,11 @@
 //! The answers depend on few inputs: compatibility is decided key by key (a
 //! type conflicts with requirements when, on some key both define, their values
 //! do not intersect), and offerings are matched on the zone and capacity-type
-//! requirements alone. A run meets few distinct requirements per key (the
-//! pool's, a handful of zones), so each is answered for every type once, as a
-//! [`TypeSet`], and a claim's answer is the intersection of its keys' sets.
+//! requirements and on the keys some offering further requires (none for most
+//! providers; Azure's priority and placement scope). A run meets few distinct
+//! requirements per key (the pool's, a handful of zones), so each is answered
+//! for every type once, as a [`TypeSet`], and a claim's answer is the
+//! intersection of its keys' sets.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -96,12 +98,14 @@ impl TypeSet {
     }
 }
 
-/// What one zone and capacity-type requirement pair allows of each type's
-/// offerings.
+/// What one zone and capacity-type requirement pair, with the requirements on
+/// the keys offerings further require, allows of each type's offerings.
 #[derive(Debug)]
 pub(crate) struct OfferingView {
     zone: Option<Requirement>,
     capacity_type: Option<Requirement>,
+    /// The requirements on the keys some offering further requires.
+    further: Requirements,
     /// The types with an available offering the pair allows.
     pub(crate) available: TypeSet,
     /// Each type's cheapest available allowed offering (an index into its
@@ -116,7 +120,12 @@ pub(crate) struct OfferingView {
 }
 
 impl OfferingView {
-    fn new(types: &[InstanceType], capacity_names: &[&str], filter: &OfferingFilter<'_>) -> Self {
+    fn new(
+        types: &[InstanceType],
+        capacity_names: &[&str],
+        filter: &OfferingFilter<'_>,
+        further: Requirements,
+    ) -> Self {
         let mut available = TypeSet::empty(types.len());
         let mut cheapest = Vec::with_capacity(types.len());
         let mut capacity_types = Vec::with_capacity(types.len());
@@ -153,6 +162,7 @@ impl OfferingView {
         OfferingView {
             zone: filter.zone().cloned(),
             capacity_type: filter.capacity_type().cloned(),
+            further,
             available,
             cheapest,
             by_price,
@@ -160,8 +170,10 @@ impl OfferingView {
         }
     }
 
-    fn answers(&self, filter: &OfferingFilter<'_>) -> bool {
-        self.zone.as_ref() == filter.zone() && self.capacity_type.as_ref() == filter.capacity_type()
+    fn answers(&self, filter: &OfferingFilter<'_>, further: &Requirements) -> bool {
+        self.zone.as_ref() == filter.zone()
+            && self.capacity_type.as_ref() == filter.capacity_type()
+            && self.further == *further
     }
 }
 
@@ -178,6 +190,8 @@ pub(crate) struct TypeCache {
     /// The distinct capacity types of all offerings, ascending. Masks tell
     /// apart the first 64 (see [`masks_cover`](Self::masks_cover)).
     capacity_types: Vec<String>,
+    /// The keys some offering further requires, ascending.
+    offering_keys: Vec<Arc<str>>,
     /// For each requirement met on a type key: the types it does not conflict
     /// with.
     compatible: RefCell<Vec<(Requirement, Arc<TypeSet>)>>,
@@ -200,6 +214,14 @@ impl TypeCache {
             .collect();
         capacity_types.sort_unstable();
         capacity_types.dedup();
+        let mut offering_keys: Vec<Arc<str>> = types
+            .iter()
+            .flat_map(|t| &t.offerings)
+            .flat_map(|o| o.requirements.keys())
+            .map(Arc::from)
+            .collect();
+        offering_keys.sort_unstable();
+        offering_keys.dedup();
         let mut by_name: Vec<usize> = (0..types.len()).collect();
         by_name.sort_by(|&a, &b| types[a].name.cmp(&types[b].name).then(a.cmp(&b)));
         TypeCache {
@@ -208,6 +230,7 @@ impl TypeCache {
             names: types.iter().map(|t| Arc::from(t.name.as_str())).collect(),
             type_keys,
             capacity_types,
+            offering_keys,
             compatible: RefCell::new(Vec::new()),
             offerings: RefCell::new(Vec::new()),
         }
@@ -254,19 +277,41 @@ impl TypeCache {
         set
     }
 
-    /// What the zone and capacity-type requirements of `requirements` allow of
-    /// the types' offerings.
+    /// What the zone and capacity-type requirements of `requirements`, and
+    /// those on the keys offerings further require, allow of the types'
+    /// offerings.
     pub(crate) fn offerings(
         &self,
         types: &[InstanceType],
         requirements: &Requirements,
     ) -> Arc<OfferingView> {
         let filter = OfferingFilter::new(requirements);
-        if let Some(view) = self.offerings.borrow().iter().find(|v| v.answers(&filter)) {
+        // An offering's further requirements meet only the claim's on the same
+        // keys, so those (usually none) are all the view depends on beyond
+        // the zone and capacity type.
+        let further: Requirements = if self.offering_keys.is_empty() {
+            Requirements::new()
+        } else {
+            requirements
+                .iter()
+                .filter(|r| {
+                    self.offering_keys
+                        .binary_search_by(|k| (**k).cmp(r.key()))
+                        .is_ok()
+                })
+                .cloned()
+                .collect()
+        };
+        if let Some(view) = self
+            .offerings
+            .borrow()
+            .iter()
+            .find(|v| v.answers(&filter, &further))
+        {
             return Arc::clone(view);
         }
         let names: Vec<&str> = self.capacity_types.iter().map(String::as_str).collect();
-        let view = Arc::new(OfferingView::new(types, &names, &filter));
+        let view = Arc::new(OfferingView::new(types, &names, &filter, further));
         self.offerings.borrow_mut().push(Arc::clone(&view));
         view
     }
@@ -290,119 +335,4 @@ impl TypeCache {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resources::ResourceList;
-    use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_ARCH_STABLE, LABEL_TOPOLOGY_ZONE};
-
-    /// Types of two arches, offered in some zones, on-demand and spot, one
-    /// offering unavailable.
-    fn types() -> Vec<InstanceType> {
-        (0..70)
-            .map(|i| {
-                let arch = if i % 2 == 0 { "amd64" } else { "arm64" };
-                let zones = ["zone-a", "zone-b", "zone-c"];
-                let mut offerings: Vec<Offering> = zones
-                    .iter()
-                    .take(1 + i % 3)
-                    .flat_map(|zone| {
-                        let price = 1.0 + (i % 7) as f64;
-                        [
-                            Offering::new(*zone, "on-demand", price),
-                            Offering::new(*zone, "spot", price / 2.0),
-                        ]
-                    })
-                    .collect();
-                if i % 5 == 0 {
-                    offerings[1] = offerings[1].clone().unavailable();
-                }
-                InstanceType::new(
-                    format!("type-{:02}", 69 - i),
-                    [(LABEL_ARCH_STABLE, arch)],
-                    offerings,
-                    ResourceList::new(),
-                    ResourceList::new(),
-                )
-            })
-            .collect()
-    }
-
-    fn requirements(items: &[(&str, &[&str])]) -> Requirements {
-        items
-            .iter()
-            .map(|(key, values)| Requirement::in_values(key, values.iter()))
-            .collect()
-    }
-
-    #[test]
-    fn full_and_empty_sets_have_exactly_their_types() {
-        for len in [0, 1, 63, 64, 65, 128, 130] {
-            let full = TypeSet::full(len);
-            let empty = TypeSet::empty(len);
-            assert!((0..len).all(|t| full.contains(t) && !empty.contains(t)));
-            assert!(!full.contains(len) && !full.contains(len + 64));
-        }
-        let mut some = TypeSet::of(100, &[3, 64, 99]);
-        some.intersect_with(&TypeSet::of(100, &[64, 99, 5]));
-        assert_eq!(some, TypeSet::of(100, &[64, 99]));
-    }
-
-    /// The cached answers are the ones each type gives on its own, asked
-    /// again and again (from the cache the second time).
-    #[test]
-    fn answers_match_each_type_asked_alone() {
-        let types = types();
-        let cache = TypeCache::new(&types);
-        let cases = [
-            requirements(&[]),
-            requirements(&[(LABEL_ARCH_STABLE, &["arm64"])]),
-            requirements(&[(LABEL_TOPOLOGY_ZONE, &["zone-c"])]),
-            requirements(&[(CAPACITY_TYPE_LABEL_KEY, &["spot"]), ("team", &["a"])]),
-            requirements(&[
-                (LABEL_ARCH_STABLE, &["amd64"]),
-                (LABEL_TOPOLOGY_ZONE, &["zone-b", "zone-c"]),
-            ]),
-        ];
-        for _ in 0..2 {
-            for case in &cases {
-                let compatible = cache.compatible(&types, case);
-                let view = cache.offerings(&types, case);
-                let filter = OfferingFilter::new(case);
-                for (t, instance_type) in types.iter().enumerate() {
-                    assert_eq!(compatible.contains(t), instance_type.intersects(case));
-                    let cheapest = instance_type.cheapest_offering_with(&filter);
-                    assert_eq!(view.available.contains(t), cheapest.is_some());
-                    assert_eq!(
-                        view.cheapest[t].map(|i| &instance_type.offerings[i]),
-                        cheapest
-                    );
-                    let mut kinds: Vec<&str> = instance_type
-                        .offerings
-                        .iter()
-                        .filter(|o| filter.admits_available(o))
-                        .map(|o| o.capacity_type.as_str())
-                        .collect();
-                    kinds.sort_unstable();
-                    kinds.dedup();
-                    let named: Vec<&str> =
-                        cache.capacity_type_names(view.capacity_types[t]).collect();
-                    assert_eq!(named, kinds);
-                }
-                // By price, then name: a sorted walk.
-                let price = |t: usize| {
-                    view.cheapest[t].map_or(f64::INFINITY, |i| types[t].offerings[i].price)
-                };
-                assert!(view.by_price.windows(2).all(|w| {
-                    let (a, b) = (w[0], w[1]);
-                    price(a) < price(b) || (price(a) == price(b) && types[a].name < types[b].name)
-                }));
-            }
-        }
-        assert!(
-            cache
-                .by_name
-                .windows(2)
-                .all(|w| types[w[0]].name < types[w[1]].name)
-        );
-    }
-}
+mod tests;

@@ -67,8 +67,9 @@ pub(super) fn cheapest_price(it: &InstanceType, requirements: &Requirements) -> 
 }
 
 /// The launched node's labels: the type's single-valued labels, the launch's
-/// instance type, zone and capacity type, the pool's labels, then for any other
-/// key of the claim's requirements a value they allow.
+/// instance type, zone and capacity type and its offering's further labels,
+/// the pool's labels, then for any other key of the claim's requirements a
+/// value they allow.
 pub(super) fn launched_labels(
     pool: &NodePool,
     it: &InstanceType,
@@ -90,6 +91,13 @@ pub(super) fn launched_labels(
         CAPACITY_TYPE_LABEL_KEY.to_string(),
         launch.capacity_type.clone(),
     );
+    if let Some(offering) = it
+        .offerings
+        .iter()
+        .find(|o| o.zone == launch.zone && o.capacity_type == launch.capacity_type)
+    {
+        labels.extend(offering.requirements.labels());
+    }
     for (key, value) in pool_labels(pool) {
         labels.entry(key).or_insert(value);
     }
