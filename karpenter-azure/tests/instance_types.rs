@@ -335,3 +335,62 @@ fn a_selector_on_a_label_a_size_lacks_leaves_that_size_out() {
     let not_t4 = selecting(Requirement::not_in(labels::SKU_GPU_NAME, ["T4"]));
     assert_eq!(not_t4.len(), types.len() - t4.len());
 }
+
+/// Each offering requires its own priority, placement scope and Ultra SSD
+/// values, and the type allows every value of its offerings; a claim asking
+/// for Ultra SSD gets the regional offering, the one the size's regional
+/// capability enables.
+#[test]
+fn each_offering_requires_its_priority_placement_scope_and_ultra_ssd() {
+    use karpenter_core::cloudprovider::choose_offering;
+    use karpenter_core::resources::ResourceList;
+
+    let catalog = Catalog::embedded();
+    let settings = Settings::for_region("eastus");
+    let values = |r: Option<&Requirement>| -> Vec<String> {
+        r.map(|r| r.values().map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    for (size, ultra) in [("Standard_D4s_v3", true), ("Standard_D128ds_v6", false)] {
+        let sku = catalog.sku(size).expect("in the catalog");
+        let it = instance_type(catalog, sku, &settings).expect("offered");
+        for o in &it.offerings {
+            let priority = if o.capacity_type == "spot" {
+                "spot"
+            } else {
+                "regular"
+            };
+            let scope = if o.zone == "0" { "regional" } else { "zonal" };
+            let got = |key: &str| values(o.requirements.get_defined(key));
+            assert_eq!(got(labels::SCALE_SET_PRIORITY), [priority], "{size} {o:?}");
+            assert_eq!(got(labels::PRIORITY), [priority], "{size} {o:?}");
+            assert_eq!(got(labels::PLACEMENT_SCOPE), [scope], "{size} {o:?}");
+            let expected: &[&str] = if ultra && o.zone == "0" {
+                &["false", "true"]
+            } else {
+                &["false"]
+            };
+            assert_eq!(got(labels::SKU_STORAGE_ULTRA_SSD), expected, "{size} {o:?}");
+        }
+        let on_type = |key: &str| values(it.requirements.get_defined(key));
+        assert_eq!(on_type(labels::SCALE_SET_PRIORITY), ["regular", "spot"]);
+        assert_eq!(on_type(labels::PLACEMENT_SCOPE), ["regional", "zonal"]);
+        let wants_ultra: Requirements = [Requirement::in_values(
+            labels::SKU_STORAGE_ULTRA_SSD,
+            ["true"],
+        )]
+        .into_iter()
+        .collect();
+        let chosen = choose_offering(
+            std::slice::from_ref(&it),
+            &wants_ultra,
+            &ResourceList::new(),
+            &labels::well_known_labels(),
+            |a, b| a.1.price.total_cmp(&b.1.price),
+        );
+        match chosen {
+            Ok((_, o)) => assert!(ultra && o.zone == "0", "{size}: {o:?}"),
+            Err(_) => assert!(!ultra, "{size}"),
+        }
+    }
+}

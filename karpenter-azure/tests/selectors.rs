@@ -95,3 +95,50 @@ async fn the_cluster_label_names_the_node_resource_group() {
     );
     assert!(provider.well_known_labels().contains(labels::CLUSTER));
 }
+
+/// A pod selecting a priority gets an offering of that priority: regular
+/// (on-demand) even where spot costs the same and would be preferred, and
+/// spot where asked.
+#[tokio::test]
+async fn a_pod_selecting_a_priority_gets_an_offering_of_that_priority() {
+    for (selector, priority) in [
+        (json!({labels::PRIORITY: "regular"}), "Regular"),
+        (json!({labels::SCALE_SET_PRIORITY: "regular"}), "Regular"),
+        (json!({labels::SCALE_SET_PRIORITY: "spot"}), "Spot"),
+    ] {
+        let vm = launch_for(selector.clone()).await;
+        assert_eq!(vm["properties"]["priority"], priority, "{selector}");
+    }
+}
+
+/// A claim selecting the regional placement scope launches without a zone;
+/// the launched claim carries the offering's labels.
+#[tokio::test]
+async fn a_claim_selecting_a_placement_scope_launches_there() {
+    let (_server, arm, provider) = provider().await;
+    let regional = claim(
+        "default-r1",
+        json!([{"key": labels::PLACEMENT_SCOPE, "operator": "In", "values": ["regional"]}]),
+    );
+    let launched = provider.create(&regional).await.expect("launched");
+    let node_labels = launched.metadata.labels.expect("labels");
+    assert_eq!(node_labels["topology.kubernetes.io/zone"], "0");
+    assert_eq!(node_labels[labels::PLACEMENT_SCOPE], "regional");
+    let priority = &node_labels[labels::SCALE_SET_PRIORITY];
+    assert_eq!(priority, &node_labels[labels::PRIORITY]);
+    let capacity_type = &node_labels["karpenter.sh/capacity-type"];
+    assert_eq!(priority == "spot", capacity_type == "spot");
+    let vm = arm.state.lock().expect("state").vm_puts[0].clone();
+    assert!(vm.get("zones").is_none(), "{vm}");
+    // Read back, the VM says the same.
+    let id = launched.status.and_then(|s| s.provider_id).expect("an ID");
+    let read = provider.get(&id).await.expect("read back");
+    let read_labels = read.metadata.labels.expect("labels");
+    for key in [
+        labels::PLACEMENT_SCOPE,
+        labels::SCALE_SET_PRIORITY,
+        labels::PRIORITY,
+    ] {
+        assert_eq!(read_labels[key], node_labels[key], "{key}");
+    }
+}

@@ -1,10 +1,8 @@
 //! The labels AKS nodes carry, as upstream registers them
 //! (`pkg/apis/v1beta1/labels.go`), and the well-known keys pods may select on.
 
-use karpenter_core::cloudprovider::Offering;
 use karpenter_core::scheduling::{
-    CAPACITY_TYPE_SPOT, LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, Requirement,
-    WellKnownLabels,
+    LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, Requirement, WellKnownLabels,
 };
 
 use crate::catalog::{Catalog, Sku};
@@ -217,35 +215,10 @@ pub fn cluster_label_value(resource_group: &str) -> String {
     value
 }
 
-/// The requirements that take several values: per-offering labels (priority,
-/// placement scope, Ultra SSD), the mode, the Hyper-V generations.
-pub fn multi_valued(sku: &Sku, offerings: &[Offering], _settings: &Settings) -> Vec<Requirement> {
-    let priorities: Vec<&str> = offerings
-        .iter()
-        .map(|o| {
-            if o.capacity_type == CAPACITY_TYPE_SPOT {
-                "spot"
-            } else {
-                "regular"
-            }
-        })
-        .collect();
-    let scopes: Vec<&str> = offerings
-        .iter()
-        .map(|o| if o.zone == "0" { "regional" } else { "zonal" })
-        .collect();
-    let ultra: &[&str] = if sku.capabilities.ultra_ssd_available == Some(true) {
-        &["true", "false"]
-    } else {
-        &["false"]
-    };
-    let mut requirements = vec![
-        Requirement::in_values(SCALE_SET_PRIORITY, &priorities),
-        Requirement::in_values(PRIORITY, &priorities),
-        Requirement::in_values(PLACEMENT_SCOPE, &scopes),
-        Requirement::in_values(SKU_STORAGE_ULTRA_SSD, ultra),
-        Requirement::in_values(MODE, ["system", "user"]),
-    ];
+/// The requirements that take several values and do not differ between
+/// offerings: the mode and the Hyper-V generations.
+pub fn multi_valued(sku: &Sku) -> Vec<Requirement> {
+    let mut requirements = vec![Requirement::in_values(MODE, ["system", "user"])];
     let generations: Vec<&str> = sku
         .capabilities
         .hyperv_generations

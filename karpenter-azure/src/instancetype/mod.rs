@@ -6,10 +6,10 @@
 
 mod filters;
 pub mod labels;
+mod offerings;
 mod resources;
 
-use karpenter_core::cloudprovider::{InstanceType, Offering};
-use karpenter_core::scheduling::{CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT};
+use karpenter_core::cloudprovider::InstanceType;
 
 use crate::catalog::{Catalog, Sku};
 use crate::nodeclass::ImageFamily;
@@ -18,6 +18,7 @@ pub use filters::{
     Exclusion, LOCAL_DNS_MIN_MIB, LOCAL_DNS_MIN_VCPUS, RESTRICTED_SIZES, node_class_exclusions,
     static_exclusions,
 };
+pub use offerings::{offerings, placement_scope, ultra_ssd_options, zone_label};
 pub use resources::{
     DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, EVICTION_THRESHOLD_MIB, capacity, kube_reserved_cpu_millis,
     kube_reserved_memory_mib, memory_capacity_bytes, overhead,
@@ -111,8 +112,9 @@ pub fn instance_type(catalog: &Catalog, sku: &Sku, settings: &Settings) -> Optio
         capacity(catalog, sku, settings),
         overhead(sku),
     );
-    let multi = labels::multi_valued(sku, &instance_type.offerings, settings);
-    for requirement in multi
+    // The offerings' priorities, placement scopes and Ultra SSD values are
+    // the type's too, as the core unites them (upstream does the same).
+    for requirement in labels::multi_valued(sku)
         .into_iter()
         .chain(labels::absent(catalog, sku, settings))
     {
@@ -132,36 +134,4 @@ pub fn price(catalog: &Catalog, sku: &Sku, region: &str) -> f64 {
         _ => FALLBACK_PRICE_REGION,
     };
     catalog.price(table, &sku.name).unwrap_or(MISSING_PRICE)
-}
-
-/// The zone label of logical zone `zone` in `region`: `eastus-1`; `0` is
-/// regional placement.
-pub fn zone_label(region: &str, zone: u32) -> String {
-    if zone == 0 {
-        "0".to_owned()
-    } else {
-        format!("{region}-{zone}")
-    }
-}
-
-/// On-demand and (when the size can run at low priority) spot offerings in
-/// each zone it is offered in and regionally. Spot is priced as on-demand:
-/// the public tables have no spot prices, and upstream does the same until
-/// its live price refresh.
-pub fn offerings(catalog: &Catalog, sku: &Sku, region: &str) -> Vec<Offering> {
-    let zones: Vec<u32> = match catalog.placement(region, &sku.name) {
-        Some(placement) => placement.zones.clone(),
-        None => (1..=catalog.region(region).map_or(0, |r| r.zone_count)).collect(),
-    };
-    let price = price(catalog, sku, region);
-    let spot = sku.capabilities.low_priority_capable != Some(false);
-    let mut offerings = Vec::new();
-    for zone in zones.into_iter().chain([0]) {
-        let label = zone_label(region, zone);
-        offerings.push(Offering::new(label.clone(), CAPACITY_TYPE_ON_DEMAND, price));
-        if spot {
-            offerings.push(Offering::new(label, CAPACITY_TYPE_SPOT, price));
-        }
-    }
-    offerings
 }

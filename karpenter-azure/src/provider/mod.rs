@@ -5,6 +5,7 @@
 //! Azure error recorded in the failure cache, VMs read back as claims.
 
 mod launch;
+mod readback;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,15 +19,15 @@ use karpenter_core::cloudprovider::{
     choose_offering, requests_of, requirements_of,
 };
 use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT,
-    LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY, WellKnownLabels,
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_SPOT, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+    WellKnownLabels,
 };
-use serde_json::Value;
 
 use crate::arm::{ArmError, ComputeApi};
 use crate::catalog::Catalog;
 use crate::failures::{Attempt, FailureCache};
-use crate::instancetype::{Settings, instance_types, labels::well_known_labels, zone_label};
+use crate::instancetype::labels::well_known_labels;
+use crate::instancetype::{Settings, instance_types};
 use crate::nodeclass::{AKSNodeClass, NetworkOptions};
 
 pub use launch::{DEFAULT_IMAGE, LAUNCH_RANK};
@@ -201,60 +202,6 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         Ok((settings, types))
     }
 
-    fn provider_id(&self, vm: &str) -> String {
-        format!(
-            "azure:///subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/virtualMachines/{vm}",
-            self.config.subscription,
-            self.config.resource_group.to_lowercase()
-        )
-    }
-
-    /// A VM read back as a claim: name, labels from the VM and its tags,
-    /// provider ID, capacity and image.
-    fn claim_of(&self, vm: &Value) -> NodeClaim {
-        let name = vm["name"].as_str().unwrap_or_default();
-        let size = vm["properties"]["hardwareProfile"]["vmSize"]
-            .as_str()
-            .unwrap_or_default();
-        let zone = vm["zones"][0]
-            .as_str()
-            .and_then(|z| z.parse().ok())
-            .map_or_else(|| "0".to_owned(), |z| zone_label(&self.config.region, z));
-        let capacity_type = if vm["properties"]["priority"] == "Spot" {
-            CAPACITY_TYPE_SPOT
-        } else {
-            CAPACITY_TYPE_ON_DEMAND
-        };
-        let mut claim = NodeClaim::default();
-        claim.metadata.name = Some(name.strip_prefix("aks-").unwrap_or(name).to_owned());
-        let mut labels = BTreeMap::from([
-            (LABEL_INSTANCE_TYPE_STABLE.to_owned(), size.to_owned()),
-            (LABEL_TOPOLOGY_ZONE.to_owned(), zone),
-            (CAPACITY_TYPE_LABEL_KEY.to_owned(), capacity_type.to_owned()),
-        ]);
-        if let Some(pool) = vm["tags"]["karpenter.sh_nodepool"].as_str() {
-            labels.insert(NODE_POOL_LABEL_KEY.to_owned(), pool.to_owned());
-        }
-        if let Some(sku) = self.catalog.sku(size) {
-            let mut settings = Settings::for_region(&self.config.region);
-            settings.node_resource_group = Some(self.config.resource_group.clone());
-            labels.extend(crate::instancetype::labels::single_valued(
-                self.catalog,
-                sku,
-                &settings,
-            ));
-        }
-        claim.metadata.labels = Some(labels);
-        let status = claim.status.get_or_insert_with(Default::default);
-        status.provider_id = Some(self.provider_id(name));
-        let image = &vm["properties"]["storageProfile"]["imageReference"];
-        status.image_id = image["communityGalleryImageId"]
-            .as_str()
-            .or_else(|| image["id"].as_str())
-            .map(str::to_owned);
-        claim
-    }
-
     /// Maps a failed launch of a size with `offerings`: Azure's errors go to
     /// the failure cache, and those that mean "no capacity here" become
     /// insufficient capacity.
@@ -355,6 +302,8 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         let mut launched = claim.clone();
         let labels = launched.metadata.labels.get_or_insert_with(BTreeMap::new);
         labels.extend(instance_type.requirements.labels());
+        // The offering's own labels: its priority and placement scope.
+        labels.extend(offering.requirements.labels());
         labels.insert(LABEL_TOPOLOGY_ZONE.to_owned(), offering.zone.clone());
         labels.insert(
             CAPACITY_TYPE_LABEL_KEY.to_owned(),
