@@ -1,19 +1,23 @@
 //! Properties of disruption plans over random clusters: small catalogs (three
 //! sizes, on-demand and spot), managed nodes of random types running random
 //! pods, some protected by `karpenter.sh/do-not-disrupt` or by a
-//! PodDisruptionBudget that allows nothing, some nodes drifted, pools with
-//! random budgets and consolidation policies.
+//! PodDisruptionBudget that allows nothing, some claiming a Dynamic Resource
+//! Allocation device, some nodes drifted, pools with random budgets and
+//! consolidation policies.
 //!
 //! For each plan (expiration, being forceful, is exempt from the blocker and
 //! budget promises, but what it takes counts against budgets afterwards):
 //! - the same snapshot gives the same plan, byte for byte;
 //! - no command takes a blocked node or one running a blocking pod;
+//! - no command but expiration takes a node running a pod with a DRA claim
+//!   (no simulation can move it: it gets no capacity);
 //! - every pool's nodes taken so far stay within what its budgets allowed for
 //!   each command's reason when the plan began;
 //! - consolidation never raises cost (savings are not negative);
 //! - after each command, with the nodes of it and every earlier command gone,
-//!   every moved pod has a place, and the provisioning validator finds no
-//!   violation in that simulated cluster.
+//!   every moved pod has a place but those with a DRA claim (which only
+//!   expiration moves), and the provisioning validator finds no violation in
+//!   that simulated cluster.
 //!
 //! 256 cases by default (`PROPTEST_CASES` overrides).
 
@@ -31,7 +35,7 @@ use karpenter_core::disruption::planner::{DisruptionOptions, first_command, plan
 use karpenter_core::disruption::simulate::{
     Simulator, simulate_packed, simulate_with, without_nodes,
 };
-use karpenter_core::provisioning::{Packing, validate};
+use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
@@ -42,14 +46,15 @@ const NOW: &str = "2026-06-01T00:00:00Z";
 const SIZES: [(&str, i64, f64); 3] = [("small", 2, 0.1), ("medium", 4, 0.2), ("large", 8, 0.4)];
 
 /// One node: its type, capacity type, pool, whether drifted, and its pods
-/// (cpu in millicores; protected by do-not-disrupt; selected by the PDB).
+/// (cpu in millicores; protected by do-not-disrupt; selected by the PDB;
+/// claiming a DRA device).
 #[derive(Clone, Debug)]
 struct NodeSpec {
     size: usize,
     spot: bool,
     pool: usize,
     drifted: bool,
-    pods: Vec<(i64, bool, bool)>,
+    pods: Vec<(i64, bool, bool, bool)>,
 }
 
 #[derive(Clone, Debug)]
@@ -67,6 +72,7 @@ fn cluster() -> impl Strategy<Value = ClusterSpec> {
     let pools = prop::collection::vec((budget, policy, expire_after), 1..3);
     let pod = (
         prop::sample::select(vec![250i64, 500, 1000, 1500]),
+        prop::bool::weighted(0.1),
         prop::bool::weighted(0.1),
         prop::bool::weighted(0.1),
     );
@@ -167,13 +173,21 @@ fn snapshot(spec: &ClusterSpec) -> Snapshot {
             "spec": {"nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}, "requirements": []},
             "status": {"nodeName": name, "providerID": format!("fake:///{name}"), "conditions": conditions},
         })));
-        for (j, &(cpu_m, do_not_disrupt, guarded)) in node.pods.iter().enumerate() {
+        for (j, &(cpu_m, do_not_disrupt, guarded, dra)) in node.pods.iter().enumerate() {
             let pod_name = format!("app-{i}-{j}");
             let mut annotations = serde_json::Map::new();
             if do_not_disrupt {
                 annotations.insert("karpenter.sh/do-not-disrupt".into(), json!("true"));
             }
             let app = if guarded { "guarded" } else { "app" };
+            let mut container = json!({"name": "c", "resources": {"requests": {"cpu": format!("{cpu_m}m"), "memory": "512Mi"}}});
+            let mut spec = json!({"nodeName": name});
+            if dra {
+                container["resources"]["claims"] = json!([{"name": "gpu"}]);
+                spec["resourceClaims"] =
+                    json!([{"name": "gpu", "resourceClaimTemplateName": "gpu"}]);
+            }
+            spec["containers"] = json!([container]);
             pods.push(from(json!({
                 "metadata": {
                     "name": pod_name, "namespace": "default", "uid": format!("uid-{pod_name}"),
@@ -181,7 +195,7 @@ fn snapshot(spec: &ClusterSpec) -> Snapshot {
                     "annotations": annotations,
                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": true}],
                 },
-                "spec": {"nodeName": name, "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu_m}m"), "memory": "512Mi"}}}]},
+                "spec": spec,
                 "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z", "conditions": [{"type": "Ready", "status": "True"}]},
             })));
         }
@@ -249,7 +263,7 @@ proptest! {
             .nodes
             .iter()
             .enumerate()
-            .filter(|(_, n)| n.pods.iter().any(|&(_, dnd, guarded)| dnd || guarded))
+            .filter(|(_, n)| n.pods.iter().any(|&(_, dnd, guarded, _)| dnd || guarded))
             .map(|(i, _)| format!("node-{i}"))
             .collect();
         let expired: BTreeSet<String> = first
@@ -262,10 +276,24 @@ proptest! {
         let expected: BTreeSet<String> = protected.difference(&expired).cloned().collect();
         prop_assert_eq!(&blocked, &expected);
 
-        let pool_of = |name: &str| -> usize {
+        let node_of = |name: &str| -> &NodeSpec {
             let index: usize = name.trim_start_matches("node-").parse().expect("a node index");
-            spec.nodes[index].pool
+            &spec.nodes[index]
         };
+        let pool_of = |name: &str| node_of(name).pool;
+        // The pods no simulation can move: those with a DRA claim.
+        let dra_pods: BTreeSet<String> = spec
+            .nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| {
+                n.pods
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, pod)| pod.3)
+                    .map(move |(j, _)| format!("default/app-{i}-{j}"))
+            })
+            .collect();
         let mut taken: BTreeSet<String> = BTreeSet::new();
         for (i, command) in first.commands.iter().enumerate() {
             // Expiration is forceful: it takes protected nodes and ignores
@@ -273,6 +301,8 @@ proptest! {
             let forceful = command.reason == CommandReason::Expired;
             for candidate in &command.candidates {
                 prop_assert!(forceful || !protected.contains(candidate), "command {} takes protected {}", i, candidate);
+                let holds_dra = node_of(candidate).pods.iter().any(|pod| pod.3);
+                prop_assert!(forceful || !holds_dra, "command {} takes {}, which runs a pod with a DRA claim", i, candidate);
                 prop_assert!(taken.insert(candidate.clone()), "{} taken twice", candidate);
             }
             // Budgets: the nodes of each pool taken so far, against what the
@@ -293,7 +323,11 @@ proptest! {
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
             let simulation = simulate_packed(&snapshot, &removed, &BTreeSet::new(), now, packing);
-            prop_assert!(simulation.all_moved(), "after command {}: {:?}", i, simulation.stranded);
+            let stranded_only_dra = simulation
+                .stranded
+                .iter()
+                .all(|(pod, reason)| dra_pods.contains(pod) && reason == DRA_UNSUPPORTED);
+            prop_assert!(stranded_only_dra, "after command {}: {:?}", i, simulation.stranded);
             let (changed, _) = without_nodes(&snapshot, &removed, now);
             let violations = validate(&changed, &simulation.plan);
             prop_assert!(violations.is_empty(), "after command {}: {:?}", i, violations);

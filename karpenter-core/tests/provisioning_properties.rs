@@ -13,13 +13,14 @@
 //!   0-4 running pods each (some finished, some binding a host port, some with
 //!   hostname anti-affinity to their app);
 //! - 0-2 DaemonSets (random requests, tolerate-all or not, architecture selector,
-//!   zone affinity, host port), with live pods on the nodes in the
-//!   `with_live_daemon_pods` variant;
+//!   zone affinity, host port, sometimes a Dynamic Resource Allocation claim),
+//!   with live pods on the nodes in the `with_live_daemon_pods` variant;
 //! - 1-8 workloads of 1-5 replicas (1-40 pending pods, two namespaces): random
 //!   requests (about one in ten larger than any type), node selectors on zone,
 //!   architecture and the custom label, 1-2 required zone terms, a preferred zone,
 //!   tolerations, host ports, required anti-affinity to their own app on the
-//!   hostname or the zone, zonal spread (`DoNotSchedule` or `ScheduleAnyway`).
+//!   hostname or the zone, zonal spread (`DoNotSchedule` or `ScheduleAnyway`),
+//!   sometimes a Dynamic Resource Allocation claim (no capacity for such pods).
 //!
 //! For each, [`schedule`] must not panic (proptest reports a panic as a failure
 //! with the shrunk cluster), must give the same plan twice (serialized, byte for
@@ -35,9 +36,9 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerPort, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
-    NodeSelectorTerm, NodeSpec, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity, PodSpec,
-    PodStatus, PodTemplateSpec, PreferredSchedulingTerm, ResourceRequirements, Taint, Toleration,
-    TopologySpreadConstraint,
+    NodeSelectorTerm, NodeSpec, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity,
+    PodResourceClaim, PodSpec, PodStatus, PodTemplateSpec, PreferredSchedulingTerm, ResourceClaim,
+    ResourceRequirements, Taint, Toleration, TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -182,6 +183,8 @@ struct DaemonSpec {
     /// Live pods on every existing node (their affinity rewritten to
     /// `matchFields`, as the DaemonSet controller does).
     live: bool,
+    /// Its pod claims a DRA device (then it is no overhead).
+    dra: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +215,8 @@ struct WorkloadSpec {
     host_port: Option<i32>,
     /// A [`PRIORITY`] the pods select.
     priority: Option<usize>,
+    /// Its pods claim a DRA device (then they get no capacity).
+    dra: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -376,9 +381,10 @@ fn daemon_spec() -> impl Strategy<Value = DaemonSpec> {
         prop::option::weighted(0.3, zone_set()),
         prop::bool::weighted(0.15),
         any::<bool>(),
+        prop::bool::weighted(0.15),
     )
         .prop_map(
-            |(cpu_m, memory_mi, tolerate_all, arch, zones, host_port, live)| DaemonSpec {
+            |(cpu_m, memory_mi, tolerate_all, arch, zones, host_port, live, dra)| DaemonSpec {
                 cpu_m,
                 memory_mi,
                 tolerate_all,
@@ -386,6 +392,7 @@ fn daemon_spec() -> impl Strategy<Value = DaemonSpec> {
                 zones,
                 host_port,
                 live,
+                dra,
             },
         )
 }
@@ -428,6 +435,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
         prop_oneof![6 => Just(None), 3 => Just(Some(HOSTNAME)), 1 => Just(Some(ZONE))],
         spread,
         prop_oneof![8 => Just(None), 1 => Just(Some(8080)), 1 => Just(Some(9100))],
+        prop::bool::weighted(0.1),
     )
         .prop_map(
             |(
@@ -440,6 +448,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 anti_affinity,
                 spread,
                 host_port,
+                dra,
             )| WorkloadSpec {
                 replicas,
                 other_namespace,
@@ -455,6 +464,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 spread,
                 host_port,
                 priority,
+                dra,
             },
         )
 }
@@ -520,6 +530,26 @@ fn container(cpu_m: i64, memory_mi: i64, host_port: Option<i32>) -> Container {
         }),
         ..Default::default()
     }
+}
+
+/// The container, consuming the pod's DRA claim `gpu` when `dra`.
+fn claiming(mut container: Container, dra: bool) -> Container {
+    if dra && let Some(resources) = container.resources.as_mut() {
+        resources.claims = Some(vec![ResourceClaim {
+            name: "gpu".to_string(),
+            ..Default::default()
+        }]);
+    }
+    container
+}
+
+/// A pod's claim `gpu`, from a ResourceClaimTemplate.
+fn device_claim() -> Vec<PodResourceClaim> {
+    vec![PodResourceClaim {
+        name: "gpu".to_string(),
+        resource_claim_template_name: Some("gpu-template".to_string()),
+        ..Default::default()
+    }]
 }
 
 fn selector(app: &str) -> LabelSelector {
@@ -850,11 +880,11 @@ impl Cluster {
                 ..Default::default()
             });
             let template = PodSpec {
-                containers: vec![container(
-                    spec.cpu_m,
-                    spec.memory_mi,
-                    spec.host_port.then_some(9100),
+                containers: vec![claiming(
+                    container(spec.cpu_m, spec.memory_mi, spec.host_port.then_some(9100)),
+                    spec.dra,
                 )],
+                resource_claims: spec.dra.then(device_claim),
                 tolerations: spec.tolerate_all.then(|| {
                     vec![Toleration {
                         operator: Some("Exists".to_string()),
@@ -1007,7 +1037,11 @@ impl Cluster {
             });
             for r in 0..spec.replicas {
                 let pod_spec = PodSpec {
-                    containers: vec![container(spec.cpu_m, spec.memory_mi, spec.host_port)],
+                    containers: vec![claiming(
+                        container(spec.cpu_m, spec.memory_mi, spec.host_port),
+                        spec.dra,
+                    )],
+                    resource_claims: spec.dra.then(device_claim),
                     node_selector: (!node_selector.is_empty()).then(|| node_selector.clone()),
                     affinity: affinity.clone(),
                     tolerations: tolerations.clone(),
@@ -1260,6 +1294,7 @@ fn live_daemon_pods_count_on_new_nodes() {
             zones: None,
             host_port: false,
             live: true,
+            dra: false,
         }],
         workloads: vec![workload(1, 1500, Spread::None)],
     };
@@ -1379,6 +1414,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
             zones: Some(vec![0, 1, 2]),
             host_port: false,
             live: false,
+            dra: false,
         }],
         workloads: vec![workload(1, 1500, Spread::None)],
     };
@@ -1439,6 +1475,7 @@ fn workload(replicas: usize, cpu_m: i64, spread: Spread) -> WorkloadSpec {
         spread,
         host_port: None,
         priority: None,
+        dra: false,
     }
 }
 

@@ -4,6 +4,7 @@
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint, Toleration};
 
+use super::dra::has_dra_requirements;
 use super::host_ports::{HostPort, host_ports};
 use super::preferences::remove_required_node_affinity_term;
 use crate::resources::{self, ResourceList};
@@ -25,7 +26,10 @@ pub(crate) struct DaemonPod {
 }
 
 /// The daemon pods of the DaemonSets (a DaemonSet whose pod spec cannot be read is
-/// left out: it was refused when the input was read).
+/// left out: it was refused when the input was read). A daemon pod with Dynamic
+/// Resource Allocation claims is left out too: upstream's default
+/// `ignore-dra-requests` counts it neither as overhead of new nodes nor as room
+/// to keep on existing ones.
 pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<DaemonPod> {
     daemon_sets
         .iter()
@@ -33,6 +37,7 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<Daemon
             let live = newest(pods.iter().filter(|p| is_pod_of(ds, p)));
             daemon_pod(ds, live)
         })
+        .filter(|daemon| !has_dra_requirements(&daemon.spec))
         .collect()
 }
 

@@ -15,6 +15,9 @@
 //!   its topology's; its instance types narrow with every pod;
 //! - when a pod fits nowhere, one preference is relaxed and it tries again; a pod
 //!   that still fails goes to the back of the queue until a cycle makes no progress;
+//! - a pod with Dynamic Resource Allocation claims gets no capacity and is not
+//!   relaxed, and DaemonSets whose pods have such claims are no overhead, as
+//!   upstream's default `ignore-dra-requests` (see [`has_dra_requirements`]);
 //! - a claim lists its instance types cheapest first (at most 600) and launches the
 //!   cheapest available offering.
 
@@ -24,6 +27,7 @@ mod claim_order;
 mod claim_sets;
 mod cost;
 mod daemons;
+mod dra;
 mod dual;
 mod existing;
 mod filter;
@@ -46,6 +50,7 @@ mod volumes;
 
 pub use bound::lower_bound;
 pub use cost::Packing;
+pub use dra::{DRA_UNSUPPORTED, has_dra_requirements};
 pub(crate) use filter::unmet_min_values_of;
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::jiff::Timestamp;
 
+use super::dra::has_dra_requirements;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
@@ -47,6 +48,9 @@ pub(crate) struct PendingPod<'s> {
     /// node: same namespace, labels, affinity, spread, node selection and
     /// tolerations (an index into the scheduler's signatures).
     pub topology_signature: usize,
+    /// Whether it has Dynamic Resource Allocation claims: then it gets no
+    /// capacity (see [`has_dra_requirements`]).
+    pub dra: bool,
 }
 
 /// A pod that cannot even be considered, with why.
@@ -133,6 +137,7 @@ impl<'s> PendingPod<'s> {
             strict_requirements: Requirements::new(),
             volume_alternatives: Vec::new(),
             topology_signature: 0,
+            dra: has_dra_requirements(spec),
         };
         pending.refresh().map_err(reject)?;
         Ok(pending)

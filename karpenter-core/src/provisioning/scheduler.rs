@@ -11,6 +11,7 @@ use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
 use super::cost::Packing;
+use super::dra::DRA_UNSUPPORTED;
 use super::existing::ExistingNode;
 use super::host_ports::host_ports;
 use super::pods::{PendingPod, is_pending, queue_key};
@@ -207,6 +208,11 @@ impl<'s> Scheduler<'s> {
 
     /// Tries the pod, relaxing one preference after each failure.
     fn try_schedule(&mut self, pod: usize) -> Result<(), String> {
+        // Upstream refuses a pod with DRA claims before it tries any node and
+        // takes the refusal as final: no preference dropped could change it.
+        if self.pods[pod].dra {
+            return Err(DRA_UNSUPPORTED.to_owned());
+        }
         loop {
             let error = match self.add(pod) {
                 Ok(()) => return Ok(()),
@@ -518,3 +524,6 @@ pub(crate) fn view<'a>(pod: &'a PendingPod<'_>) -> PodView<'a> {
         spec: &pod.spec,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,10 +1,12 @@
 //! Accounting: every pending pod appears exactly once in the plan, and nothing
-//! else does.
+//! else does; a pod with Dynamic Resource Allocation claims is not placed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::index::{Checker, Host, Placed};
+use super::pods::spec_of;
 use super::{Rule, Subject, Violation};
+use crate::provisioning::dra::has_dra_requirements;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
 
@@ -84,6 +86,21 @@ impl<'s> Checker<'s> {
                     rule: Rule::PodDuplicated,
                     subject: Subject::Pod(key.clone()),
                     detail: format!("{} times: {}", places.len(), places.join(", ")),
+                });
+            }
+        }
+        for placed in &placed {
+            if has_dra_requirements(spec_of(placed.pod)) {
+                let host = match &placed.host {
+                    Host::Claim(index) => format!("claim #{index}"),
+                    Host::Node(name) => format!("node {name:?}"),
+                };
+                out.push(Violation {
+                    rule: Rule::DraPodPlaced,
+                    subject: Subject::Pod(placed.key.clone()),
+                    detail: format!(
+                        "placed on {host}, but it has Dynamic Resource Allocation claims"
+                    ),
                 });
             }
         }

@@ -11,6 +11,7 @@ use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
 use crate::provisioning::daemons::is_pod_of;
+use crate::provisioning::dra::has_dra_requirements;
 use crate::provisioning::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
@@ -28,7 +29,9 @@ pub(super) struct Daemon {
 }
 
 /// The DaemonSets' pods: the newest live pod's spec (first listed among equals),
-/// else the template's; the template's required node affinity always.
+/// else the template's; the template's required node affinity always. A pod
+/// with Dynamic Resource Allocation claims is no daemon here: upstream's default
+/// `ignore-dra-requests` leaves it out of every node's overhead.
 pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
     snapshot
         .daemon_sets
@@ -63,6 +66,9 @@ pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
                     .node_affinity
                     .get_or_insert_with(Default::default)
                     .required_during_scheduling_ignored_during_execution = Some(required);
+            }
+            if has_dra_requirements(&spec) {
+                return None;
             }
             let requests = resources::pod_requests(&spec).ok()?;
             Some(Daemon {

@@ -55,6 +55,9 @@ pub enum Rule {
     UnknownPod,
     /// An unschedulable pod has no reason.
     MissingReason,
+    /// A pod with Dynamic Resource Allocation claims is placed (it gets no
+    /// capacity, as upstream's default `ignore-dra-requests`).
+    DraPodPlaced,
     /// A placed pod's spec cannot be read (its requests or node requirements).
     UnreadablePod,
     /// A claim's NodePool does not exist or may not launch.
@@ -113,6 +116,7 @@ impl fmt::Display for Rule {
             Rule::PodDuplicated => "pod planned more than once",
             Rule::UnknownPod => "not a pending pod",
             Rule::MissingReason => "unschedulable without a reason",
+            Rule::DraPodPlaced => "pod with DRA claims placed",
             Rule::UnreadablePod => "placed pod cannot be read",
             Rule::NodePool => "nodepool cannot launch",
             Rule::InstanceTypeList => "bad instance-type list",
@@ -190,7 +194,10 @@ impl std::error::Error for Violation {}
 /// Accounting
 /// - every pending pod (no `nodeName`, not `Succeeded`/`Failed`, not being
 ///   deleted, not owned by a DaemonSet) appears exactly once: in one claim, on one
-///   existing node, or in `unschedulable` (with a reason); nothing else appears.
+///   existing node, or in `unschedulable` (with a reason); nothing else appears;
+/// - a pod with Dynamic Resource Allocation claims (`resourceClaims`, or a
+///   container's or init container's `resources.claims`) is not placed: it is
+///   unschedulable, as upstream's default `ignore-dra-requests`.
 ///
 /// New claims
 /// - the claim's NodePool exists and may launch (not static, not being deleted,
@@ -218,7 +225,8 @@ impl std::error::Error for Violation {}
 ///   intersects the type's; the daemon's spec is that of its newest live pod when
 ///   one exists, else the template's, with the template's required node affinity
 ///   (the DaemonSet controller rewrites live pods' affinity to `matchFields`, which
-///   upstream does not read);
+///   upstream does not read); a daemon whose spec has Dynamic Resource Allocation
+///   claims is left out (upstream's default `ignore-dra-requests`);
 /// - the launched node (the type's labels, the launch's zone and capacity type, the
 ///   template labels, the pool's label, and for any other key of the claim's
 ///   requirements a value they allow) meets the claim's requirements and the

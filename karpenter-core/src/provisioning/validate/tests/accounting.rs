@@ -46,3 +46,46 @@ fn catches_a_missing_pod_and_an_unknown_one() {
             .any(|v| v.subject == Subject::Pod("default/ghost".into()))
     );
 }
+
+/// `pod` claiming a DRA device from its first container.
+fn with_dra_claim(mut pod: Pod) -> Pod {
+    let spec = pod.spec.as_mut().expect("a spec");
+    if let Some(resources) = spec.containers[0].resources.as_mut() {
+        resources.claims = Some(vec![k8s_openapi::api::core::v1::ResourceClaim {
+            name: "gpu".to_string(),
+            ..Default::default()
+        }]);
+    }
+    pod
+}
+
+#[test]
+fn catches_a_pod_with_dra_claims_that_is_placed() {
+    let snapshot = snapshot(vec![
+        pod("web-0", "web", 1000),
+        with_dra_claim(pod("web-1", "web", 1000)),
+    ]);
+    let bad = plan(vec![claim(
+        &["small", "large"],
+        launch("small", "zone-a", "spot", 0.05),
+        &["web-0", "web-1"],
+    )]);
+    let violations = validate(&snapshot, &bad);
+    assert_eq!(rules(&violations), BTreeSet::from([Rule::DraPodPlaced]));
+    assert_eq!(
+        violations[0].to_string(),
+        "pod default/web-1: pod with DRA claims placed: placed on claim #0, but it has \
+         Dynamic Resource Allocation claims"
+    );
+    let mut good = plan(vec![claim(
+        &["small", "large"],
+        launch("small", "zone-a", "spot", 0.05),
+        &["web-0"],
+    )]);
+    good.unschedulable.push(Unschedulable {
+        pod: "default/web-1".to_string(),
+        reason: crate::provisioning::DRA_UNSUPPORTED.to_string(),
+    });
+    assert_eq!(validate(&snapshot, &good), vec![]);
+    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+}

@@ -2,6 +2,57 @@
 
 use super::*;
 
+/// A DaemonSet `kube-system/agent` whose pod is `spec`.
+fn daemon_set(spec: PodSpec) -> DaemonSet {
+    DaemonSet {
+        metadata: ObjectMeta {
+            name: Some("agent".to_string()),
+            namespace: Some("kube-system".to_string()),
+            ..Default::default()
+        },
+        spec: DaemonSetSpec {
+            template: PodTemplateSpec {
+                metadata: None,
+                spec: Some(spec),
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[test]
+fn leaves_out_daemons_with_dra_claims() {
+    // A DaemonSet of 1500m that claims a device: upstream's default
+    // ignore-dra-requests counts it on no node, so the small type holds the
+    // 1000m pod.
+    let mut daemon_spec = PodSpec {
+        containers: vec![container(1500)],
+        ..Default::default()
+    };
+    daemon_spec.resource_claims = Some(vec![k8s_openapi::api::core::v1::PodResourceClaim {
+        name: "gpu".to_string(),
+        resource_claim_name: Some("gpu-0".to_string()),
+        ..Default::default()
+    }]);
+    let mut snapshot = snapshot(vec![pod("web-0", "web", 1000)]);
+    snapshot.daemon_sets = vec![daemon_set(daemon_spec.clone())];
+    let good = plan(vec![claim(
+        &["small", "large"],
+        launch("small", "zone-a", "spot", 0.05),
+        &["web-0"],
+    )]);
+    assert_eq!(validate(&snapshot, &good), vec![]);
+    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    // Without the claim the daemon counts, and the small type is too small.
+    daemon_spec.resource_claims = None;
+    snapshot.daemon_sets = vec![daemon_set(daemon_spec)];
+    assert_eq!(
+        rules(&validate(&snapshot, &good)),
+        BTreeSet::from([Rule::OverCommitted])
+    );
+}
+
 #[test]
 fn counts_daemons_whose_live_pod_has_match_fields_affinity() {
     // A DaemonSet of 1500m with a live pod, whose affinity the DaemonSet
@@ -38,21 +89,7 @@ fn counts_daemons_whose_live_pod_has_match_fields_affinity() {
         ..Default::default()
     }]);
     let mut snapshot = snapshot(vec![pod("web-0", "web", 1000), live]);
-    snapshot.daemon_sets = vec![DaemonSet {
-        metadata: ObjectMeta {
-            name: Some("agent".to_string()),
-            namespace: Some("kube-system".to_string()),
-            ..Default::default()
-        },
-        spec: DaemonSetSpec {
-            template: PodTemplateSpec {
-                metadata: None,
-                spec: Some(daemon_spec),
-            },
-            ..Default::default()
-        },
-        ..Default::default()
-    }];
+    snapshot.daemon_sets = vec![daemon_set(daemon_spec)];
     let bad = plan(vec![claim(
         &["small", "large"],
         launch("small", "zone-a", "spot", 0.05),
