@@ -16,10 +16,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType};
 use karpenter_core::driver::{Driver, Event};
-use karpenter_core::provisioning::is_pending;
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
 use karpenter_fake::catalog::sized_instance_types;
 use karpenter_fake::kube::InMemoryCluster;
 use karpenter_fake::provider::FakeCloudProvider;
@@ -103,8 +104,16 @@ async fn scale(
     Ok(Outcome {
         nodes_up,
         nodes_down: provider.list().await?.len(),
-        pending: cluster.pod_list().iter().filter(|p| is_pending(p)).count(),
+        pending: cluster.pod_list().iter().filter(|p| waiting(p)).count(),
     })
+}
+
+/// Whether the pod waits for a node (what `kubectl` shows as `Pending`): not
+/// bound, not finished, not a DaemonSet's. Pods the driver nominated to a node
+/// still launching count until they are bound there, which
+/// `provisioning::is_pending` leaves out: they need no more capacity.
+fn waiting(pod: &Pod) -> bool {
+    bound_node(pod).is_none() && !is_terminal(pod) && !is_daemon_pod(pod)
 }
 
 /// The controller's parts, simulated time, and whether to print.
@@ -142,7 +151,7 @@ impl Run {
                 continue;
             }
             let pods = self.cluster.pod_list();
-            let pending = pods.iter().filter(|p| is_pending(p)).count();
+            let pending = pods.iter().filter(|p| waiting(p)).count();
             let instances = self.provider.list().await?;
             let cost: f64 = instances
                 .iter()

@@ -104,6 +104,13 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn evict_pods(&self, node: &str) -> Result<(), ClusterError>;
     /// Records that the pod (`namespace/name`) is meant for `node` (a Node's
     /// name, or the name of a NodeClaim still launching).
+    ///
+    /// The driver reads nominations back from `status.nominatedNodeName`. An
+    /// implementation that writes the nomination there (as `karpenter-fake`'s
+    /// does, playing a scheduler that binds nominated pods) has the pod held on
+    /// that capacity while it can take it, out of planning as a preempting pod
+    /// is; one that only records an event (as upstream Karpenter does) leaves
+    /// the pod pending, planned again at each reconcile.
     async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError>;
 }
 

@@ -20,7 +20,10 @@
 //!   architecture and the custom label, 1-2 required zone terms, a preferred zone,
 //!   tolerations, host ports, required anti-affinity to their own app on the
 //!   hostname or the zone, zonal spread (`DoNotSchedule` or `ScheduleAnyway`),
-//!   sometimes a Dynamic Resource Allocation claim (no capacity for such pods).
+//!   sometimes a Dynamic Resource Allocation claim (no capacity for such pods);
+//!   mostly marked unschedulable by the kube-scheduler, sometimes with no
+//!   status (pending too), not tried by it yet or nominated to a node (neither
+//!   is pending: the plan must leave them out).
 //!
 //! For each, [`schedule`] must not panic (proptest reports a panic as a failure
 //! with the shrunk cluster), must give the same plan twice (serialized, byte for
@@ -36,7 +39,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, ContainerPort, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
-    NodeSelectorTerm, NodeSpec, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity,
+    NodeSelectorTerm, NodeSpec, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity, PodCondition,
     PodResourceClaim, PodSpec, PodStatus, PodTemplateSpec, PreferredSchedulingTerm, ResourceClaim,
     ResourceRequirements, Taint, Toleration, TopologySpreadConstraint,
 };
@@ -217,6 +220,21 @@ struct WorkloadSpec {
     priority: Option<usize>,
     /// Its pods claim a DRA device (then they get no capacity).
     dra: bool,
+    /// What the kube-scheduler made of its pods so far.
+    status: Scheduling,
+}
+
+/// A pending pod's status.
+#[derive(Clone, Copy, Debug)]
+enum Scheduling {
+    /// Marked unschedulable: pending.
+    Unschedulable,
+    /// No status at all, as a bare manifest: pending.
+    Bare,
+    /// Not tried yet (phase `Pending`, no condition): not pending.
+    Untried,
+    /// Nominated to a node, preempting there: not pending.
+    Preempting,
 }
 
 #[derive(Clone, Debug)]
@@ -436,6 +454,12 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
         spread,
         prop_oneof![8 => Just(None), 1 => Just(Some(8080)), 1 => Just(Some(9100))],
         prop::bool::weighted(0.1),
+        prop_oneof![
+            12 => Just(Scheduling::Unschedulable),
+            1 => Just(Scheduling::Bare),
+            1 => Just(Scheduling::Untried),
+            1 => Just(Scheduling::Preempting),
+        ],
     )
         .prop_map(
             |(
@@ -449,6 +473,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 spread,
                 host_port,
                 dra,
+                status,
             )| WorkloadSpec {
                 replicas,
                 other_namespace,
@@ -465,6 +490,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
                 host_port,
                 priority,
                 dra,
+                status,
             },
         )
 }
@@ -706,8 +732,15 @@ fn pod(name: String, namespace: &str, labels: BTreeMap<String, String>, spec: Po
             ..Default::default()
         },
         spec: Some(spec),
+        // As the kube-scheduler leaves a pod it found no node for.
         status: Some(PodStatus {
             phase: Some("Pending".to_string()),
+            conditions: Some(vec![PodCondition {
+                type_: "PodScheduled".to_string(),
+                status: "False".to_string(),
+                reason: Some("Unschedulable".to_string()),
+                ..Default::default()
+            }]),
             ..Default::default()
         }),
     }
@@ -1050,6 +1083,21 @@ impl Cluster {
                 };
                 let mut pending = pod(format!("{app}-{r}"), namespace, app_labels(&app), pod_spec);
                 pending.metadata.creation_timestamp = Some(time(index));
+                match spec.status {
+                    Scheduling::Unschedulable => {}
+                    Scheduling::Bare => pending.status = None,
+                    Scheduling::Untried => {
+                        pending.status = Some(PodStatus {
+                            phase: Some("Pending".to_string()),
+                            ..Default::default()
+                        });
+                    }
+                    Scheduling::Preempting => {
+                        if let Some(status) = pending.status.as_mut() {
+                            status.nominated_node_name = Some("node-0".to_string());
+                        }
+                    }
+                }
                 index += 1;
                 pods.push(pending);
             }
@@ -1476,6 +1524,7 @@ fn workload(replicas: usize, cpu_m: i64, spread: Spread) -> WorkloadSpec {
         host_port: None,
         priority: None,
         dra: false,
+        status: Scheduling::Unschedulable,
     }
 }
 

@@ -25,6 +25,8 @@ use karpenter_core::provisioning::{bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 
+use crate::workload::unschedulable_status;
+
 /// What the cluster holds.
 #[derive(Debug, Default)]
 struct Objects {
@@ -298,20 +300,19 @@ fn schedulable(node: &Node, pod: &Pod) -> bool {
 }
 
 /// Takes every pod off `node`: DaemonSet pods go, the others come back
-/// pending.
+/// pending, marked unschedulable by the scheduler (which binds only the pods
+/// nominated to a node).
 fn evict(objects: &mut Objects, node: &str) {
     objects
         .pods
         .retain(|_, pod| !(bound_node(pod) == Some(node) && is_daemon_pod(pod)));
+    let now = objects.now;
     for pod in objects.pods.values_mut() {
         if bound_node(pod) == Some(node) {
             if let Some(spec) = pod.spec.as_mut() {
                 spec.node_name = None;
             }
-            pod.status = Some(PodStatus {
-                phase: Some("Pending".to_owned()),
-                ..PodStatus::default()
-            });
+            pod.status = Some(unschedulable_status(Time(now)));
         }
     }
 }

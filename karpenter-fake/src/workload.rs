@@ -188,17 +188,24 @@ pub fn pending_pod(name: &str, shape: Shape, cpu: &str, memory: &str) -> Pod {
             ..ObjectMeta::default()
         },
         spec: Some(spec),
-        status: Some(PodStatus {
-            phase: Some("Pending".to_string()),
-            conditions: Some(vec![PodCondition {
-                type_: "PodScheduled".to_string(),
-                status: "False".to_string(),
-                reason: Some("Unschedulable".to_string()),
-                last_transition_time: Some(created),
-                ..PodCondition::default()
-            }]),
-            ..PodStatus::default()
-        }),
+        status: Some(unschedulable_status(created)),
+    }
+}
+
+/// The status the kube-scheduler gives a pod it found no node for, `since`
+/// then: phase `Pending`, `PodScheduled` `False` with reason `Unschedulable`
+/// (what makes the pod one provisioning plans for).
+pub fn unschedulable_status(since: Time) -> PodStatus {
+    PodStatus {
+        phase: Some("Pending".to_string()),
+        conditions: Some(vec![PodCondition {
+            type_: "PodScheduled".to_string(),
+            status: "False".to_string(),
+            reason: Some("Unschedulable".to_string()),
+            last_transition_time: Some(since),
+            ..PodCondition::default()
+        }]),
+        ..PodStatus::default()
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use karpenter_core::api::NodePool;
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_pending, is_terminal};
 use karpenter_core::resources::{self, ResourceList};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use serde::Serialize;
@@ -19,7 +19,9 @@ use crate::scenario::{Kind, Scenario};
 pub struct Summary {
     /// Objects read, by kind (only the kinds present).
     pub objects: BTreeMap<String, usize>,
-    /// Pods waiting for a node: no `spec.nodeName`, not finished, not a daemon.
+    /// Pods provisioning plans capacity for ([`is_pending`]: not bound, not
+    /// preempting, marked unschedulable or written without a status, not
+    /// finished nor being deleted, not a DaemonSet's nor a Node's).
     pub pending_pods: usize,
     /// Pods bound to a node (daemon pods included).
     pub bound_pods: usize,
@@ -86,7 +88,7 @@ impl Summary {
                 finished_pods += 1;
             } else if bound_node(pod).is_some() {
                 bound_pods += 1;
-            } else if !daemon {
+            } else if is_pending(pod) {
                 pending_pods += 1;
                 if let Some(Ok(requests)) = pod.spec.as_ref().map(resources::pod_requests) {
                     pending += &requests;

@@ -28,7 +28,8 @@ use k8s_openapi::jiff::Timestamp;
 use super::candidates::under_consolidate_after;
 use super::pdbs::Pdbs;
 use crate::provisioning::{
-    Fence, Packing, Prepared, ProvisioningPlan, bound_node, pod_key, schedule_fenced, solve,
+    Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
+    schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -280,8 +281,9 @@ fn consolidating(
 }
 
 /// The cluster a simulation plans: the nodes of `removed` gone, their
-/// currently reschedulable pods pending (their other pods go with them); and
-/// those pods, as `namespace/name`, sorted.
+/// currently reschedulable pods pending (unbound and marked unschedulable;
+/// their other pods go with them); and those pods, as `namespace/name`,
+/// sorted.
 pub fn without_nodes(
     snapshot: &Snapshot,
     removed: &BTreeSet<&str>,
@@ -312,12 +314,10 @@ pub fn without_nodes(
         match bound_node(pod) {
             Some(node) if removed.contains(node) => {
                 if pdbs.is_currently_reschedulable(pod, now) {
-                    let mut pending = pod.clone();
-                    if let Some(spec) = pending.spec.as_mut() {
-                        spec.node_name = None;
-                    }
+                    // Unbound and marked unschedulable, as the kube-scheduler
+                    // leaves a pod it has no room for: provisioning plans it.
                     moved.push(pod_key(pod));
-                    changed.pods.push(pending);
+                    changed.pods.push(as_unschedulable(pod));
                 }
             }
             _ => changed.pods.push(pod.clone()),

@@ -14,9 +14,13 @@
 //! 3. provisions: plans the pending pods, nominates them to
 //!    capacity that exists, creates and launches claims for the rest; when
 //!    the cloud has no capacity for an offering it is marked unavailable for
-//!    a while ([`UnavailableOfferings`]) and the pods are planned again;
-//! 4. when all is quiet (no pod waiting for capacity, no claim in flight, no
-//!    command under way) plans disruption and starts its first command:
+//!    a while ([`UnavailableOfferings`]) and the pods are planned again. A
+//!    nominated pod is not pending (upstream's `IsPreempting`): it is held on
+//!    the node or claim it was nominated to while that can take it, and
+//!    planned again once the nomination is void (its target gone or being
+//!    deleted);
+//! 4. when all is quiet (no pod waiting for capacity or for the node it was
+//!    nominated to, no claim in flight, no command under way) plans disruption and starts its first command:
 //!    candidates tainted `karpenter.sh/disrupted:NoSchedule`, replacements
 //!    created and launched.
 //!

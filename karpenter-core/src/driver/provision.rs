@@ -1,10 +1,11 @@
 //! Provisioning: the pending pods planned, nominated to capacity that
 //! exists, and new claims created and launched for the rest. When a launch
 //! fails for lack of capacity its offerings are marked unavailable and the
-//! pods are planned again at once.
+//! pods are planned again at once. Pods nominated already are held on the
+//! capacity they were nominated to, while it can take them.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::Timestamp;
 
@@ -14,51 +15,77 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
-use crate::provisioning::{Unschedulable, is_pending, schedule_with};
+use crate::provisioning::{
+    Unschedulable, is_destination, is_pending, is_pending_but_for_nomination, nominated_node,
+    schedule_with,
+};
 use crate::snapshot::Snapshot;
 
-/// The snapshot with each pending pod nominated to a node or claim that is
-/// not initialized yet (and not being deleted) held there, as if bound: the
-/// plan that nominated it counted it there, and planning it afresh would
-/// pack the in-flight capacity differently (first fit, largest pod first)
-/// and launch more for pods that already have a place. Once the node is
-/// initialized, a pod still pending there is planned again. Copied only when
-/// some pod is held.
-fn held_on_nominated(snapshot: &Snapshot) -> Cow<'_, Snapshot> {
-    let mut in_flight: std::collections::HashMap<&str, &str> = Default::default();
-    for node in &snapshot.nodes {
-        if node.is_initialized() || node.is_deleting() {
-            continue;
-        }
-        in_flight.insert(node.name(), node.name());
+/// The snapshot as the driver plans it, its pods' nominations read, and how
+/// many pods it holds.
+///
+/// A nominated pod is not pending ([`is_pending`], upstream's `IsPreempting`):
+/// it is about to schedule on the node it names. The driver nominates the
+/// pods it plans to the capacity meant for them, so most nominations are its
+/// own, and it reads each one so that its plans agree with that rule:
+///
+/// - a pod nominated to a node or claim of the snapshot that can still take
+///   pods (not being deleted, not tainted for disruption) is *held* there, as
+///   if bound: it gets no new capacity, and the capacity it will take is not
+///   planned for another pod. Planning it afresh would pack the in-flight
+///   capacity differently (first fit, largest pod first) and launch more for
+///   pods that already have a place;
+/// - a pod nominated to a name the snapshot lacks (a claim whose launch
+///   failed, a node gone) or to a node that can no longer take it is
+///   released: its nomination is void, as the kube-scheduler drops one it can
+///   no longer honour, and the pod is read without it (pending when the
+///   kube-scheduler marked it unschedulable).
+///
+/// Copied only when some pod is held or released.
+fn with_nominations_read(snapshot: &Snapshot) -> (Cow<'_, Snapshot>, usize) {
+    let mut destinations: HashMap<&str, &str> = HashMap::new();
+    for node in snapshot.nodes.iter().filter(|n| is_destination(n)) {
+        destinations.insert(node.name(), node.name());
         if let Some(claim) = node
             .node_claim
             .as_ref()
             .and_then(|c| c.metadata.name.as_deref())
         {
-            in_flight.insert(claim, node.name());
+            destinations.insert(claim, node.name());
         }
     }
-    let holds: Vec<(usize, String)> = snapshot
+    let nominations: Vec<(usize, Option<String>)> = snapshot
         .pods
         .iter()
         .enumerate()
-        .filter(|(_, p)| is_pending(p))
+        .filter(|(_, p)| is_pending_but_for_nomination(p))
         .filter_map(|(i, p)| {
-            let nominated = p.status.as_ref()?.nominated_node_name.as_deref()?;
-            Some((i, (*in_flight.get(nominated)?).to_owned()))
+            let nominated = nominated_node(p)?;
+            Some((i, destinations.get(nominated).map(|n| (*n).to_owned())))
         })
         .collect();
-    if holds.is_empty() {
-        return Cow::Borrowed(snapshot);
+    if nominations.is_empty() {
+        return (Cow::Borrowed(snapshot), 0);
     }
-    let mut held = snapshot.clone();
-    for (i, node) in holds {
-        if let Some(spec) = held.pods[i].spec.as_mut() {
-            spec.node_name = Some(node);
+    let mut read = snapshot.clone();
+    let mut held = 0;
+    for (i, destination) in nominations {
+        let pod = &mut read.pods[i];
+        match destination {
+            Some(node) => {
+                if let Some(spec) = pod.spec.as_mut() {
+                    spec.node_name = Some(node);
+                    held += 1;
+                }
+            }
+            None => {
+                if let Some(status) = pod.status.as_mut() {
+                    status.nominated_node_name = None;
+                }
+            }
         }
     }
-    Cow::Owned(held)
+    (Cow::Owned(read), held)
 }
 
 /// Reports each pod the plan cannot place, unless it was reported with the
@@ -102,11 +129,15 @@ pub(super) async fn run(
                 c.metadata.deletion_timestamp.is_none() && !is_true(c, condition_types::INITIALIZED)
             })
         });
-        if !snapshot.pods.iter().any(is_pending) {
+        let (planned, held) = with_nominations_read(&snapshot);
+        // Settled only when no pod waits for the node it was nominated to.
+        let waiting = in_flight || held > 0;
+        if !planned.pods.iter().any(is_pending) {
             driver.unschedulable.clear();
-            return Ok((!in_flight).then_some(snapshot));
+            return Ok((!waiting).then_some(snapshot));
         }
-        let plan = schedule_with(&held_on_nominated(&snapshot), driver.options.packing);
+        let plan = schedule_with(&planned, driver.options.packing);
+        drop(planned);
         report_unschedulable(driver, &plan.unschedulable, report);
         let mut nominated = 0;
         for placement in &plan.existing_nodes {
@@ -119,7 +150,7 @@ pub(super) async fn run(
             report.push(Event::PodsNominated { count: nominated });
         }
         if plan.node_claims.is_empty() {
-            return Ok((nominated == 0 && !in_flight).then_some(snapshot));
+            return Ok((nominated == 0 && !waiting).then_some(snapshot));
         }
         let pods = pods_by_key(&snapshot.pods);
         let mut claims = driver.cluster.node_claims().await?;
@@ -149,4 +180,103 @@ pub(super) async fn run(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::NodeClaim;
+    use crate::provisioning::bound_node;
+    use crate::snapshot::ClusterNode;
+
+    /// A pod the kube-scheduler marked unschedulable, nominated to `node`.
+    fn nominated(name: &str, node: Option<&str>) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "app"}]},
+            "status": {
+                "phase": "Pending",
+                "nominatedNodeName": node,
+                "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+            },
+        }))
+        .expect("a Pod")
+    }
+
+    /// A ready Node, unmanaged, deleting when `deleting`.
+    fn node(name: &str, deleting: bool) -> ClusterNode {
+        let mut node: Node = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .expect("a Node");
+        if deleting {
+            node.metadata.deletion_timestamp = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH),
+            );
+        }
+        ClusterNode {
+            node: Some(node),
+            node_claim: None,
+        }
+    }
+
+    /// A NodeClaim of pool `default` still launching: no Node yet.
+    fn in_flight(name: &str) -> ClusterNode {
+        let claim: NodeClaim = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {"nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}, "requirements": []},
+        }))
+        .expect("a NodeClaim");
+        ClusterNode {
+            node: None,
+            node_claim: Some(claim),
+        }
+    }
+
+    #[test]
+    fn nominated_pods_are_held_while_their_node_can_take_them() {
+        let snapshot = Snapshot {
+            nodes: vec![
+                in_flight("default-a"),
+                node("node-b", false),
+                node("node-c", true),
+            ],
+            pods: vec![
+                nominated("launching", Some("default-a")),
+                nominated("binding", Some("node-b")),
+                nominated("deleting", Some("node-c")),
+                nominated("gone", Some("default-z")),
+                nominated("free", None),
+            ],
+            ..Snapshot::default()
+        };
+        // Nominated pods are not pending, as upstream's IsPreempting.
+        let pending: Vec<bool> = snapshot.pods.iter().map(is_pending).collect();
+        assert_eq!(pending, [false, false, false, false, true]);
+
+        let (read, held) = with_nominations_read(&snapshot);
+        assert_eq!(held, 2);
+        let nodes: Vec<Option<&str>> = read.pods.iter().map(bound_node).collect();
+        assert_eq!(nodes, [Some("default-a"), Some("node-b"), None, None, None]);
+        // The nominations to a deleting node and to a claim that is gone are
+        // void: those pods are planned again.
+        let pending: Vec<bool> = read.pods.iter().map(is_pending).collect();
+        assert_eq!(pending, [false, false, true, true, true]);
+    }
+
+    #[test]
+    fn a_snapshot_without_nominations_is_not_copied() {
+        let snapshot = Snapshot {
+            nodes: vec![node("node-b", false)],
+            pods: vec![nominated("free", None)],
+            ..Snapshot::default()
+        };
+        let (read, held) = with_nominations_read(&snapshot);
+        assert!(matches!(read, Cow::Borrowed(_)));
+        assert_eq!(held, 0);
+    }
 }

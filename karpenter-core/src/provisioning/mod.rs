@@ -6,6 +6,10 @@
 //! the same snapshot gives the same plan, byte for byte once serialized.
 //!
 //! How it decides, in brief:
+//! - the pods planned are the pending ones, as upstream reads a pod's status
+//!   (see [`is_pending`]: not bound, not preempting, marked unschedulable by the
+//!   kube-scheduler or written without a status, not a DaemonSet's or a Node's,
+//!   neither finished nor being deleted);
 //! - pods are taken cpu-descending, then memory-descending, then by age and UID;
 //! - each pod tries existing nodes (initialized first, then by name), then the
 //!   plan's new claims (fewest pods first), then a new claim from each NodePool in
@@ -35,6 +39,7 @@ mod finalize;
 mod fit_index;
 mod host_ports;
 mod names;
+mod pending;
 mod plan;
 mod pods;
 mod preferences;
@@ -59,7 +64,10 @@ pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
 
-pub use pods::{bound_node, is_daemon_pod, is_pending, is_terminal, pod_key};
+pub(crate) use existing::is_destination;
+pub(crate) use pending::{as_unschedulable, is_pending_but_for_nomination};
+pub use pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
+pub use pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
 pub(crate) use scheduler::Fence;
 pub(crate) use setup::Prepared;
 pub(crate) use validate::read_requirements;

@@ -1,5 +1,5 @@
-//! The pods provisioning places: which pods are pending, what each asks for, and
-//! the order the queue takes them in.
+//! The pods provisioning places: what each asks for, and the order the queue
+//! takes them in (which pods are pending is `pending`'s).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -90,15 +90,6 @@ pub fn bound_node(pod: &Pod) -> Option<&str> {
         .node_name
         .as_deref()
         .filter(|n| !n.is_empty())
-}
-
-/// Whether a pod needs capacity: not bound, not finished, not being deleted, not a
-/// daemon pod (daemons are accounted as overhead of every node instead).
-pub fn is_pending(pod: &Pod) -> bool {
-    bound_node(pod).is_none()
-        && !is_terminal(pod)
-        && pod.metadata.deletion_timestamp.is_none()
-        && !is_daemon_pod(pod)
 }
 
 /// What a pod without labels or a spec is read as.

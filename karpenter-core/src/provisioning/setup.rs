@@ -17,7 +17,8 @@ use k8s_openapi::api::core::v1::{Pod, Taint};
 
 use super::daemons::{daemon_pod, daemon_pods, is_pod_of, newest};
 use super::existing::{ExistingNode, is_destination};
-use super::pods::{PendingPod, bound_node, is_pending};
+use super::pending::is_pending;
+use super::pods::{PendingPod, bound_node};
 use super::preferences::Preferences;
 use super::scheduler::{Fence, Limits, Scheduler};
 use super::templates::{Template, any_prefer_no_schedule, pool_order};

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report};
-use karpenter_core::provisioning::{bound_node, is_pending, pod_key};
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
 use karpenter_fake::kube::InMemoryCluster;
@@ -122,11 +122,18 @@ impl World {
         );
     }
 
+    /// Pods waiting for a node: not bound, not finished, not being deleted,
+    /// not a DaemonSet's; pending, or nominated to a node and not bound yet.
     pub fn pending(&self) -> usize {
         self.cluster
             .pod_list()
             .iter()
-            .filter(|p| is_pending(p))
+            .filter(|p| {
+                bound_node(p).is_none()
+                    && !is_terminal(p)
+                    && p.metadata.deletion_timestamp.is_none()
+                    && !is_daemon_pod(p)
+            })
             .count()
     }
 

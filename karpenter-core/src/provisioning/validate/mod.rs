@@ -192,9 +192,14 @@ impl std::error::Error for Violation {}
 /// # Rules
 ///
 /// Accounting
-/// - every pending pod (no `nodeName`, not `Succeeded`/`Failed`, not being
-///   deleted, not owned by a DaemonSet) appears exactly once: in one claim, on one
-///   existing node, or in `unschedulable` (with a reason); nothing else appears;
+/// - every pending pod appears exactly once: in one claim, on one existing node,
+///   or in `unschedulable` (with a reason); nothing else appears. A pod is pending
+///   when it has no `nodeName` and no `status.nominatedNodeName` (a nominated pod
+///   is preempting, about to schedule), the kube-scheduler marked it unschedulable
+///   (a `PodScheduled` condition with reason `Unschedulable`; a pod with no status,
+///   or an empty one, counts as marked), it is not `Succeeded`/`Failed` nor being
+///   deleted, and it is owned neither by a DaemonSet (any owner reference of that
+///   kind) nor by a Node (`v1`, a static pod's mirror);
 /// - a pod with Dynamic Resource Allocation claims (`resourceClaims`, or a
 ///   container's or init container's `resources.claims`) is not placed: it is
 ///   unschedulable, as upstream's default `ignore-dra-requests`.

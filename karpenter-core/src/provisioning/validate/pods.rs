@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
+    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, PodStatus, Taint, Toleration,
+    WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -47,12 +48,35 @@ pub(super) fn is_daemon_pod(pod: &Pod) -> bool {
         .any(|o| o.kind == "DaemonSet")
 }
 
-/// No node yet, not finished, not being deleted, not a DaemonSet's.
+/// Pending as upstream's `IsProvisionable` reads the pod (the rule is in
+/// [`validate`](super::validate)'s documentation): no node, no nomination,
+/// marked unschedulable by the kube-scheduler or written with no status, not
+/// finished, not being deleted, neither a DaemonSet's nor a Node's.
 pub(super) fn is_pending(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    let says_nothing = status.is_none_or(|s| *s == PodStatus::default());
+    let conditions = status
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let marked = conditions
+        .iter()
+        .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"));
+    let nominated = status
+        .and_then(|s| s.nominated_node_name.as_deref())
+        .is_some_and(|node| !node.is_empty());
+    let mirror = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.api_version == "v1" && o.kind == "Node");
     bound_node(pod).is_none()
+        && (says_nothing || marked)
+        && !nominated
         && !is_terminal(pod)
         && pod.metadata.deletion_timestamp.is_none()
         && !is_daemon_pod(pod)
+        && !mirror
 }
 
 /// Upstream's `IgnoredForTopology`, negated: a pod that counts for topology.

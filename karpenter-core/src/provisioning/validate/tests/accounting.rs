@@ -89,3 +89,57 @@ fn catches_a_pod_with_dra_claims_that_is_placed() {
     assert_eq!(validate(&snapshot, &good), vec![]);
     assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
 }
+
+#[test]
+fn pods_that_are_not_pending_must_not_be_planned() {
+    // Preempting (nominated), not yet tried by the kube-scheduler, and a
+    // static pod's mirror: none is pending.
+    let mut preempting = pod("web-1", "web", 1000);
+    if let Some(status) = preempting.status.as_mut() {
+        status.nominated_node_name = Some("node-a".to_string());
+    }
+    let mut untried = pod("web-2", "web", 1000);
+    untried.status = Some(PodStatus {
+        phase: Some("Pending".to_string()),
+        ..Default::default()
+    });
+    let mut mirror = pod("web-3", "web", 1000);
+    mirror.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".to_string(),
+        kind: "Node".to_string(),
+        name: "node-a".to_string(),
+        ..Default::default()
+    }]);
+    let mut bare = pod("web-4", "web", 1000);
+    bare.status = None;
+    let snapshot = snapshot(vec![
+        pod("web-0", "web", 1000),
+        preempting,
+        untried,
+        mirror,
+        bare,
+    ]);
+    let good = plan(vec![claim(
+        &["small", "large"],
+        launch("small", "zone-a", "spot", 0.05),
+        &["web-0", "web-4"],
+    )]);
+    assert_eq!(validate(&snapshot, &good), vec![]);
+    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    let bad = plan(vec![claim(
+        &["small", "large"],
+        launch("small", "zone-a", "spot", 0.05),
+        &["web-0", "web-1", "web-2", "web-3", "web-4"],
+    )]);
+    let violations = validate(&snapshot, &bad);
+    assert_eq!(rules(&violations), BTreeSet::from([Rule::UnknownPod]));
+    let unknown: BTreeSet<&Subject> = violations.iter().map(|v| &v.subject).collect();
+    assert_eq!(
+        unknown,
+        BTreeSet::from([
+            &Subject::Pod("default/web-1".into()),
+            &Subject::Pod("default/web-2".into()),
+            &Subject::Pod("default/web-3".into()),
+        ])
+    );
+}

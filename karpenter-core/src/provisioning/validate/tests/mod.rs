@@ -14,8 +14,8 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
-    NodeSelectorTerm, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity, PodSpec, PodStatus,
-    PodTemplateSpec, ResourceRequirements, Taint, TopologySpreadConstraint,
+    NodeSelectorTerm, NodeStatus, Pod, PodAffinityTerm, PodAntiAffinity, PodCondition, PodSpec,
+    PodStatus, PodTemplateSpec, ResourceRequirements, Taint, TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -107,6 +107,8 @@ fn container(cpu_m: i64) -> Container {
     }
 }
 
+/// A pod `default/<name>` of `app` asking `cpu_m`, which the kube-scheduler
+/// marked unschedulable.
 fn pod(name: &str, app: &str, cpu_m: i64) -> Pod {
     Pod {
         metadata: ObjectMeta {
@@ -122,6 +124,12 @@ fn pod(name: &str, app: &str, cpu_m: i64) -> Pod {
         }),
         status: Some(PodStatus {
             phase: Some("Pending".to_string()),
+            conditions: Some(vec![PodCondition {
+                type_: "PodScheduled".to_string(),
+                status: "False".to_string(),
+                reason: Some("Unschedulable".to_string()),
+                ..Default::default()
+            }]),
             ..Default::default()
         }),
     }
