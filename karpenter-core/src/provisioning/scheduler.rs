@@ -302,7 +302,7 @@ impl<'s> Scheduler<'s> {
         // When most claims are skipped, the few left are put in order directly.
         let few_left: Option<Vec<usize>> = (skip.len() * 2 > self.claims.len()).then(|| {
             let mut left: Vec<usize> = skip.absent_below(self.claims.len()).collect();
-            left.sort_by_key(|&c| (self.claims[c].pods.len(), c));
+            left.sort_by_key(|&c| self.claim_order.key(c));
             left
         });
         let few = few_left.iter().flatten().copied();

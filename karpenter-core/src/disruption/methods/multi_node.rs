@@ -1,6 +1,7 @@
 //! Multi-node consolidation, as upstream's `multinodeconsolidation.go`: the
 //! longest prefix of the consolidatable candidates (by savings ratio, each
-//! within its pool's `Underutilized` budget, at most 100 tried) that can be
+//! within its pool's `Underutilized` budget, at most 101 tried, as upstream's
+//! `maxParallel` of 100 bounds the binary search's last index) that can be
 //! deleted, or replaced by one cheaper node, found by binary search over the
 //! prefix length, always with at least two nodes.
 //!

@@ -8,9 +8,11 @@
 //! `consolidateAfter` has passed, and it is not empty (emptiness takes those).
 //! Under the `Balanced` policy a candidate that could not pass even as a
 //! delete is passed over, and a command the policy does not approve is not
-//! taken. Upstream interleaves NodePools round-robin and stops after three minutes;
-//! here candidates are taken in one order over all pools (ties by name) and
-//! none is skipped for time.
+//! taken. As upstream, NodePools are interleaved round-robin (each pool's best
+//! candidate, in the order the pools' best ones come, then each pool's second,
+//! and so on; ties by name); upstream also stops after three minutes and starts
+//! with the pools it did not reach next time, which a plan, without a wall
+//! clock, does not.
 
 use super::consolidation::{approved, compute};
 use super::{Method, Pass, by_savings_ratio};
