@@ -142,3 +142,45 @@ async fn a_claim_selecting_a_placement_scope_launches_there() {
         assert_eq!(read_labels[key], node_labels[key], "{key}");
     }
 }
+
+/// A claim that requires Ultra SSD gets a VM created with the capability (on
+/// an offering that has it: a size's regional one), and reads back as having
+/// it; a claim that leaves it open gets none, as upstream's
+/// `resolveUltraSSDRequested` decides.
+#[tokio::test]
+async fn a_claim_requiring_ultra_ssd_launches_with_it() {
+    let (_server, arm, provider) = provider().await;
+    let wants = claim(
+        "default-u1",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D4s_v3"]},
+            {"key": labels::SKU_STORAGE_ULTRA_SSD, "operator": "In", "values": ["true"]},
+        ]),
+    );
+    let launched = provider.create(&wants).await.expect("launched");
+    let vm = arm.state.lock().expect("state").vm_puts[0].clone();
+    assert_eq!(
+        vm["properties"]["additionalCapabilities"]["ultraSSDEnabled"],
+        json!(true),
+        "{vm}"
+    );
+    let node_labels = launched.metadata.labels.expect("labels");
+    assert_eq!(node_labels[labels::SKU_STORAGE_ULTRA_SSD], "true");
+    let id = launched.status.and_then(|s| s.provider_id).expect("an ID");
+    let read = provider.get(&id).await.expect("read back");
+    assert_eq!(
+        read.metadata.labels.expect("labels")[labels::SKU_STORAGE_ULTRA_SSD],
+        "true"
+    );
+    // Left open, no capability.
+    let open = claim(
+        "default-u2",
+        json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D4s_v3"]}]),
+    );
+    provider.create(&open).await.expect("launched");
+    let vm = arm.state.lock().expect("state").vm_puts[1].clone();
+    assert!(
+        vm["properties"].get("additionalCapabilities").is_none(),
+        "{vm}"
+    );
+}

@@ -6,13 +6,15 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use karpenter_core::cloudprovider::{InstanceType, LaunchRank, Offering};
-use karpenter_core::scheduling::CAPACITY_TYPE_SPOT;
+use karpenter_core::scheduling::{CAPACITY_TYPE_SPOT, Requirements};
 use serde_json::{Value, json};
 
 use super::AzureConfig;
 use crate::catalog::Sku;
 use crate::instancetype::Settings;
-use crate::instancetype::labels::{SKU_NETWORKING_ACCELERATED, ephemeral_os_max_size_gb};
+use crate::instancetype::labels::{
+    SKU_NETWORKING_ACCELERATED, SKU_STORAGE_ULTRA_SSD, ephemeral_os_max_size_gb,
+};
 use crate::nodeclass::AKSNodeClass;
 
 /// The default image: AKS's Ubuntu 22.04 Gen2 from the community gallery,
@@ -36,6 +38,22 @@ pub fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ord
         .then_with(|| regional(a.1).cmp(&regional(b.1)))
         .then_with(|| a.0.name.cmp(&b.0.name))
         .then_with(|| a.1.zone.cmp(&b.1.zone))
+}
+
+/// Whether the claim asks for Ultra SSD explicitly: its requirement on
+/// `karpenter.azure.com/sku-storage-ultra-ssd` allows `true` and not `false`,
+/// as upstream's `resolveUltraSSDRequested` reads it. Only then is the VM
+/// created with the capability (an unspecified or open request gets none).
+pub fn ultra_ssd_requested(requirements: &Requirements) -> bool {
+    requirements
+        .get_defined(SKU_STORAGE_ULTRA_SSD)
+        .is_some_and(|r| r.has("true") && !r.has("false"))
+}
+
+/// Enables Ultra SSD on the VM `body` (`additionalCapabilities`), as
+/// upstream's `setVMPropertiesAdditionalCapabilities` does when asked.
+pub fn enable_ultra_ssd(body: &mut Value) {
+    body["properties"]["additionalCapabilities"] = json!({"ultraSSDEnabled": true});
 }
 
 /// Tags on the VM and NIC: the cluster, billing, the pool, and the node

@@ -290,7 +290,12 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         };
         let nic = launch::nic_body(&self.config, instance_type, &tags);
         self.api.create_nic(&name, &nic).await.map_err(api_error)?;
-        let body = launch::vm_body(&self.config, &name, sku, offering, &settings, &class, &tags);
+        let mut body =
+            launch::vm_body(&self.config, &name, sku, offering, &settings, &class, &tags);
+        let ultra_ssd = launch::ultra_ssd_requested(&requirements);
+        if ultra_ssd {
+            launch::enable_ultra_ssd(&mut body);
+        }
         let vm = match self.api.create_vm(&name, &body).await {
             Ok(vm) => vm,
             Err(error) => {
@@ -302,8 +307,13 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         let mut launched = claim.clone();
         let labels = launched.metadata.labels.get_or_insert_with(BTreeMap::new);
         labels.extend(instance_type.requirements.labels());
-        // The offering's own labels: its priority and placement scope.
+        // The offering's own labels: its priority and placement scope; and
+        // whether the VM has Ultra SSD, as upstream labels it.
         labels.extend(offering.requirements.labels());
+        labels.insert(
+            crate::instancetype::labels::SKU_STORAGE_ULTRA_SSD.to_owned(),
+            ultra_ssd.to_string(),
+        );
         labels.insert(LABEL_TOPOLOGY_ZONE.to_owned(), offering.zone.clone());
         labels.insert(
             CAPACITY_TYPE_LABEL_KEY.to_owned(),
