@@ -14,6 +14,8 @@
 //! As upstream, the simulated pods are the pending pods and the removed nodes'
 //! pods that are *currently reschedulable* (reschedulable, not protected by
 //! `karpenter.sh/do-not-disrupt`, not fully blocked by a PodDisruptionBudget);
+//! the nodes on their way out (being deleted, or taken by a command) count as
+//! removed in every simulation, so their pods must find a home too;
 //! the other pods of those nodes go with them. Pods that were pending before
 //! may stay pending without failing the simulation; a moved pod must land, and
 //! not on a node that is not initialized yet (upstream's
@@ -141,6 +143,8 @@ impl<'s> Simulator<'s> {
 
     /// [`simulate_with`] for this simulator's cluster and moment.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
+        let (removed, deleting) = with_nodes_on_their_way_out(self.snapshot, removed, deleting);
+        let (removed, deleting) = (&removed, &deleting);
         let mut node_indices = BTreeSet::new();
         for name in removed {
             node_indices.extend(self.nodes.get(name).into_iter().flatten().copied());
@@ -223,6 +227,8 @@ pub fn simulate_packed(
     now: Timestamp,
     packing: Packing,
 ) -> Simulation {
+    let (removed, deleting) = with_nodes_on_their_way_out(snapshot, removed, deleting);
+    let (removed, deleting) = (&removed, &deleting);
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
     let plan = schedule_fenced(&changed, fence, packing);
@@ -232,6 +238,25 @@ pub fn simulate_packed(
         moved,
         stranded,
     }
+}
+
+/// `removed` and `deleting` with the snapshot's nodes that are on their way
+/// out ([`ClusterNode::is_marked_for_deletion`]): as upstream's
+/// `SimulateScheduling`, every simulation also reschedules the pods of the
+/// nodes being deleted, and fails when it cannot place them.
+///
+/// [`ClusterNode::is_marked_for_deletion`]: crate::snapshot::ClusterNode::is_marked_for_deletion
+fn with_nodes_on_their_way_out<'a>(
+    snapshot: &'a Snapshot,
+    removed: &BTreeSet<&'a str>,
+    deleting: &BTreeSet<&'a str>,
+) -> (BTreeSet<&'a str>, BTreeSet<&'a str>) {
+    let (mut removed, mut deleting) = (removed.clone(), deleting.clone());
+    for node in snapshot.nodes.iter().filter(|n| n.is_marked_for_deletion()) {
+        removed.insert(node.name());
+        deleting.insert(node.name());
+    }
+    (removed, deleting)
 }
 
 /// The remaining nodes inside their `consolidateAfter` window, and the pods of
