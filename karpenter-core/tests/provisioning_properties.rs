@@ -22,7 +22,7 @@
 //!   hostname or the zone, zonal spread (`DoNotSchedule` or `ScheduleAnyway`),
 //!   sometimes a Dynamic Resource Allocation claim (no capacity for such pods);
 //!   mostly marked unschedulable by the kube-scheduler, sometimes with no
-//!   status (pending too), not tried by it yet or nominated to a node (neither
+//!   status (pending too), held by a scheduling gate or nominated to a node (neither
 //!   is pending: the plan must leave them out).
 //!
 //! For each, [`schedule`] must not panic (proptest reports a panic as a failure
@@ -231,8 +231,9 @@ enum Scheduling {
     Unschedulable,
     /// No status at all, as a bare manifest: pending.
     Bare,
-    /// Not tried yet (phase `Pending`, no condition): not pending.
-    Untried,
+    /// Held by a scheduling gate (`PodScheduled` for `SchedulingGated`): not
+    /// pending.
+    Gated,
     /// Nominated to a node, preempting there: not pending.
     Preempting,
 }
@@ -457,7 +458,7 @@ fn workload_spec() -> impl Strategy<Value = WorkloadSpec> {
         prop_oneof![
             12 => Just(Scheduling::Unschedulable),
             1 => Just(Scheduling::Bare),
-            1 => Just(Scheduling::Untried),
+            1 => Just(Scheduling::Gated),
             1 => Just(Scheduling::Preempting),
         ],
     )
@@ -1086,9 +1087,15 @@ impl Cluster {
                 match spec.status {
                     Scheduling::Unschedulable => {}
                     Scheduling::Bare => pending.status = None,
-                    Scheduling::Untried => {
+                    Scheduling::Gated => {
                         pending.status = Some(PodStatus {
                             phase: Some("Pending".to_string()),
+                            conditions: Some(vec![PodCondition {
+                                type_: "PodScheduled".to_string(),
+                                status: "False".to_string(),
+                                reason: Some("SchedulingGated".to_string()),
+                                ..Default::default()
+                            }]),
                             ..Default::default()
                         });
                     }

@@ -22,14 +22,14 @@ const UNSCHEDULABLE: &str = "Unschedulable";
 ///   `IsPreempting`). The kube-scheduler has chosen a node for a nominated
 ///   pod and is evicting lower-priority pods there to make room, so the pod
 ///   is about to schedule and needs no new capacity;
-/// - the kube-scheduler has tried it and marked it unschedulable: its
-///   `PodScheduled` condition has reason `Unschedulable` (upstream
-///   `FailedToSchedule`). A pod that is scheduling-gated (reason
-///   `SchedulingGated`), that the kube-scheduler has not looked at yet, or that
-///   another scheduler owns is left alone. One exception: a pod written with
-///   no status at all (or an empty one), as a hand-written manifest is, counts
-///   as marked, so that a scenario need not spell out what the kube-scheduler
-///   would write (`karpenter-sim`'s scenario format);
+/// - its status does not say the kube-scheduler placed it otherwise: a
+///   `PodScheduled` condition, when there is one, has reason `Unschedulable`
+///   (upstream `FailedToSchedule`). A scheduling-gated pod (reason
+///   `SchedulingGated`) is left alone. A pod with no `PodScheduled` condition
+///   (a hand-written manifest, with no status or only a phase) counts as
+///   marked, as `karpenter-sim`'s scenario format reads pods: only a status
+///   that says otherwise keeps a pod out (upstream, which sees only pods the
+///   kube-scheduler has tried, waits for the mark);
 /// - it is not a DaemonSet's (the DaemonSet runs one on every node it fits, so
 ///   its pods are overhead of every node instead) nor a Node's (a static pod's
 ///   mirror, which the kubelet runs where it is) (upstream
@@ -60,9 +60,9 @@ const UNSCHEDULABLE: &str = "Unschedulable";
 /// let mut preempting = marked;
 /// preempting["status"]["nominatedNodeName"] = "node-a".into();
 /// assert!(!is_pending(&pod(preempting)));
-/// // A pod the kube-scheduler has not tried yet waits for it.
-/// let untried = serde_json::json!({"metadata": {"name": "web-2"}, "status": {"phase": "Pending"}});
-/// assert!(!is_pending(&pod(untried)));
+/// // A pod whose status only gives its phase is pending too.
+/// let written = serde_json::json!({"metadata": {"name": "web-2"}, "status": {"phase": "Pending"}});
+/// assert!(is_pending(&pod(written)));
 /// ```
 pub fn is_pending(pod: &Pod) -> bool {
     !is_preempting(pod) && is_pending_but_for_nomination(pod)
@@ -97,15 +97,18 @@ pub fn is_preempting(pod: &Pod) -> bool {
 
 /// Whether the kube-scheduler marked the pod unschedulable (upstream
 /// `FailedToSchedule`: a `PodScheduled` condition with reason
-/// `Unschedulable`), or the pod has no status to say otherwise (none, or an
-/// empty one).
+/// `Unschedulable`), or the pod has no `PodScheduled` condition to say
+/// otherwise (no status, or one without the condition).
 pub fn marked_unschedulable(pod: &Pod) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return true;
-    };
-    let is_mark =
-        |c: &PodCondition| c.type_ == POD_SCHEDULED && c.reason.as_deref() == Some(UNSCHEDULABLE);
-    *status == PodStatus::default() || status.conditions.iter().flatten().any(is_mark)
+    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
+    match conditions
+        .unwrap_or_default()
+        .iter()
+        .find(|c: &&PodCondition| c.type_ == POD_SCHEDULED)
+    {
+        None => true,
+        Some(scheduled) => scheduled.reason.as_deref() == Some(UNSCHEDULABLE),
+    }
 }
 
 /// Whether the pod is a static pod's mirror, owned by its Node (upstream
@@ -187,8 +190,9 @@ mod tests {
 
     #[test]
     fn a_pod_the_scheduler_did_not_mark_unschedulable_is_not_pending() {
-        let untried = marked(|p| p["status"] = json!({"phase": "Pending"}));
-        assert!(!is_pending(&untried));
+        // With no PodScheduled condition, nothing says otherwise: pending.
+        let written = marked(|p| p["status"] = json!({"phase": "Pending"}));
+        assert!(is_pending(&written));
         let gated = marked(|p| {
             p["status"]["conditions"][0]["reason"] = json!("SchedulingGated");
         });

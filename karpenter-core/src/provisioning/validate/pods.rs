@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, PodStatus, Taint, Toleration,
-    WeightedPodAffinityTerm,
+    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -50,17 +49,19 @@ pub(super) fn is_daemon_pod(pod: &Pod) -> bool {
 
 /// Pending as upstream's `IsProvisionable` reads the pod (the rule is in
 /// [`validate`](super::validate)'s documentation): no node, no nomination,
-/// marked unschedulable by the kube-scheduler or written with no status, not
+/// marked unschedulable by the kube-scheduler or with no `PodScheduled`
+/// condition at all, not
 /// finished, not being deleted, neither a DaemonSet's nor a Node's.
 pub(super) fn is_pending(pod: &Pod) -> bool {
     let status = pod.status.as_ref();
-    let says_nothing = status.is_none_or(|s| *s == PodStatus::default());
     let conditions = status
         .and_then(|s| s.conditions.as_deref())
         .unwrap_or_default();
+    // No PodScheduled condition says nothing otherwise; one must say Unschedulable.
     let marked = conditions
         .iter()
-        .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"));
+        .find(|c| c.type_ == "PodScheduled")
+        .is_none_or(|c| c.reason.as_deref() == Some("Unschedulable"));
     let nominated = status
         .and_then(|s| s.nominated_node_name.as_deref())
         .is_some_and(|node| !node.is_empty());
@@ -71,7 +72,7 @@ pub(super) fn is_pending(pod: &Pod) -> bool {
         .flatten()
         .any(|o| o.api_version == "v1" && o.kind == "Node");
     bound_node(pod).is_none()
-        && (says_nothing || marked)
+        && marked
         && !nominated
         && !is_terminal(pod)
         && pod.metadata.deletion_timestamp.is_none()

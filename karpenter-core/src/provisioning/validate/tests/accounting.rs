@@ -92,15 +92,21 @@ fn catches_a_pod_with_dra_claims_that_is_placed() {
 
 #[test]
 fn pods_that_are_not_pending_must_not_be_planned() {
-    // Preempting (nominated), not yet tried by the kube-scheduler, and a
-    // static pod's mirror: none is pending.
+    // Preempting (nominated), held by a scheduling gate, and a static pod's
+    // mirror: none is pending.
     let mut preempting = pod("web-1", "web", 1000);
     if let Some(status) = preempting.status.as_mut() {
         status.nominated_node_name = Some("node-a".to_string());
     }
-    let mut untried = pod("web-2", "web", 1000);
-    untried.status = Some(PodStatus {
+    let mut gated = pod("web-2", "web", 1000);
+    gated.status = Some(PodStatus {
         phase: Some("Pending".to_string()),
+        conditions: Some(vec![PodCondition {
+            type_: "PodScheduled".to_string(),
+            status: "False".to_string(),
+            reason: Some("SchedulingGated".to_string()),
+            ..Default::default()
+        }]),
         ..Default::default()
     });
     let mut mirror = pod("web-3", "web", 1000);
@@ -115,7 +121,7 @@ fn pods_that_are_not_pending_must_not_be_planned() {
     let snapshot = snapshot(vec![
         pod("web-0", "web", 1000),
         preempting,
-        untried,
+        gated,
         mirror,
         bare,
     ]);
