@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::{claim, config, pool, provider};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
@@ -213,56 +211,4 @@ async fn live_prices_replace_the_table_and_price_spot_on_its_own() {
     assert_eq!(provider.refresh_prices().await.expect("refreshed"), 1);
     let after = d2(&provider.instance_types(&pool()).await.expect("types"));
     assert_eq!(after, (Some(0.1), Some(0.012)));
-}
-
-/// A pod selecting an AKS label (`karpenter.azure.com/sku-family: D`) that no
-/// NodePool mentions is planned and launched through the driver, as upstream's
-/// provider registers its labels as well known.
-#[tokio::test]
-async fn the_driver_plans_with_the_aks_labels() {
-    use karpenter_core::driver::{Driver, Event};
-    use karpenter_fake::kube::InMemoryCluster;
-
-    let (_server, arm, provider) = provider().await;
-    let cluster = Arc::new(InMemoryCluster::new());
-    cluster.apply_node_pool(pool());
-    let pod = serde_json::from_value(json!({
-        "metadata": {"name": "web-0", "namespace": "default", "uid": "uid-web-0"},
-        "spec": {
-            "nodeSelector": {"karpenter.azure.com/sku-family": "D"},
-            "containers": [{"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-        },
-        "status": {"phase": "Pending", "conditions": [
-            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"},
-        ]},
-    }))
-    .expect("a Pod");
-    cluster.apply_pod(pod);
-    let mut driver = Driver::new(Arc::new(provider), cluster.clone());
-    let report = driver
-        .reconcile("2026-06-01T08:00:00Z".parse().expect("a time"))
-        .await
-        .expect("a reconcile");
-    assert!(
-        !report
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::PodUnschedulable { .. })),
-        "{:#?}",
-        report.events
-    );
-    assert!(
-        report
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::Launched { .. })),
-        "{:#?}",
-        report.events
-    );
-    let puts = arm.state.lock().expect("state").vm_puts.clone();
-    let size = puts[0]["properties"]["hardwareProfile"]["vmSize"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(size.starts_with("Standard_D"), "{size}");
 }

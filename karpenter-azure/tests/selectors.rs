@@ -54,6 +54,16 @@ fn size(vm: &Value) -> String {
         .to_owned()
 }
 
+/// A pod selecting an AKS label that no NodePool mentions is planned and
+/// launched through the driver, as upstream's provider registers its labels
+/// as well known.
+#[tokio::test]
+async fn the_driver_plans_with_the_aks_labels() {
+    let vm = launch_for(json!({labels::SKU_FAMILY: "D"})).await;
+    let size = size(&vm);
+    assert!(size.starts_with("Standard_D"), "{size}");
+}
+
 /// Sizes without a GPU have no `sku-gpu-name`: a pod asking for a T4 gets a
 /// T4 size, not the cheapest size at all.
 #[tokio::test]
