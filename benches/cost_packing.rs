@@ -45,7 +45,7 @@ fn cost_packing(c: &mut Criterion) {
             for (mode, packing) in [("upstream", Packing::Upstream), ("cost", Packing::Cost)] {
                 let id = BenchmarkId::new(format!("{name}/{mode}"), n);
                 group.bench_with_input(id, snapshot, |b, snapshot| {
-                    b.iter(|| schedule_with(snapshot, packing).total_price_per_hour)
+                    b.iter(|| schedule_with(snapshot, &packing.into()).total_price_per_hour)
                 });
             }
         }

@@ -56,7 +56,7 @@ fn row(catalog: &str, workload: &str, pods: usize, snapshot: &Snapshot) {
     let mut plan = schedule(snapshot);
     let plan_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let cost = schedule_with(snapshot, Packing::Cost);
+    let cost = schedule_with(snapshot, &Packing::Cost.into());
     let cost_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
     plan.add_lower_bound(snapshot);

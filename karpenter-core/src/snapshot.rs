@@ -17,7 +17,8 @@ use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::resources::ResourceList;
 use crate::scheduling::{
-    DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels,
+    DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY,
+    NODE_REGISTERED_LABEL_KEY, WellKnownLabels,
 };
 
 /// The resource NodePool limits count nodes with (`limits.nodes`).
@@ -80,6 +81,35 @@ impl ClusterNode {
         status_name
             .or_else(|| claim.and_then(|c| c.name()))
             .unwrap_or_default()
+    }
+
+    /// The name upstream's cluster state gives the node (`StateNode.Name()`),
+    /// which orders existing nodes on ties: the NodeClaim's name while there
+    /// is no Node or a managed Node is not registered yet (no
+    /// `karpenter.sh/registered: "true"` label), else the Node's. Pods bind
+    /// to the Node's name, which [`name`](Self::name) gives.
+    pub fn state_name(&self) -> &str {
+        let claim_name = self.node_claim.as_ref().and_then(|c| c.name());
+        let node_name = self.node.as_ref().and_then(|n| n.metadata.name.as_deref());
+        let registered = !self.is_managed()
+            || self
+                .node
+                .as_ref()
+                .and_then(|n| n.metadata.labels.as_ref())
+                .and_then(|labels| labels.get(NODE_REGISTERED_LABEL_KEY))
+                .is_some_and(|v| v == "true");
+        match (node_name, claim_name) {
+            (Some(node), Some(claim)) => {
+                if registered {
+                    node
+                } else {
+                    claim
+                }
+            }
+            (Some(node), None) => node,
+            (None, Some(claim)) => claim,
+            (None, None) => self.name(),
+        }
     }
 
     /// The labels: the Node's, else the NodeClaim's.

@@ -9,7 +9,9 @@
 //!   or arm64) with 1-6 offerings over 3 zones × spot/on-demand, random prices,
 //!   about one in five unavailable; every pool gets the same catalog;
 //! - 0-3 existing nodes: unmanaged, or managed and ready, starting (not-ready
-//!   taint) or in flight (a NodeClaim only, with a startup taint); some tainted;
+//!   taint), in flight (a NodeClaim only, with a startup taint) or taken by a
+//!   disruption command (tainted `karpenter.sh/disrupted`: its running pods are
+//!   planned too); some tainted;
 //!   0-4 running pods each (some finished, some binding a host port, some with
 //!   hostname anti-affinity to their app);
 //! - 0-2 DaemonSets (random requests, tolerate-all or not, architecture selector,
@@ -158,6 +160,9 @@ enum NodeState {
     Starting,
     /// A NodeClaim without a Node yet.
     InFlight,
+    /// Ready, but taken by a disruption command (tainted
+    /// `karpenter.sh/disrupted`): its running pods need a new home.
+    Leaving,
 }
 
 #[derive(Clone, Debug)]
@@ -364,6 +369,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpecData> {
         3 => Just(NodeState::Ready),
         1 => Just(NodeState::Starting),
         1 => Just(NodeState::InFlight),
+        1 => Just(NodeState::Leaving),
     ];
     (
         0_usize..3,
@@ -811,6 +817,10 @@ impl Cluster {
                 NodeState::Starting => {
                     taints.push(taint("node.kubernetes.io/not-ready", "", "NoSchedule"));
                 }
+                NodeState::Leaving => {
+                    labels.insert("karpenter.sh/initialized".to_string(), "true".to_string());
+                    taints.push(taint("karpenter.sh/disrupted", "", "NoSchedule"));
+                }
                 NodeState::InFlight => {
                     // A claim still launching: its capacity is usable, its startup
                     // taint needs no toleration.
@@ -1193,8 +1203,8 @@ proptest! {
     ) {
         let snapshot = cluster.snapshot();
         let upstream = schedule(&snapshot);
-        let plan = schedule_with(&snapshot, Packing::Cost);
-        let again = schedule_with(&snapshot, Packing::Cost);
+        let plan = schedule_with(&snapshot, &Packing::Cost.into());
+        let again = schedule_with(&snapshot, &Packing::Cost.into());
         prop_assert_eq!(json(&plan), json(&again), "the same snapshot gave two plans");
         let violations = validate(&snapshot, &plan);
         prop_assert!(

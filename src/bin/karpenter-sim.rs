@@ -173,8 +173,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let mut plan =
-                karpenter::core::provisioning::schedule_with(&snapshot, args.packing.into());
+            // The clock judges one thing here: whether a duration-valued
+            // `karpenter.sh/do-not-disrupt` still holds a pod of a node
+            // being deleted (see `ProvisioningOptions::now`).
+            let options = karpenter::core::provisioning::ProvisioningOptions::from(
+                karpenter::core::provisioning::Packing::from(args.packing),
+            )
+            .at(jiff::Timestamp::now());
+            let mut plan = karpenter::core::provisioning::schedule_with(&snapshot, &options);
             timings.record("plan", start.elapsed());
             // The cost mode always reports how far from the optimum it may be.
             if args.bound || args.packing == Packing::Cost {

@@ -7,8 +7,8 @@
 //! - [`pods`]: what a pod on a candidate node means for disruption: whether it
 //!   blocks the node (`karpenter.sh/do-not-disrupt`, PodDisruptionBudgets), whether
 //!   it must be rescheduled, and what evicting it costs;
-//! - [`pdbs`]: which PodDisruptionBudgets select a pod and whether they let it
-//!   be evicted;
+//!   ([`pods::Pdbs`]: which PodDisruptionBudgets select a pod and whether they
+//!   let it be evicted);
 //! - [`candidates`]: which nodes disruption may act on, with their price, pods,
 //!   costs, consolidateAfter and expiry times and drift, and which would be
 //!   candidates but are blocked, with why;
@@ -30,7 +30,6 @@ pub mod candidates;
 pub mod drift;
 pub mod expiration;
 pub mod methods;
-pub mod pdbs;
 pub mod plan;
 pub mod planner;
 pub mod pods;

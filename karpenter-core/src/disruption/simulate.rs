@@ -28,7 +28,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
-use super::pdbs::Pdbs;
+use crate::pods::Pdbs;
 use crate::provisioning::{
     Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
     schedule_fenced, solve,

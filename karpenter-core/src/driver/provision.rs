@@ -1,5 +1,7 @@
-//! Provisioning: the pending pods planned, nominated to capacity that
-//! exists, and new claims created and launched for the rest. When a launch
+//! Provisioning: the pending pods, and those of the nodes on their way out
+//! (a command's tainted candidates while their replacements launch), planned,
+//! nominated to capacity that exists, and new claims created and launched
+//! for the rest. When a launch
 //! fails for lack of capacity its offerings are marked unavailable and the
 //! pods are planned again at once. Pods nominated already are held on the
 //! capacity they were nominated to, while it can take them.
@@ -16,8 +18,8 @@ use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
 use crate::provisioning::{
-    Unschedulable, is_destination, is_pending, is_pending_but_for_nomination, nominated_node,
-    schedule_with,
+    ProvisioningOptions, Unschedulable, is_destination, is_pending, is_pending_but_for_nomination,
+    leaving_pods, nominated_node, schedule_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -132,11 +134,16 @@ pub(super) async fn run(
         let (planned, held) = with_nominations_read(&snapshot);
         // Settled only when no pod waits for the node it was nominated to.
         let waiting = in_flight || held > 0;
-        if !planned.pods.iter().any(is_pending) {
+        // The pods to plan: the pending ones, and those leaving the nodes on
+        // their way out (a command's candidates, tainted, among them).
+        if !planned.pods.iter().any(is_pending) && leaving_pods(&planned, Some(now)).is_empty() {
             driver.unschedulable.clear();
             return Ok((!waiting).then_some(snapshot));
         }
-        let plan = schedule_with(&planned, driver.options.packing);
+        let options = ProvisioningOptions::default()
+            .with_packing(driver.options.packing)
+            .at(now);
+        let plan = schedule_with(&planned, &options);
         drop(planned);
         report_unschedulable(driver, &plan.unschedulable, report);
         let mut nominated = 0;

@@ -28,7 +28,9 @@ pub enum Event {
         /// Why the plan cannot place it.
         reason: String,
     },
-    /// Pending pods were nominated to capacity that exists or is launching.
+    /// Pods were nominated to capacity that exists or is launching: pending
+    /// pods, and the pods of nodes on their way out (a command's candidates
+    /// among them), which will need it once evicted.
     PodsNominated {
         /// How many.
         count: usize,

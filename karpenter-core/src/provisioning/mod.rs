@@ -9,7 +9,11 @@
 //! - the pods planned are the pending ones, as upstream reads a pod's status
 //!   (see [`is_pending`]: not bound, not preempting, marked unschedulable by the
 //!   kube-scheduler or written without a status, not a DaemonSet's or a Node's,
-//!   neither finished nor being deleted);
+//!   neither finished nor being deleted), and those of the nodes on their way
+//!   out (being deleted, or tainted by a disruption command) that will be
+//!   evicted: reschedulable, and held neither by `karpenter.sh/do-not-disrupt`
+//!   nor by a PodDisruptionBudget that forbids every eviction. Those nodes
+//!   take no pods and count against no NodePool limit;
 //! - pods are taken cpu-descending, then memory-descending, then by age and UID;
 //! - each pod tries existing nodes (initialized first, then by name), then the
 //!   plan's new claims (fewest pods first), then a new claim from each NodePool in
@@ -38,7 +42,9 @@ mod filter;
 mod finalize;
 mod fit_index;
 mod host_ports;
+mod leaving;
 mod names;
+mod options;
 mod pending;
 mod plan;
 mod pods;
@@ -59,15 +65,17 @@ pub use dra::{DRA_UNSUPPORTED, has_dra_requirements};
 pub(crate) use filter::unmet_min_values_of;
 pub use finalize::MAX_INSTANCE_TYPES;
 pub use names::NameList;
+pub use options::ProvisioningOptions;
 pub(crate) use plan::round_price;
 pub use plan::{
     ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
 };
 
+pub use crate::pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
 pub(crate) use existing::is_destination;
+pub(crate) use leaving::leaving_pods;
 pub(crate) use pending::{as_unschedulable, is_pending_but_for_nomination};
 pub use pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
-pub use pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
 pub(crate) use scheduler::Fence;
 pub(crate) use setup::Prepared;
 pub(crate) use validate::read_requirements;
@@ -75,25 +83,31 @@ pub use validate::{Rule, Subject, Violation, validate};
 
 use crate::snapshot::Snapshot;
 
-/// Plans provisioning for the snapshot's pending pods, as upstream does.
+/// Plans provisioning for the snapshot's pending pods (and those of its nodes
+/// on their way out), as upstream does, with no clock (see
+/// [`ProvisioningOptions::now`]).
 pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
-    schedule_fenced(snapshot, Fence::default(), Packing::Upstream)
+    schedule_with(snapshot, &ProvisioningOptions::default())
 }
 
-/// Plans provisioning for the snapshot's pending pods with the given
-/// packing: [`Packing::Upstream`] is [`schedule`]; [`Packing::Cost`] keeps
-/// every constraint and lowers the new claims' total price where it can.
+/// Plans provisioning for the snapshot's pending pods (and those of its nodes
+/// on their way out) with `options`: with the default [`Packing::Upstream`]
+/// it decides as upstream; [`Packing::Cost`] keeps every constraint and
+/// lowers the new claims' total price where it can.
 ///
 /// ```
-/// use karpenter_core::provisioning::{Packing, schedule, schedule_with};
+/// use karpenter_core::provisioning::{Packing, ProvisioningOptions, schedule, schedule_with};
 /// use karpenter_core::snapshot::Snapshot;
 ///
 /// let snapshot = Snapshot::default();
-/// let cost = schedule_with(&snapshot, Packing::Cost);
+/// let cost = schedule_with(&snapshot, &ProvisioningOptions::default().with_packing(Packing::Cost));
 /// assert!(cost.total_price_per_hour <= schedule(&snapshot).total_price_per_hour);
 /// ```
-pub fn schedule_with(snapshot: &Snapshot, packing: Packing) -> ProvisioningPlan {
-    schedule_fenced(snapshot, Fence::default(), packing)
+pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> ProvisioningPlan {
+    let mut scheduler = scheduler::Scheduler::new(snapshot, options.now);
+    scheduler.packing = options.packing;
+    scheduler.solve();
+    scheduler.into_plan()
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]).
@@ -102,13 +116,15 @@ pub(crate) fn solve(mut scheduler: scheduler::Scheduler<'_>) -> ProvisioningPlan
     scheduler.into_plan()
 }
 
-/// [`schedule_with`], keeping the fence's pods off its nodes.
+/// [`schedule_with`] for a disruption simulation's changed cluster, keeping
+/// the fence's pods off its nodes. Its nodes on their way out are gone
+/// already and their pods pending.
 pub(crate) fn schedule_fenced(
     snapshot: &Snapshot,
     fence: Fence,
     packing: Packing,
 ) -> ProvisioningPlan {
-    let mut scheduler = scheduler::Scheduler::new(snapshot);
+    let mut scheduler = scheduler::Scheduler::new(snapshot, None);
     scheduler.fence = fence;
     scheduler.packing = packing;
     scheduler.solve();

@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 
-use super::pods::{bound_node, is_daemon_pod, is_terminal};
+use crate::pods::{bound_node, is_daemon_pod, is_owned_by_node, is_terminal};
 
 /// The condition the kube-scheduler writes on a pod it has tried.
 const POD_SCHEDULED: &str = "PodScheduled";
@@ -109,16 +109,6 @@ pub fn marked_unschedulable(pod: &Pod) -> bool {
         None => true,
         Some(scheduled) => scheduled.reason.as_deref() == Some(UNSCHEDULABLE),
     }
-}
-
-/// Whether the pod is a static pod's mirror, owned by its Node (upstream
-/// `IsOwnedByNode`: API version `v1`, kind `Node`).
-pub(crate) fn is_owned_by_node(pod: &Pod) -> bool {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|owner| owner.api_version == "v1" && owner.kind == "Node")
 }
 
 /// The pod as provisioning reads one that must find a new node (a

@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::jiff::Timestamp;
 
 use super::dra::has_dra_requirements;
+use crate::pods::pod_key;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
@@ -57,39 +58,6 @@ pub(crate) struct PendingPod<'s> {
 pub(crate) struct Rejected {
     pub key: String,
     pub reason: String,
-}
-
-/// How plans name a pod: `namespace/name` (namespace `default` when unset).
-pub fn pod_key(pod: &Pod) -> String {
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-    format!(
-        "{namespace}/{}",
-        pod.metadata.name.as_deref().unwrap_or_default()
-    )
-}
-
-/// Whether a pod is owned by a DaemonSet.
-pub fn is_daemon_pod(pod: &Pod) -> bool {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .any(|o| o.kind == "DaemonSet")
-}
-
-/// Whether a pod has finished (phase Succeeded or Failed).
-pub fn is_terminal(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    matches!(phase, Some("Succeeded" | "Failed"))
-}
-
-/// The node a pod is bound to, if any.
-pub fn bound_node(pod: &Pod) -> Option<&str> {
-    pod.spec
-        .as_ref()?
-        .node_name
-        .as_deref()
-        .filter(|n| !n.is_empty())
 }
 
 /// What a pod without labels or a spec is read as.

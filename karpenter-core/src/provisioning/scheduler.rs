@@ -7,6 +7,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+
 use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
@@ -14,6 +17,7 @@ use super::cost::Packing;
 use super::dra::DRA_UNSUPPORTED;
 use super::existing::ExistingNode;
 use super::host_ports::host_ports;
+use super::leaving::leaving_pods;
 use super::pending::is_pending;
 use super::pods::{PendingPod, queue_key};
 use super::preferences::Preferences;
@@ -95,11 +99,21 @@ pub(crate) struct Fence {
 }
 
 impl<'s> Scheduler<'s> {
-    pub(crate) fn new(snapshot: &'s Snapshot) -> Scheduler<'s> {
+    /// A scheduler for the snapshot's pending pods and the pods that leave
+    /// its nodes on their way out (judged at `now`, see [`leaving_pods`]).
+    pub(crate) fn new(snapshot: &'s Snapshot, now: Option<Timestamp>) -> Scheduler<'s> {
         let setup = Setup::new(snapshot);
+        let leaving = leaving_pods(snapshot, now);
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
-        for pod in snapshot.pods.iter().filter(|p| is_pending(p)) {
+        // As upstream: the pending pods, then those of the nodes on their way
+        // out (the order topology groups meet them in).
+        let planned = snapshot
+            .pods
+            .iter()
+            .filter(|p| is_pending(p))
+            .chain(leaving.iter().map(|&i| &snapshot.pods[i]));
+        for pod in planned {
             match read_pending(snapshot, pod) {
                 Ok(pending) => pods.push(pending),
                 Err(why) => rejected.push(why),
@@ -112,7 +126,11 @@ impl<'s> Scheduler<'s> {
             .map(|p| p.uid)
             .filter(|uid| !uid.is_empty())
             .collect();
-        let base = setup.topology_base(snapshot, &moving, false);
+        let leaving: HashSet<*const Pod> = leaving
+            .iter()
+            .map(|&i| std::ptr::from_ref(&snapshot.pods[i]))
+            .collect();
+        let base = setup.topology_base(snapshot, &moving, &leaving, false);
         let topology = Topology::sole(base, &pending);
         drop(pending);
         let existing = setup.existing.iter().map(|(_, n)| Rc::clone(n)).collect();

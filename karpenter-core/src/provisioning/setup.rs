@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{Pod, Taint};
 use super::daemons::{daemon_pod, daemon_pods, is_pod_of, newest};
 use super::existing::{ExistingNode, is_destination};
 use super::pending::is_pending;
-use super::pods::{PendingPod, bound_node};
+use super::pods::PendingPod;
 use super::preferences::Preferences;
 use super::scheduler::{Fence, Limits, Scheduler};
 use super::templates::{Template, any_prefer_no_schedule, pool_order};
@@ -27,6 +27,7 @@ use super::topology::{
 };
 use super::volumes::volume_requirements;
 use crate::cloudprovider::LaunchRank;
+use crate::pods::bound_node;
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::Snapshot;
@@ -150,9 +151,13 @@ impl<'s> Setup<'s> {
                 (i, Rc::new(ExistingNode::new(n, pods, &daemons)))
             })
             .collect();
-        existing.sort_by(|(_, a), (_, b)| {
+        // As upstream's `sortExistingNodes`: initialized first, then by the
+        // name its cluster state gives them; the node's own name last.
+        existing.sort_by(|(i, a), (j, b)| {
+            let state_name = |k: &usize| snapshot.nodes[*k].state_name();
             b.initialized
                 .cmp(&a.initialized)
+                .then_with(|| state_name(i).cmp(state_name(j)))
                 .then_with(|| a.name.cmp(&b.name))
         });
         Setup {
@@ -185,12 +190,15 @@ impl<'s> Setup<'s> {
     }
 
     /// The topology's base for the cluster: the pools' domains, the
-    /// existing nodes and the pods placed on the snapshot's nodes (those of
-    /// `moving` left out); with `memoize`, for many topologies.
+    /// existing nodes and the pods placed on the snapshot's nodes (those
+    /// whose UID is in `moving`, and the `leaving` pods themselves, left
+    /// out: they are counted where they land); with `memoize`, for many
+    /// topologies.
     pub(crate) fn topology_base(
         &self,
         snapshot: &'s Snapshot,
         moving: &HashSet<&str>,
+        leaving: &HashSet<*const Pod>,
         memoize: bool,
     ) -> TopologyBase {
         let pool_requirements: Vec<Requirements> = self
@@ -220,7 +228,10 @@ impl<'s> Setup<'s> {
                 continue;
             };
             let labels = node.labels().unwrap_or(&NO_LABELS);
-            for pod in pods_on_node.iter().filter(|p| !ignored_for_topology(p)) {
+            let counted = pods_on_node.iter().filter(|p| {
+                !ignored_for_topology(p) && !leaving.contains(&std::ptr::from_ref(**p))
+            });
+            for pod in counted {
                 let (Some(spec), Some(namespace)) =
                     (pod.spec.as_ref(), pod.metadata.namespace.as_deref())
                 else {
@@ -296,7 +307,8 @@ impl<'s> Prepared<'s> {
     /// Builds what every run shares.
     pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
         let setup = Setup::new(snapshot);
-        let topology = Rc::new(setup.topology_base(snapshot, &HashSet::new(), true));
+        let topology =
+            Rc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
         let pending = snapshot
             .pods
             .iter()

@@ -155,7 +155,7 @@ proptest::proptest! {
             .collect();
         let cluster = snapshot(types, pods);
         let upstream = schedule(&cluster);
-        let cost = crate::provisioning::schedule_with(&cluster, crate::provisioning::Packing::Cost);
+        let cost = crate::provisioning::schedule_with(&cluster, &crate::provisioning::Packing::Cost.into());
         let mut bounded = upstream.clone();
         bounded.add_lower_bound(&cluster);
         let bound = bounded.lower_bound_per_hour.expect("solved");

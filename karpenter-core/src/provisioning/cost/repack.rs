@@ -351,14 +351,14 @@ mod tests {
         // 2-cpu nodes (0.80).
         let roomy = limited(100);
         let upstream = schedule(&roomy);
-        let cost = schedule_with(&roomy, Packing::Cost);
+        let cost = schedule_with(&roomy, &Packing::Cost.into());
         assert!((upstream.total_price_per_hour - 1.2).abs() < 1e-9);
         assert!((cost.total_price_per_hour - 0.8).abs() < 1e-9, "{cost:?}");
         assert!(validate(&roomy, &cost).is_empty());
         // With 16 cores, two claims charged pessimistically use the limit up:
         // the repacking does not fit, and the upstream claims stay.
         let tight = limited(16);
-        let cost = schedule_with(&tight, Packing::Cost);
+        let cost = schedule_with(&tight, &Packing::Cost.into());
         assert_eq!(cost, schedule(&tight));
         assert!(validate(&tight, &cost).is_empty());
     }

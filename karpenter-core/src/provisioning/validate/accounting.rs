@@ -1,5 +1,6 @@
-//! Accounting: every pending pod appears exactly once in the plan, and nothing
-//! else does; a pod with Dynamic Resource Allocation claims is not placed.
+//! Accounting: every pending pod, and every reschedulable pod of a node on its
+//! way out, appears exactly once in the plan, and nothing else does; a pod
+//! with Dynamic Resource Allocation claims is not placed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -104,13 +105,24 @@ impl<'s> Checker<'s> {
                 });
             }
         }
+        for key in &self.optional {
+            let places = seen.get(key.as_str()).map_or(&[][..], |v| &v[..]);
+            if places.len() > 1 {
+                out.push(Violation {
+                    rule: Rule::PodDuplicated,
+                    subject: Subject::Pod(key.clone()),
+                    detail: format!("{} times: {}", places.len(), places.join(", ")),
+                });
+            }
+        }
         for (key, places) in &seen {
-            if !self.expected.contains_key(*key) {
+            if !self.expected.contains_key(*key) && !self.optional.contains(*key) {
                 out.push(Violation {
                     rule: Rule::UnknownPod,
                     subject: Subject::Pod((*key).to_string()),
                     detail: format!(
-                        "listed in {} but no pending pod has this name",
+                        "listed in {} but no pending pod, nor a pod of a node on its way \
+                         out, has this name",
                         places.join(", ")
                     ),
                 });

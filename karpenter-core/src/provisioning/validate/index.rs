@@ -2,15 +2,16 @@
 //! NodePools and their catalogs, and where the plan places each pod.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::rc::Rc;
 
 use k8s_openapi::api::core::v1::Pod;
 
 use super::daemons::{Daemon, daemons};
-use super::pods::{bound_node, is_pending, pod_key};
+use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;
 use crate::scheduling::WellKnownLabels;
 use crate::snapshot::{ClusterNode, Snapshot};
@@ -36,10 +37,14 @@ pub(super) struct Placed<'s> {
 pub(super) struct Checker<'s> {
     pub(super) snapshot: &'s Snapshot,
     pub(super) well_known: &'s WellKnownLabels,
-    /// Pending pods by key (the first of each key).
+    /// The pods the plan places: pending pods and the reschedulable pods of
+    /// nodes on their way out, by key (the first of each key).
     pub(super) pending: BTreeMap<String, &'s Pod>,
-    /// How many pending pods have each key.
+    /// How many pods the plan must list have each key.
     pub(super) expected: BTreeMap<String, usize>,
+    /// The pods of nodes on their way out that the plan may list or leave
+    /// out (see [`may_stay`]), by key.
+    pub(super) optional: BTreeSet<String>,
     /// Cluster nodes by name (the first of each name).
     pub(super) nodes: BTreeMap<&'s str, &'s ClusterNode>,
     /// Pods bound to each node, finished ones included.
@@ -56,7 +61,19 @@ impl<'s> Checker<'s> {
     pub(super) fn new(snapshot: &'s Snapshot) -> Checker<'s> {
         let mut pending = BTreeMap::new();
         let mut expected = BTreeMap::new();
+        let mut optional = BTreeSet::new();
         let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        let mut nodes = BTreeMap::new();
+        for node in &snapshot.nodes {
+            nodes.entry(node.name()).or_insert(node);
+        }
+        // The nodes being deleted or disrupted: their pods need a new home.
+        let leaving: BTreeSet<&str> = snapshot
+            .nodes
+            .iter()
+            .filter(|n| n.node.is_some() && n.is_marked_for_deletion())
+            .map(|n| n.name())
+            .collect();
         for pod in &snapshot.pods {
             if is_pending(pod) {
                 let key = pod_key(pod);
@@ -64,11 +81,16 @@ impl<'s> Checker<'s> {
                 pending.entry(key).or_insert(pod);
             } else if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(pod);
+                if leaving.contains(node) && is_reschedulable(pod) {
+                    let key = pod_key(pod);
+                    if may_stay(pod, &snapshot.pod_disruption_budgets) {
+                        optional.insert(key.clone());
+                    } else {
+                        *expected.entry(key.clone()).or_insert(0) += 1;
+                    }
+                    pending.entry(key).or_insert(pod);
+                }
             }
-        }
-        let mut nodes = BTreeMap::new();
-        for node in &snapshot.nodes {
-            nodes.entry(node.name()).or_insert(node);
         }
         let by_name = snapshot
             .instance_types
@@ -83,12 +105,31 @@ impl<'s> Checker<'s> {
             well_known: &snapshot.well_known_labels,
             pending,
             expected,
+            optional,
             nodes,
             bound,
             daemons: daemons(snapshot),
             by_name,
             overheads: RefCell::new(BTreeMap::new()),
         }
+    }
+
+    /// The pods of nodes on their way out that the plan lists (placed or
+    /// unschedulable), by address: as upstream leaves the pods it schedules
+    /// out of the topology counts, they count where the plan puts them (if
+    /// anywhere), not on the node they leave.
+    pub(super) fn moved(&self, plan: &ProvisioningPlan) -> HashSet<*const Pod> {
+        let listed = plan
+            .node_claims
+            .iter()
+            .flat_map(|c| &c.pods)
+            .chain(plan.existing_nodes.iter().flat_map(|n| &n.pods))
+            .chain(plan.unschedulable.iter().map(|u| &u.pod));
+        listed
+            .filter_map(|key| self.pending.get(key.as_str()))
+            .filter(|pod| bound_node(pod).is_some())
+            .map(|pod| std::ptr::from_ref(*pod))
+            .collect()
     }
 
     pub(super) fn pool(&self, name: &str) -> Option<&'s NodePool> {

@@ -200,6 +200,16 @@ impl std::error::Error for Violation {}
 ///   or an empty one, counts as marked), it is not `Succeeded`/`Failed` nor being
 ///   deleted, and it is owned neither by a DaemonSet (any owner reference of that
 ///   kind) nor by a Node (`v1`, a static pod's mirror);
+/// - the pods of a node on its way out (its NodeClaim, or without one its Node,
+///   being deleted; or tainted `karpenter.sh/disrupted`) that are reschedulable
+///   (not finished, not being deleted unless a StatefulSet owns them, owned
+///   neither by an `apps/v1` DaemonSet nor by a Node) appear too, exactly once;
+///   one with a `karpenter.sh/do-not-disrupt` annotation, or with a
+///   PodDisruptionBudget in its namespace, may also be left out (the plan may
+///   judge it held in place: the validator reads neither the annotation's
+///   duration nor the budgets). Such a pod, when the plan lists it, counts for
+///   topology where the plan puts it (nowhere when unschedulable), not on the
+///   node it leaves, as upstream leaves the pods it schedules out of its counts;
 /// - a pod with Dynamic Resource Allocation claims (`resourceClaims`, or a
 ///   container's or init container's `resources.claims`) is not placed: it is
 ///   unschedulable, as upstream's default `ignore-dra-requests`.
@@ -320,8 +330,9 @@ pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> 
     }
     checker.check_existing(plan, &mut out);
     checker.check_host_ports(plan, &placed, &mut out);
-    checker.check_anti_affinity(&placed, &mut out);
-    checker.check_spread(&placed, &mut out);
+    let moved = checker.moved(plan);
+    checker.check_anti_affinity(&placed, &moved, &mut out);
+    checker.check_spread(&placed, &moved, &mut out);
     checker.check_limits(plan, &mut out);
     let sum: f64 = plan
         .node_claims

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{
     NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
 };
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::scheduling::{
-    LABEL_INSTANCE_TYPE_STABLE, Requirements, TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE,
-    normalize_label_key, required_node_affinity_terms, tolerates,
+    DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements,
+    TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, normalize_label_key,
+    required_node_affinity_terms, tolerates,
 };
 
 /// `namespace/name`, the namespace defaulting to `default`.
@@ -78,6 +80,44 @@ pub(super) fn is_pending(pod: &Pod) -> bool {
         && pod.metadata.deletion_timestamp.is_none()
         && !is_daemon_pod(pod)
         && !mirror
+}
+
+/// Whether a pod of a node on its way out must find room elsewhere
+/// (upstream's `IsReschedulable`): neither finished nor being deleted, unless
+/// a StatefulSet owns it (its successor waits for it to go); owned neither
+/// by a DaemonSet (`apps/v1`) nor by a Node.
+pub(super) fn is_reschedulable(pod: &Pod) -> bool {
+    let owned_by = |api_version: &str, kind: &str| {
+        pod.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.api_version == api_version && o.kind == kind)
+    };
+    let terminating = pod.metadata.deletion_timestamp.is_some();
+    let active = !is_terminal(pod) && !terminating;
+    (active || (terminating && owned_by("apps/v1", "StatefulSet")))
+        && !owned_by("apps/v1", "DaemonSet")
+        && !owned_by("v1", "Node")
+}
+
+/// Whether a reschedulable pod of a node on its way out may be left where it
+/// is, so that the plan may leave it out: something may keep it from being
+/// evicted now (a `karpenter.sh/do-not-disrupt` annotation, whose duration
+/// the validator, having no clock, does not judge; or a PodDisruptionBudget in
+/// its namespace, whose selector it does not read). A pod with neither must be
+/// planned.
+pub(super) fn may_stay(pod: &Pod, budgets: &[PodDisruptionBudget]) -> bool {
+    let annotated = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(DO_NOT_DISRUPT_ANNOTATION_KEY));
+    let namespace = pod_namespace(pod);
+    annotated
+        || budgets
+            .iter()
+            .any(|b| b.metadata.namespace.as_deref().unwrap_or("default") == namespace)
 }
 
 /// Upstream's `IgnoredForTopology`, negated: a pod that counts for topology.

@@ -1,7 +1,7 @@
 //! Topology: required pod anti-affinity on hostname and zone, and zonal
 //! `DoNotSchedule` topology spread.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec, TopologySpreadConstraint};
 
@@ -20,7 +20,12 @@ use crate::scheduling::{
 
 impl<'s> Checker<'s> {
     /// Required anti-affinity on hostname and zone.
-    pub(super) fn check_anti_affinity(&self, placed: &[Placed<'s>], out: &mut Vec<Violation>) {
+    pub(super) fn check_anti_affinity(
+        &self,
+        placed: &[Placed<'s>],
+        moved: &HashSet<*const Pod>,
+        out: &mut Vec<Violation>,
+    ) {
         // Every pod in a domain: (pod, key, is new).
         struct Member<'p> {
             pod: &'p Pod,
@@ -54,7 +59,10 @@ impl<'s> Checker<'s> {
                         .map(|z| format!("zone {z:?}")),
                 };
                 let Some(domain) = domain else { continue };
-                for pod in pods.iter().filter(|p| counts_for_topology(p)) {
+                for pod in pods
+                    .iter()
+                    .filter(|p| counts_for_topology(p) && !moved.contains(&std::ptr::from_ref(**p)))
+                {
                     domains.entry(domain.clone()).or_default().push(Member {
                         pod,
                         key: pod_key(pod),
@@ -94,7 +102,12 @@ impl<'s> Checker<'s> {
     }
 
     /// Zonal `DoNotSchedule` topology spread: see [`validate`](super::validate), "Zonal spread".
-    pub(super) fn check_spread(&self, placed: &[Placed<'s>], out: &mut Vec<Violation>) {
+    pub(super) fn check_spread(
+        &self,
+        placed: &[Placed<'s>],
+        moved: &HashSet<*const Pod>,
+        out: &mut Vec<Violation>,
+    ) {
         type GroupKey = (String, String, String);
         let mut groups: BTreeMap<GroupKey, (TopologySpreadConstraint, Vec<usize>)> =
             BTreeMap::new();
@@ -160,6 +173,7 @@ impl<'s> Checker<'s> {
                     .iter()
                     .filter(|p| {
                         counts_for_topology(p)
+                            && !moved.contains(&std::ptr::from_ref(**p))
                             && pod_namespace(p) == namespace
                             && selects(selector, pod_labels(p))
                     })

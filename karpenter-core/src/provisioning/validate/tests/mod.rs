@@ -5,6 +5,7 @@ mod accounting;
 mod claims;
 mod daemons;
 mod existing;
+mod leaving;
 mod limits;
 mod topology;
 

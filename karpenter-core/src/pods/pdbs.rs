@@ -10,8 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
-use super::pods::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable};
-use crate::provisioning::pod_key;
+use super::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable, pod_key};
 use crate::scheduling::{validate_label_key, validate_label_value};
 
 /// The PodDisruptionBudgets of a cluster, indexed for matching pods.
@@ -117,8 +116,10 @@ impl<'a> Pdbs<'a> {
         self.refusal(pod, |budget| budget.fully_blocking).is_some()
     }
 
-    /// Whether a disruption simulation should find `pod` a new home at `now`
-    /// (upstream `Limits.IsCurrentlyReschedulable`): it is
+    /// Whether `pod` needs a new home at `now` when its node goes (upstream
+    /// `Limits.IsCurrentlyReschedulable`): provisioning plans for such pods of
+    /// the nodes being deleted, and a disruption simulation must place them.
+    /// It is
     /// [reschedulable](is_reschedulable), not protected by
     /// [`do_not_disrupt`], and not [fully blocked](Self::fully_blocks).
     pub fn is_currently_reschedulable(&self, pod: &Pod, now: Timestamp) -> bool {

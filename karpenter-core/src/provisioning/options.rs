@@ -1,0 +1,52 @@
+//! What provisioning reads beyond the snapshot.
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::cost::Packing;
+
+/// How [`schedule_with`](super::schedule_with) plans, beyond the snapshot.
+///
+/// ```
+/// use k8s_openapi::jiff::Timestamp;
+/// use karpenter_core::provisioning::{Packing, ProvisioningOptions};
+///
+/// let now: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+/// let options = ProvisioningOptions::default().with_packing(Packing::Cost).at(now);
+/// assert_eq!(options.packing, Packing::Cost);
+/// assert_eq!(options.now, Some(now));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProvisioningOptions {
+    /// How the new claims are chosen: as upstream (the default), or at the
+    /// least price ([`Packing::Cost`]).
+    pub packing: Packing,
+    /// The moment planned. It decides one thing: whether a
+    /// `karpenter.sh/do-not-disrupt` annotation with a duration (`"2h"`)
+    /// still keeps a pod on a node that is being deleted, so that it needs
+    /// no capacity yet. `None` (no clock) reads every such annotation as
+    /// still holding its pod.
+    pub now: Option<Timestamp>,
+}
+
+impl ProvisioningOptions {
+    /// These options with new claims chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self
+    }
+
+    /// These options planning at `now`.
+    pub fn at(mut self, now: Timestamp) -> Self {
+        self.now = Some(now);
+        self
+    }
+}
+
+impl From<Packing> for ProvisioningOptions {
+    /// The default options with new claims chosen by `packing`.
+    fn from(packing: Packing) -> Self {
+        Self::default().with_packing(packing)
+    }
+}
