@@ -16,6 +16,8 @@
 
 use std::collections::HashMap;
 
+use petgraph::unionfind::UnionFind;
+
 use super::pack::{Kind, pack};
 use crate::provisioning::claim::NewClaim;
 use crate::provisioning::filter::unmet_min_values;
@@ -135,7 +137,9 @@ impl Scheduler<'_> {
         let mut group_ids: HashMap<(usize, &Requirements), usize> = HashMap::new();
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut first_claim: Vec<usize> = Vec::new();
-        let mut parent: Vec<usize> = (0..self.claims.len()).collect();
+        // Claims are joined when they hold pods of one group: the components
+        // are the sets whose pods may be packed again together.
+        let mut joined = UnionFind::<usize>::new(self.claims.len());
         for &c in &loose {
             let claim = &self.claims[c];
             for &p in &claim.pods {
@@ -147,13 +151,13 @@ impl Scheduler<'_> {
                     first_claim.push(c);
                 }
                 groups[g].1.push(p);
-                union(&mut parent, first_claim[g], c);
+                joined.union(first_claim[g], c);
             }
         }
         let mut components: Vec<Component> = Vec::new();
         let mut index_of: HashMap<usize, usize> = HashMap::new();
         for &c in &loose {
-            let root = find(&mut parent, c);
+            let root = joined.find_mut(c);
             let next = components.len();
             let at = *index_of.entry(root).or_insert(next);
             if at == next {
@@ -165,7 +169,7 @@ impl Scheduler<'_> {
             components[at].claims.push(c);
         }
         for (g, group) in groups.into_iter().enumerate() {
-            let root = find(&mut parent, first_claim[g]);
+            let root = joined.find_mut(first_claim[g]);
             components[index_of[&root]].groups.push(group);
         }
         components
@@ -304,21 +308,6 @@ fn launch_price(template: &Template<'_>, claim: &NewClaim) -> f64 {
 fn meets_min_values(template: &Template<'_>, claim: &NewClaim) -> bool {
     let (_, listed) = listed(template, &claim.requirements, &claim.options);
     unmet_min_values(template.types, &listed, &claim.requirements).is_none()
-}
-
-fn find(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
-}
-
-fn union(parent: &mut [usize], a: usize, b: usize) {
-    let (ra, rb) = (find(parent, a), find(parent, b));
-    // The lower index is the root: components come in claim order.
-    let (low, high) = (ra.min(rb), ra.max(rb));
-    parent[high] = low;
 }
 
 #[cfg(test)]
