@@ -106,7 +106,12 @@ async fn a_request_that_gets_no_answer_times_out_and_is_retried() {
         .await
         .expect_err("no answer");
     match &error {
-        ArmError::GaveUp { attempts: 2, last } => assert!(last.contains("timed out"), "{last}"),
+        ArmError::GaveUp { attempts: 2, last } => {
+            // The timeout is the HTTP client's error, kept as the source.
+            assert!(matches!(**last, ArmError::Transport { .. }), "{last:?}");
+            let why = causes(last.as_ref());
+            assert!(why.contains("timed out"), "{why}");
+        }
         other => panic!("expected two timed-out attempts, got {other:?}"),
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 2, "one connection a try");
@@ -159,7 +164,8 @@ async fn a_connection_never_accepted_times_out() {
     // Not the request's timeout nor the deadline (a minute each): the connect's.
     match &error {
         ArmError::GaveUp { last, .. } => {
-            assert!(last.to_lowercase().contains("connect"), "{last}")
+            let why = causes(last.as_ref());
+            assert!(why.to_lowercase().contains("connect"), "{why}")
         }
         other => panic!("expected connects that timed out, got {other:?}"),
     }
@@ -234,7 +240,7 @@ async fn a_next_link_to_its_own_page_is_not_followed_round() {
         .await
         .expect_err("a cycle");
     assert!(
-        matches!(&error, ArmError::Decode(text) if text.contains("links back")),
+        matches!(&error, ArmError::Paging { detail, .. } if detail.contains("links back")),
         "{error:?}"
     );
     let requests = server.received_requests().await.expect("recorded");
@@ -274,7 +280,7 @@ async fn a_list_stops_at_its_page_limit() {
         .await
         .expect_err("endless");
     assert!(
-        matches!(&error, ArmError::Decode(text) if text.contains("more than 5 pages")),
+        matches!(&error, ArmError::Paging { detail, .. } if detail.contains("more than 5 pages")),
         "{error:?}"
     );
     let requests = server.received_requests().await.expect("recorded");
@@ -471,4 +477,15 @@ async fn an_error_that_echoes_the_token_does_not_show_it() {
         assert!(shown.contains("Authorization: Bearer ***"), "{shown}");
         assert!(!shown.contains("test-token-body"), "{shown}");
     }
+}
+
+/// The error and its sources, as one line.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        text = format!("{text}: {next}");
+        cause = next.source();
+    }
+    text
 }

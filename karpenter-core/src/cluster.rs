@@ -49,6 +49,9 @@ pub enum ClusterError {
         message: String,
         /// Whether a later retry may succeed.
         retryable: bool,
+        /// The client's error, when there is one.
+        #[source]
+        source: Option<crate::cloudprovider::BoxError>,
     },
 }
 

@@ -23,3 +23,39 @@ pub enum Error {
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
 }
+
+/// `error` and its causes, each after a colon, as one line of a log reads:
+/// the errors here keep their causes as sources and do not repeat them in
+/// their own text.
+pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloudprovider::CloudProviderError;
+
+    #[test]
+    fn causes_follow_the_error() {
+        let io = std::io::Error::other("connection reset");
+        let error = CloudProviderError::api("listing instances", true, io);
+        assert_eq!(
+            with_causes(&error),
+            "cloud provider call failed: listing instances: connection reset"
+        );
+        assert!(error.is_retryable());
+        let plain = CloudProviderError::NodeClaimNotFound {
+            provider_id: "fake:///a".to_owned(),
+        };
+        assert_eq!(with_causes(&plain), "no instance for nodeclaim fake:///a");
+        assert!(!plain.is_retryable());
+    }
+}

@@ -77,6 +77,7 @@ impl<P> Flaky<P> {
             return Err(CloudProviderError::Api {
                 message: format!("injected failure of {call}"),
                 retryable: true,
+                source: None,
             });
         }
         Ok(())
@@ -92,6 +93,7 @@ impl<P: CloudProvider> CloudProvider for Flaky<P> {
             return Err(CloudProviderError::Api {
                 message: "injected loss of create's answer (the instance was launched)".into(),
                 retryable: true,
+                source: None,
             });
         }
         Ok(launched)

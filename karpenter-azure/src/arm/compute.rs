@@ -164,7 +164,13 @@ impl ComputeApi for ArmClient {
         self.list(&url)
             .await?
             .into_iter()
-            .map(|item| serde_json::from_value(item).map_err(|e| ArmError::Decode(e.to_string())))
+            .map(|item| {
+                serde_json::from_value(item).map_err(|source| ArmError::Decode {
+                    url: url.clone(),
+                    status: 200,
+                    source,
+                })
+            })
             .collect()
     }
 }

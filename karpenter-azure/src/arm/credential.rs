@@ -111,7 +111,9 @@ impl TokenCredential for AzureIdentityCredential {
             .inner
             .get_token(&[scope], None)
             .await
-            .map_err(|e| ArmError::Auth(e.to_string()))?;
+            .map_err(|e| ArmError::Auth {
+                source: Box::new(e),
+            })?;
         let expires_on =
             Timestamp::from_second(token.expires_on.unix_timestamp()).unwrap_or(Timestamp::MAX);
         Ok(AccessToken {

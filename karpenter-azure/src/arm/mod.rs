@@ -34,7 +34,9 @@ use transport::{Answer, Operation, error_of};
 
 use crate::failures::AzureError;
 
-/// Why an ARM call failed.
+/// Why an ARM call failed. Each error keeps its cause as its
+/// [`source`](std::error::Error::source): walk the chain to see why a
+/// request failed (a refused connection, a timeout, a JSON syntax error).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ArmError {
@@ -48,22 +50,61 @@ pub enum ArmError {
         /// The ARM error message.
         message: String,
     },
-    /// The request did not get an answer (connection, TLS, timeout).
-    #[error("ARM request failed: {0}")]
-    Transport(String),
-    /// No token could be had.
-    #[error("no ARM token: {0}")]
-    Auth(String),
-    /// The answer was not what ARM sends.
-    #[error("unexpected ARM answer: {0}")]
-    Decode(String),
-    /// Retries or polls ran out.
-    #[error("gave up after {attempts} attempts: {last}")]
+    /// The request did not get an answer (connection, TLS, timeout); the
+    /// source is the HTTP client's error, without the URL (named here).
+    #[error("ARM request to {url} failed")]
+    Transport {
+        /// The URL requested.
+        url: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// No token could be had; the source is the credential's error.
+    #[error("no ARM token")]
+    Auth {
+        /// The credential's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The answer was not the JSON ARM sends.
+    #[error("unexpected ARM answer (HTTP {status}) from {url}")]
+    Decode {
+        /// The URL that answered.
+        url: String,
+        /// The answer's HTTP status.
+        status: u16,
+        /// Why it could not be read.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A listing's pages did not end: more than
+    /// [`ClientLimits::max_pages`], or a page linking back to an earlier
+    /// one.
+    #[error("listing stopped at {url}: {detail}")]
+    Paging {
+        /// The page's URL.
+        url: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// Retries ran out; the source is the last failure.
+    #[error("gave up after {attempts} attempts")]
     GaveUp {
         /// How many were made.
         attempts: u32,
         /// The last failure.
-        last: String,
+        #[source]
+        last: Box<ArmError>,
+    },
+    /// A long-running operation was still running after
+    /// [`RetryPolicy::max_polls`] polls.
+    #[error("{url} still in progress after {polls} polls")]
+    StillRunning {
+        /// The resource.
+        url: String,
+        /// How many polls were made.
+        polls: u32,
     },
     /// The operation ran out of time: its deadline
     /// ([`ClientLimits::operation_deadline`]) passed, or a wait (ARM's
@@ -97,6 +138,20 @@ pub enum ArmError {
 }
 
 impl ArmError {
+    /// Whether trying again later may succeed: every failure but ARM's own
+    /// answers in the 4xx range other than 429 (throttling), which say what
+    /// is wrong with the request itself (also when retries ran out on one).
+    /// A transport failure, a server error, a token that could not be had,
+    /// an answer that could not be read, an operation out of time may all
+    /// go differently next time.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ArmError::Azure { status, .. } => !(400..500).contains(status) || *status == 429,
+            ArmError::GaveUp { last, .. } => last.is_retryable(),
+            _ => true,
+        }
+    }
+
     /// The error as the failure cache reads it, when ARM gave a code.
     pub fn azure_error(&self) -> Option<AzureError> {
         match self {
@@ -298,9 +353,9 @@ impl ArmClient {
             }
             asked = poll.retry_after;
         }
-        Err(ArmError::GaveUp {
-            attempts: self.retry.max_polls,
-            last: format!("{resource_url} still in progress"),
+        Err(ArmError::StillRunning {
+            url: resource_url.to_owned(),
+            polls: self.retry.max_polls,
         })
     }
 
@@ -378,11 +433,17 @@ impl ArmClient {
             require_origin(&url, home)?;
             if seen.len() >= self.limits.max_pages as usize {
                 let max = self.limits.max_pages;
-                return Err(ArmError::Decode(format!("{url}: more than {max} pages")));
+                return Err(ArmError::Paging {
+                    url,
+                    detail: format!("more than {max} pages"),
+                });
             }
             // A cycle would repeat its pages until the limit or the deadline.
             if !seen.insert(url.clone()) {
-                return Err(ArmError::Decode(format!("{url}: a page links back to it")));
+                return Err(ArmError::Paging {
+                    url,
+                    detail: "a page links back to it".to_owned(),
+                });
             }
             let answer = self
                 .send(Method::GET, &url, None, !public, operation)

@@ -4,7 +4,6 @@
 //! what the requests of one call share: the deadline, and the tokens sent,
 //! which are scrubbed from the call's error.
 
-use std::error::Error as _;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -78,13 +77,32 @@ impl ArmError {
                 code: s(code),
                 message: s(message),
             },
-            ArmError::Transport(text) => ArmError::Transport(s(text)),
-            ArmError::Auth(text) => ArmError::Auth(s(text)),
-            ArmError::Decode(text) => ArmError::Decode(s(text)),
+            // The HTTP client's and the JSON reader's errors carry no
+            // message from the server (the URL, ours, is scrubbed here).
+            ArmError::Transport { url, source } => ArmError::Transport {
+                url: s(url),
+                source,
+            },
+            ArmError::Decode {
+                url,
+                status,
+                source,
+            } => ArmError::Decode {
+                url: s(url),
+                status,
+                source,
+            },
+            // A credential's error comes before any request is sent.
+            ArmError::Auth { source } => ArmError::Auth { source },
+            ArmError::Paging { url, detail } => ArmError::Paging {
+                url: s(url),
+                detail: s(detail),
+            },
             ArmError::GaveUp { attempts, last } => ArmError::GaveUp {
                 attempts,
-                last: s(last),
+                last: Box::new(last.without(token)),
             },
+            ArmError::StillRunning { url, polls } => ArmError::StillRunning { url: s(url), polls },
             ArmError::Deadline { deadline, detail } => ArmError::Deadline {
                 deadline,
                 detail: s(detail),
@@ -117,7 +135,7 @@ enum Try {
     Done(Answer),
     /// A failure worth another try: what it was, and how long the server
     /// asked to wait.
-    Again(String, Option<Duration>),
+    Again(ArmError, Option<Duration>),
 }
 
 /// `Retry-After`: seconds, or an HTTP date.
@@ -148,17 +166,13 @@ pub(super) fn error_of(status: u16, body: &Value) -> ArmError {
     }
 }
 
-/// A transport failure as text: `error` and its causes (reqwest's own text
-/// says "error sending request"; why is in its sources).
-fn transport(url: &str, error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = format!("{url}: {error}");
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
+/// A transport failure of a request to `url` (reqwest's own text says
+/// "error sending request"; why is in its sources).
+fn transport(url: &str, error: reqwest::Error) -> ArmError {
+    ArmError::Transport {
+        url: url.to_owned(),
+        source: error.without_url(),
     }
-    text
 }
 
 impl ArmClient {
@@ -188,7 +202,7 @@ impl ArmClient {
             if attempt > self.retry.max_retries {
                 return Err(ArmError::GaveUp {
                     attempts: attempt,
-                    last,
+                    last: Box::new(last),
                 });
             }
             let backoff = self
@@ -254,7 +268,7 @@ impl ArmClient {
         let location = link(LOCATION.as_str());
         let bytes = match self.read_body(response, url).await {
             Ok(bytes) => bytes,
-            Err(ArmError::Transport(last)) => return Ok(Try::Again(last, None)),
+            Err(last @ ArmError::Transport { .. }) => return Ok(Try::Again(last, None)),
             Err(error) => return Err(error),
         };
         let body = if bytes.is_empty() {
@@ -265,13 +279,21 @@ impl ArmClient {
         if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
             // A gateway in front of ARM answers 502 or 503 with an HTML page:
             // retried as ARM's own JSON errors are.
-            let last = match &body {
-                Ok(body) => error_of(status.as_u16(), body).to_string(),
-                Err(_) => format!("ARM {status} (a body that is not JSON)"),
+            let last = match body {
+                Ok(body) => error_of(status.as_u16(), &body),
+                Err(source) => ArmError::Decode {
+                    url: url.to_owned(),
+                    status: status.as_u16(),
+                    source,
+                },
             };
             return Ok(Try::Again(last, asked));
         }
-        let body = body.map_err(|e| ArmError::Decode(format!("{url}: {e}")))?;
+        let body = body.map_err(|source| ArmError::Decode {
+            url: url.to_owned(),
+            status: status.as_u16(),
+            source,
+        })?;
         Ok(Try::Done(Answer {
             status,
             body,
@@ -300,11 +322,7 @@ impl ArmClient {
             return Err(too_large());
         }
         let mut body = Vec::with_capacity(announced as usize);
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| ArmError::Transport(transport(url, e)))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| transport(url, e))? {
             if chunk.len() > limit - body.len() {
                 return Err(too_large());
             }
@@ -332,8 +350,24 @@ mod tests {
         let shown = format!("{error} {error:?}");
         assert!(!shown.contains("eyJ0"), "{shown}");
         assert!(shown.contains("Bearer *** and ***, again ***"), "{shown}");
+        // A failure kept inside another is scrubbed too.
+        let nested = ArmError::GaveUp {
+            attempts: 4,
+            last: Box::new(ArmError::Azure {
+                status: 503,
+                code: "ServerBusy".to_owned(),
+                message: "retry eyJ0.new later".to_owned(),
+            }),
+        };
+        let error = operation.scrub::<()>(Err(nested)).expect_err("an error");
+        assert!(!format!("{error:?}").contains("eyJ0"), "{error:?}");
+        assert!(error.is_retryable());
         // An empty token scrubs nothing.
-        let error = ArmError::Decode("text".to_owned()).without("");
-        assert_eq!(error.to_string(), "unexpected ARM answer: text");
+        let error = ArmError::Paging {
+            url: "https://x".to_owned(),
+            detail: "text".to_owned(),
+        }
+        .without("");
+        assert_eq!(error.to_string(), "listing stopped at https://x: text");
     }
 }

@@ -207,15 +207,17 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     /// insufficient capacity.
     fn launch_error(
         &self,
-        error: &ArmError,
+        error: ArmError,
         attempt: &Attempt,
         offerings: &[Offering],
     ) -> CloudProviderError {
         let Some(azure) = error.azure_error() else {
-            return CloudProviderError::Api {
-                message: error.to_string(),
-                retryable: true,
-            };
+            // No answer from ARM to judge: the launch may go through later.
+            return CloudProviderError::api(
+                format!("launching {} in {}", attempt.sku, attempt.zone),
+                true,
+                error,
+            );
         };
         let reason = lock(&self.failures).record(&azure, attempt, offerings, (self.clock)());
         let offering = OfferingKey {
@@ -234,16 +236,16 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             CloudProviderError::Create {
                 reason: azure.code,
                 message: azure.message,
+                source: Some(Box::new(error)),
             }
         }
     }
 }
 
+/// An ARM failure as the driver reads it, the ARM error kept as its source.
 fn api_error(error: ArmError) -> CloudProviderError {
-    CloudProviderError::Api {
-        message: error.to_string(),
-        retryable: !matches!(error, ArmError::Azure { status, .. } if (400..500).contains(&status) && status != 429),
-    }
+    let retryable = error.is_retryable();
+    CloudProviderError::api("the Azure Resource Manager call failed", retryable, error)
 }
 
 #[async_trait]
@@ -270,7 +272,8 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
                 .sku(&instance_type.name)
                 .ok_or_else(|| CloudProviderError::Create {
                     reason: "UnknownSize".to_owned(),
-                    message: instance_type.name.clone(),
+                    message: format!("{} is not in the catalog", instance_type.name),
+                    source: None,
                 })?;
         let pool = claim
             .metadata
@@ -301,7 +304,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             Err(error) => {
                 // Nothing runs on the NIC: take it away again (best effort).
                 let _ = self.api.delete_nic(&name).await;
-                return Err(self.launch_error(&error, &attempt, &instance_type.offerings));
+                return Err(self.launch_error(error, &attempt, &instance_type.offerings));
             }
         };
         let mut launched = claim.clone();
@@ -419,5 +422,39 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
     /// regional.
     fn launch_rank(&self) -> karpenter_core::cloudprovider::LaunchRank {
         LAUNCH_RANK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn an_arm_failure_keeps_its_cause_and_says_whether_to_retry() {
+        let refused = api_error(ArmError::Azure {
+            status: 403,
+            code: "AuthorizationFailed".to_owned(),
+            message: "no access".to_owned(),
+        });
+        assert!(!refused.is_retryable());
+        let cause = refused.source().expect("a source");
+        assert_eq!(
+            cause
+                .downcast_ref::<ArmError>()
+                .map(ArmError::to_string)
+                .as_deref(),
+            Some("ARM 403: AuthorizationFailed: no access")
+        );
+        let throttled = api_error(ArmError::GaveUp {
+            attempts: 4,
+            last: Box::new(ArmError::Azure {
+                status: 429,
+                code: "TooManyRequests".to_owned(),
+                message: "slow down".to_owned(),
+            }),
+        });
+        assert!(throttled.is_retryable());
     }
 }

@@ -21,7 +21,8 @@ pub fn requirements_of(claim: &NodeClaim) -> Result<Requirements, CloudProviderE
             .and_then(|r| Requirement::try_from(&r))
             .map_err(|e| CloudProviderError::Create {
                 reason: "InvalidRequirements".to_owned(),
-                message: e.to_string(),
+                message: format!("requirement on {:?} cannot be read", written.key),
+                source: Some(Box::new(e)),
             })?;
         requirements.add(requirement);
     }
@@ -41,7 +42,8 @@ pub fn requests_of(claim: &NodeClaim) -> Result<ResourceList, CloudProviderError
         Some(requests) => {
             ResourceList::from_quantities(requests).map_err(|e| CloudProviderError::Create {
                 reason: "InvalidRequests".to_owned(),
-                message: e.to_string(),
+                message: "the claim's resource requests cannot be read".to_owned(),
+                source: Some(Box::new(e)),
             })
         }
     }

@@ -14,7 +14,7 @@ pub use claims::{choose_offering, requests_of, requirements_of};
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};
-pub use provider::{CloudProvider, CloudProviderError, OfferingKey};
+pub use provider::{BoxError, CloudProvider, CloudProviderError, OfferingKey};
 pub use rank::{LaunchRank, RankFn};
 pub use repair::RepairPolicy;
 pub use unavailable::{DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings};

@@ -32,8 +32,13 @@ impl fmt::Display for OfferingKey {
     }
 }
 
+/// The cause an error keeps: any error that may cross threads.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why a cloud provider call failed. `#[non_exhaustive]`: match the variants
-/// you act on and keep a catch-all arm.
+/// you act on and keep a catch-all arm. [`is_retryable`](Self::is_retryable)
+/// says whether the same call may succeed later, and the variants that wrap
+/// another error keep it as their [`source`](std::error::Error::source).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum CloudProviderError {
@@ -69,6 +74,9 @@ pub enum CloudProviderError {
         reason: String,
         /// The cloud's own words.
         message: String,
+        /// The error behind it, when there is one.
+        #[source]
+        source: Option<BoxError>,
     },
     /// The pool's instance types cannot be worked out yet (upstream's
     /// `UnevaluatedNodePoolError`, while overlays settle): skip the pool.
@@ -87,7 +95,36 @@ pub enum CloudProviderError {
         message: String,
         /// Whether a later retry may succeed.
         retryable: bool,
+        /// The client's error, when there is one.
+        #[source]
+        source: Option<BoxError>,
     },
+}
+
+impl CloudProviderError {
+    /// An [`Api`](Self::Api) error: `message` says what failed, `source` why.
+    pub fn api(message: impl Into<String>, retryable: bool, source: impl Into<BoxError>) -> Self {
+        Self::Api {
+            message: message.into(),
+            retryable,
+            source: Some(source.into()),
+        }
+    }
+
+    /// Whether the same call may succeed if tried again later: an API
+    /// failure marked so, a node class not ready yet, a pool not evaluated
+    /// yet, or capacity that ran out (once marked unavailable, planning
+    /// again tries other offerings). A claim with no instance, or a launch
+    /// the cloud refused for a reason of its own, will fail the same way.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Api { retryable, .. } => *retryable,
+            Self::InsufficientCapacity { .. }
+            | Self::NodeClassNotReady { .. }
+            | Self::UnevaluatedNodePool { .. } => true,
+            Self::NodeClaimNotFound { .. } | Self::Create { .. } => false,
+        }
+    }
 }
 
 /// The offerings, comma-separated.

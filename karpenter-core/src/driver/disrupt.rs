@@ -20,7 +20,7 @@ use super::report::{Event, Report};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
 use crate::disruption::planner::first_command;
-use crate::error::Error;
+use crate::error::{Error, with_causes};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
 use crate::snapshot::Snapshot;
 
@@ -265,7 +265,7 @@ pub(super) async fn start(
             Ok(None) => {}
             Err(error) => report.push(Event::ProviderError {
                 action: format!("checking {} for drift", name_of(claim)),
-                error: error.to_string(),
+                error: with_causes(&error),
             }),
         }
     }

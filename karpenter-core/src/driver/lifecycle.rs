@@ -14,7 +14,7 @@ use super::report::{Event, Report};
 use super::{Driver, annotation, is_true, name_of, provider_id_of, set_true};
 use crate::api::{NodeClaim, condition_types};
 use crate::cloudprovider::{CloudProviderError, OfferingKey};
-use crate::error::Error;
+use crate::error::{Error, with_causes};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, DISRUPTED_NO_SCHEDULE_TAINT, LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_ZONE, NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY,
@@ -50,7 +50,7 @@ pub(super) async fn run(
             // it. Wait for the next pass.
             report.push(Event::ProviderError {
                 action: "listing instances".into(),
-                error: error.to_string(),
+                error: with_causes(&error),
             });
             return Ok(());
         }
@@ -85,7 +85,7 @@ pub(super) async fn run(
             }
             Err(error) => report.push(Event::ProviderError {
                 action: format!("deleting orphan instance {id}"),
-                error: error.to_string(),
+                error: with_causes(&error),
             }),
         }
     }
@@ -187,7 +187,7 @@ pub(super) async fn launch(
             );
             report.push(Event::LaunchFailed {
                 claim: name.clone(),
-                error: error.to_string(),
+                error: with_causes(&error),
             });
             if !keep {
                 // Nothing was launched: the claim goes at once, its pods
@@ -327,7 +327,7 @@ async fn terminate(
             Err(error) => {
                 report.push(Event::ProviderError {
                     action: format!("terminating {name}"),
-                    error: error.to_string(),
+                    error: with_causes(&error),
                 });
                 false
             }
