@@ -13,13 +13,20 @@
 //!
 //! Embedding the engine: depend on `karpenter` with `default-features = false` (the
 //! default `cli` feature picks a Kubernetes version for `k8s-openapi`, which only a
-//! final binary should do) and enable one `k8s-openapi` version feature yourself.
+//! final binary should do), enable one `k8s-openapi` version feature yourself, and take
+//! only the parts you use: `azure` (the Azure provider and its HTTP client), `fake` (the
+//! in-memory provider and cluster), `scenario` (the manifest reader and `sim`, with
+//! both providers). Without any, the crate is [`core`] alone.
 
+#[cfg(feature = "azure")]
 pub use karpenter_azure as azure;
 pub use karpenter_core as core;
+#[cfg(feature = "fake")]
 pub use karpenter_fake as fake;
 
+#[cfg(feature = "scenario")]
 pub mod scenario;
+#[cfg(feature = "scenario")]
 pub mod sim;
 
 /// The README's examples, compiled and run as doc tests.

@@ -323,7 +323,7 @@ impl ArmClient {
         // `send` would refuse it too, but only after the first wait.
         require_origin(&url, &self.base_url)?;
         let mut asked = answer.retry_after;
-        for _ in 0..self.retry.max_polls {
+        for poll_number in 1..=self.retry.max_polls {
             let wait = asked.unwrap_or(self.retry.poll_interval);
             let why = || format!("polling {url}");
             operation
@@ -331,6 +331,13 @@ impl ArmClient {
                 .sleep(wait.min(self.retry.max_delay), wait, why)
                 .await?;
             let poll = self.call(Method::GET, &url, None, operation).await?;
+            tracing::debug!(
+                resource = resource_url,
+                poll = poll_number,
+                status = poll.status.as_u16(),
+                state = poll.body.get("status").and_then(serde_json::Value::as_str),
+                "long-running operation polled"
+            );
             if !status_document {
                 if poll.status != StatusCode::ACCEPTED {
                     return Ok(poll.body);
@@ -361,6 +368,7 @@ impl ArmClient {
 
     /// PUT `body` at `path` and wait for the operation to finish; returns the
     /// resource.
+    #[tracing::instrument(name = "arm.put", skip(self, body), err(Display))]
     pub async fn put(
         &self,
         path: &str,
@@ -377,6 +385,7 @@ impl ArmClient {
     }
 
     /// GET the resource at `path`; `None` when ARM says 404.
+    #[tracing::instrument(name = "arm.get", skip(self), err(Display))]
     pub async fn get(&self, path: &str, api_version: &str) -> Result<Option<Value>, ArmError> {
         let operation = Operation::start(&self.limits);
         let url = format!("{}?api-version={api_version}", self.url(path));
@@ -391,6 +400,7 @@ impl ArmClient {
     /// DELETE the resource at `path` (with extra query `parameters`, e.g.
     /// `&forceDeletion=true`) and wait for it to go; `false` when it was not
     /// there.
+    #[tracing::instrument(name = "arm.delete", skip(self), err(Display))]
     pub async fn delete(
         &self,
         path: &str,
@@ -412,6 +422,7 @@ impl ArmClient {
     /// on the ARM or Retail Prices endpoint): `value` and `nextLink` (ARM), or
     /// `Items` and `NextPageLink` (Retail Prices, sent without a token). A
     /// link to another origin, or back to a page already read, is an error.
+    #[tracing::instrument(name = "arm.list", skip(self), err(Display))]
     pub async fn list(&self, url: &str) -> Result<Vec<Value>, ArmError> {
         let operation = Operation::start(&self.limits);
         operation.scrub(self.pages(url, &operation).await)
@@ -453,12 +464,13 @@ impl ArmClient {
             }
             let page = answer.body;
             let values = page.get("value").or_else(|| page.get("Items"));
-            items.extend(
-                values
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
+            let values = values.and_then(Value::as_array);
+            tracing::debug!(
+                page = seen.len(),
+                items = values.map_or(0, Vec::len),
+                "list page read"
             );
+            items.extend(values.cloned().unwrap_or_default());
             next = page
                 .get("nextLink")
                 .or_else(|| page.get("NextPageLink"))

@@ -40,6 +40,22 @@ impl Operation {
         }
     }
 
+    /// `error` and its causes as one line, every token this operation sent
+    /// replaced: what a log may show of a failure not over yet.
+    fn shown(&self, error: &ArmError) -> String {
+        let mut text = error.to_string();
+        let mut cause = std::error::Error::source(error);
+        while let Some(next) = cause {
+            text = format!("{text}: {next}");
+            cause = next.source();
+        }
+        let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.iter()
+            .map(Secret::expose)
+            .filter(|token| !token.is_empty())
+            .fold(text, |text, token| text.replace(token, "***"))
+    }
+
     /// `result`, with every token this operation sent scrubbed from its
     /// error: a server may echo a request (an error quoting its
     /// `Authorization` header), and errors end up in logs. Data returned is
@@ -210,6 +226,17 @@ impl ArmClient {
                 .base_delay
                 .saturating_mul(1 << (attempt - 1).min(16));
             let wait = asked.unwrap_or(backoff).min(self.retry.max_delay);
+            let throttled = matches!(last, ArmError::Azure { status: 429, .. });
+            tracing::warn!(
+                %method,
+                url,
+                attempt,
+                throttled,
+                wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                retry_after = asked.is_some(),
+                error = operation.shown(&last),
+                "ARM request failed; retrying"
+            );
             let why = || format!("{method} {url} after {last}");
             deadline.sleep(wait, asked.unwrap_or(wait), why).await?;
         }

@@ -220,6 +220,14 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             );
         };
         let reason = lock(&self.failures).record(&azure, attempt, offerings, (self.clock)());
+        tracing::warn!(
+            sku = attempt.sku,
+            zone = attempt.zone,
+            capacity_type = attempt.capacity_type,
+            code = azure.code,
+            marked = ?reason,
+            "launch failed"
+        );
         let offering = OfferingKey {
             instance_type: attempt.sku.clone(),
             zone: attempt.zone.clone(),

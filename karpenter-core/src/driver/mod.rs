@@ -204,17 +204,25 @@ impl Driver {
     /// new disruption command when all is quiet. Errors from the cluster stop
     /// the pass (the next one starts over); the cloud's failures on single
     /// claims are reported as events.
+    #[tracing::instrument(name = "reconcile", skip_all, fields(%now), err(Display))]
     pub async fn reconcile(&mut self, now: Timestamp) -> Result<Report, Error> {
         let mut report = Report::default();
         self.unavailable.expire(now);
         lifecycle::run(self, now, &mut report).await?;
         let commands_under_way = disrupt::progress(self, now, &mut report).await?;
         let settled = provision::run(self, now, &mut report).await?;
-        if let Some(snapshot) = settled
-            && !commands_under_way
-            && self.options.disrupt
-        {
-            disrupt::start(self, snapshot, now, &mut report).await?;
+        match settled {
+            Some(snapshot) if !commands_under_way && self.options.disrupt => {
+                disrupt::start(self, snapshot, now, &mut report).await?;
+            }
+            // Why no new command is looked for, for an operator reading why
+            // nodes are not consolidated.
+            settled => tracing::debug!(
+                settled = settled.is_some(),
+                commands_under_way,
+                disrupt = self.options.disrupt,
+                "no new disruption command this pass"
+            ),
         }
         Ok(report)
     }

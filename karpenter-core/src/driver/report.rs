@@ -170,7 +170,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// Records `event`, and emits it as a `tracing` event (target
+    /// `karpenter_core::driver`): failures at `warn`, the rest at `info`.
     pub(super) fn push(&mut self, event: Event) {
+        match &event {
+            Event::LaunchFailed { .. }
+            | Event::ProviderError { .. }
+            | Event::CommandAborted { .. }
+            | Event::PodUnschedulable { .. } => tracing::warn!(%event),
+            _ => tracing::info!(%event),
+        }
         self.events.push(event);
     }
 
