@@ -7,14 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use karpenter_core::api::{NodeClaim, NodePool, Quantities};
+use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
-    choose_offering, requests_of, requirements_of,
+    choose_offering, hydrate, requests_of, requirements_of,
 };
-use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, WellKnownLabels,
-};
+use karpenter_core::scheduling::WellKnownLabels;
 
 use crate::repair::repair_policies;
 
@@ -155,23 +153,7 @@ impl CloudProvider for FakeCloudProvider {
         }
         state.launched += 1;
         let provider_id = format!("fake:///instance-{:06}", state.launched);
-        let mut hydrated = claim.clone();
-        let labels = hydrated.metadata.labels.get_or_insert_with(BTreeMap::new);
-        // The type's own labels (arch, os, ...), then the offering's.
-        labels.extend(instance_type.requirements.labels());
-        for (key, value) in [
-            (LABEL_INSTANCE_TYPE_STABLE, instance_type.name.as_str()),
-            (LABEL_TOPOLOGY_ZONE, offering.zone.as_str()),
-            (CAPACITY_TYPE_LABEL_KEY, offering.capacity_type.as_str()),
-        ] {
-            labels.insert(key.to_owned(), value.to_owned());
-        }
-        let status = hydrated.status.get_or_insert_with(Default::default);
-        status.provider_id = Some(provider_id.clone());
-        status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
-        status.allocatable = Some(Quantities::from(
-            instance_type.allocatable().to_quantities(),
-        ));
+        let hydrated = hydrate(claim, instance_type, offering, provider_id.clone());
         state.instances.insert(provider_id, hydrated.clone());
         Ok(hydrated)
     }
@@ -230,6 +212,10 @@ impl CloudProvider for FakeCloudProvider {
 
 #[cfg(test)]
 mod tests {
+    use karpenter_core::scheduling::{
+        CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE,
+    };
+
     use super::*;
     use crate::catalog::sized_instance_types;
     use crate::test_support::block_on;

@@ -13,15 +13,12 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use karpenter_core::api::{NodeClaim, NodePool, Quantities};
+use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
-    choose_offering, requests_of, requirements_of,
+    choose_offering, hydrate, requests_of, requirements_of,
 };
-use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_SPOT, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
-    WellKnownLabels,
-};
+use karpenter_core::scheduling::{CAPACITY_TYPE_SPOT, NODE_POOL_LABEL_KEY, WellKnownLabels};
 
 use crate::arm::{ArmError, ComputeApi};
 use crate::catalog::Catalog;
@@ -315,20 +312,15 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
                 return Err(self.launch_error(error, &attempt, &instance_type.offerings));
             }
         };
-        let mut launched = claim.clone();
+        // The contract's labels (the type's, the offering's own: its
+        // priority and placement scope), provider ID, capacity and
+        // allocatable; then whether the VM has Ultra SSD, as upstream
+        // labels it.
+        let mut launched = hydrate(claim, instance_type, offering, self.provider_id(&name));
         let labels = launched.metadata.labels.get_or_insert_with(BTreeMap::new);
-        labels.extend(instance_type.requirements.labels());
-        // The offering's own labels: its priority and placement scope; and
-        // whether the VM has Ultra SSD, as upstream labels it.
-        labels.extend(offering.requirements.labels());
         labels.insert(
             crate::instancetype::labels::SKU_STORAGE_ULTRA_SSD.to_owned(),
             ultra_ssd.to_string(),
-        );
-        labels.insert(LABEL_TOPOLOGY_ZONE.to_owned(), offering.zone.clone());
-        labels.insert(
-            CAPACITY_TYPE_LABEL_KEY.to_owned(),
-            offering.capacity_type.clone(),
         );
         let annotations = launched
             .metadata
@@ -344,12 +336,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         );
         let read_back = self.claim_of(if vm.is_null() { &body } else { &vm });
         let status = launched.status.get_or_insert_with(Default::default);
-        status.provider_id = Some(self.provider_id(&name));
         status.image_id = read_back.status.and_then(|s| s.image_id);
-        status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
-        status.allocatable = Some(Quantities::from(
-            instance_type.allocatable().to_quantities(),
-        ));
         Ok(launched)
     }
 

@@ -1,12 +1,15 @@
 //! What a provider's `create` needs of a NodeClaim: its requirements and its
-//! requests, with errors a caller can act on, and the offering to launch.
+//! requests, with errors a caller can act on, the offering to launch, and
+//! the claim hydrated as the contract of `create` says.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
-use crate::api::NodeClaim;
+use crate::api::{NodeClaim, Quantities};
 use crate::resources::ResourceList;
 use crate::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_TOPOLOGY_ZONE, Requirement, Requirements, WellKnownLabels,
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
+    Requirements, WellKnownLabels,
 };
 
 use super::{CloudProviderError, InstanceType, Offering, OfferingKey};
@@ -92,4 +95,63 @@ pub fn choose_offering<'t>(
         }
     }
     best.ok_or(unavailable)
+}
+
+/// `claim` as [`CloudProvider::create`](super::CloudProvider::create)
+/// returns it once `instance_type` launched as `offering` under
+/// `provider_id`: the labels the type carries (each single-valued
+/// requirement), then the offering's own, then
+/// `node.kubernetes.io/instance-type`, `topology.kubernetes.io/zone` and
+/// `karpenter.sh/capacity-type`; `status.providerID`; and `status.capacity`
+/// and `status.allocatable` (capacity less overhead) in the resource forms
+/// the API uses. The claim's own labels stay unless one of these replaces
+/// them. A provider adds what is its own (annotations, an image) after.
+///
+/// ```
+/// use karpenter_core::api::NodeClaim;
+/// use karpenter_core::cloudprovider::{InstanceType, Offering, hydrate};
+/// use karpenter_core::resources::ResourceList;
+///
+/// let mut capacity = ResourceList::new();
+/// capacity.set("cpu", 4_000); // millicores
+/// let small = InstanceType::new(
+///     "small",
+///     [("kubernetes.io/arch", "amd64")],
+///     vec![Offering::new("zone-a", "spot", 0.05)],
+///     capacity,
+///     ResourceList::new(),
+/// );
+/// let launched = hydrate(&NodeClaim::default(), &small, &small.offerings[0], "fake:///i-1");
+/// let labels = launched.metadata.labels.as_ref().expect("labels");
+/// assert_eq!(labels["node.kubernetes.io/instance-type"], "small");
+/// assert_eq!(labels["topology.kubernetes.io/zone"], "zone-a");
+/// assert_eq!(labels["kubernetes.io/arch"], "amd64");
+/// let status = launched.status.as_ref().expect("a status");
+/// assert_eq!(status.provider_id.as_deref(), Some("fake:///i-1"));
+/// assert!(status.allocatable.is_some());
+/// ```
+pub fn hydrate(
+    claim: &NodeClaim,
+    instance_type: &InstanceType,
+    offering: &Offering,
+    provider_id: impl Into<String>,
+) -> NodeClaim {
+    let mut hydrated = claim.clone();
+    let labels = hydrated.metadata.labels.get_or_insert_with(BTreeMap::new);
+    labels.extend(instance_type.requirements.labels());
+    labels.extend(offering.requirements.labels());
+    for (key, value) in [
+        (LABEL_INSTANCE_TYPE_STABLE, instance_type.name.as_str()),
+        (LABEL_TOPOLOGY_ZONE, offering.zone.as_str()),
+        (CAPACITY_TYPE_LABEL_KEY, offering.capacity_type.as_str()),
+    ] {
+        labels.insert(key.to_owned(), value.to_owned());
+    }
+    let status = hydrated.status.get_or_insert_with(Default::default);
+    status.provider_id = Some(provider_id.into());
+    status.capacity = Some(Quantities::from(instance_type.capacity.to_quantities()));
+    status.allocatable = Some(Quantities::from(
+        instance_type.allocatable().to_quantities(),
+    ));
+    hydrated
 }

@@ -10,7 +10,7 @@ mod rank;
 mod repair;
 mod unavailable;
 
-pub use claims::{choose_offering, requests_of, requirements_of};
+pub use claims::{choose_offering, hydrate, requests_of, requirements_of};
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
 pub use offering::{Offering, OfferingFilter};

@@ -148,7 +148,11 @@ fn list(offerings: &[OfferingKey]) -> String {
 ///   allow (the cheapest available offering), and returns the claim hydrated:
 ///   `status.providerID`, the resolved labels (`node.kubernetes.io/instance-type`,
 ///   `topology.kubernetes.io/zone`, `karpenter.sh/capacity-type`), and
-///   `status.capacity` and `status.allocatable`. When no allowed offering has
+///   `status.capacity` and `status.allocatable`: [`hydrate`](super::hydrate)
+///   does exactly this, and [`requirements_of`](super::requirements_of),
+///   [`requests_of`](super::requests_of) and
+///   [`choose_offering`](super::choose_offering) read the claim and pick the
+///   offering as the plan does. When no allowed offering has
 ///   capacity it returns [`CloudProviderError::InsufficientCapacity`] naming
 ///   the offerings it tried, and launches nothing.
 /// - [`delete`](Self::delete) starts terminating the claim's instance. It
