@@ -22,5 +22,10 @@ pub mod resources;
 pub mod scheduling;
 pub mod snapshot;
 
+/// The attribute the [`cloudprovider::CloudProvider`] and [`cluster::Cluster`]
+/// traits are written with (their async methods stay dyn-compatible):
+/// implement them under `#[karpenter_core::async_trait]` without depending on
+/// `async-trait` yourself.
+pub use async_trait::async_trait;
 pub use error::Error;
 pub use snapshot::Snapshot;

@@ -180,7 +180,7 @@ fn list(offerings: &[OfferingKey]) -> String {
 /// #[derive(Debug)]
 /// struct Empty;
 ///
-/// #[async_trait::async_trait]
+/// #[karpenter_core::async_trait]
 /// impl CloudProvider for Empty {
 ///     async fn create(&self, _: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
 ///         Err(CloudProviderError::InsufficientCapacity { offerings: vec![], message: "empty".into() })
