@@ -1,8 +1,11 @@
 //! The cluster as the engine sees it at one moment: what planning reads.
 //!
 //! A snapshot is plain data. `karpenter-sim` builds one from manifests; a controller
-//! builds one from its informer cache and its cloud provider. The planners read it
-//! and never change it.
+//! builds one from its informer cache and its cloud provider; a test or a program
+//! writes one in code with the builders of [`build`] (a NodePool, a pod, an existing
+//! node joined to its NodeClaim). The planners read it and never change it.
+
+pub mod build;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
