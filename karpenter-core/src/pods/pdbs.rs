@@ -2,16 +2,15 @@
 //! `pkg/utils/pdb`): which budgets select a pod, whether they let it be
 //! evicted now, and whether they never will.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
 use super::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable, pod_key};
-use crate::scheduling::{validate_label_key, validate_label_value};
+use crate::scheduling::label_selector::{AnchorIndex, PodSelector};
 
 /// The PodDisruptionBudgets of a cluster, indexed for matching pods.
 ///
@@ -28,15 +27,13 @@ pub struct Pdbs<'a> {
 }
 
 /// The budgets of one namespace, sorted by name, indexed by a label each
-/// selector requires (its anchor), so a pod is matched only against the
-/// budgets that could select it.
+/// selector requires, so a pod is matched only against the budgets that
+/// could select it.
 #[derive(Clone, Debug, Default)]
 struct Namespace<'a> {
     budgets: Vec<Budget<'a>>,
-    /// Budgets (indices) by a `(key, value)` their selector requires.
-    anchored: HashMap<(&'a str, &'a str), Vec<usize>>,
-    /// Budgets whose selector requires no one label value.
-    unanchored: Vec<usize>,
+    /// Budgets (indices) by the label values their selectors require.
+    anchors: AnchorIndex,
 }
 
 /// One budget, read once.
@@ -46,7 +43,7 @@ struct Budget<'a> {
     name: &'a str,
     /// `namespace/name`.
     key: String,
-    selector: Selector<'a>,
+    selector: PodSelector,
     /// `status.disruptionsAllowed`; 0 without a status, as upstream reads the
     /// zero value of a budget the disruption controller has not seen yet.
     disruptions_allowed: i32,
@@ -72,14 +69,7 @@ impl<'a> Pdbs<'a> {
         for namespace in by_namespace.values_mut() {
             namespace.budgets.sort_by(|a, b| a.name.cmp(b.name));
             for (i, budget) in namespace.budgets.iter().enumerate() {
-                match budget.selector.anchor() {
-                    Some(pairs) => {
-                        for pair in pairs {
-                            namespace.anchored.entry(pair).or_default().push(i);
-                        }
-                    }
-                    None => namespace.unanchored.push(i),
-                }
+                namespace.anchors.add(i, &budget.selector);
             }
         }
         Self { by_namespace }
@@ -128,25 +118,14 @@ impl<'a> Pdbs<'a> {
 
     fn selecting(&self, pod: &Pod) -> impl Iterator<Item = &Budget<'a>> {
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let labels = pod.metadata.labels.as_ref();
+        static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+        let labels = pod.metadata.labels.as_ref().unwrap_or(&NO_LABELS);
         let budgets = self.by_namespace.get(namespace);
         // The budgets that could select the pod, in name order.
-        let mut candidates: Vec<usize> = budgets
-            .into_iter()
-            .flat_map(|n| {
-                let anchored = labels.into_iter().flatten().flat_map(|(k, v)| {
-                    n.anchored
-                        .get(&(k.as_str(), v.as_str()))
-                        .into_iter()
-                        .flatten()
-                });
-                n.unanchored.iter().chain(anchored).copied()
-            })
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
+        let candidates = budgets.map(|n| n.anchors.candidates(labels));
         candidates
             .into_iter()
+            .flatten()
             .filter_map(move |i| budgets.map(|n| &n.budgets[i]))
             .filter(move |budget| budget.selector.matches(labels))
     }
@@ -182,7 +161,7 @@ impl<'a> Budget<'a> {
             pdb,
             name,
             key: format!("{namespace}/{name}"),
-            selector: Selector::new(spec.and_then(|s| s.selector.as_ref())),
+            selector: PodSelector::new(spec.and_then(|s| s.selector.as_ref()), []),
             disruptions_allowed: pdb.status.as_ref().map_or(0, disruptions_allowed),
             // An integer minAvailable needs the replica count to judge, so
             // upstream only recognises these forms.
@@ -220,91 +199,6 @@ fn is_unready(pod: &Pod) -> bool {
         .unwrap_or_default()
         .iter()
         .any(|c| c.type_ == "Ready" && c.status == "False")
-}
-
-/// A label selector borrowed from its budget.
-#[derive(Clone, Debug)]
-enum Selector<'a> {
-    /// Selects no pod.
-    Nothing,
-    /// Selects the pods meeting every term (every pod when there is none).
-    All(Vec<Term<'a>>),
-}
-
-/// One requirement on a label: `(key, values)`.
-#[derive(Clone, Debug)]
-enum Term<'a> {
-    Equals(&'a str, &'a str),
-    In(&'a str, &'a [String]),
-    NotIn(&'a str, &'a [String]),
-    Exists(&'a str),
-    DoesNotExist(&'a str),
-}
-
-impl<'a> Selector<'a> {
-    fn new(selector: Option<&'a LabelSelector>) -> Self {
-        let Some(selector) = selector else {
-            return Self::Nothing;
-        };
-        let valid = |key: &str, values: &[String]| {
-            validate_label_key(key).is_ok()
-                && values.iter().all(|v| validate_label_value(key, v).is_ok())
-        };
-        let mut terms = Vec::new();
-        for (key, value) in selector.match_labels.iter().flatten() {
-            if !valid(key, std::slice::from_ref(value)) {
-                return Self::Nothing;
-            }
-            terms.push(Term::Equals(key, value));
-        }
-        for expression in selector.match_expressions.iter().flatten() {
-            let key = expression.key.as_str();
-            let values = expression.values.as_deref().unwrap_or_default();
-            let term = match expression.operator.as_str() {
-                "In" => Term::In(key, values),
-                "NotIn" => Term::NotIn(key, values),
-                "Exists" => Term::Exists(key),
-                "DoesNotExist" => Term::DoesNotExist(key),
-                _ => return Self::Nothing,
-            };
-            let wants_values = matches!(term, Term::In(..) | Term::NotIn(..));
-            if values.is_empty() == wants_values || !valid(key, values) {
-                return Self::Nothing;
-            }
-            terms.push(term);
-        }
-        Self::All(terms)
-    }
-
-    /// The label values one of which every selected pod carries, from the
-    /// first `matchLabels` pair or `In` expression; `None` when the selector
-    /// requires no such label (or selects nothing).
-    fn anchor(&self) -> Option<Vec<(&'a str, &'a str)>> {
-        let Self::All(terms) = self else {
-            return Some(Vec::new());
-        };
-        terms.iter().find_map(|term| match *term {
-            Term::Equals(key, value) => Some(vec![(key, value)]),
-            Term::In(key, values) => Some(values.iter().map(|v| (key, v.as_str())).collect()),
-            _ => None,
-        })
-    }
-
-    fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
-        let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
-        let listed = |values: &[String], value: &str| values.iter().any(|v| v == value);
-        let holds = |term: &Term<'_>| match *term {
-            Term::Equals(key, wanted) => label(key) == Some(wanted),
-            Term::In(key, values) => label(key).is_some_and(|v| listed(values, v)),
-            Term::NotIn(key, values) => !label(key).is_some_and(|v| listed(values, v)),
-            Term::Exists(key) => label(key).is_some(),
-            Term::DoesNotExist(key) => label(key).is_none(),
-        };
-        match self {
-            Self::Nothing => false,
-            Self::All(terms) => terms.iter().all(holds),
-        }
-    }
 }
 
 #[cfg(test)]

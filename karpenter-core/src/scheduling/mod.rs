@@ -22,6 +22,7 @@
 //! same inputs always produce the same output.
 
 mod error;
+pub(crate) mod label_selector;
 mod labels;
 mod operator;
 mod requirement;

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use super::domain_counts::DomainCounts;
 
 use super::filter::NodeFilter;
-use super::selector::{LabelSource, Namespaces, Selector};
+use super::selector::Namespaces;
+use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement};
 
 /// What a group constrains.
@@ -37,7 +38,7 @@ pub(super) struct GroupIdentity {
     /// Where selected pods are looked for.
     pub(super) namespaces: Namespaces,
     /// Which pods are counted.
-    pub(super) selector: Selector,
+    pub(super) selector: PodSelector,
     /// The spread constraint's `maxSkew`; `i32::MAX` for (anti-)affinity.
     pub(super) max_skew: i32,
     /// The spread constraint's `minDomains`.

@@ -52,7 +52,6 @@
 
 // Until the scheduler calls into it, only the tests use this module.
 
-mod anchors;
 mod base;
 mod domain_counts;
 mod domains;

@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
 
-use super::anchors::AnchorIndex;
 use super::base::{Removed, TopologyBase};
 use super::error::{ConstraintKind, TopologyError};
 use super::filter::NodeFilter;
 use super::group::{Allowed, Group, GroupIdentity, GroupKind};
-use super::selector::{LabelSource, Namespaces, Selector};
+use super::selector::Namespaces;
 use super::{NodeKind, PodView};
+use crate::scheduling::label_selector::AnchorIndex;
+use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_label_key};
 
 /// How many recently seen constraint sets [`Topology::new`] remembers, so
@@ -522,7 +523,7 @@ impl Topology {
                 kind: GroupKind::Spread,
                 key: normalized_key(&constraint.topology_key),
                 namespaces: Namespaces::only(pod.namespace),
-                selector: Selector::new(constraint.label_selector.as_ref(), resolved),
+                selector: PodSelector::new(constraint.label_selector.as_ref(), resolved),
                 max_skew: constraint.max_skew,
                 min_domains: constraint.min_domains,
                 filter,
@@ -795,7 +796,7 @@ fn affinity_identity(kind: GroupKind, pod: &PodView<'_>, term: &PodAffinityTerm)
             term.namespaces.as_deref(),
             term.namespace_selector.as_ref(),
         ),
-        selector: Selector::new(term.label_selector.as_ref(), []),
+        selector: PodSelector::new(term.label_selector.as_ref(), []),
         max_skew: i32::MAX,
         min_domains: None,
         filter: NodeFilter::everything(),
