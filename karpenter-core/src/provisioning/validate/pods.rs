@@ -159,7 +159,11 @@ pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, S
 }
 
 /// Whether a label selector selects `labels`: `None` selects nothing, `{}`
-/// everything.
+/// everything. The validator's own reading, independent of the engine's
+/// `scheduling::label_selector` on purpose: it checks the engine's plans, so
+/// a defect there must not pass through both. Unlike the engine it does not
+/// refuse the selectors the API server would (they never reach a live
+/// cluster), so its checks on such hand-written input are looser.
 pub(super) fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
     let Some(selector) = selector else {
         return false;
