@@ -3,8 +3,8 @@
 //! - [`arm`]: a small Azure Resource Manager client (retries, long-running
 //!   operations, paging, bearer tokens, timeouts and limits) behind the
 //!   [`arm::ComputeApi`] trait;
-//! - [`catalog`]: the embedded SKU, price, region and GPU tables ([`generate`]
-//!   makes them from the public data);
+//! - [`catalog`]: the embedded SKU, price, region and GPU tables (made from
+//!   public data by the `generate_catalog` example);
 //! - [`instancetype`]: VM sizes as instance types (labels, capacity and
 //!   allocatable, offerings and prices, the filters);
 //! - [`drift`]: the node-class hash, Kubernetes version and image checks;
@@ -18,7 +18,6 @@ pub mod arm;
 pub mod catalog;
 pub mod drift;
 pub mod failures;
-pub mod generate;
 pub mod instancetype;
 pub mod nodeclass;
 pub mod provider;

@@ -1,10 +1,6 @@
 //! Makes the embedded catalog (`karpenter-azure/data/*.tsv`) from the public
-//! Azure data tables (`shared/azure-data/`, described in `data/SOURCES.md`).
-//! `examples/generate_catalog.rs` writes what [`generate`] returns:
-//!
-//! ```text
-//! cargo run -p karpenter-azure --example generate_catalog -- ../shared/azure-data karpenter-azure/data
-//! ```
+//! Azure data tables that `karpenter-azure/data/SOURCES.md` describes.
+//! [`generate`] returns the files, which `main.rs` writes. What each holds:
 //!
 //! - `skus.tsv`: every size of `sku-catalog.csv` with a vCPU count, its quota
 //!   family, vCPUs, memory (GiB as the Resource SKUs API writes it: exact
