@@ -1,4 +1,4 @@
-//! The cost mode (`--packing cost`) against the upstream mode on the issue's
+//! The cost mode (`--packing cost`) against the upstream mode on two
 //! catalogs: unconstrained mixes (`karpenter_fake::workload::unconstrained_mix`)
 //! of 2,000 and 20,000 pods on the embedded Azure eastus catalog and on the
 //! three-families fake catalog, and the diverse constrained mix of the

@@ -1,5 +1,5 @@
 //! `karpenter-sim` as a user runs it: exit statuses, what goes to standard output and
-//! to standard error, and the contract of `scenario-format.md`.
+//! to standard error, and the commands, flags and output of `docs/cli.md`.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,8 +3,8 @@
 //! three nodes, a drifted spot node whose postgres pod has
 //! `karpenter.sh/do-not-disrupt`, budgets closing consolidation on weekday
 //! mornings, pending pods), read with fake `InstanceType` documents for its VM
-//! sizes (`tests/fixtures/cluster-dump-instance-types.yaml`) until the Azure
-//! provider's catalog exists.
+//! sizes (`tests/fixtures/cluster-dump-instance-types.yaml`), so that its
+//! prices and allocatable stay fixed whatever the embedded catalog holds.
 
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};

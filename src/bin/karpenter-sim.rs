@@ -1,6 +1,6 @@
 //! `karpenter-sim`: runs the engine over Kubernetes manifests and prints the plan.
 //!
-//! The contract (commands, flags, output) is `scenario-format.md`. Exit status: 0
+//! The reference (commands, flags, output) is `docs/cli.md`. Exit status: 0
 //! when the command did its work, 2 for bad input (the message names the file, the
 //! document and the field), 1 for anything else.
 

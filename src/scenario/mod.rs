@@ -3,8 +3,8 @@
 //! A scenario is a set of files, each holding YAML documents (`---`), `kind: List`
 //! documents (what `kubectl get -o yaml` prints) or JSON (`kubectl get -o json`: one
 //! object, a `List`, or an array). Every document of a kind the engine reads becomes
-//! a typed object; any other kind is skipped with a [`Warning`]. The contract is
-//! `scenario-format.md`.
+//! a typed object; any other kind is skipped with a [`Warning`]. `docs/cli.md`
+//! lists the documents read and what each means to the engine.
 //!
 //! Documents are deserialized straight into their typed objects, with no generic
 //! value in between. When a document names its `apiVersion` and `kind` after other

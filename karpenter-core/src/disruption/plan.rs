@@ -1,7 +1,7 @@
 //! What disruption decides: commands (nodes to delete, with the claims that
 //! replace them) and the nodes that would qualify but may not move now.
-//! Serialized, this is the `karpenter-sim disrupt -o json` output of
-//! `scenario-format.md`.
+//! Serialized, this is the `karpenter-sim disrupt -o json` output that
+//! `docs/cli.md` describes.
 
 use serde::Serialize;
 

@@ -1,6 +1,7 @@
-//! The plan: expiration first (forceful), then passes of the methods in
-//! upstream's order, each taking the first command a method finds, until a
-//! pass finds none; then the blocked nodes.
+//! The plan: the forceful commands first (interruption notices, unhealthy
+//! nodes, expiration), then passes of the methods in upstream's order, each
+//! taking the first command a method finds, until a pass finds none; then the
+//! blocked nodes.
 //!
 //! Each pass sees the cluster as the commands before it left it (see
 //! [`apply`](super::apply)): their nodes being deleted (so no longer

@@ -1,6 +1,6 @@
 //! What provisioning decides: new claims to launch, pods placed on capacity that
 //! already exists, and the pods no plan can place, with why. Serialized, this is the
-//! `karpenter-sim provision -o json` output of `scenario-format.md`.
+//! `karpenter-sim provision -o json` output that `docs/cli.md` describes.
 
 use std::collections::BTreeMap;
 

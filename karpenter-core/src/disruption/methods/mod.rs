@@ -3,8 +3,10 @@
 //! drift, multi-node consolidation, single-node consolidation. Each pass takes
 //! the first command a method finds; the plan repeats passes until none does.
 //!
-//! Built: [`emptiness`], [`drift`], [`multi_node`] and [`single_node`]
-//! consolidation (with the decision they share in [`consolidation`]).
+//! The methods: [`emptiness`], [`drift`], [`multi_node`] and [`single_node`]
+//! consolidation, with the decision the consolidations share in
+//! [`consolidation`] and the opt-in replacement of several nodes by several
+//! in [`m_to_n`].
 
 pub mod consolidation;
 pub mod drift;
