@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod disruption;
 pub mod driver;
 pub mod error;
+mod memo;
 mod pods;
 pub mod provisioning;
 pub mod resources;

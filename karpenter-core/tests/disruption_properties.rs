@@ -360,4 +360,40 @@ proptest! {
         let reference = simulate_with(&snapshot, &removed, &deleting, now);
         prop_assert_eq!(simulator.simulate(&removed, &deleting), reference);
     }
+
+    /// One simulator shared by threads (its memos filled by whichever asks
+    /// first) answers every simulation as the reference does: each thread
+    /// removes every node in turn, starting at a different one.
+    #[test]
+    fn a_simulator_shared_by_threads_matches_the_reference(spec in cluster()) {
+        let now: Timestamp = NOW.parse().expect("a timestamp");
+        let snapshot = snapshot(&spec);
+        let names: Vec<String> = (0..spec.nodes.len()).map(|i| format!("node-{i}")).collect();
+        let reference: Vec<_> = names
+            .iter()
+            .map(|name| simulate_with(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now))
+            .collect();
+        let simulator = Simulator::new(&snapshot, now);
+        let threads = 3;
+        let answers: Vec<Vec<(usize, _)>> = std::thread::scope(|scope| {
+            let running: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (simulator, names) = (&simulator, &names);
+                    scope.spawn(move || {
+                        (0..names.len())
+                            .map(|k| (k + t * names.len() / threads) % names.len())
+                            .map(|i| {
+                                let removed: BTreeSet<&str> = [names[i].as_str()].into();
+                                (i, simulator.simulate(&removed, &BTreeSet::new()))
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            running.into_iter().map(|t| t.join().expect("no panic")).collect()
+        });
+        for (i, simulation) in answers.into_iter().flatten() {
+            prop_assert_eq!(&simulation, &reference[i], "removing {}", names[i]);
+        }
+    }
 }

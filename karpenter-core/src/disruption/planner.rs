@@ -8,8 +8,8 @@
 //! candidates, and counting against their pools' budgets), their pods where
 //! the simulation put them, their replacements in flight.
 
-use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -232,9 +232,9 @@ fn with_pass<T>(
         allowances: &allowances,
         taken,
         options,
-        simulator: OnceCell::new(),
-        recent: RefCell::new(Vec::new()),
-        balanced: OnceCell::new(),
+        simulator: OnceLock::new(),
+        recent: Mutex::new(Vec::new()),
+        balanced: OnceLock::new(),
     };
     f(&pass)
 }

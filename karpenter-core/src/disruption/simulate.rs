@@ -21,8 +21,8 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -63,6 +63,34 @@ impl Simulation {
 /// Simulations over one cluster at one moment, sharing one scheduling set-up
 /// (see the module documentation). Each answers exactly as [`simulate_with`]
 /// on the same cluster would.
+///
+/// A simulator is `Send` and `Sync`: several threads may simulate through
+/// one (`&Simulator`) at once, say to weigh a pass's candidates in parallel.
+/// What the simulations share is built up front or kept in memos that
+/// threads fill without locking readers out, each simulation's own state is
+/// its own, and every answer is the same whichever thread asks, in whatever
+/// order.
+///
+/// ```
+/// use std::collections::BTreeSet;
+///
+/// use karpenter_core::disruption::simulate::Simulator;
+/// use karpenter_core::snapshot::Snapshot;
+///
+/// let snapshot = Snapshot::default();
+/// let simulator = Simulator::new(&snapshot, "2026-06-01T00:00:00Z".parse().unwrap());
+/// let simulations: Vec<_> = std::thread::scope(|scope| {
+///     let workers: Vec<_> = ["node-a", "node-b"]
+///         .into_iter()
+///         .map(|name| {
+///             let simulator = &simulator;
+///             scope.spawn(move || simulator.simulate(&BTreeSet::from([name]), &BTreeSet::new()))
+///         })
+///         .collect();
+///     workers.into_iter().map(|w| w.join().unwrap()).collect()
+/// });
+/// assert!(simulations.iter().all(|s| s.all_moved()));
+/// ```
 pub struct Simulator<'s> {
     snapshot: &'s Snapshot,
     now: Timestamp,
@@ -72,8 +100,9 @@ pub struct Simulator<'s> {
     bound: HashMap<&'s str, Vec<usize>>,
     pdbs: Pdbs<'s>,
     /// Whether each pod is currently reschedulable, worked out when first
-    /// asked.
-    reschedulable: RefCell<Vec<Option<bool>>>,
+    /// asked; each answer set once, so threads simulating at once share them
+    /// without a lock.
+    reschedulable: Vec<OnceLock<bool>>,
     /// The snapshot's node indices by name.
     nodes: HashMap<&'s str, Vec<usize>>,
     /// The nodes inside their `consolidateAfter` window.
@@ -114,7 +143,7 @@ impl<'s> Simulator<'s> {
             prepared: Prepared::new(snapshot),
             bound,
             pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
-            reschedulable: RefCell::new(vec![None; snapshot.pods.len()]),
+            reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             nodes,
             consolidating,
             packing: Packing::Upstream,
@@ -134,8 +163,7 @@ impl<'s> Simulator<'s> {
 
     /// Whether the snapshot's pod at `index` is currently reschedulable.
     fn is_currently_reschedulable(&self, index: usize) -> bool {
-        let mut known = self.reschedulable.borrow_mut();
-        *known[index].get_or_insert_with(|| {
+        *self.reschedulable[index].get_or_init(|| {
             self.pdbs
                 .is_currently_reschedulable(&self.snapshot.pods[index], self.now)
         })

@@ -133,6 +133,43 @@ impl ExistingNode {
     }
 }
 
+/// An existing node as one scheduling run has it: shared with the other runs
+/// of a cluster (a disruption pass starts one per candidate, each with every
+/// node) until a pod lands on it, then the run's own copy. A pointer either
+/// way, so that the runs share the nodes without counting references, and
+/// trying a pod on every node reads each through one pointer.
+#[derive(Debug)]
+pub(crate) enum Destination<'s> {
+    /// The node as the runs share it, no pod placed yet.
+    Shared(&'s ExistingNode),
+    /// The run's own copy, with the pods it placed.
+    Own(Box<ExistingNode>),
+}
+
+impl Destination<'_> {
+    /// The node, made the run's own to change.
+    pub(crate) fn to_mut(&mut self) -> &mut ExistingNode {
+        if let Destination::Shared(node) = *self {
+            *self = Destination::Own(Box::new(node.clone()));
+        }
+        match self {
+            Destination::Own(node) => node,
+            Destination::Shared(_) => unreachable!("made the run's own above"),
+        }
+    }
+}
+
+impl std::ops::Deref for Destination<'_> {
+    type Target = ExistingNode;
+
+    fn deref(&self) -> &ExistingNode {
+        match self {
+            Destination::Shared(node) => node,
+            Destination::Own(node) => node,
+        }
+    }
+}
+
 /// Whether a cluster node can take pods: not being deleted and not tainted for
 /// disruption.
 pub(crate) fn is_destination(node: &ClusterNode) -> bool {

@@ -2,8 +2,6 @@
 //! price and cut to 600, its requirements as a NodeClaim carries them, and the
 //! offering the provider would launch.
 
-use std::sync::Arc;
-
 use super::claim::NewClaim;
 use super::filter::unmet_min_values;
 use super::names::NameList;
@@ -115,11 +113,11 @@ fn launch_of(
 /// offerings its zone and capacity-type requirements allow, and its types in
 /// the order every such claim lists them (by cheapest allowed offering, then
 /// name), cut to [`MAX_INSTANCE_TYPES`]. The first is the type it launches as.
-pub(crate) fn listed(
-    template: &Template<'_>,
+pub(crate) fn listed<'t>(
+    template: &'t Template<'_>,
     requirements: &Requirements,
     options: &TypeSet,
-) -> (Arc<OfferingView>, Vec<usize>) {
+) -> (&'t OfferingView, Vec<usize>) {
     let view = template.cache.offerings(template.types, requirements);
     let chosen = view
         .by_price
@@ -175,7 +173,7 @@ fn finalize(
         names.dedup();
         names
     };
-    let launch = launch_of(template, &view, &chosen, &requirements, rank);
+    let launch = launch_of(template, view, &chosen, &requirements, rank);
     let table = &template.cache.names;
     let pick = |t: usize| u32::try_from(t).unwrap_or(u32::MAX);
     let names = NameList::picked(table, chosen.iter().map(|&t| pick(t)).collect());

@@ -5,7 +5,7 @@
 //! queue until a whole cycle makes no progress.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -15,7 +15,7 @@ use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
 use super::cost::Packing;
 use super::dra::DRA_UNSUPPORTED;
-use super::existing::ExistingNode;
+use super::existing::Destination;
 use super::host_ports::host_ports;
 use super::leaving::leaving_pods;
 use super::pending::is_pending;
@@ -57,12 +57,12 @@ pub(crate) struct Scheduler<'s> {
     pub(super) well_known: &'s WellKnownLabels,
     /// Which offering a new claim's `launch` names.
     pub(super) launch_rank: LaunchRank,
-    pub(crate) templates: Rc<Vec<Template<'s>>>,
+    pub(crate) templates: Arc<[Template<'s>]>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
     pub(super) limits: Vec<Option<Limits>>,
     /// The destinations, shared with other runs until a pod lands on one.
-    pub(crate) existing: Vec<Rc<ExistingNode>>,
+    pub(crate) existing: Vec<Destination<'s>>,
     pub(crate) claims: Vec<NewClaim>,
     /// The order tier two tries the claims in.
     claim_order: ClaimOrder,
@@ -102,7 +102,7 @@ impl<'s> Scheduler<'s> {
     /// A scheduler for the snapshot's pending pods and the pods that leave
     /// its nodes on their way out (judged at `now`, see [`leaving_pods`]).
     pub(crate) fn new(snapshot: &'s Snapshot, now: Option<Timestamp>) -> Scheduler<'s> {
-        let setup = Setup::new(snapshot);
+        let mut setup = Setup::new(snapshot);
         let leaving = leaving_pods(snapshot, now);
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
@@ -133,7 +133,11 @@ impl<'s> Scheduler<'s> {
         let base = setup.topology_base(snapshot, &moving, &leaving, false);
         let topology = Topology::sole(base, &pending);
         drop(pending);
-        let existing = setup.existing.iter().map(|(_, n)| Rc::clone(n)).collect();
+        // The only run of this set-up: it takes the destinations.
+        let existing = std::mem::take(&mut setup.existing)
+            .into_iter()
+            .map(|(_, n)| Destination::Own(Box::new(n)))
+            .collect();
         let limits = setup.limits(&BTreeSet::new());
         Scheduler::assemble(&setup, existing, limits, pods, rejected, topology)
     }
@@ -141,7 +145,7 @@ impl<'s> Scheduler<'s> {
     /// A scheduler from its parts, before any pod is placed.
     pub(crate) fn assemble(
         setup: &Setup<'s>,
-        existing: Vec<Rc<ExistingNode>>,
+        existing: Vec<Destination<'s>>,
         limits: Vec<Option<Limits>>,
         pods: Vec<PendingPod<'s>>,
         rejected: Vec<(String, String)>,
@@ -151,7 +155,7 @@ impl<'s> Scheduler<'s> {
         Scheduler {
             well_known: setup.well_known,
             launch_rank: setup.launch_rank,
-            templates: Rc::clone(&setup.templates),
+            templates: Arc::clone(&setup.templates),
             skipped_pools: setup.skipped_pools.clone(),
             limits,
             existing,
@@ -295,7 +299,9 @@ impl<'s> Scheduler<'s> {
             taints,
             NodeKind::Existing,
         );
-        Rc::make_mut(&mut self.existing[i]).add(pod, &self.pods[pod], ports.to_vec());
+        self.existing[i]
+            .to_mut()
+            .add(pod, &self.pods[pod], ports.to_vec());
         true
     }
 

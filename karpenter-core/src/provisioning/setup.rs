@@ -9,14 +9,20 @@
 //! already built (sharing templates, destinations and counted pods) instead of
 //! rebuilding the cluster without them. The runs decide exactly as a
 //! scheduler over the changed snapshot would.
+//!
+//! A [`Prepared`] is `Sync`, so runs may start from it on several threads:
+//! what the runs share is read-only or behind thread-safe memos (the
+//! templates' type caches, the topology base), and each run's own state (the
+//! destinations it fills, its claims, its topology counts) is in its
+//! [`Scheduler`], which borrows the destinations until a pod lands on one.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
 use super::daemons::{daemon_pod, daemon_pods, is_pod_of, newest};
-use super::existing::{ExistingNode, is_destination};
+use super::existing::{Destination, ExistingNode, is_destination};
 use super::pending::is_pending;
 use super::pods::PendingPod;
 use super::preferences::Preferences;
@@ -41,7 +47,7 @@ pub(crate) struct Setup<'s> {
     /// The provider's launch rank: which offering a claim's `launch` names.
     pub(crate) launch_rank: LaunchRank,
     pub(crate) preferences: Preferences,
-    pub(crate) templates: Rc<Vec<Template<'s>>>,
+    pub(crate) templates: Arc<[Template<'s>]>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<(String, String)>,
     /// Each template's pool limits, as written (`None`: unlimited).
@@ -53,7 +59,7 @@ pub(crate) struct Setup<'s> {
     pub(crate) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
     /// The destinations, in the order pods try them, each with its index in
     /// the snapshot's nodes.
-    pub(crate) existing: Vec<(usize, Rc<ExistingNode>)>,
+    pub(crate) existing: Vec<(usize, ExistingNode)>,
 }
 
 /// Why a pool has no instance types to plan with: none in the snapshot under its
@@ -141,14 +147,14 @@ impl<'s> Setup<'s> {
                 bound.entry(node).or_default().push(pod);
             }
         }
-        let mut existing: Vec<(usize, Rc<ExistingNode>)> = snapshot
+        let mut existing: Vec<(usize, ExistingNode)> = snapshot
             .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| is_destination(n))
             .map(|(i, n)| {
                 let pods = bound.get(n.name()).map_or(&[][..], |v| &v[..]);
-                (i, Rc::new(ExistingNode::new(n, pods, &daemons)))
+                (i, ExistingNode::new(n, pods, &daemons))
             })
             .collect();
         // As upstream's `sortExistingNodes`: initialized first, then by the
@@ -164,7 +170,7 @@ impl<'s> Setup<'s> {
             well_known,
             launch_rank: snapshot.launch_rank,
             preferences,
-            templates: Rc::new(templates),
+            templates: templates.into(),
             skipped_pools,
             written_limits,
             pool_capacities,
@@ -295,7 +301,7 @@ pub(crate) fn read_pending<'s>(
 pub(crate) struct Prepared<'s> {
     snapshot: &'s Snapshot,
     setup: Setup<'s>,
-    topology: Rc<TopologyBase>,
+    topology: Arc<TopologyBase>,
     /// The cluster's pending pods, with their index in the snapshot's pods.
     pending: Vec<(usize, Result<PendingPod<'s>, RejectedPod>)>,
     /// For each DaemonSet, its live pods, each with its node's index, among
@@ -308,7 +314,7 @@ impl<'s> Prepared<'s> {
     pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
         let setup = Setup::new(snapshot);
         let topology =
-            Rc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
+            Arc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
         let pending = snapshot
             .pods
             .iter()
@@ -355,17 +361,17 @@ impl<'s> Prepared<'s> {
         removed: &BTreeSet<usize>,
         moved: &[usize],
         fence: Fence,
-    ) -> Option<Scheduler<'s>> {
+    ) -> Option<Scheduler<'_>> {
         if !self.daemons_unchanged(removed) {
             return None;
         }
         let snapshot = self.snapshot;
-        let existing: Vec<Rc<ExistingNode>> = self
+        let existing: Vec<Destination<'_>> = self
             .setup
             .existing
             .iter()
             .filter(|(i, _)| !removed.contains(i))
-            .map(|(_, n)| Rc::clone(n))
+            .map(|(_, n)| Destination::Shared(n))
             .collect();
         // Pending pods in snapshot order, the moved ones among them.
         let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
@@ -392,7 +398,7 @@ impl<'s> Prepared<'s> {
         }
         let views: Vec<PodView<'_>> = pods.iter().map(super::scheduler::view).collect();
         let removal = self.topology.removed(removed);
-        let topology = Topology::without(Rc::clone(&self.topology), removal, &views);
+        let topology = Topology::without(Arc::clone(&self.topology), removal, &views);
         drop(views);
         let limits = self.setup.limits(removed);
         let mut scheduler =

@@ -12,11 +12,16 @@
 //! requirements per key (the pool's, a handful of zones), so each is answered
 //! for every type once, as a [`TypeSet`], and a claim's answer is the
 //! intersection of its keys' sets.
+//!
+//! The answers are kept in [`GrowOnly`] memos: a disruption pass shares its
+//! templates, and so these caches, between simulations that may run on
+//! several threads, and the scheduler reads them for every claim a pod tries,
+//! without a lock.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::cloudprovider::{InstanceType, Offering, OfferingFilter};
+use crate::memo::GrowOnly;
 use crate::scheduling::{Requirement, Requirements};
 
 /// A set of instance types (indices into a pool's types), as bits.
@@ -194,8 +199,8 @@ pub(crate) struct TypeCache {
     offering_keys: Vec<Arc<str>>,
     /// For each requirement met on a type key: the types it does not conflict
     /// with.
-    compatible: RefCell<Vec<(Requirement, Arc<TypeSet>)>>,
-    offerings: RefCell<Vec<Arc<OfferingView>>>,
+    compatible: GrowOnly<(Requirement, TypeSet)>,
+    offerings: GrowOnly<OfferingView>,
 }
 
 impl TypeCache {
@@ -231,8 +236,8 @@ impl TypeCache {
             type_keys,
             capacity_types,
             offering_keys,
-            compatible: RefCell::new(Vec::new()),
-            offerings: RefCell::new(Vec::new()),
+            compatible: GrowOnly::new(),
+            offerings: GrowOnly::new(),
         }
     }
 
@@ -249,31 +254,25 @@ impl TypeCache {
             if self.type_keys.binary_search_by(|k| (**k).cmp(key)).is_err() {
                 continue;
             }
-            set.intersect_with(&self.compatible_with(types, requirement));
+            set.intersect_with(self.compatible_with(types, requirement));
         }
         set
     }
 
-    fn compatible_with(&self, types: &[InstanceType], requirement: &Requirement) -> Arc<TypeSet> {
-        if let Some((_, set)) = self
-            .compatible
-            .borrow()
-            .iter()
-            .find(|(r, _)| r == requirement)
-        {
-            return Arc::clone(set);
-        }
-        let alone: Requirements = [requirement.clone()].into_iter().collect();
-        let mut set = TypeSet::empty(self.len);
-        for (t, instance_type) in types.iter().enumerate() {
-            if instance_type.intersects(&alone) {
-                set.insert(t);
-            }
-        }
-        let set = Arc::new(set);
-        self.compatible
-            .borrow_mut()
-            .push((requirement.clone(), Arc::clone(&set)));
+    fn compatible_with(&self, types: &[InstanceType], requirement: &Requirement) -> &TypeSet {
+        let (_, set) = self.compatible.find_or_add(
+            |(r, _)| r == requirement,
+            || {
+                let alone: Requirements = [requirement.clone()].into_iter().collect();
+                let mut set = TypeSet::empty(self.len);
+                for (t, instance_type) in types.iter().enumerate() {
+                    if instance_type.intersects(&alone) {
+                        set.insert(t);
+                    }
+                }
+                (requirement.clone(), set)
+            },
+        );
         set
     }
 
@@ -284,7 +283,7 @@ impl TypeCache {
         &self,
         types: &[InstanceType],
         requirements: &Requirements,
-    ) -> Arc<OfferingView> {
+    ) -> &OfferingView {
         let filter = OfferingFilter::new(requirements);
         // An offering's further requirements meet only the claim's on the same
         // keys, so those (usually none) are all the view depends on beyond
@@ -302,18 +301,13 @@ impl TypeCache {
                 .cloned()
                 .collect()
         };
-        if let Some(view) = self
-            .offerings
-            .borrow()
-            .iter()
-            .find(|v| v.answers(&filter, &further))
-        {
-            return Arc::clone(view);
-        }
-        let names: Vec<&str> = self.capacity_types.iter().map(String::as_str).collect();
-        let view = Arc::new(OfferingView::new(types, &names, &filter, further));
-        self.offerings.borrow_mut().push(Arc::clone(&view));
-        view
+        self.offerings.find_or_add(
+            |v| v.answers(&filter, &further),
+            || {
+                let names: Vec<&str> = self.capacity_types.iter().map(String::as_str).collect();
+                OfferingView::new(types, &names, &filter, further.clone())
+            },
+        )
     }
 
     /// Whether the capacity-type masks name every capacity type: no more than

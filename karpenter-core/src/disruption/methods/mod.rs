@@ -15,8 +15,8 @@ pub mod m_to_n;
 pub mod multi_node;
 pub mod single_node;
 
-use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -29,6 +29,12 @@ use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
 /// What a method sees in one pass.
+///
+/// A pass is `Send` and `Sync`: a method may weigh its candidates on several
+/// threads, each simulating through the same pass. What it builds on first
+/// use (the simulator, the Balanced totals) is in a [`OnceLock`], and the
+/// simulations it remembers are behind a mutex, taken once per simulation
+/// (a whole scheduling run), never inside one.
 #[derive(Debug)]
 pub struct Pass<'p, 's> {
     /// The cluster.
@@ -48,13 +54,13 @@ pub struct Pass<'p, 's> {
     pub options: &'p DisruptionOptions,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
-    pub simulator: OnceCell<Simulator<'s>>,
+    pub simulator: OnceLock<Simulator<'s>>,
     /// The latest simulations, by the nodes removed and those deleting, so
     /// that the plan can apply a command without simulating it again.
-    pub(crate) recent: RefCell<Vec<Recent>>,
+    pub(crate) recent: Mutex<Vec<Recent>>,
     /// The Balanced policy's pool totals, made when first asked (see
     /// [`balanced`](Self::balanced)).
-    pub balanced: OnceCell<Balanced>,
+    pub balanced: OnceLock<Balanced>,
 }
 
 /// A simulation a pass ran: the nodes removed, those being deleted, and what
@@ -76,7 +82,8 @@ impl<'s> Pass<'_, 's> {
                 Simulator::new(self.snapshot, self.now).with_packing(self.options.packing)
             })
             .simulate(removed, deleting);
-        let mut recent = self.recent.borrow_mut();
+        // A poisoned list is still whole: entries go in complete, or not at all.
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if recent.len() == RECENT {
             recent.remove(0);
         }
@@ -106,7 +113,8 @@ impl<'s> Pass<'_, 's> {
         deleting: &BTreeSet<String>,
     ) -> Option<Simulation> {
         self.recent
-            .borrow()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .rev()
             .find(|(r, d, _)| r == removed && d == deleting)
@@ -114,8 +122,9 @@ impl<'s> Pass<'_, 's> {
     }
 }
 
-/// A way of disrupting nodes.
-pub trait Method {
+/// A way of disrupting nodes. `Send` and `Sync`, so that a method may be
+/// shared by threads weighing candidates, as a [`Pass`] may.
+pub trait Method: Send + Sync {
     /// The reason its commands give.
     fn reason(&self) -> CommandReason;
 

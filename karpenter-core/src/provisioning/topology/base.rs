@@ -5,11 +5,15 @@
 //! placed pod counted). A topology for a cluster without some nodes
 //! ([`Removed`]) starts from these and takes the removed nodes' pods and
 //! domains out, instead of counting twenty thousand pods again.
+//!
+//! A base is shared by the simulations of a disruption pass, which may run on
+//! several threads: what it works out on first use (domains, groups) is kept
+//! in memos that threads share, filled by whichever thread asks first. Every
+//! entry depends only on what it is looked up by, so the topologies built
+//! from a base are the same whatever the threads do.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
@@ -19,6 +23,7 @@ use super::group::{Group, GroupIdentity};
 use super::selector::StoredLabels;
 use super::tracker::{NodeInfo, anti_affinity_identity, required_anti_affinity};
 use super::{DomainSource, PlacedPod};
+use crate::memo::GrowOnly;
 use crate::scheduling::{LABEL_HOSTNAME, WellKnownLabels};
 
 /// A placed pod, kept for groups made later.
@@ -37,13 +42,13 @@ pub(super) type Tolerated = Option<Vec<Toleration>>;
 /// Groups made so far, by identity and pool-domain choice.
 type GroupMemo = HashMap<GroupIdentity, Vec<(Tolerated, Group)>>;
 
-/// For each key, the positions of the existing nodes with each value.
-type LabelIndex = HashMap<Arc<str>, HashMap<Arc<str>, Vec<usize>>>;
+/// For a key, the positions of the existing nodes with each value.
+type ValueIndex = HashMap<Arc<str>, Vec<usize>>;
 
 /// The shared part of the topologies of one cluster.
 #[derive(Debug)]
 pub(crate) struct TopologyBase {
-    pub(super) universe: RefCell<DomainUniverse>,
+    pub(super) universe: DomainUniverse,
     /// Every node seen: existing nodes and the nodes of placed pods.
     pub(super) nodes: Vec<NodeInfo>,
     /// Indices into `nodes` of the existing nodes, in the order given.
@@ -67,23 +72,25 @@ pub(crate) struct TopologyBase {
     /// and their nodes.
     carriers: Vec<Vec<(usize, usize)>>,
     /// Groups made so far, counting every placed pod, kept when the base
-    /// serves many topologies.
-    memo: Option<RefCell<GroupMemo>>,
-    /// For each key asked, the positions in `existing` of the nodes with
-    /// each value.
-    by_label: RefCell<LabelIndex>,
+    /// serves many topologies. Looked up by hash (a cluster may have
+    /// thousands of groups), once per group a topology makes: a lock that
+    /// readers share costs little next to cloning the group.
+    memo: Option<RwLock<GroupMemo>>,
+    /// For each key asked (a handful), the positions in `existing` of the
+    /// nodes with each value.
+    by_label: GrowOnly<(Arc<str>, ValueIndex)>,
     /// The placed pods by label and value, as (namespace, index in
     /// `placed`): a group whose selector needs a label counts only those.
     by_pod_label: HashMap<Arc<str>, HashMap<Arc<str>, Vec<PlacedAt>>>,
     /// Domain sets made so far, by key, pool-domain choice and node filter.
-    domain_sets: RefCell<Vec<DomainSet>>,
+    domain_sets: GrowOnly<DomainSet>,
 }
 
 /// A placed pod as its namespace and its index among that namespace's.
 type PlacedAt = (Arc<str>, usize);
 
 /// A domain set shared by the groups made alike.
-type DomainSet = (Arc<str>, Tolerated, NodeFilter, Rc<BTreeSet<Arc<str>>>);
+type DomainSet = (Arc<str>, Tolerated, NodeFilter, Arc<BTreeSet<Arc<str>>>);
 
 /// The nodes a topology leaves out of its base.
 #[derive(Clone, Debug, Default)]
@@ -127,7 +134,7 @@ impl TopologyBase {
         memoize: bool,
     ) -> TopologyBase {
         let mut base = TopologyBase {
-            universe: RefCell::new(DomainUniverse::new(pools)),
+            universe: DomainUniverse::new(pools),
             nodes: Vec::new(),
             existing: Vec::new(),
             existing_ids: Vec::new(),
@@ -140,10 +147,10 @@ impl TopologyBase {
             inverse: Vec::new(),
             inverse_index: HashMap::new(),
             carriers: Vec::new(),
-            memo: memoize.then(|| RefCell::new(HashMap::new())),
-            by_label: RefCell::new(HashMap::new()),
+            memo: memoize.then(|| RwLock::new(HashMap::new())),
+            by_label: GrowOnly::new(),
             by_pod_label: HashMap::new(),
-            domain_sets: RefCell::new(Vec::new()),
+            domain_sets: GrowOnly::new(),
         };
         let mut nodes = NodeTable::default();
         for &(id, labels, taints) in existing_nodes {
@@ -297,17 +304,25 @@ impl TopologyBase {
         let Some(memo) = &self.memo else {
             return self.count_group(identity.clone(), tolerations);
         };
-        let found = memo.borrow().get(identity).and_then(|made| {
-            made.iter()
-                .find(|(t, _)| t.as_deref() == tolerations)
-                .map(|(_, group)| group.clone())
-        });
-        if let Some(group) = found {
+        let find = |memo: &GroupMemo| {
+            memo.get(identity).and_then(|made| {
+                made.iter()
+                    .find(|(t, _)| t.as_deref() == tolerations)
+                    .map(|(_, group)| group.clone())
+            })
+        };
+        // A poisoned memo is still whole: entries go in complete, or not at all.
+        if let Some(group) = find(&memo.read().unwrap_or_else(PoisonError::into_inner)) {
             return group;
         }
+        // Counted without the lock; a thread that counted the same group
+        // meanwhile added one equal to it.
         let group = self.count_group(identity.clone(), tolerations);
-        memo.borrow_mut()
-            .entry(identity.clone())
+        let mut memo = memo.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(group) = find(&memo) {
+            return group;
+        }
+        memo.entry(identity.clone())
             .or_default()
             .push((tolerations.map(<[Toleration]>::to_vec), group.clone()));
         group
@@ -379,56 +394,50 @@ impl TopologyBase {
         key: &Arc<str>,
         tolerations: Option<&[Toleration]>,
         filter: &NodeFilter,
-    ) -> Rc<BTreeSet<Arc<str>>> {
-        let made = self.domain_sets.borrow().iter().find_map(|(k, t, f, set)| {
-            (k == key && t.as_deref() == tolerations && f == filter).then(|| Rc::clone(set))
-        });
-        if let Some(set) = made {
-            return set;
-        }
-        let mut domains = self.universe.borrow_mut().domains(key, tolerations);
-        self.with_existing_values(key, |values| {
-            for (value, positions) in values {
-                let counted = positions.iter().any(|&at| {
-                    let node = &self.nodes[self.existing[at]];
-                    filter.matches(&node.labels, &node.taints, &self.none_known)
-                });
-                if counted {
-                    domains.push(Arc::clone(value));
+    ) -> Arc<BTreeSet<Arc<str>>> {
+        let (_, _, _, set) = self.domain_sets.find_or_add(
+            |(k, t, f, _)| k == key && t.as_deref() == tolerations && f == filter,
+            || {
+                let mut domains = self.universe.domains(key, tolerations);
+                for (value, positions) in self.existing_values(key) {
+                    let counted = positions.iter().any(|&at| {
+                        let node = &self.nodes[self.existing[at]];
+                        filter.matches(&node.labels, &node.taints, &self.none_known)
+                    });
+                    if counted {
+                        domains.push(Arc::clone(value));
+                    }
                 }
-            }
-        });
-        domains.extend(self.registered.get(key).into_iter().flatten().cloned());
-        domains.sort_unstable();
-        domains.dedup();
-        let set = Rc::new(domains.into_iter().collect::<BTreeSet<_>>());
-        self.domain_sets.borrow_mut().push((
-            Arc::clone(key),
-            tolerations.map(<[Toleration]>::to_vec),
-            filter.clone(),
-            Rc::clone(&set),
-        ));
-        set
+                domains.extend(self.registered.get(key).into_iter().flatten().cloned());
+                domains.sort_unstable();
+                domains.dedup();
+                (
+                    Arc::clone(key),
+                    tolerations.map(<[Toleration]>::to_vec),
+                    filter.clone(),
+                    Arc::new(domains.into_iter().collect()),
+                )
+            },
+        );
+        Arc::clone(set)
     }
 
-    /// Runs `f` on the values the existing nodes have for `key`, each with
-    /// the positions (in `existing`) of the nodes that have it.
-    fn with_existing_values<T>(
-        &self,
-        key: &Arc<str>,
-        f: impl FnOnce(&HashMap<Arc<str>, Vec<usize>>) -> T,
-    ) -> T {
-        let mut by_label = self.by_label.borrow_mut();
-        let values = by_label.entry(Arc::clone(key)).or_insert_with(|| {
-            let mut values: HashMap<Arc<str>, Vec<usize>> = HashMap::new();
-            for (at, &index) in self.existing.iter().enumerate() {
-                if let Some(value) = self.nodes[index].label(key) {
-                    values.entry(Arc::from(value)).or_default().push(at);
+    /// The values the existing nodes have for `key`, each with the positions
+    /// (in `existing`) of the nodes that have it.
+    fn existing_values(&self, key: &Arc<str>) -> &ValueIndex {
+        let (_, values) = self.by_label.find_or_add(
+            |(k, _)| k == key,
+            || {
+                let mut values: ValueIndex = HashMap::new();
+                for (at, &index) in self.existing.iter().enumerate() {
+                    if let Some(value) = self.nodes[index].label(key) {
+                        values.entry(Arc::from(value)).or_default().push(at);
+                    }
                 }
-            }
-            values
-        });
-        f(values)
+                (Arc::clone(key), values)
+            },
+        );
+        values
     }
 
     /// Takes the removed nodes out of an owned group made over every placed
@@ -548,7 +557,7 @@ impl TopologyBase {
         touched.sort_unstable();
         touched.dedup();
         let key = Arc::clone(group.key());
-        let pool_domains = self.universe.borrow_mut().domains(&key, tolerations);
+        let pool_domains = self.universe.domains(&key, tolerations);
         for domain in touched {
             if group.count_of(domain) > 0
                 || pool_domains.binary_search_by(|d| (**d).cmp(domain)).is_ok()
@@ -570,13 +579,13 @@ impl TopologyBase {
         removed: &Removed,
         counted: &dyn Fn(&NodeInfo) -> bool,
     ) -> bool {
-        self.with_existing_values(key, |values| {
-            values.get(value).is_some_and(|positions| {
+        self.existing_values(key)
+            .get(value)
+            .is_some_and(|positions| {
                 positions
                     .iter()
                     .any(|&at| !removed.has_existing(at) && counted(&self.nodes[self.existing[at]]))
             })
-        })
     }
 
     /// The existing nodes' hostnames that removing `removed` drops: those no

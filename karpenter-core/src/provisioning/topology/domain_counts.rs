@@ -5,17 +5,18 @@
 //! disruption simulations clone groups by the thousand. So the domains known
 //! when a group is made live in one shared, sorted set (groups made alike
 //! share the very same set); a clone copies only what changed since (domains
-//! added or forgotten) and the counts that are not zero.
+//! added or forgotten) and the counts that are not zero. The set is behind an
+//! `Arc`, as groups kept in a shared topology base are read by several
+//! threads: one atomic count per clone, next to the maps a clone copies.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
 use std::sync::Arc;
 
 /// Known domains with their counts of selected pods.
 #[derive(Clone, Debug, Default)]
 pub(super) struct DomainCounts {
     /// Domains known from the start, shared with other groups.
-    shared: Rc<BTreeSet<Arc<str>>>,
+    shared: Arc<BTreeSet<Arc<str>>>,
     /// Known domains not in `shared`.
     added: BTreeSet<Arc<str>>,
     /// Domains of `shared` forgotten since.
@@ -26,7 +27,7 @@ pub(super) struct DomainCounts {
 
 impl DomainCounts {
     /// Counts over the domains of `shared`, none counted yet.
-    pub(super) fn over(shared: Rc<BTreeSet<Arc<str>>>) -> DomainCounts {
+    pub(super) fn over(shared: Arc<BTreeSet<Arc<str>>>) -> DomainCounts {
         DomainCounts {
             shared,
             ..DomainCounts::default()
@@ -177,8 +178,8 @@ where
 mod tests {
     use super::*;
 
-    fn set(domains: &[&str]) -> Rc<BTreeSet<Arc<str>>> {
-        Rc::new(domains.iter().map(|d| Arc::from(*d)).collect())
+    fn set(domains: &[&str]) -> Arc<BTreeSet<Arc<str>>> {
+        Arc::new(domains.iter().map(|d| Arc::from(*d)).collect())
     }
 
     fn listed(counts: &DomainCounts) -> Vec<(String, u32)> {

@@ -9,6 +9,8 @@
 //!
 //! Domains are computed per key on first use and cached: a scheduling run
 //! only ever asks for the handful of keys its pods spread or (anti-)affine on.
+//! The cache is a [`GrowOnly`] memo, as the universe is shared by the
+//! simulations of a disruption pass, which may run on several threads.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,6 +18,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use super::DomainSource;
+use crate::memo::GrowOnly;
 use crate::scheduling::{Requirement, Requirements, tolerates_all};
 
 /// Which pools offer a domain.
@@ -36,12 +39,15 @@ struct Pool {
     taints: Box<[Taint]>,
 }
 
+/// A key's domains, each with the pools that offer it, sorted.
+type KeyDomains = BTreeMap<Arc<str>, Offered>;
+
 /// The domains, per key, that the NodePools can create.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct DomainUniverse {
     pools: Vec<Pool>,
     /// Domains of each key asked for so far, sorted.
-    by_key: BTreeMap<Arc<str>, BTreeMap<Arc<str>, Offered>>,
+    by_key: GrowOnly<(Arc<str>, KeyDomains)>,
 }
 
 impl DomainUniverse {
@@ -61,24 +67,20 @@ impl DomainUniverse {
             .collect();
         DomainUniverse {
             pools,
-            by_key: BTreeMap::new(),
+            by_key: GrowOnly::new(),
         }
     }
 
     /// The domains of `key`, in ascending order. With `tolerations`, only
     /// those offered by a pool whose taints they all tolerate; without, all.
     pub(super) fn domains(
-        &mut self,
+        &self,
         key: &Arc<str>,
         tolerations: Option<&[Toleration]>,
     ) -> Vec<Arc<str>> {
-        if !self.by_key.contains_key(key) {
-            let computed = self.compute(key);
-            self.by_key.insert(Arc::clone(key), computed);
-        }
-        let Some(domains) = self.by_key.get(key) else {
-            return Vec::new();
-        };
+        let (_, domains) = self
+            .by_key
+            .find_or_add(|(k, _)| k == key, || (Arc::clone(key), self.compute(key)));
         let Some(tolerations) = tolerations else {
             return domains.keys().cloned().collect();
         };
@@ -99,7 +101,7 @@ impl DomainUniverse {
             .collect()
     }
 
-    fn compute(&self, key: &str) -> BTreeMap<Arc<str>, Offered> {
+    fn compute(&self, key: &str) -> KeyDomains {
         let mut domains = BTreeMap::new();
         for (index, pool) in self.pools.iter().enumerate() {
             let mut offer =

@@ -5,7 +5,6 @@
 //! and ties (equal counts, several empty domains) always go to the first name.
 
 use std::collections::BTreeSet;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use super::domain_counts::DomainCounts;
@@ -125,7 +124,7 @@ impl Group {
 
     /// A group of `identity` knowing the domains of `shared` (shared with
     /// other groups), with no pod counted yet.
-    pub(super) fn over(identity: GroupIdentity, shared: Rc<BTreeSet<Arc<str>>>) -> Group {
+    pub(super) fn over(identity: GroupIdentity, shared: Arc<BTreeSet<Arc<str>>>) -> Group {
         let mut group = Group::new(identity);
         group.counts = DomainCounts::over(shared);
         group

@@ -2,7 +2,6 @@
 //! own which groups, after upstream's `topology.go`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::rc::Rc;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
@@ -66,10 +65,11 @@ struct Memberships {
 #[derive(Clone, Debug)]
 pub(crate) struct Topology {
     /// What the topology is built from, shared with other topologies of the
-    /// same cluster.
-    base: Rc<TopologyBase>,
+    /// same cluster (cloned once per topology, never per pod: methods borrow
+    /// it next to the fields they change).
+    base: Arc<TopologyBase>,
     /// The base's nodes this topology leaves out.
-    removed: Rc<Removed>,
+    removed: Removed,
     /// Groups of pending pods' constraints, in creation order.
     groups: Vec<Group>,
     group_index: HashMap<GroupIdentity, usize>,
@@ -142,7 +142,7 @@ impl Topology {
     pub(crate) fn sole(mut base: TopologyBase, pending: &[PodView<'_>]) -> Topology {
         let inverse = std::mem::take(&mut base.inverse);
         base.inverse_index.clear();
-        let mut topology = Topology::empty(Rc::new(base), Removed::default());
+        let mut topology = Topology::empty(Arc::new(base), Removed::default());
         for group in inverse {
             topology.push_inverse(group);
         }
@@ -156,12 +156,12 @@ impl Topology {
     /// is ever checked against the rest), in the order a topology built
     /// from the changed cluster would have them.
     pub(crate) fn without(
-        base: Rc<TopologyBase>,
+        base: Arc<TopologyBase>,
         removed: Removed,
         pending: &[PodView<'_>],
     ) -> Topology {
         let mut topology = Topology::empty(base, removed);
-        let base = Rc::clone(&topology.base);
+        let base = &topology.base;
         // The pending pods by label, so a group is checked against the pods
         // carrying the label its selector needs.
         let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
@@ -194,11 +194,11 @@ impl Topology {
     }
 
     /// A topology of the base without `removed`, with no group yet.
-    fn empty(base: Rc<TopologyBase>, removed: Removed) -> Topology {
+    fn empty(base: Arc<TopologyBase>, removed: Removed) -> Topology {
         let dropped = base.dropped_hostnames(&removed);
         Topology {
             base,
-            removed: Rc::new(removed),
+            removed,
             groups: Vec::new(),
             group_index: HashMap::new(),
             inverse: Vec::new(),
@@ -258,7 +258,7 @@ impl Topology {
 
     /// Takes base inverse group `id`, without the removed nodes.
     fn adopt_inverse(&mut self, id: usize) -> usize {
-        let base = Rc::clone(&self.base);
+        let base = &*self.base;
         let mut group = base.inverse[id].clone();
         if !self.removed.is_empty() {
             let registered = |key: &str, value: &str| self.is_registered(key, value);
@@ -424,7 +424,7 @@ impl Topology {
         taints: &[Taint],
         kind: NodeKind,
     ) {
-        let base = Rc::clone(&self.base);
+        let base = &*self.base;
         let allow_undefined = match kind {
             NodeKind::Existing => &base.none_known,
             NodeKind::NewClaim => &base.well_known,
@@ -580,7 +580,7 @@ impl Topology {
             PoolDomains::AsFilterHonors => identity.filter.honored_tolerations(),
             PoolDomains::ToleratedBy(tolerations) => Some(tolerations),
         };
-        let base = Rc::clone(&self.base);
+        let base = &*self.base;
         let mut group = base.owned_group(&identity, tolerations);
         if !self.removed.is_empty() {
             let registered = |key: &str, value: &str| self.is_registered(key, value);
@@ -609,7 +609,7 @@ impl Topology {
         if let Some(&id) = self.base.inverse_index.get(&identity) {
             return self.adopt_inverse(id);
         }
-        let base = Rc::clone(&self.base);
+        let base = &*self.base;
         let registered = |key: &str, value: &str| self.is_registered(key, value);
         let mut group = base.new_inverse(identity, &self.removed, &registered);
         for domain in self.added.get(group.key()).into_iter().flatten() {

@@ -53,7 +53,9 @@ pub(super) struct Checker<'s> {
     /// Each pool's catalog by type name.
     pub(super) by_name: BTreeMap<&'s str, BTreeMap<&'s str, &'s InstanceType>>,
     /// The daemons (indices) running on each pool's type, and their requests,
-    /// worked out once.
+    /// worked out once. A `RefCell` (and `Rc`, to hand an entry out without
+    /// holding the borrow): a checker lives for one [`validate`](super::validate)
+    /// call on one thread and is never shared, unlike the planners' memos.
     pub(super) overheads: RefCell<BTreeMap<(String, String), Rc<Landing>>>,
 }
 
