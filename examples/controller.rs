@@ -10,7 +10,10 @@
 //! a cloud (see `karpenter-azure`) and its `Cluster` to the Kubernetes API,
 //! and it calls `reconcile` on a timer with the wall clock
 //! (`tokio::time::interval` and `jiff::Timestamp::now()`). Here time is
-//! simulated, ten seconds a step, so the whole run takes a moment.
+//! simulated, ten seconds a step, so the whole run takes a moment. As a real
+//! controller should, it plans on tokio's blocking pool (`SpawnBlocking`,
+//! karpenter-core's `tokio` feature), so that planning a large cluster does
+//! not hold the runtime's thread.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +22,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType};
-use karpenter_core::driver::{Driver, Event};
+use karpenter_core::driver::{Driver, DriverOptions, Event, SpawnBlocking};
 use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
 use karpenter_fake::catalog::sized_instance_types;
 use karpenter_fake::kube::InMemoryCluster;
@@ -75,7 +78,8 @@ async fn scale(
         },
     }))?);
     let mut run = Run {
-        driver: Driver::new(provider.clone(), cluster.clone()),
+        driver: Driver::new(provider.clone(), cluster.clone())
+            .with_options(DriverOptions::default().with_planning_runner(SpawnBlocking)),
         cluster: cluster.clone(),
         provider: provider.clone(),
         prices,

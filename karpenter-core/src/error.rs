@@ -22,6 +22,11 @@ pub enum Error {
     /// A cluster call failed.
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
+    /// The driver's planning runner returned without running the planning
+    /// (its runtime shutting down; see
+    /// [`PlanningRunner`](crate::driver::PlanningRunner)).
+    #[error("the driver's planning runner returned without running the planning")]
+    PlanningNotRun,
 }
 
 /// `error` and its causes, each after a colon, as one line of a log reads:

@@ -9,6 +9,19 @@
 //!
 //! It depends on `k8s-openapi` without choosing a Kubernetes version: the final
 //! binary (or a test) enables one of k8s-openapi's `v1_*` features.
+//!
+//! # Threads
+//!
+//! Every planning type is `Send` and `Sync`: snapshots, options, plans, and
+//! the machinery in between ([`disruption::simulate::Simulator`],
+//! [`disruption::methods::Pass`], candidates, allowances). A snapshot can be
+//! moved to a worker thread and planned there, and one simulator can serve
+//! several threads at once, for instance to weigh disruption candidates in
+//! parallel; what it works out on first use is kept in thread-safe memos, and
+//! its answers are the same whichever thread asks, in whatever order. The
+//! [`driver`] hands its planning to a [`driver::PlanningRunner`] the embedder
+//! chooses (tokio's blocking pool with the `tokio` feature), so that planning
+//! does not hold an async executor's thread.
 
 pub mod api;
 pub mod cloudprovider;

@@ -1,14 +1,18 @@
 //! The driver against the fake cloud and the in-memory cluster, end to end:
 //! scale up, scale down into consolidation, a drift roll, an
-//! insufficient-capacity storm, a restart mid-command. The world checks its
-//! invariants after every step (see `support`).
+//! insufficient-capacity storm, a restart mid-command, planning inline or on
+//! tokio's blocking pool. The world checks its invariants after every step
+//! (see `support`).
 
 mod support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use karpenter_core::cloudprovider::CloudProvider as _;
-use karpenter_core::driver::{DriverOptions, Event};
+use karpenter_core::driver::{
+    DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
+};
 use karpenter_core::provisioning::bound_node;
 use karpenter_fake::catalog::sized_instance_types;
 use karpenter_fake::provider::FakeCloudProvider;
@@ -71,6 +75,64 @@ async fn scale_down_consolidates() {
     // Ten pods of 1 cpu: one node of the 16-vCPU catalog holds them.
     assert_eq!(world.claims(), 1, "claims left: {}", world.claims());
     assert!(world.count(|e| matches!(e, Event::CommandCompleted { .. })) >= 1);
+}
+
+/// A planning runner that counts the jobs it hands to another.
+#[derive(Debug)]
+struct Counting<R> {
+    runner: R,
+    jobs: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl<R: PlanningRunner> PlanningRunner for Counting<R> {
+    async fn run(&self, job: PlanningJob) {
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+        self.runner.run(job).await;
+    }
+}
+
+/// A scale-up, then a scale-down into consolidation, planned by `runner`:
+/// every event, and how many planning jobs the runner ran.
+async fn scale_up_and_down(runner: impl PlanningRunner + 'static) -> (Vec<(usize, Event)>, usize) {
+    let jobs = Arc::new(AtomicUsize::new(0));
+    let counting = Counting {
+        runner,
+        jobs: Arc::clone(&jobs),
+    };
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(16)));
+    let mut world = World::new(provider, DriverOptions::default()).planning_on(counting);
+    world.add_pool(pool("default", "3", serde_json::json!([])));
+    world.add_pods((0..30).map(|i| pending_pod(&format!("web-{i}"), Shape::Plain, "1", "1Gi")));
+    world
+        .run_until(30, |w| w.pending() == 0 && w.settled())
+        .await;
+    for i in 5..30 {
+        assert!(world.cluster.delete_pod(&format!("default/web-{i}")));
+    }
+    world
+        .run_until(200, |w| {
+            w.settled() && w.count(|e| matches!(e, Event::CommandCompleted { .. })) > 0
+        })
+        .await;
+    (world.events, jobs.load(Ordering::Relaxed))
+}
+
+/// The driver plans (provisioning and disruption) through the runner its
+/// options name, and where planning runs changes nothing it does.
+#[tokio::test]
+async fn planning_on_the_blocking_pool_acts_as_planning_inline() {
+    let (inline, inline_jobs) = scale_up_and_down(Inline).await;
+    let (pooled, pooled_jobs) = scale_up_and_down(SpawnBlocking).await;
+    assert!(
+        inline
+            .iter()
+            .any(|(_, e)| matches!(e, Event::CommandStarted { .. })),
+        "{inline:?}"
+    );
+    assert!(inline_jobs > 0);
+    assert_eq!(pooled_jobs, inline_jobs);
+    assert_eq!(pooled, inline);
 }
 
 #[tokio::test]

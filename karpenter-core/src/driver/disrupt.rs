@@ -16,6 +16,7 @@ use jiff::Timestamp;
 
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
+use super::planning::run_planning;
 use super::report::{Event, Report};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
@@ -274,7 +275,15 @@ pub(super) async fn start(
         .disruption
         .clone()
         .with_repair_policies(driver.provider.repair_policies());
-    let Some(command) = first_command(&snapshot, now, &options) else {
+    // The plan is CPU-bound: it runs on the driver's planning runner, the
+    // snapshot moved in and handed back.
+    let runner = driver.options.planning_runner.as_ref();
+    let (snapshot, command) = run_planning(runner, move || {
+        let command = first_command(&snapshot, now, &options);
+        (snapshot, command)
+    })
+    .await?;
+    let Some(command) = command else {
         return Ok(());
     };
     let candidates: Vec<NodeClaim> = command

@@ -36,10 +36,15 @@
 //!
 //! Time is passed in: the same cluster, cloud and `now` give the same
 //! actions.
+//!
+//! Planning is CPU-bound: the driver hands it to the embedder's
+//! [`PlanningRunner`] (see [`DriverOptions::with_planning_runner`]), which by
+//! default runs it inline.
 
 mod disrupt;
 mod lifecycle;
 mod manifest;
+mod planning;
 mod provision;
 mod report;
 
@@ -66,6 +71,9 @@ pub use disrupt::{
     COMMAND_ANNOTATION, COMMAND_REPLACEMENTS_ANNOTATION, COMMAND_STARTED_ANNOTATION,
     REPLACES_ANNOTATION,
 };
+#[cfg(feature = "tokio")]
+pub use planning::SpawnBlocking;
+pub use planning::{Inline, PlanningJob, PlanningRunner};
 pub use report::{Event, Report};
 
 /// How the driver behaves.
@@ -89,6 +97,10 @@ pub struct DriverOptions {
     /// replacements follow `disruption.packing`; [`with_packing`](Self::with_packing)
     /// sets both).
     pub packing: Packing,
+    /// Where planning runs: [`Inline`] by default; `SpawnBlocking` (with the
+    /// `tokio` feature) or the embedder's own runner keep it off the async
+    /// executor (see [`PlanningRunner`]).
+    pub planning_runner: Arc<dyn PlanningRunner>,
 }
 
 impl Default for DriverOptions {
@@ -100,6 +112,7 @@ impl Default for DriverOptions {
             replacement_timeout: Duration::from_secs(600),
             max_replans: 3,
             packing: Packing::Upstream,
+            planning_runner: Arc::new(Inline),
         }
     }
 }
@@ -141,6 +154,14 @@ impl DriverOptions {
     /// These options with this wait for replacements.
     pub fn with_replacement_timeout(mut self, timeout: Duration) -> Self {
         self.replacement_timeout = timeout;
+        self
+    }
+
+    /// These options with planning run by `runner`: a tokio embedder passes
+    /// `SpawnBlocking` (the `tokio` feature), so that a plan over a large
+    /// cluster does not hold a runtime worker.
+    pub fn with_planning_runner(mut self, runner: impl PlanningRunner + 'static) -> Self {
+        self.planning_runner = Arc::new(runner);
         self
     }
 }

@@ -13,13 +13,14 @@ use jiff::Timestamp;
 
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
+use super::planning::run_planning;
 use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
 use crate::provisioning::{
-    ProvisioningOptions, Unschedulable, is_destination, is_pending, is_pending_but_for_nomination,
-    leaving_pods, nominated_node, schedule_with,
+    ProvisioningOptions, ProvisioningPlan, Unschedulable, is_destination, is_pending,
+    is_pending_but_for_nomination, leaving_pods, nominated_node, schedule_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -90,6 +91,25 @@ fn with_nominations_read(snapshot: &Snapshot) -> (Cow<'_, Snapshot>, usize) {
     (Cow::Owned(read), held)
 }
 
+/// The planning of one provisioning round, on the driver's planning runner:
+/// the pods' nominations read (see [`with_nominations_read`]), and the plan,
+/// unless there is nothing to plan (no pending pod, none leaving a node on
+/// its way out). Takes the snapshot and gives it back, with how many pods
+/// are held by their nominations, so that the job borrows nothing.
+fn plan_round(
+    snapshot: Snapshot,
+    options: &ProvisioningOptions,
+    now: Timestamp,
+) -> (Snapshot, usize, Option<ProvisioningPlan>) {
+    let (planned, held) = with_nominations_read(&snapshot);
+    // The pods to plan: the pending ones, and those leaving the nodes on
+    // their way out (a command's candidates, tainted, among them).
+    let any = planned.pods.iter().any(is_pending) || !leaving_pods(&planned, Some(now)).is_empty();
+    let plan = any.then(|| schedule_with(&planned, options));
+    drop(planned);
+    (snapshot, held, plan)
+}
+
 /// Reports each pod the plan cannot place, unless it was reported with the
 /// same reason already; forgets the pods the plan now places (or that are
 /// gone), so that they are reported again should they become unplaceable.
@@ -131,20 +151,18 @@ pub(super) async fn run(
                 c.metadata.deletion_timestamp.is_none() && !is_true(c, condition_types::INITIALIZED)
             })
         });
-        let (planned, held) = with_nominations_read(&snapshot);
-        // Settled only when no pod waits for the node it was nominated to.
-        let waiting = in_flight || held > 0;
-        // The pods to plan: the pending ones, and those leaving the nodes on
-        // their way out (a command's candidates, tainted, among them).
-        if !planned.pods.iter().any(is_pending) && leaving_pods(&planned, Some(now)).is_empty() {
-            driver.unschedulable.clear();
-            return Ok((!waiting).then_some(snapshot));
-        }
         let options = ProvisioningOptions::default()
             .with_packing(driver.options.packing)
             .at(now);
-        let plan = schedule_with(&planned, &options);
-        drop(planned);
+        let runner = driver.options.planning_runner.as_ref();
+        let (snapshot, held, plan) =
+            run_planning(runner, move || plan_round(snapshot, &options, now)).await?;
+        // Settled only when no pod waits for the node it was nominated to.
+        let waiting = in_flight || held > 0;
+        let Some(plan) = plan else {
+            driver.unschedulable.clear();
+            return Ok((!waiting).then_some(snapshot));
+        };
         report_unschedulable(driver, &plan.unschedulable, report);
         let mut nominated = 0;
         for placement in &plan.existing_nodes {

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::CloudProvider;
-use karpenter_core::driver::{Driver, DriverOptions, Event, Report};
+use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Report, SpawnBlocking};
 use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
@@ -47,11 +47,13 @@ impl World {
     }
 
     /// A world whose driver talks to `provider`, a faulty view of `truth`.
+    /// The driver plans on tokio's blocking pool, as a tokio embedder's would.
     pub fn with_faults(
         provider: Arc<dyn CloudProvider>,
         truth: Arc<dyn CloudProvider>,
         options: DriverOptions,
     ) -> World {
+        let options = options.with_planning_runner(SpawnBlocking);
         let cluster =
             Arc::new(InMemoryCluster::new().with_registration_delay(Duration::from_secs(45)));
         let driver = Driver::new(provider.clone(), cluster.clone()).with_options(options.clone());
@@ -79,6 +81,13 @@ impl World {
         for pod in pods {
             self.cluster.apply_pod(pod);
         }
+    }
+
+    /// This world with its driver planning on `runner`.
+    pub fn planning_on(mut self, runner: impl PlanningRunner + 'static) -> World {
+        self.options = self.options.clone().with_planning_runner(runner);
+        self.restart_driver();
+        self
     }
 
     /// The driver as it would be after a restart: a new one, same options.
