@@ -16,7 +16,8 @@
 //! final binary should do), enable one `k8s-openapi` version feature yourself, and take
 //! only the parts you use: `azure` (the Azure provider and its HTTP client), `fake` (the
 //! in-memory provider and cluster), `scenario` (the manifest reader and `sim`, with
-//! both providers). Without any, the crate is [`core`] alone.
+//! both providers), `tokio` (the driver's planning on tokio's blocking pool). Without
+//! any, the crate is [`core`] alone.
 
 #[cfg(feature = "azure")]
 pub use karpenter_azure as azure;
