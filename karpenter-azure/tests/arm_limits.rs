@@ -12,6 +12,7 @@ use std::time::Duration;
 use karpenter_azure::arm::{
     ArmClient, ArmError, ClientLimits, ComputeApi, RetryPolicy, StaticCredential,
 };
+use karpenter_core::error::with_causes;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
@@ -109,7 +110,7 @@ async fn a_request_that_gets_no_answer_times_out_and_is_retried() {
         ArmError::GaveUp { attempts: 2, last } => {
             // The timeout is the HTTP client's error, kept as the source.
             assert!(matches!(**last, ArmError::Transport { .. }), "{last:?}");
-            let why = causes(last.as_ref());
+            let why = with_causes(last.as_ref());
             assert!(why.contains("timed out"), "{why}");
         }
         other => panic!("expected two timed-out attempts, got {other:?}"),
@@ -164,7 +165,7 @@ async fn a_connection_never_accepted_times_out() {
     // Not the request's timeout nor the deadline (a minute each): the connect's.
     match &error {
         ArmError::GaveUp { last, .. } => {
-            let why = causes(last.as_ref());
+            let why = with_causes(last.as_ref());
             assert!(why.to_lowercase().contains("connect"), "{why}")
         }
         other => panic!("expected connects that timed out, got {other:?}"),
@@ -477,15 +478,4 @@ async fn an_error_that_echoes_the_token_does_not_show_it() {
         assert!(shown.contains("Authorization: Bearer ***"), "{shown}");
         assert!(!shown.contains("test-token-body"), "{shown}");
     }
-}
-
-/// The error and its sources, as one line.
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(next) = cause {
-        text = format!("{text}: {next}");
-        cause = next.source();
-    }
-    text
 }

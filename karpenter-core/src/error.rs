@@ -30,9 +30,10 @@ pub enum Error {
 }
 
 /// `error` and its causes, each after a colon, as one line of a log reads:
-/// the errors here keep their causes as sources and do not repeat them in
-/// their own text.
-pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+/// the errors of this workspace (the engine's, the providers', the ARM
+/// client's) keep their causes as sources and do not repeat them in their
+/// own text, so this is how to show one whole.
+pub fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(next) = cause {

@@ -37,6 +37,16 @@ fn preemptor(node: &str, cpu: &str) -> Pod {
     pod
 }
 
+/// The preemptor as the cluster has it now.
+fn preemptor_now(world: &World) -> Pod {
+    world
+        .cluster
+        .pod_list()
+        .into_iter()
+        .find(|p| pod_key(p) == "default/urgent-0")
+        .expect("the pod")
+}
+
 fn created(world: &World) -> usize {
     world.count(|e| matches!(e, Event::ClaimCreated { .. }))
 }
@@ -65,12 +75,7 @@ async fn a_pod_preempting_on_a_node_gets_no_new_capacity() {
         before,
         "a claim was bought for a preempting pod"
     );
-    let urgent = world
-        .cluster
-        .pod_list()
-        .into_iter()
-        .find(|p| pod_key(p) == "default/urgent-0")
-        .expect("the pod");
+    let urgent = preemptor_now(&world);
     assert_eq!(bound_node(&urgent), None);
 
     // The kube-scheduler gives up on the node: the pod is pending, and the
@@ -82,13 +87,8 @@ async fn a_pod_preempting_on_a_node_gets_no_new_capacity() {
     world.add_pods([given_up]);
     world.run_until(10, |w| w.pending() == 0).await;
     assert_eq!(created(&world), before + 1);
-    let bound = world
-        .cluster
-        .pod_list()
-        .into_iter()
-        .find(|p| pod_key(p) == "default/urgent-0")
-        .and_then(|p| bound_node(&p).map(str::to_owned));
-    assert!(bound.is_some_and(|n| n != node));
+    let bound = preemptor_now(&world);
+    assert!(bound_node(&bound).is_some_and(|n| n != node));
 }
 
 #[tokio::test]
@@ -98,12 +98,7 @@ async fn a_pod_nominated_to_a_node_that_is_gone_is_planned_again() {
     world.add_pods([preemptor("default-gone", "1")]);
     world.run_until(10, |w| w.pending() == 0).await;
     // It went on the existing node, or on a claim of its own.
-    let urgent = world
-        .cluster
-        .pod_list()
-        .into_iter()
-        .find(|p| pod_key(p) == "default/urgent-0")
-        .expect("the pod");
+    let urgent = preemptor_now(&world);
     assert!(bound_node(&urgent).is_some());
     assert!(created(&world) <= before + 1);
 }

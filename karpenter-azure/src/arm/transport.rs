@@ -7,6 +7,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use karpenter_core::error::with_causes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -43,12 +44,7 @@ impl Operation {
     /// `error` and its causes as one line, every token this operation sent
     /// replaced: what a log may show of a failure not over yet.
     fn shown(&self, error: &ArmError) -> String {
-        let mut text = error.to_string();
-        let mut cause = std::error::Error::source(error);
-        while let Some(next) = cause {
-            text = format!("{text}: {next}");
-            cause = next.source();
-        }
+        let text = with_causes(error);
         let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
         sent.iter()
             .map(Secret::expose)
