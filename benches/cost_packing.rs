@@ -1,5 +1,5 @@
 //! The cost mode (`--packing cost`) against the upstream mode on two
-//! catalogs: unconstrained mixes (`karpenter_fake::workload::unconstrained_mix`)
+//! catalogs: unconstrained mixes (`karpenter_fake::generate::workload::unconstrained_mix`)
 //! of 2,000 and 20,000 pods on the embedded Azure eastus catalog and on the
 //! three-families fake catalog, and the diverse constrained mix of the
 //! `scheduling` bench on three families. The target: 20,000 pods in cost
@@ -12,8 +12,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use karpenter::azure::instancetype::{Settings, instance_types, labels::well_known_labels};
 use karpenter::core::provisioning::{Packing, schedule_with};
 use karpenter::core::scheduling::WellKnownLabels;
-use karpenter::fake::catalog::three_families;
-use karpenter::fake::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};
+use karpenter::fake::generate::catalog::three_families;
+use karpenter::fake::generate::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};
 
 fn cost_packing(c: &mut Criterion) {
     let azure = instance_types(

@@ -1,7 +1,7 @@
 //! Disruption at the sizes where upstream's users see consolidation time out
 //! (300 to 1,000 nodes; one rescheduling simulation takes about 0.9 s in
 //! production, kubernetes-sigs/karpenter PR #3271), on generated running
-//! clusters (`karpenter_fake::cluster::running_cluster`: twenty pods per node,
+//! clusters (`karpenter_fake::generate::running::running_cluster`: twenty pods per node,
 //! one in five apps spread over zones, one in ten with hostname
 //! anti-affinity, some PodDisruptionBudgets; node sizes 1-64 vCPU, grown
 //! 10-150 % past what their pods need):
@@ -17,7 +17,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
-use karpenter::fake::cluster::running_cluster;
+use karpenter::fake::generate::running::running_cluster;
 
 fn now() -> Timestamp {
     "2026-06-01T00:00:00Z".parse().expect("a timestamp")

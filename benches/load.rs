@@ -7,7 +7,7 @@
 //! aliases costs.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use karpenter::fake::{manifest, workload};
+use karpenter::fake::generate::{manifest, workload};
 use karpenter::scenario::{LoadOptions, Scenario};
 
 fn inputs(n: usize) -> [(&'static str, String); 3] {

@@ -11,7 +11,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use karpenter::core::provisioning::schedule;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
-use karpenter::fake::{catalog, workload};
+use karpenter::fake::generate::{catalog, workload};
 
 /// The benchmark's cluster: one NodePool offered every type, and `n` pending pods.
 pub fn benchmark_snapshot(n: usize) -> Snapshot {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
 use karpenter::core::disruption::simulate::simulate;
-use karpenter::fake::cluster::running_cluster;
+use karpenter::fake::generate::running::running_cluster;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

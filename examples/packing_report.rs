@@ -18,8 +18,8 @@ use karpenter::azure::instancetype::{Settings, instance_types, labels::well_know
 use karpenter::core::provisioning::{Packing, schedule, schedule_with};
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
-use karpenter::fake::catalog::three_families;
-use karpenter::fake::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};
+use karpenter::fake::generate::catalog::three_families;
+use karpenter::fake::generate::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};
 
 fn main() {
     let azure = instance_types(

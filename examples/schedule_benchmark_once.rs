@@ -8,7 +8,7 @@ use karpenter::core::api::NodePool;
 use karpenter::core::provisioning::schedule;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
-use karpenter::fake::{catalog, workload};
+use karpenter::fake::generate::{catalog, workload};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = std::env::args()

@@ -8,7 +8,7 @@
 //! cargo run --release -- provision -f /tmp/bench.yaml --timings -o json > /dev/null
 //! ```
 
-use karpenter::fake::{catalog, manifest, workload};
+use karpenter::fake::generate::{catalog, manifest, workload};
 use serde_json::{Value, json};
 
 fn instance_type_document(it: &karpenter::core::cloudprovider::InstanceType) -> Value {

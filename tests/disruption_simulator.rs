@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::simulate::{Simulator, simulate_with};
 use karpenter::core::snapshot::Snapshot;
-use karpenter::fake::cluster::running_cluster;
+use karpenter::fake::generate::running::running_cluster;
 use serde_json::json;
 
 fn now() -> Timestamp {

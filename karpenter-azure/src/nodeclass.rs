@@ -252,46 +252,6 @@ impl AKSNodeClass {
         Ok(())
     }
 
-    /// The instance-type settings this node class gives in `region` on
-    /// `network`.
-    pub fn settings(
-        &self,
-        region: &str,
-        network: &NetworkOptions,
-    ) -> Result<crate::instancetype::Settings, NodeClassError> {
-        self.validate()?;
-        let other = |path: &[&str]| {
-            let mut value =
-                serde_json::Value::Object(self.spec.other.clone().into_iter().collect());
-            for key in path {
-                value = value.get(key)?.clone();
-            }
-            Some(value)
-        };
-        let flag = |path: &[&str]| other(path).and_then(|v| v.as_bool()).unwrap_or(false);
-        let mut settings = crate::instancetype::Settings::for_region(region);
-        settings.image_family = self.image_family()?;
-        settings.os_disk_size_gb = self
-            .spec
-            .os_disk_size_gb
-            .map_or(DEFAULT_OS_DISK_SIZE_GB, |s| s as u32);
-        settings.max_pods = self
-            .spec
-            .max_pods
-            .map_or_else(|| network.default_max_pods(), |p| p as u32);
-        settings.encryption_at_host = flag(&["security", "encryptionAtHost"]);
-        settings.artifact_streaming = flag(&["artifactStreaming", "enabled"]);
-        settings.gpu_driver_managed = other(&["gpu", "mode"])
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .as_deref()
-            != Some("None");
-        settings.fips = self.spec.fips_mode.as_deref() == Some("FIPS");
-        settings.trusted_launch = flag(&["security", "trustedLaunch", "vtpm"])
-            || flag(&["security", "trustedLaunch", "secureBoot"]);
-        settings.local_dns = self.local_dns_enabled();
-        Ok(settings)
-    }
-
     /// Whether LocalDNS runs on this class's nodes: the state upstream's
     /// status controller resolved (`status.localDNSState`), or, before it
     /// has, what that controller would resolve from `spec.localDNS.mode`:

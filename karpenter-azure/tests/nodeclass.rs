@@ -2,7 +2,7 @@
 //! instance types.
 
 use karpenter_azure::instancetype::{instance_type, instance_types, labels};
-use karpenter_azure::{AKSNodeClass, Catalog, ImageFamily, NetworkOptions};
+use karpenter_azure::{AKSNodeClass, Catalog, ImageFamily, NetworkOptions, Settings};
 use serde_json::json;
 
 fn class(spec: serde_json::Value) -> AKSNodeClass {
@@ -11,8 +11,7 @@ fn class(spec: serde_json::Value) -> AKSNodeClass {
 }
 
 fn names(spec: serde_json::Value) -> Vec<String> {
-    let settings = class(spec)
-        .settings("eastus", &NetworkOptions::default())
+    let settings = Settings::for_node_class(&class(spec), "eastus", &NetworkOptions::default())
         .expect("valid");
     instance_types(Catalog::embedded(), &settings)
         .into_iter()
@@ -22,9 +21,9 @@ fn names(spec: serde_json::Value) -> Vec<String> {
 
 #[test]
 fn an_empty_spec_takes_upstreams_defaults() {
-    let settings = class(json!({}))
-        .settings("eastus", &NetworkOptions::default())
-        .expect("valid");
+    let settings =
+        Settings::for_node_class(&class(json!({})), "eastus", &NetworkOptions::default())
+            .expect("valid");
     assert_eq!(settings.image_family, ImageFamily::Ubuntu);
     assert_eq!(settings.os_disk_size_gb, 128);
     assert_eq!(settings.max_pods, 250);
@@ -37,8 +36,7 @@ fn an_empty_spec_takes_upstreams_defaults() {
         plugin_mode: String::new(),
     };
     assert_eq!(
-        class(json!({}))
-            .settings("eastus", &node_subnet)
+        Settings::for_node_class(&class(json!({})), "eastus", &node_subnet)
             .expect("valid")
             .max_pods,
         30
@@ -55,8 +53,7 @@ fn the_settings_shape_capacity_and_labels() {
     let catalog = Catalog::embedded();
     let sku = catalog.sku("Standard_D4s_v5").expect("D4s_v5");
     let spec = json!({"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "maxPods": 30});
-    let settings = class(spec)
-        .settings("westeurope", &NetworkOptions::default())
+    let settings = Settings::for_node_class(&class(spec), "westeurope", &NetworkOptions::default())
         .expect("valid");
     let it = instance_type(catalog, sku, &settings).expect("offered");
     assert_eq!(it.capacity.get("pods"), 30_000);
@@ -148,12 +145,14 @@ fn invalid_specs_name_their_field() {
 fn fips_classes_only_take_fips_nodes() {
     let catalog = Catalog::embedded();
     let sku = catalog.sku("Standard_D4s_v5").expect("D4s_v5");
-    let plain = class(json!({}))
-        .settings("eastus", &NetworkOptions::default())
+    let plain = Settings::for_node_class(&class(json!({})), "eastus", &NetworkOptions::default())
         .expect("valid");
-    let fips = class(json!({"fipsMode": "FIPS", "imageFamily": "Ubuntu2204"}))
-        .settings("eastus", &NetworkOptions::default())
-        .expect("valid");
+    let fips = Settings::for_node_class(
+        &class(json!({"fipsMode": "FIPS", "imageFamily": "Ubuntu2204"})),
+        "eastus",
+        &NetworkOptions::default(),
+    )
+    .expect("valid");
     let plain_type = instance_type(catalog, sku, &plain).expect("offered");
     let fips_type = instance_type(catalog, sku, &fips).expect("offered");
     assert!(
@@ -207,9 +206,8 @@ fn local_dns_leaves_out_sizes_under_four_vcpus() {
             "status": {"localDNSState": state},
         }))
         .expect("an AKSNodeClass");
-        let settings = class
-            .settings("eastus", &NetworkOptions::default())
-            .expect("valid");
+        let settings =
+            Settings::for_node_class(&class, "eastus", &NetworkOptions::default()).expect("valid");
         instance_types(catalog, &settings)
             .into_iter()
             .map(|t| t.name)

@@ -1,300 +1,577 @@
-//! Generated running clusters, for disruption benchmarks and tests: managed
-//! nodes of the sized catalog, spread over the three fake zones, each running
-//! its share of a mixed workload with room to spare, so that consolidation has
-//! real choices to weigh. The same arguments give the same cluster.
+//! [`InMemoryCluster`]: a [`Cluster`] held in memory, which also plays the
+//! parts of Kubernetes the driver relies on: the kubelet registers a Node for
+//! each launched NodeClaim (after a delay), the kube-scheduler binds each
+//! pending pod to the node it was nominated to once that node is ready and
+//! has room, and a ReplicaSet brings evicted pods back pending.
 //!
-//! The workload comes in apps of ten replicas: most unconstrained, some spread
-//! over zones (`maxSkew: 1`), some with hostname self-anti-affinity, a few
-//! guarded by a PodDisruptionBudget that allows one disruption. Replica `j` of
-//! the workload runs on node `j % nodes`, so an app's replicas sit on different
-//! nodes and its zonal spread holds from the start.
+//! Time is what [`InMemoryCluster::tick`] was last given; nothing happens
+//! between ticks, so a test steps the cluster as it likes.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Pod, PodCondition, PodStatus};
+use async_trait::async_trait;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{
+    Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodStatus, Taint,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use karpenter_core::api::{NodeClaim, NodePool};
-use karpenter_core::cloudprovider::InstanceType;
-use karpenter_core::resources::{self, ResourceList, format_quantity};
-use karpenter_core::scheduling::WellKnownLabels;
-use karpenter_core::snapshot::{Snapshot, join_nodes};
+use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
+use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::provisioning::{bound_node, is_daemon_pod, pod_key};
+use karpenter_core::resources::{ResourceList, pod_requests};
+use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 
-use crate::catalog::{ZONES, sized_instance_types};
-use crate::workload::{Shape, SplitMix64, pending_pod};
+use crate::generate::workload::unschedulable_status;
 
-/// The NodePool every generated node belongs to.
-pub const POOL: &str = "default";
-/// When the generated nodes and pods were created: long before any `now` a
-/// benchmark picks, so every `consolidateAfter` has passed.
-pub const CREATED: &str = "2026-01-01T00:00:00Z";
-/// Replicas per app.
-const REPLICAS: usize = 10;
-/// Sizes of the catalog the cluster's pool offers (1 to 64 vCPU).
-const CATALOG_SIZES: usize = 64;
+/// What the cluster holds.
+#[derive(Debug, Default)]
+struct Objects {
+    now: Timestamp,
+    /// How long after a launch the kubelet registers the Node.
+    registration_delay: Duration,
+    node_pools: BTreeMap<String, NodePool>,
+    nodes: BTreeMap<String, Node>,
+    node_claims: BTreeMap<String, NodeClaim>,
+    /// Pods by `namespace/name`.
+    pods: BTreeMap<String, Pod>,
+    daemon_sets: Vec<DaemonSet>,
+    pod_disruption_budgets: Vec<PodDisruptionBudget>,
+}
 
-const CPUS: [i64; 5] = [100, 250, 500, 1000, 1500];
-const MEMORIES_MI: [i64; 6] = [100, 256, 512, 1024, 2048, 4096];
+/// A cluster in memory. See the [module documentation](self).
+#[derive(Debug)]
+pub struct InMemoryCluster {
+    objects: Mutex<Objects>,
+}
 
-/// The shape of app `app`: seven in ten unconstrained, two spread over zones,
-/// one with hostname self-anti-affinity.
-fn shape_of(app: usize) -> Shape {
-    match app % 10 {
-        7 | 8 => Shape::ZonalSpread,
-        9 => Shape::HostnameSelfAntiAffinity,
-        _ => Shape::Plain,
+impl Default for InMemoryCluster {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
-/// A running cluster of `nodes` managed nodes and `pods` bound pods (spread
-/// evenly), one NodePool (`WhenEmptyOrUnderutilized`, `consolidateAfter: 0s`,
-/// `expireAfter: Never`, a budget of 100 %) offered sizes of 1 to 64 vCPU. Each
-/// node is the smallest size that holds its pods, then grown by a random
-/// 10-150 % (at most 64 vCPU), so utilisation varies from node to node.
-pub fn running_cluster(nodes: usize, pods: usize, seed: u64) -> Snapshot {
-    let nodes = nodes.max(1);
-    let types: Arc<[InstanceType]> = sized_instance_types(CATALOG_SIZES).into();
-    let mut rng = SplitMix64::new(seed);
-    let mut bound: Vec<Vec<Pod>> = vec![Vec::new(); nodes];
-    let mut guarded_apps = Vec::new();
-    for j in 0..pods {
-        let app = j / REPLICAS;
-        let shape = shape_of(app);
-        let cpu = CPUS[rng.below(CPUS.len())];
-        let memory = MEMORIES_MI[rng.below(MEMORIES_MI.len())];
-        let name = format!("app-{app}-{}", j % REPLICAS);
-        let mut pod = pending_pod(&name, shape, &format!("{cpu}m"), &format!("{memory}Mi"));
-        let app_label = format!("app-{app}");
-        relabel(&mut pod, &app_label);
-        if app % 25 == 3 && j % REPLICAS == 0 {
-            guarded_apps.push(app_label);
-        }
-        bound[j % nodes].push(pod);
-    }
-    let mut cluster_nodes = Vec::with_capacity(nodes);
-    let mut claims = Vec::with_capacity(nodes);
-    let mut all_pods = Vec::with_capacity(pods);
-    for (i, node_pods) in bound.into_iter().enumerate() {
-        let name = format!("node-{i:05}");
-        let zone = ZONES[i % ZONES.len()];
-        let instance_type = node_type(&types, &node_pods, &mut rng);
-        let (node, claim) = managed_node(&name, zone, instance_type);
-        cluster_nodes.push(node);
-        claims.push(claim);
-        for mut pod in node_pods {
-            run_on(&mut pod, &name);
-            all_pods.push(pod);
+impl InMemoryCluster {
+    /// An empty cluster whose kubelet registers a launched claim's Node 30
+    /// seconds after the launch.
+    pub fn new() -> Self {
+        InMemoryCluster {
+            objects: Mutex::new(Objects {
+                registration_delay: Duration::from_secs(30),
+                ..Objects::default()
+            }),
         }
     }
-    Snapshot {
-        node_pools: vec![pool()],
-        instance_types: BTreeMap::from([(POOL.to_string(), types)]),
-        nodes: join_nodes(cluster_nodes, claims),
-        pods: all_pods,
-        pod_disruption_budgets: guarded_apps.iter().map(|app| pdb(app)).collect(),
-        well_known_labels: WellKnownLabels::core().clone(),
-        ..Snapshot::default()
+
+    /// This cluster with another registration delay.
+    pub fn with_registration_delay(self, delay: Duration) -> Self {
+        self.set_registration_delay(delay);
+        self
+    }
+
+    /// Changes the registration delay (a kubelet that got slow, say).
+    pub fn set_registration_delay(&self, delay: Duration) {
+        self.lock().registration_delay = delay;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Objects> {
+        // A panic while holding the lock leaves plain data behind: keep going.
+        self.objects.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds or replaces a NodePool.
+    pub fn apply_node_pool(&self, pool: NodePool) {
+        let name = pool.metadata.name.clone().unwrap_or_default();
+        self.lock().node_pools.insert(name, pool);
+    }
+
+    /// Adds or replaces a pod (pending unless it names a node).
+    pub fn apply_pod(&self, pod: Pod) {
+        self.lock().pods.insert(pod_key(&pod), pod);
+    }
+
+    /// Deletes a pod (`namespace/name`), as scaling a deployment down does.
+    pub fn delete_pod(&self, key: &str) -> bool {
+        self.lock().pods.remove(key).is_some()
+    }
+
+    /// Adds a DaemonSet.
+    pub fn apply_daemon_set(&self, daemon_set: DaemonSet) {
+        self.lock().daemon_sets.push(daemon_set);
+    }
+
+    /// Adds a PodDisruptionBudget (its status is taken as given).
+    pub fn apply_pod_disruption_budget(&self, budget: PodDisruptionBudget) {
+        self.lock().pod_disruption_budgets.push(budget);
+    }
+
+    /// Sets a condition on a node (a failing kubelet, an interruption
+    /// notice), replacing one of the same type.
+    pub fn set_node_condition(&self, node: &str, condition: NodeCondition) -> bool {
+        let mut objects = self.lock();
+        let Some(node) = objects.nodes.get_mut(node) else {
+            return false;
+        };
+        let conditions = node
+            .status
+            .get_or_insert_with(Default::default)
+            .conditions
+            .get_or_insert_with(Vec::new);
+        conditions.retain(|c| c.type_ != condition.type_);
+        conditions.push(condition);
+        true
+    }
+
+    /// A copy of every pod.
+    pub fn pod_list(&self) -> Vec<Pod> {
+        self.lock().pods.values().cloned().collect()
+    }
+
+    /// A copy of every Node.
+    pub fn node_list(&self) -> Vec<Node> {
+        self.lock().nodes.values().cloned().collect()
+    }
+
+    /// A copy of every NodeClaim.
+    pub fn node_claim_list(&self) -> Vec<NodeClaim> {
+        self.lock().node_claims.values().cloned().collect()
+    }
+
+    /// Moves the cluster to `now`: the kubelet registers the Nodes of claims
+    /// launched at least the registration delay ago, then the scheduler binds
+    /// nominated pods.
+    pub fn tick(&self, now: Timestamp) {
+        let mut objects = self.lock();
+        objects.now = now;
+        let delay =
+            SignedDuration::try_from(objects.registration_delay).unwrap_or(SignedDuration::MAX);
+        let due: Vec<NodeClaim> = objects
+            .node_claims
+            .values()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .filter(|c| {
+                c.status
+                    .as_ref()
+                    .and_then(|s| s.provider_id.as_ref())
+                    .is_some()
+                    && launched_at(c)
+                        .is_some_and(|t| t.saturating_add(delay).is_ok_and(|t| t <= now))
+            })
+            .cloned()
+            .collect();
+        for claim in due {
+            let name = claim.metadata.name.clone().unwrap_or_default();
+            if !objects.nodes.contains_key(&name) {
+                objects
+                    .nodes
+                    .insert(name.clone(), node_for(&claim, &name, now));
+            }
+        }
+        bind_nominated(&mut objects, now);
     }
 }
 
-/// The pool of the generated cluster.
-fn pool() -> NodePool {
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": POOL},
-        "spec": {
-            "template": {"spec": {
-                "requirements": [],
-                "expireAfter": "Never",
-                "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
-            }},
-            "disruption": {
-                "consolidationPolicy": "WhenEmptyOrUnderutilized",
-                "consolidateAfter": "0s",
-                "budgets": [{"nodes": "100%"}],
-            },
-        },
-    }))
-    .unwrap_or_default()
+/// When the claim's instance launched.
+fn launched_at(claim: &NodeClaim) -> Option<Timestamp> {
+    let launched: &Condition = claim.condition(condition_types::LAUNCHED)?;
+    launched.is_true().then_some(())?;
+    launched.last_transition_time.as_ref().map(|t| t.0)
 }
 
-/// Gives the pod its app's label (the shapes' selectors name the app too).
-fn relabel(pod: &mut Pod, app: &str) {
-    let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
-    labels.insert("app".to_string(), app.to_string());
-    let Some(spec) = pod.spec.as_mut() else {
-        return;
-    };
-    let selectors = spec
-        .topology_spread_constraints
-        .iter_mut()
-        .flatten()
-        .map(|c| &mut c.label_selector)
-        .chain(
-            spec.affinity
-                .iter_mut()
-                .filter_map(|a| a.pod_anti_affinity.as_mut())
-                .filter_map(|a| {
-                    a.required_during_scheduling_ignored_during_execution
-                        .as_mut()
-                })
-                .flatten()
-                .map(|t| &mut t.label_selector),
-        );
-    for selector in selectors.flatten() {
-        selector.match_labels = Some(BTreeMap::from([("app".to_string(), app.to_string())]));
-    }
-}
-
-/// Binds a generated pod to `node`, running and ready.
-fn run_on(pod: &mut Pod, node: &str) {
-    if let Some(spec) = pod.spec.as_mut() {
-        spec.node_name = Some(node.to_string());
-    }
-    let created = Time(CREATED.parse().unwrap_or_default());
-    pod.status = Some(PodStatus {
-        phase: Some("Running".to_string()),
-        start_time: Some(created.clone()),
-        conditions: Some(vec![PodCondition {
-            type_: "Ready".to_string(),
-            status: "True".to_string(),
-            last_transition_time: Some(created),
-            ..PodCondition::default()
-        }]),
-        ..PodStatus::default()
-    });
-}
-
-/// The smallest type holding the pods, grown by 10-150 %, at most the largest.
-fn node_type<'t>(
-    types: &'t [InstanceType],
-    pods: &[Pod],
-    rng: &mut SplitMix64,
-) -> &'t InstanceType {
-    let mut needs = ResourceList::new();
-    for pod in pods {
-        needs = needs.checked_add(&requests(pod)).unwrap_or(needs);
-    }
-    let smallest = types
-        .iter()
-        .position(|t| needs.fits(&t.allocatable()))
-        .unwrap_or(types.len() - 1);
-    let grown = (smallest + 1) * (110 + rng.below(141)) / 100;
-    let index = grown.clamp(smallest, types.len() - 1);
-    &types[index]
-}
-
-/// What a generated pod requests (`pods: 1` included), as Kubernetes counts it.
-fn requests(pod: &Pod) -> ResourceList {
-    pod.spec
-        .as_ref()
-        .and_then(|spec| resources::pod_requests(spec).ok())
-        .unwrap_or_default()
-}
-
-/// A registered, initialized node of the pool and its NodeClaim.
-fn managed_node(name: &str, zone: &str, instance_type: &InstanceType) -> (Node, NodeClaim) {
-    let labels = BTreeMap::from([
-        ("karpenter.sh/nodepool".to_string(), POOL.to_string()),
-        (
-            "node.kubernetes.io/instance-type".to_string(),
-            instance_type.name.clone(),
-        ),
-        ("topology.kubernetes.io/zone".to_string(), zone.to_string()),
-        (
-            "karpenter.sh/capacity-type".to_string(),
-            "on-demand".to_string(),
-        ),
-        ("kubernetes.io/hostname".to_string(), name.to_string()),
-        ("kubernetes.io/arch".to_string(), "amd64".to_string()),
-        ("kubernetes.io/os".to_string(), "linux".to_string()),
-        ("karpenter.sh/initialized".to_string(), "true".to_string()),
-        ("karpenter.sh/registered".to_string(), "true".to_string()),
-    ]);
-    let quantities = |list: &ResourceList| -> BTreeMap<String, Quantity> {
-        list.iter()
-            .map(|(k, v)| (k.to_string(), Quantity(format_quantity(v))))
-            .collect()
-    };
-    let created = Time(CREATED.parse().unwrap_or_default());
-    let provider_id = format!("fake:///{name}");
-    let node = Node {
+/// The Node a kubelet registers for the claim: its labels, taints, capacity
+/// and provider ID, ready at once.
+fn node_for(claim: &NodeClaim, name: &str, now: Timestamp) -> Node {
+    let mut labels = claim.metadata.labels.clone().unwrap_or_default();
+    labels.insert(LABEL_HOSTNAME.to_owned(), name.to_owned());
+    let status = claim.status.clone().unwrap_or_default();
+    let mut taints: Vec<Taint> = claim.spec.taints().to_vec();
+    taints.extend_from_slice(claim.spec.startup_taints());
+    Node {
         metadata: ObjectMeta {
-            name: Some(name.to_string()),
-            labels: Some(labels.clone()),
-            creation_timestamp: Some(created.clone()),
+            name: Some(name.to_owned()),
+            labels: Some(labels),
+            creation_timestamp: Some(Time(now)),
             ..ObjectMeta::default()
         },
         spec: Some(NodeSpec {
-            provider_id: Some(provider_id.clone()),
+            provider_id: status.provider_id,
+            taints: (!taints.is_empty()).then_some(taints),
             ..NodeSpec::default()
         }),
         status: Some(NodeStatus {
-            capacity: Some(quantities(&instance_type.capacity)),
-            allocatable: Some(quantities(&instance_type.allocatable())),
-            conditions: Some(vec![k8s_openapi::api::core::v1::NodeCondition {
-                type_: "Ready".to_string(),
-                status: "True".to_string(),
-                ..Default::default()
+            capacity: status.capacity.map(|q| q.as_map().clone()),
+            allocatable: status.allocatable.map(|q| q.as_map().clone()),
+            conditions: Some(vec![NodeCondition {
+                type_: "Ready".to_owned(),
+                status: "True".to_owned(),
+                last_transition_time: Some(Time(now)),
+                ..NodeCondition::default()
             }]),
             ..NodeStatus::default()
         }),
-    };
-    let claim: NodeClaim = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": format!("nc-{name}"), "labels": labels, "creationTimestamp": CREATED},
-        "spec": {
-            "nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"},
-            "requirements": [],
-        },
-        "status": {
-            "nodeName": name,
-            "providerID": provider_id,
-            "conditions": [{"type": "Initialized", "status": "True", "lastTransitionTime": CREATED}],
-        },
-    }))
-    .unwrap_or_default();
-    (node, claim)
+    }
 }
 
-/// A PodDisruptionBudget over the app that allows one disruption.
-fn pdb(app: &str) -> PodDisruptionBudget {
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": format!("{app}-pdb"), "namespace": "default"},
-        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}},
-        "status": {
-            "currentHealthy": REPLICAS, "desiredHealthy": REPLICAS - 1,
-            "disruptionsAllowed": 1, "expectedPods": REPLICAS,
-        },
-    }))
-    .unwrap_or_default()
+/// What a pod requests; a pod whose requests do not parse asks for nothing.
+fn requests(pod: &Pod) -> ResourceList {
+    pod.spec
+        .as_ref()
+        .and_then(|s| pod_requests(s).ok())
+        .unwrap_or_default()
+}
+
+/// Binds each pending pod nominated to a ready, schedulable node it
+/// tolerates and fits on.
+fn bind_nominated(objects: &mut Objects, now: Timestamp) {
+    let mut used: BTreeMap<String, ResourceList> = BTreeMap::new();
+    for pod in objects.pods.values() {
+        if let Some(node) = bound_node(pod) {
+            let entry = used.entry(node.to_owned()).or_default();
+            *entry = entry
+                .checked_add(&requests(pod))
+                .unwrap_or_else(|| entry.clone());
+        }
+    }
+    let Objects { pods, nodes, .. } = objects;
+    for pod in pods.values_mut() {
+        if bound_node(pod).is_some() {
+            continue;
+        }
+        let Some(target) = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.clone())
+        else {
+            continue;
+        };
+        let Some(node) = nodes.get(&target) else {
+            continue;
+        };
+        if !schedulable(node, pod) {
+            continue;
+        }
+        let allocatable = node
+            .status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|a| ResourceList::from_quantities(a).ok())
+            .unwrap_or_default();
+        let asks = requests(pod);
+        let on_node = used.entry(target.clone()).or_default();
+        let Some(after) = on_node.checked_add(&asks) else {
+            continue;
+        };
+        if !after.fits(&allocatable) {
+            continue;
+        }
+        *on_node = after;
+        pod.spec.get_or_insert_with(Default::default).node_name = Some(target);
+        let status = pod.status.get_or_insert_with(PodStatus::default);
+        status.phase = Some("Running".to_owned());
+        status.nominated_node_name = None;
+        status.start_time = Some(Time(now));
+    }
+}
+
+/// Whether a pod may be bound to the node: ready, not being deleted, every
+/// taint tolerated.
+fn schedulable(node: &Node, pod: &Pod) -> bool {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+    let taints = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default();
+    let tolerations = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default();
+    ready
+        && node.metadata.deletion_timestamp.is_none()
+        && tolerates_all(taints, tolerations).is_ok()
+}
+
+/// Takes every pod off `node`: DaemonSet pods go, the others come back
+/// pending, marked unschedulable by the scheduler (which binds only the pods
+/// nominated to a node).
+fn evict(objects: &mut Objects, node: &str) {
+    objects
+        .pods
+        .retain(|_, pod| !(bound_node(pod) == Some(node) && is_daemon_pod(pod)));
+    let now = objects.now;
+    for pod in objects.pods.values_mut() {
+        if bound_node(pod) == Some(node) {
+            if let Some(spec) = pod.spec.as_mut() {
+                spec.node_name = None;
+            }
+            pod.status = Some(unschedulable_status(Time(now)));
+        }
+    }
+}
+
+fn not_found(kind: &'static str, name: &str) -> ClusterError {
+    ClusterError::NotFound {
+        kind,
+        name: name.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Cluster for InMemoryCluster {
+    async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
+        Ok(self.lock().node_pools.values().cloned().collect())
+    }
+
+    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
+        Ok(self.node_list())
+    }
+
+    async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
+        Ok(self.node_claim_list())
+    }
+
+    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
+        Ok(self.pod_list())
+    }
+
+    async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
+        Ok(self.lock().daemon_sets.clone())
+    }
+
+    async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
+        Ok(self.lock().pod_disruption_budgets.clone())
+    }
+
+    async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        if objects.node_claims.contains_key(&name) {
+            return Err(ClusterError::AlreadyExists {
+                kind: "NodeClaim",
+                name,
+            });
+        }
+        objects.node_claims.insert(name, claim);
+        Ok(())
+    }
+
+    async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        let stored = objects
+            .node_claims
+            .get_mut(&name)
+            .ok_or_else(|| not_found("NodeClaim", &name))?;
+        // The API server keeps the deletion timestamp whatever an update says.
+        let deleting = stored.metadata.deletion_timestamp.take();
+        *stored = claim;
+        if deleting.is_some() {
+            stored.metadata.deletion_timestamp = deleting;
+        }
+        Ok(())
+    }
+
+    async fn delete_node_claim(&self, name: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let now = objects.now;
+        let claim = objects
+            .node_claims
+            .get_mut(name)
+            .ok_or_else(|| not_found("NodeClaim", name))?;
+        claim.metadata.deletion_timestamp.get_or_insert(Time(now));
+        Ok(())
+    }
+
+    async fn remove_node_claim(&self, name: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let claim = objects
+            .node_claims
+            .remove(name)
+            .ok_or_else(|| not_found("NodeClaim", name))?;
+        let provider_id = claim.status.and_then(|s| s.provider_id);
+        let nodes: Vec<String> = objects
+            .nodes
+            .iter()
+            .filter(|(_, n)| {
+                provider_id.is_some()
+                    && n.spec.as_ref().and_then(|s| s.provider_id.as_ref()) == provider_id.as_ref()
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for node in nodes {
+            evict(&mut objects, &node);
+            objects.nodes.remove(&node);
+        }
+        Ok(())
+    }
+
+    async fn update_node(&self, node: Node) -> Result<(), ClusterError> {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let mut objects = self.lock();
+        let stored = objects
+            .nodes
+            .get_mut(&name)
+            .ok_or_else(|| not_found("Node", &name))?;
+        *stored = node;
+        Ok(())
+    }
+
+    async fn taint_node(&self, name: &str, taint: Taint) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let node = objects
+            .nodes
+            .get_mut(name)
+            .ok_or_else(|| not_found("Node", name))?;
+        let taints = node
+            .spec
+            .get_or_insert_with(Default::default)
+            .taints
+            .get_or_insert_with(Vec::new);
+        if !taints
+            .iter()
+            .any(|t| t.key == taint.key && t.effect == taint.effect)
+        {
+            taints.push(taint);
+        }
+        Ok(())
+    }
+
+    async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let node = objects
+            .nodes
+            .get_mut(name)
+            .ok_or_else(|| not_found("Node", name))?;
+        if let Some(taints) = node.spec.as_mut().and_then(|s| s.taints.as_mut()) {
+            taints.retain(|t| t.key != key);
+        }
+        Ok(())
+    }
+
+    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError> {
+        evict(&mut self.lock(), node);
+        Ok(())
+    }
+
+    async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError> {
+        let mut objects = self.lock();
+        let stored = objects
+            .pods
+            .get_mut(pod)
+            .ok_or_else(|| not_found("Pod", pod))?;
+        stored
+            .status
+            .get_or_insert_with(PodStatus::default)
+            .nominated_node_name = Some(node.to_owned());
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::workload::{Shape, pending_pod};
+    use crate::test_support::block_on;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + seconds).expect("a time")
+    }
+
+    /// A launched claim with 2 cpu allocatable, launched at `at(0)`.
+    fn launched(name: &str) -> NodeClaim {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {"requirements": []},
+            "status": {
+                "providerID": format!("fake:///{name}"),
+                "capacity": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                "conditions": [{"type": "Launched", "status": "True", "lastTransitionTime": at(0).to_string()}],
+            },
+        }))
+        .expect("a NodeClaim")
+    }
+
+    fn bound(cluster: &InMemoryCluster) -> Vec<String> {
+        cluster
+            .pod_list()
+            .iter()
+            .filter(|p| bound_node(p).is_some())
+            .map(pod_key)
+            .collect()
+    }
 
     #[test]
-    fn every_node_holds_its_pods_and_the_same_seed_gives_the_same_cluster() {
-        let cluster = running_cluster(30, 600, 7);
-        assert_eq!(cluster.nodes.len(), 30);
-        assert_eq!(cluster.pods.len(), 600);
-        for node in &cluster.nodes {
-            let on_node = cluster.pods.iter().filter(|p| {
-                p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.name())
-            });
-            let mut used = ResourceList::new();
-            for pod in on_node {
-                used = used.checked_add(&requests(pod)).unwrap_or(used);
-            }
-            assert!(
-                used.fits(&node.allocatable()),
-                "{} over-committed",
-                node.name()
-            );
+    fn a_launched_claim_registers_after_the_delay_and_nominated_pods_bind_while_they_fit() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::from_secs(30));
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        for i in 0..3 {
+            cluster.apply_pod(pending_pod(&format!("p{i}"), Shape::Plain, "900m", "1Gi"));
+            block_on(cluster.nominate_pod(&format!("default/p{i}"), "node-a")).expect("nominated");
         }
-        let again = running_cluster(30, 600, 7);
-        assert_eq!(again.nodes, cluster.nodes);
-        assert_eq!(again.pods, cluster.pods);
+        cluster.tick(at(29));
+        assert!(cluster.node_list().is_empty());
+        assert!(bound(&cluster).is_empty());
+        cluster.tick(at(30));
+        let nodes = cluster.node_list();
+        assert_eq!(nodes.len(), 1);
+        let labels = nodes[0].metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels["kubernetes.io/hostname"], "node-a");
+        // Two of 900m fit in 2 cpu; the third waits.
+        assert_eq!(bound(&cluster), ["default/p0", "default/p1"]);
+    }
+
+    #[test]
+    fn a_tainted_node_takes_no_pod_and_eviction_brings_pods_back_pending() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        cluster.tick(at(1));
+        let taint = karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
+        block_on(cluster.taint_node("node-a", taint)).expect("tainted");
+        cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
+        block_on(cluster.nominate_pod("default/p0", "node-a")).expect("nominated");
+        cluster.tick(at(2));
+        assert!(bound(&cluster).is_empty());
+        block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");
+        cluster.tick(at(3));
+        assert_eq!(bound(&cluster), ["default/p0"]);
+        block_on(cluster.evict_pods("node-a")).expect("evicted");
+        assert!(bound(&cluster).is_empty());
+        assert_eq!(cluster.pod_list().len(), 1, "the ReplicaSet brings it back");
+    }
+
+    #[test]
+    fn deletion_is_asked_then_removal_takes_the_node_and_evicts() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        cluster.tick(at(5));
+        block_on(cluster.delete_node_claim("node-a")).expect("deleting");
+        // An update does not undo the deletion.
+        block_on(cluster.update_node_claim(launched("node-a"))).expect("updated");
+        let claim = &cluster.node_claim_list()[0];
+        assert_eq!(claim.metadata.deletion_timestamp, Some(Time(at(5))));
+        block_on(cluster.remove_node_claim("node-a")).expect("removed");
+        assert!(cluster.node_claim_list().is_empty());
+        assert!(cluster.node_list().is_empty());
+        assert!(matches!(
+            block_on(cluster.remove_node_claim("node-a")),
+            Err(ClusterError::NotFound {
+                kind: "NodeClaim",
+                ..
+            })
+        ));
+        assert!(matches!(
+            block_on(cluster.create_node_claim(launched("x")))
+                .and(block_on(cluster.create_node_claim(launched("x")))),
+            Err(ClusterError::AlreadyExists { .. })
+        ));
     }
 }

@@ -22,7 +22,7 @@ use karpenter_core::cloudprovider::{
 };
 use karpenter_core::scheduling::WellKnownLabels;
 
-use crate::workload::SplitMix64;
+use crate::generate::workload::SplitMix64;
 
 /// How often [`Flaky`] fails. Rates are fractions of calls, 0 to 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -218,7 +218,7 @@ impl<P: CloudProvider> CloudProvider for Latency<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::sized_instance_types;
+    use crate::generate::catalog::sized_instance_types;
     use crate::provider::FakeCloudProvider;
 
     fn claim() -> NodeClaim {

@@ -1,34 +1,49 @@
-//! An in-memory cloud provider and cluster for tests and benchmarks of the karpenter
-//! engine.
+//! An in-memory cloud provider and cluster for tests and benchmarks of the
+//! karpenter engine, driven from outside the code under test (as tower's test
+//! double is its own crate).
 //!
-//! - [`provider::FakeCloudProvider`]: an in-memory
-//!   [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider) over a
-//!   configurable catalog ([`catalog`]: `n` sized types, upstream's assorted cross
-//!   product), whose offerings can be sold out and restocked;
-//! - decorators in object_store's style: [`recording::Recording`] remembers every
-//!   call, [`faults::Flaky`] fails calls at seeded rates (and loses launch answers),
-//!   [`faults::Latency`] delays them;
+//! Newcomers start with [`FakeCloudProvider`] (a
+//! [`CloudProvider`](karpenter_core::cloudprovider::CloudProvider) over a
+//! catalog from [`generate::catalog`]) and [`InMemoryCluster`] (a
+//! [`Cluster`](karpenter_core::cluster::Cluster) that also plays the kubelet,
+//! the kube-scheduler and the ReplicaSet controller); hand both to
+//! [`karpenter_core::driver::Driver`] and step the cluster's clock:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use karpenter_core::driver::Driver;
+//! use karpenter_fake::generate::catalog::sized_instance_types;
+//! use karpenter_fake::{FakeCloudProvider, InMemoryCluster};
+//!
+//! let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(10)));
+//! let cluster = Arc::new(InMemoryCluster::default());
+//! let _driver = Driver::new(provider, cluster);
+//! ```
+//!
+//! The rest:
+//! - decorators in object_store's style: [`Recording`] remembers every call,
+//!   [`Flaky`] fails calls at seeded rates (and loses launch answers),
+//!   [`Latency`] delays them;
 //! - [`conformance`]: the suite every `CloudProvider` implementation runs;
-//! - [`kube::InMemoryCluster`]: an in-memory
-//!   [`Cluster`](karpenter_core::cluster::Cluster) that also plays the kubelet, the
-//!   scheduler and the ReplicaSet controller;
-//! - the `karpenter.fake/v1alpha1` `InstanceType` document scenario files use
-//!   ([`InstanceTypeDocument`]), generated workloads ([`workload`]) and running
-//!   clusters ([`cluster`]), and the fake provider's repair policies ([`repair`]).
+//! - [`generate`]: catalogs, workloads, running clusters and their manifests;
+//! - the `karpenter.fake/v1alpha1` `InstanceType` document that scenario
+//!   files use ([`InstanceTypeDocument`]), and the fake provider's repair
+//!   policies ([`repair`]).
 
-pub mod catalog;
 pub mod cluster;
 pub mod conformance;
 pub mod document;
 pub mod faults;
-pub mod kube;
-pub mod manifest;
+pub mod generate;
 pub mod provider;
 pub mod recording;
 pub mod repair;
-pub mod workload;
 
+pub use cluster::InMemoryCluster;
 pub use document::{InstanceTypeDocument, OfferingDocument};
+pub use faults::{Flaky, FlakyRates, Latency};
+pub use provider::FakeCloudProvider;
+pub use recording::{Call, Recording};
 
 #[cfg(test)]
 mod test_support {

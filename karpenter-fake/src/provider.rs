@@ -217,7 +217,7 @@ mod tests {
     };
 
     use super::*;
-    use crate::catalog::sized_instance_types;
+    use crate::generate::catalog::sized_instance_types;
     use crate::test_support::block_on;
 
     fn claim(requirements: serde_json::Value, cpu: &str) -> NodeClaim {

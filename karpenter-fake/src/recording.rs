@@ -127,7 +127,7 @@ impl<P: CloudProvider> CloudProvider for Recording<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::sized_instance_types;
+    use crate::generate::catalog::sized_instance_types;
     use crate::provider::FakeCloudProvider;
     use crate::test_support::block_on;
 

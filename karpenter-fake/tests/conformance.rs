@@ -10,9 +10,9 @@ use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy,
 };
 use karpenter_core::scheduling::Requirement;
-use karpenter_fake::catalog::{assorted_instance_types, sized_instance_types};
 use karpenter_fake::conformance::{Check, run};
 use karpenter_fake::faults::Latency;
+use karpenter_fake::generate::catalog::{assorted_instance_types, sized_instance_types};
 use karpenter_fake::provider::FakeCloudProvider;
 use karpenter_fake::recording::Recording;
 

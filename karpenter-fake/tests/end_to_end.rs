@@ -14,9 +14,9 @@ use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
 use karpenter_core::provisioning::bound_node;
-use karpenter_fake::catalog::sized_instance_types;
+use karpenter_fake::generate::catalog::sized_instance_types;
+use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
 use karpenter_fake::provider::FakeCloudProvider;
-use karpenter_fake::workload::{Shape, diverse_pods, pending_pod};
 use support::{World, pool, provider_ids, settled_world};
 
 #[tokio::test]
@@ -416,7 +416,7 @@ async fn a_drift_roll_survives_a_restart_at_any_step() {
 /// Scales an unconstrained mix up on the three-families catalog with the
 /// given packing, and returns the hourly price of what then runs.
 async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
-    let types = karpenter_fake::catalog::three_families();
+    let types = karpenter_fake::generate::catalog::three_families();
     let prices = types
         .iter()
         .flat_map(|t| {
@@ -432,7 +432,9 @@ async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
         .with_packing(packing);
     let mut world = World::new(provider, options);
     world.add_pool(pool("default", "10", serde_json::json!([])));
-    world.add_pods(karpenter_fake::workload::unconstrained_mix(300, 7));
+    world.add_pods(karpenter_fake::generate::workload::unconstrained_mix(
+        300, 7,
+    ));
     world.run_until(20, |w| w.pending() == 0).await;
     assert!(
         world

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use karpenter_azure::drift::is_drifted;
 use karpenter_azure::instancetype::labels::well_known_labels;
-use karpenter_azure::{AKSNodeClass, Catalog, NetworkOptions, instance_types};
+use karpenter_azure::{AKSNodeClass, Catalog, NetworkOptions, Settings, instance_types};
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::snapshot::Snapshot;
 
@@ -65,9 +65,8 @@ impl Scenario {
                 continue;
             }
             let class = sourced.map_or(&default_class, |c| &c.object);
-            let settings = class
-                .settings(region, &network)
-                .map_err(|e| LoadError::Invalid {
+            let settings = Settings::for_node_class(class, region, &network).map_err(|e| {
+                LoadError::Invalid {
                     // The default node class is valid: an error names an input document.
                     origin: sourced.map_or_else(
                         || super::Source {
@@ -80,7 +79,8 @@ impl Scenario {
                     object: format!("AKSNodeClass {}", e.name),
                     field: format!("spec.{}", e.field),
                     message: e.message.clone(),
-                })?;
+                }
+            })?;
             let types: Arc<[InstanceType]> = instance_types(catalog, &settings).into();
             by_class.insert(key, Arc::clone(&types));
             result.per_pool.insert(pool_name, types);

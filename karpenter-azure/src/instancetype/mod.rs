@@ -8,11 +8,11 @@ mod filters;
 pub mod labels;
 mod offerings;
 mod resources;
+mod settings;
 
 use karpenter_core::cloudprovider::InstanceType;
 
 use crate::catalog::{Catalog, Sku};
-use crate::nodeclass::ImageFamily;
 
 pub use filters::{
     Exclusion, LOCAL_DNS_MIN_MIB, LOCAL_DNS_MIN_VCPUS, RESTRICTED_SIZES, node_class_exclusions,
@@ -23,65 +23,13 @@ pub use resources::{
     DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, EVICTION_THRESHOLD_MIB, capacity, kube_reserved_cpu_millis,
     kube_reserved_memory_mib, memory_capacity_bytes, overhead,
 };
+pub use settings::Settings;
 
 /// The price upstream gives a size it has no price for (or does not know).
 pub const MISSING_PRICE: f64 = 999.0;
 
 /// The region whose prices stand in for a region without a table, as upstream.
 pub const FALLBACK_PRICE_REGION: &str = "eastus";
-
-/// Everything that shapes the instance types: the region, the node class's
-/// settings and the operator's options.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
-    /// The ARM region, `eastus`.
-    pub region: String,
-    /// The node class's image family.
-    pub image_family: ImageFamily,
-    /// The OS disk size in GB (the nodes' ephemeral storage).
-    pub os_disk_size_gb: u32,
-    /// Pods per node.
-    pub max_pods: u32,
-    /// Whether the node class asks for encryption at host.
-    pub encryption_at_host: bool,
-    /// Whether AKS installs the GPU driver (`gpu.mode: Driver`, the default).
-    pub gpu_driver_managed: bool,
-    /// Whether artifact streaming is on.
-    pub artifact_streaming: bool,
-    /// Whether the node class asks for FIPS images.
-    pub fips: bool,
-    /// Whether the node class asks for trusted launch (vTPM or secure boot).
-    pub trusted_launch: bool,
-    /// Whether LocalDNS runs on the nodes (the node class's resolved state).
-    pub local_dns: bool,
-    /// The cluster's node resource group (`MC_...`), which nodes name in
-    /// `kubernetes.azure.com/cluster`; `None` where it is not known (a
-    /// scenario), and then the types leave that key open.
-    pub node_resource_group: Option<String>,
-    /// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
-    pub vm_memory_overhead_percent: f64,
-}
-
-impl Settings {
-    /// The defaults for `region`: Ubuntu, 128 GB OS disk, 250 pods (Azure CNI
-    /// overlay, the operator's default network).
-    pub fn for_region(region: &str) -> Settings {
-        Settings {
-            region: region.to_owned(),
-            image_family: ImageFamily::Ubuntu,
-            os_disk_size_gb: 128,
-            max_pods: 250,
-            encryption_at_host: false,
-            gpu_driver_managed: true,
-            artifact_streaming: false,
-            fips: false,
-            trusted_launch: false,
-            local_dns: false,
-            node_resource_group: None,
-            vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
-        }
-    }
-}
 
 /// The instance types of `catalog` under `settings`: every size no filter
 /// leaves out and that has an offering, by name.

@@ -150,12 +150,13 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     }
 
     fn settings(&self, class: &AKSNodeClass) -> Result<Settings, CloudProviderError> {
-        let mut settings = class
-            .settings(&self.config.region, &self.config.network)
-            .map_err(|e| CloudProviderError::NodeClassNotReady {
-                name: e.name.clone(),
-                message: e.to_string(),
-            })?;
+        let mut settings =
+            Settings::for_node_class(class, &self.config.region, &self.config.network).map_err(
+                |e| CloudProviderError::NodeClassNotReady {
+                    name: e.name.clone(),
+                    message: e.to_string(),
+                },
+            )?;
         settings.node_resource_group = Some(self.config.resource_group.clone());
         Ok(settings)
     }

@@ -3,7 +3,10 @@
 use thiserror::Error;
 
 use super::operator::Operator;
-use super::requirement::MAX_MIN_VALUES;
+
+/// Upstream's CEL bound on `minValues`: a requirement asking for more
+/// distinct values is refused with [`RequirementError::MinValuesOutOfRange`].
+pub const MAX_MIN_VALUES: u32 = 50;
 
 /// A malformed node selector requirement, or one that uses a restricted or
 /// invalid label. Each variant names the offending key.

@@ -35,6 +35,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
+pub use error::MAX_MIN_VALUES;
 pub use error::RequirementError;
 pub use labels::{
     ARCHITECTURE_AMD64, ARCHITECTURE_ARM64, CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND,
@@ -51,7 +52,7 @@ pub use labels::{
     normalize_label_key,
 };
 pub use operator::{Operator, UnknownOperatorError};
-pub use requirement::{MAX_MIN_VALUES, Requirement};
+pub use requirement::Requirement;
 pub use requirements::{
     IncompatibleError, Requirements, has_preferred_node_affinity, required_node_affinity_terms,
 };

@@ -4,14 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::error::RequirementError;
+use super::error::{MAX_MIN_VALUES, RequirementError};
 use super::labels::normalize_label_key;
 use super::operator::Operator;
 use super::selector::SelectorRequirement;
 use super::values::{Bounds, ValueSet};
-
-/// Upstream's CEL bound on `minValues`.
-pub const MAX_MIN_VALUES: u32 = 50;
 
 /// How many values `Display` lists before summarising the rest.
 const DISPLAYED_VALUES: usize = 5;
@@ -458,5 +455,19 @@ impl fmt::Display for Requirement {
             write!(f, " minValues {min}")?;
         }
         Ok(())
+    }
+}
+
+impl TryFrom<&SelectorRequirement> for Requirement {
+    type Error = RequirementError;
+
+    /// Validates as [`Requirement::new`].
+    fn try_from(requirement: &SelectorRequirement) -> Result<Self, Self::Error> {
+        Requirement::new(
+            &requirement.key,
+            requirement.operator,
+            &requirement.values,
+            requirement.min_values,
+        )
     }
 }

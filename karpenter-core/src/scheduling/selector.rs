@@ -2,7 +2,6 @@
 
 use super::error::RequirementError;
 use super::operator::{Operator, UnknownOperatorError};
-use super::requirement::Requirement;
 
 /// A requirement as written in a NodePool or NodeClaim: Kubernetes'
 /// `NodeSelectorRequirement` plus Karpenter's `minValues`.
@@ -50,19 +49,5 @@ impl SelectorRequirement {
             operator: self.operator.to_string(),
             values: (!self.values.is_empty()).then(|| self.values.clone()),
         }
-    }
-}
-
-impl TryFrom<&SelectorRequirement> for Requirement {
-    type Error = RequirementError;
-
-    /// Validates as [`Requirement::new`].
-    fn try_from(requirement: &SelectorRequirement) -> Result<Self, Self::Error> {
-        Requirement::new(
-            &requirement.key,
-            requirement.operator,
-            &requirement.values,
-            requirement.min_values,
-        )
     }
 }

@@ -17,7 +17,7 @@ use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Repor
 use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
-use karpenter_fake::kube::InMemoryCluster;
+use karpenter_fake::cluster::InMemoryCluster;
 
 /// Seconds between steps.
 pub const STEP: i64 = 10;
@@ -395,9 +395,9 @@ pub async fn settled_world(
     let pods: Vec<_> = (0..pods)
         .map(|i| {
             let cpu = ["1", "2", "3"][i % 3];
-            karpenter_fake::workload::pending_pod(
+            karpenter_fake::generate::workload::pending_pod(
                 &format!("app-{i}"),
-                karpenter_fake::workload::Shape::ZonalSpread,
+                karpenter_fake::generate::workload::Shape::ZonalSpread,
                 cpu,
                 "1Gi",
             )
