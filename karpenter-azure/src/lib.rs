@@ -58,5 +58,5 @@ pub mod repair;
 
 pub use catalog::Catalog;
 pub use instancetype::{Settings, instance_types};
-pub use provider::{AzureCloudProvider, AzureConfig};
 pub use nodeclass::{AKSNodeClass, AKSNodeClassSpec, ImageFamily, NetworkOptions, NodeClassError};
+pub use provider::{AzureCloudProvider, AzureConfig};

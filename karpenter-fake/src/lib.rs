@@ -52,7 +52,7 @@ mod test_support {
     use std::task::{Context, Poll, Waker};
 
     /// Runs a future that never waits (the fake provider's never do).
-    pub fn block_on<F: Future>(future: F) -> F::Output {
+    pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
         let mut future = pin!(future);
         let mut context = Context::from_waker(Waker::noop());
         loop {

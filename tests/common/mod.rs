@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 /// The `.yaml` files under `dir` (a path inside this crate), in every
 /// subfolder but those named in `skip`, sorted. An unreadable folder fails
 /// the test.
-pub fn yaml_files(dir: &str, skip: &[&str]) -> Vec<PathBuf> {
+pub(crate) fn yaml_files(dir: &str, skip: &[&str]) -> Vec<PathBuf> {
     fn walk(dir: &Path, skip: &[&str], out: &mut Vec<PathBuf>) {
         let entries =
             std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
@@ -33,12 +33,12 @@ pub fn yaml_files(dir: &str, skip: &[&str]) -> Vec<PathBuf> {
 }
 
 /// This crate's folder.
-pub fn crate_dir() -> PathBuf {
+pub(crate) fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Runs `karpenter-sim` with `args`.
-pub fn sim(args: &[&str]) -> Output {
+pub(crate) fn sim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_karpenter-sim"))
         .args(args)
         .output()

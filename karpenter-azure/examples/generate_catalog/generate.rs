@@ -80,7 +80,7 @@ fn push_sku(
 }
 
 /// The catalog's files (name, contents) made from the tables in `input`.
-pub fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, String> {
+pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, String> {
     let catalog = read(input, "sku-catalog.csv")?;
     let fixtures = read(input, "skus.csv")?;
     let mut by_size: BTreeMap<&str, &BTreeMap<String, String>> = BTreeMap::new();

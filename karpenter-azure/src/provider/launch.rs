@@ -29,7 +29,7 @@ pub const LAUNCH_RANK: LaunchRank = LaunchRank::new("azure", rank);
 /// Upstream's ranking of offerings (for [`choose_offering`](karpenter_core::cloudprovider::choose_offering)): price, then
 /// on equal prices spot before on-demand, zonal before
 /// regional; then by name and zone so that the choice is the same every run.
-pub fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
+pub(super) fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ordering {
     let spot = |o: &Offering| o.capacity_type != CAPACITY_TYPE_SPOT;
     let regional = |o: &Offering| o.zone == "0";
     a.1.price
@@ -44,7 +44,7 @@ pub fn rank(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ord
 /// `karpenter.azure.com/sku-storage-ultra-ssd` allows `true` and not `false`,
 /// as upstream's `resolveUltraSSDRequested` reads it. Only then is the VM
 /// created with the capability (an unspecified or open request gets none).
-pub fn ultra_ssd_requested(requirements: &Requirements) -> bool {
+pub(super) fn ultra_ssd_requested(requirements: &Requirements) -> bool {
     requirements
         .get_defined(SKU_STORAGE_ULTRA_SSD)
         .is_some_and(|r| r.has("true") && !r.has("false"))
@@ -52,13 +52,17 @@ pub fn ultra_ssd_requested(requirements: &Requirements) -> bool {
 
 /// Enables Ultra SSD on the VM `body` (`additionalCapabilities`), as
 /// upstream's `setVMPropertiesAdditionalCapabilities` does when asked.
-pub fn enable_ultra_ssd(body: &mut Value) {
+pub(super) fn enable_ultra_ssd(body: &mut Value) {
     body["properties"]["additionalCapabilities"] = json!({"ultraSSDEnabled": true});
 }
 
 /// Tags on the VM and NIC: the cluster, billing, the pool, and the node
 /// class's (`/` in keys becomes `_`; the provider's own win).
-pub fn tags(config: &AzureConfig, class: &AKSNodeClass, pool: &str) -> BTreeMap<String, String> {
+pub(super) fn tags(
+    config: &AzureConfig,
+    class: &AKSNodeClass,
+    pool: &str,
+) -> BTreeMap<String, String> {
     let mut tags: BTreeMap<String, String> = class
         .spec
         .tags
@@ -76,7 +80,7 @@ pub fn tags(config: &AzureConfig, class: &AKSNodeClass, pool: &str) -> BTreeMap<
 }
 
 /// The NIC's ARM ID.
-pub fn nic_id(config: &AzureConfig, name: &str) -> String {
+pub(super) fn nic_id(config: &AzureConfig, name: &str) -> String {
     format!(
         "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/networkInterfaces/{name}",
         config.subscription, config.resource_group
@@ -85,7 +89,7 @@ pub fn nic_id(config: &AzureConfig, name: &str) -> String {
 
 /// The NIC: one dynamic IPv4 configuration in the subnet, accelerated
 /// networking where the size has it.
-pub fn nic_body(
+pub(super) fn nic_body(
     config: &AzureConfig,
     instance_type: &InstanceType,
     tags: &BTreeMap<String, String>,
@@ -115,7 +119,7 @@ pub fn nic_body(
 
 /// The VM.
 #[allow(clippy::too_many_arguments)]
-pub fn vm_body(
+pub(super) fn vm_body(
     config: &AzureConfig,
     name: &str,
     sku: &Sku,

@@ -19,12 +19,12 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 /// ARM as far as the provider uses it: NICs and VMs in one resource group,
 /// VM creation as a long-running operation, sizes that fail to allocate.
 #[derive(Clone, Default)]
-pub struct FakeArm {
+pub(crate) struct FakeArm {
     pub state: Arc<Mutex<State>>,
 }
 
 #[derive(Default)]
-pub struct State {
+pub(crate) struct State {
     /// The server's address, for operation URLs.
     pub base: String,
     pub vms: BTreeMap<String, Value>,
@@ -114,7 +114,7 @@ impl Respond for FakeArm {
     }
 }
 
-pub fn config() -> AzureConfig {
+pub(crate) fn config() -> AzureConfig {
     AzureConfig {
         subscription: "sub-1".into(),
         resource_group: "MC_rg_cluster_eastus".into(),
@@ -127,7 +127,7 @@ pub fn config() -> AzureConfig {
     }
 }
 
-pub async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) {
+pub(crate) async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) {
     let server = MockServer::start().await;
     let arm = FakeArm::default();
     arm.state.lock().expect("state").base = server.uri();
@@ -152,7 +152,7 @@ pub async fn provider() -> (MockServer, FakeArm, AzureCloudProvider<ArmClient>) 
     (server, arm, AzureCloudProvider::new(client, config()))
 }
 
-pub fn pool() -> NodePool {
+pub(crate) fn pool() -> NodePool {
     serde_json::from_value(json!({
         "metadata": {"name": "default"},
         "spec": {"template": {"spec": {
@@ -163,7 +163,7 @@ pub fn pool() -> NodePool {
     .expect("a NodePool")
 }
 
-pub fn claim(name: &str, requirements: Value) -> NodeClaim {
+pub(crate) fn claim(name: &str, requirements: Value) -> NodeClaim {
     serde_json::from_value(json!({
         "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
         "spec": {

@@ -34,7 +34,7 @@ where
     T: for<'de> Deserialize<'de>,
 {
     /// Reads an object whose `kind` must be `kind`.
-    pub fn read<'de, D: Deserializer<'de>>(
+    pub(super) fn read<'de, D: Deserializer<'de>>(
         deserializer: D,
         kind: &'static str,
     ) -> Result<Self, D::Error> {
@@ -48,7 +48,7 @@ where
 impl<S: Serialize, T: Serialize> Envelope<&ObjectMeta, &S, &T, &ExtraFields> {
     /// Writes the object with its `apiVersion` and `kind` first, `status`
     /// only when present, and unknown fields last.
-    pub fn write<Ser: Serializer>(
+    pub(super) fn write<Ser: Serializer>(
         &self,
         serializer: Ser,
         kind: &str,

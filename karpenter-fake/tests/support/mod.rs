@@ -20,9 +20,9 @@ use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
 use karpenter_fake::cluster::InMemoryCluster;
 
 /// Seconds between steps.
-pub const STEP: i64 = 10;
+pub(crate) const STEP: i64 = 10;
 
-pub struct World {
+pub(crate) struct World {
     /// What the driver talks to.
     pub provider: Arc<dyn CloudProvider>,
     /// The cloud as it is (the provider without its faults), for the checks.
@@ -42,13 +42,13 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(provider: Arc<dyn CloudProvider>, options: DriverOptions) -> World {
+    pub(crate) fn new(provider: Arc<dyn CloudProvider>, options: DriverOptions) -> World {
         Self::with_faults(provider.clone(), provider, options)
     }
 
     /// A world whose driver talks to `provider`, a faulty view of `truth`.
     /// The driver plans on tokio's blocking pool, as a tokio embedder's would.
-    pub fn with_faults(
+    pub(crate) fn with_faults(
         provider: Arc<dyn CloudProvider>,
         truth: Arc<dyn CloudProvider>,
         options: DriverOptions,
@@ -72,33 +72,33 @@ impl World {
         }
     }
 
-    pub fn add_pool(&self, pool: serde_json::Value) {
+    pub(crate) fn add_pool(&self, pool: serde_json::Value) {
         let pool: NodePool = serde_json::from_value(pool).expect("a NodePool");
         self.cluster.apply_node_pool(pool);
     }
 
-    pub fn add_pods(&self, pods: impl IntoIterator<Item = Pod>) {
+    pub(crate) fn add_pods(&self, pods: impl IntoIterator<Item = Pod>) {
         for pod in pods {
             self.cluster.apply_pod(pod);
         }
     }
 
     /// This world with its driver planning on `runner`.
-    pub fn planning_on(mut self, runner: impl PlanningRunner + 'static) -> World {
+    pub(crate) fn planning_on(mut self, runner: impl PlanningRunner + 'static) -> World {
         self.options = self.options.clone().with_planning_runner(runner);
         self.restart_driver();
         self
     }
 
     /// The driver as it would be after a restart: a new one, same options.
-    pub fn restart_driver(&mut self) {
+    pub(crate) fn restart_driver(&mut self) {
         self.driver = Driver::new(self.provider.clone(), self.cluster.clone())
             .with_options(self.options.clone());
     }
 
     /// One step: the driver reconciles, the cluster moves on, the invariants
     /// are checked.
-    pub async fn step(&mut self) -> Report {
+    pub(crate) async fn step(&mut self) -> Report {
         self.step += 1;
         self.now += jiff::SignedDuration::from_secs(STEP);
         // A failed pass is what a controller logs and retries.
@@ -118,7 +118,7 @@ impl World {
     }
 
     /// Steps until `done` holds, at most `max` steps; returns the steps taken.
-    pub async fn run_until(&mut self, max: usize, done: impl Fn(&World) -> bool) -> usize {
+    pub(crate) async fn run_until(&mut self, max: usize, done: impl Fn(&World) -> bool) -> usize {
         for taken in 1..=max {
             self.step().await;
             if done(self) {
@@ -133,7 +133,7 @@ impl World {
 
     /// Pods waiting for a node: not bound, not finished, not being deleted,
     /// not a DaemonSet's; pending, or nominated to a node and not bound yet.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.cluster
             .pod_list()
             .iter()
@@ -147,7 +147,7 @@ impl World {
     }
 
     /// Managed nodes (claims not being deleted).
-    pub fn claims(&self) -> usize {
+    pub(crate) fn claims(&self) -> usize {
         self.cluster
             .node_claim_list()
             .iter()
@@ -157,7 +157,7 @@ impl World {
 
     /// Whether nothing is moving: no pending pod, every claim initialized and
     /// not being deleted, no command under way, and a reconcile changes nothing.
-    pub fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         let claims = self.cluster.node_claim_list();
         self.pending() == 0
             && claims.iter().all(|c| {
@@ -170,16 +170,16 @@ impl World {
             })
     }
 
-    pub fn unavailable_is_empty(&self) -> bool {
+    pub(crate) fn unavailable_is_empty(&self) -> bool {
         self.driver.unavailable_offerings().is_empty()
     }
 
-    pub fn count(&self, pick: impl Fn(&Event) -> bool) -> usize {
+    pub(crate) fn count(&self, pick: impl Fn(&Event) -> bool) -> usize {
         self.events.iter().filter(|(_, e)| pick(e)).count()
     }
 
     /// The hourly price of what runs, from the instances' offerings.
-    pub async fn price(&self, prices: &BTreeMap<(String, String, String), f64>) -> f64 {
+    pub(crate) async fn price(&self, prices: &BTreeMap<(String, String, String), f64>) -> f64 {
         let instances = self.truth.list().await.expect("a list");
         instances
             .iter()
@@ -366,7 +366,7 @@ fn fixed_budget(pool: &NodePool) -> Option<usize> {
 }
 
 /// A NodePool of the fake node class with this budget (a number of nodes).
-pub fn pool(name: &str, budget: &str, requirements: serde_json::Value) -> serde_json::Value {
+pub(crate) fn pool(name: &str, budget: &str, requirements: serde_json::Value) -> serde_json::Value {
     serde_json::json!({
         "metadata": {"name": name},
         "spec": {
@@ -385,7 +385,7 @@ pub fn pool(name: &str, budget: &str, requirements: serde_json::Value) -> serde_
 }
 
 /// Pods of 1 to 3 cpu spread over zones, settled on the cloud.
-pub async fn settled_world(
+pub(crate) async fn settled_world(
     provider: Arc<karpenter_fake::provider::FakeCloudProvider>,
     budget: &str,
     pods: usize,
@@ -408,7 +408,7 @@ pub async fn settled_world(
     world
 }
 
-pub fn provider_ids(world: &World) -> Vec<String> {
+pub(crate) fn provider_ids(world: &World) -> Vec<String> {
     world
         .cluster
         .node_claim_list()
@@ -418,7 +418,7 @@ pub fn provider_ids(world: &World) -> Vec<String> {
 }
 
 /// Whether any node carries the disrupted taint.
-pub fn any_tainted(world: &World) -> bool {
+pub(crate) fn any_tainted(world: &World) -> bool {
     world.cluster.node_list().iter().any(|n| {
         n.spec
             .as_ref()

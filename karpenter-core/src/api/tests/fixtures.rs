@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 /// A dynamic NodePool using every field, with a status as a cluster reports it.
-pub fn full_nodepool() -> Value {
+pub(super) fn full_nodepool() -> Value {
     json!({
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -89,7 +89,7 @@ fn condition(type_: &str, time: &str) -> Value {
 }
 
 /// A static NodePool (`replicas`, only `limits.nodes`).
-pub fn static_nodepool() -> Value {
+pub(super) fn static_nodepool() -> Value {
     json!({
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -113,7 +113,7 @@ pub fn static_nodepool() -> Value {
 
 /// Upstream's e2e default NodePool (`test/pkg/environment/common`), with its
 /// unquoted `cpu: 10000`.
-pub fn e2e_default_nodepool() -> Value {
+pub(super) fn e2e_default_nodepool() -> Value {
     json!({
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -140,7 +140,7 @@ pub fn e2e_default_nodepool() -> Value {
 }
 
 /// A launched, initialized NodeClaim as a cluster reports it.
-pub fn full_nodeclaim() -> Value {
+pub(super) fn full_nodeclaim() -> Value {
     json!({
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodeClaim",
