@@ -21,6 +21,7 @@
 //! Everything is deterministic (sorted storage, no random choices), so the
 //! same inputs always produce the same output.
 
+mod capacity_type;
 mod error;
 pub(crate) mod label_selector;
 mod labels;
@@ -35,6 +36,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
+pub use capacity_type::{CapacityType, UnknownCapacityType};
 pub use error::MAX_MIN_VALUES;
 pub use error::RequirementError;
 pub use labels::{

@@ -63,6 +63,20 @@ pub struct Snapshot {
     pub provider_drift: BTreeMap<String, String>,
 }
 
+impl Snapshot {
+    /// This snapshot with `types` as the instance types of the NodePool named
+    /// `pool` (replacing any it had).
+    #[must_use]
+    pub fn with_instance_types(
+        mut self,
+        pool: impl Into<String>,
+        types: Vec<InstanceType>,
+    ) -> Self {
+        self.instance_types.insert(pool.into(), Arc::from(types));
+        self
+    }
+}
+
 /// A node of the cluster: a Node, a NodeClaim, or both joined.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterNode {
