@@ -29,59 +29,42 @@
 //! - a claim lists its instance types cheapest first (at most 600) and launches the
 //!   cheapest available offering.
 
-mod bound;
-mod claim;
-mod claim_order;
-mod claim_sets;
-mod cost;
-mod daemons;
-mod dra;
-mod dual;
-mod existing;
-mod filter;
-mod finalize;
-mod fit_index;
-mod host_ports;
-mod leaving;
+mod instance_types;
 mod names;
+#[cfg(feature = "optimise")]
+mod optimise;
 mod options;
-mod pending;
 mod plan;
 mod pods;
-mod preferences;
 mod scheduler;
-mod setup;
-mod templates;
 #[cfg(test)]
 mod test_support;
 pub(crate) mod topology;
-mod type_cache;
 mod validate;
-mod volumes;
 
-pub use bound::lower_bound;
-pub use cost::Packing;
-pub use dra::{DRA_UNSUPPORTED, has_dra_requirements};
-pub(crate) use filter::unmet_min_values_of;
-pub use finalize::MAX_INSTANCE_TYPES;
+pub(crate) use instance_types::filter::unmet_min_values_of;
 pub use names::NameList;
-pub use options::ProvisioningOptions;
-pub(crate) use plan::round_price;
+#[cfg(feature = "optimise")]
+pub use optimise::bound::lower_bound;
+pub use options::{Packing, ProvisioningOptions};
 pub use plan::{
-    ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
+    ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
+    RequirementOutput, Unschedulable,
 };
-
-pub use crate::pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
-pub(crate) use existing::is_destination;
-pub(crate) use leaving::leaving_pods;
-pub(crate) use pending::{as_unschedulable, is_pending_but_for_nomination};
-pub use pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
-pub(crate) use scheduler::Fence;
-pub(crate) use setup::Prepared;
-pub(crate) use validate::read_requirements;
+pub(crate) use plan::{read_requirements, round_price};
+pub use pods::dra::{DRA_UNSUPPORTED, has_dra_requirements};
+pub(crate) use pods::leaving::leaving_pods;
+pub(crate) use pods::pending::{as_unschedulable, is_pending_but_for_nomination};
+pub use pods::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
+pub(crate) use scheduler::existing::is_destination;
+pub(crate) use scheduler::prepared::Prepared;
+pub(crate) use scheduler::solve::Fence;
 pub use validate::{Rule, Subject, Violation, validate};
 
+pub use crate::pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
+
 use crate::snapshot::Snapshot;
+use scheduler::solve::Scheduler;
 
 /// Plans provisioning for the snapshot's pending pods (and those of its nodes
 /// on their way out), as upstream does, with no clock (see
@@ -104,15 +87,25 @@ pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
 /// assert!(cost.total_price_per_hour <= schedule(&snapshot).total_price_per_hour);
 /// ```
 pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> ProvisioningPlan {
-    let mut scheduler = scheduler::Scheduler::new(snapshot, options.now);
+    let mut scheduler = Scheduler::new(snapshot, options.now);
     scheduler.packing = options.packing;
-    scheduler.solve();
-    scheduler.into_plan()
+    solve(scheduler)
 }
 
-/// Plans a scheduler built elsewhere (see [`Prepared`]).
-pub(crate) fn solve(mut scheduler: scheduler::Scheduler<'_>) -> ProvisioningPlan {
-    scheduler.solve();
+/// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
+/// loop places every pod it can; in the cost mode the loose claims are then
+/// packed again at least price, against the pools' limits as they stood
+/// before any new claim was charged.
+pub(crate) fn solve(mut scheduler: Scheduler<'_>) -> ProvisioningPlan {
+    match scheduler.packing {
+        Packing::Upstream => scheduler.solve(),
+        #[cfg(feature = "optimise")]
+        Packing::Cost => {
+            let limits_at_start = scheduler.limits.clone();
+            scheduler.solve();
+            scheduler.repack_for_cost(&limits_at_start);
+        }
+    }
     scheduler.into_plan()
 }
 
@@ -124,9 +117,8 @@ pub(crate) fn schedule_fenced(
     fence: Fence,
     packing: Packing,
 ) -> ProvisioningPlan {
-    let mut scheduler = scheduler::Scheduler::new(snapshot, None);
+    let mut scheduler = Scheduler::new(snapshot, None);
     scheduler.fence = fence;
     scheduler.packing = packing;
-    scheduler.solve();
-    scheduler.into_plan()
+    solve(scheduler)
 }

@@ -2,8 +2,6 @@
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::cost::Packing;
-
 /// How [`schedule_with`](super::schedule_with) plans, beyond the snapshot.
 ///
 /// ```
@@ -49,4 +47,21 @@ impl From<Packing> for ProvisioningOptions {
     fn from(packing: Packing) -> Self {
         Self::default().with_packing(packing)
     }
+}
+
+/// How provisioning chooses the new claims and their instance types.
+///
+/// Non-exhaustive: [`Packing::Cost`] exists with the crate's `optimise`
+/// feature (on by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Packing {
+    /// As upstream Karpenter: first-fit-decreasing onto ever-narrowing
+    /// instance-type lists. The default.
+    #[default]
+    Upstream,
+    /// Every constraint upstream honours, at the least total price this
+    /// engine finds: never dearer than [`Packing::Upstream`].
+    #[cfg(feature = "optimise")]
+    Cost,
 }

@@ -4,11 +4,15 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use serde::Serialize;
 
 use super::names::NameList;
 
-use crate::scheduling::{Operator, SelectorRequirement, WellKnownLabels, check_restricted_label};
+use crate::scheduling::{
+    Operator, RequirementError, Requirements, SelectorRequirement, WellKnownLabels,
+    check_restricted_label,
+};
 
 /// A sum of prices as a person reads it: float noise past the ninth decimal
 /// rounded away, so sums of decimal prices print as decimals.
@@ -60,7 +64,7 @@ impl PlannedClaim {
     /// labels of what it launches (zone, instance type, capacity type).
     pub fn node_labels(&self, well_known: &WellKnownLabels) -> BTreeMap<String, String> {
         let mut labels = BTreeMap::new();
-        let Ok(requirements) = super::validate::read_requirements(&self.requirements) else {
+        let Ok(requirements) = read_requirements(&self.requirements) else {
             return labels;
         };
         for requirement in requirements.iter() {
@@ -102,6 +106,26 @@ impl From<SelectorRequirement> for RequirementOutput {
         }
     }
 }
+
+/// Reads a claim's written requirements back, with Kubernetes' integer rules (a
+/// pod's `Gt` may carry a negative operand into a claim).
+pub(crate) fn read_requirements(
+    written: &[RequirementOutput],
+) -> Result<Requirements, RequirementError> {
+    let expressions: Vec<NodeSelectorRequirement> = written
+        .iter()
+        .map(|r| NodeSelectorRequirement {
+            key: r.key.clone(),
+            operator: r.operator.clone(),
+            values: (!r.values.is_empty())
+                .then(|| r.values.iter().map(|v| v.to_string()).collect()),
+        })
+        .collect();
+    Requirements::from_node_selector_requirements(&expressions)
+}
+
+/// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).
+pub const MAX_INSTANCE_TYPES: usize = 600;
 
 /// The offering a claim would launch as.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -20,9 +20,10 @@ use k8s_openapi::api::core::v1::{Taint, Toleration};
 use super::domains::DomainUniverse;
 use super::filter::NodeFilter;
 use super::group::{Group, GroupIdentity};
+use super::group::{anti_affinity_identity, required_anti_affinity};
+use super::inputs::NodeInfo;
+use super::inputs::{DomainSource, PlacedPod};
 use super::selector::StoredLabels;
-use super::tracker::{NodeInfo, anti_affinity_identity, required_anti_affinity};
-use super::{DomainSource, PlacedPod};
 use crate::memo::GrowOnly;
 use crate::scheduling::{LABEL_HOSTNAME, WellKnownLabels};
 

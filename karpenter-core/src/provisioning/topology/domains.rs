@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
-use super::DomainSource;
+use super::inputs::DomainSource;
 use crate::memo::GrowOnly;
 use crate::scheduling::{Requirement, Requirements, tolerates_all};
 

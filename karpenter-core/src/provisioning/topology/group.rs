@@ -7,12 +7,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::domain_counts::DomainCounts;
+use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec};
 
+use super::domain_counts::DomainCounts;
 use super::filter::NodeFilter;
+use super::inputs::PodView;
 use super::selector::Namespaces;
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
-use crate::scheduling::{LABEL_HOSTNAME, Requirement};
+use crate::scheduling::{LABEL_HOSTNAME, Requirement, normalize_label_key};
 
 /// What a group constrains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -393,4 +395,48 @@ impl Group {
         }
         self.counts.occupied().any(|(domain, _)| pod.has(domain))
     }
+}
+
+/// A label key as groups compare it.
+pub(super) fn normalized_key(key: &str) -> Arc<str> {
+    Arc::from(normalize_label_key(key))
+}
+
+/// The identity of a pod (anti-)affinity term of `pod`.
+pub(super) fn affinity_identity(
+    kind: GroupKind,
+    pod: &PodView<'_>,
+    term: &PodAffinityTerm,
+) -> GroupIdentity {
+    GroupIdentity {
+        kind,
+        key: normalized_key(&term.topology_key),
+        namespaces: Namespaces::for_term(
+            pod.namespace,
+            term.namespaces.as_deref(),
+            term.namespace_selector.as_ref(),
+        ),
+        selector: PodSelector::new(term.label_selector.as_ref(), []),
+        max_skew: i32::MAX,
+        min_domains: None,
+        filter: NodeFilter::everything(),
+    }
+}
+
+pub(super) fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
+    affinity_identity(GroupKind::AntiAffinity, pod, term)
+}
+
+/// The pod's required anti-affinity terms (upstream tracks no preferred ones
+/// in reverse).
+pub(super) fn required_anti_affinity(spec: &PodSpec) -> impl Iterator<Item = &PodAffinityTerm> {
+    spec.affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .into_iter()
+        .flatten()
 }

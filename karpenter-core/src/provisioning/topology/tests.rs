@@ -17,7 +17,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use super::*;
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::resources::ResourceList;
-use crate::scheduling::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Requirement, WellKnownLabels};
+use crate::scheduling::{
+    LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Requirement, Requirements, WellKnownLabels,
+};
 
 const ZONE: &str = LABEL_TOPOLOGY_ZONE;
 const HOST: &str = LABEL_HOSTNAME;

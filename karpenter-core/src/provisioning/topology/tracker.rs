@@ -4,14 +4,17 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec, Taint, Toleration};
+use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
 
 use super::base::{Removed, TopologyBase};
 use super::error::{ConstraintKind, TopologyError};
 use super::filter::NodeFilter;
-use super::group::{Allowed, Group, GroupIdentity, GroupKind};
+use super::group::{
+    Allowed, Group, GroupIdentity, GroupKind, affinity_identity, anti_affinity_identity,
+    normalized_key, required_anti_affinity,
+};
+use super::inputs::{NodeKind, PodView};
 use super::selector::Namespaces;
-use super::{NodeKind, PodView};
 use crate::scheduling::label_selector::AnchorIndex;
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_label_key};
@@ -19,34 +22,6 @@ use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_lab
 /// How many recently seen constraint sets [`Topology::new`] remembers, so
 /// that replicas of one workload resolve their groups once.
 const RECENT_CONSTRAINTS: usize = 8;
-
-/// A node pods were counted on.
-#[derive(Clone, Debug)]
-pub(super) struct NodeInfo {
-    /// Its labels, as `In` requirements.
-    pub(super) labels: Requirements,
-    pub(super) taints: Box<[Taint]>,
-}
-
-impl NodeInfo {
-    /// A node with these labels and taints.
-    pub(super) fn new(labels: &BTreeMap<String, String>, taints: &[Taint]) -> NodeInfo {
-        NodeInfo {
-            labels: Requirements::from_labels(labels),
-            taints: taints.into(),
-        }
-    }
-
-    /// The node's value for label `key`.
-    pub(super) fn label(&self, key: &str) -> Option<&str> {
-        let requirement = self.labels.get_defined(key)?;
-        let mut values = requirement.values();
-        if requirement.is_complement() || values.len() != 1 {
-            return None;
-        }
-        values.next()
-    }
-}
 
 /// The group memberships of one pod.
 #[derive(Clone, Debug, Default)]
@@ -121,9 +96,9 @@ impl Topology {
     /// non-empty UID) are not counted.
     #[cfg(test)]
     pub(crate) fn new<'p>(
-        pools: &[super::DomainSource<'_>],
+        pools: &[super::inputs::DomainSource<'_>],
         existing_nodes: &[(usize, &BTreeMap<String, String>, &[Taint])],
-        placed: &[super::PlacedPod<'p>],
+        placed: &[super::inputs::PlacedPod<'p>],
         pending: &[PodView<'_>],
         well_known: &crate::scheduling::WellKnownLabels,
     ) -> Topology {
@@ -461,7 +436,8 @@ impl Topology {
     /// (spread, affinity or anti-affinity, required or preferred), or some
     /// group selects it, so that where it runs counts for other pods. A pod
     /// no group concerns may move between new claims without changing any
-    /// topology answer.
+    /// topology answer. (The cost mode's repacking asks.)
+    #[cfg(feature = "optimise")]
     pub(crate) fn concerns(&self, pod: &PodView<'_>) -> bool {
         if has_topology(pod.spec)
             || self
@@ -780,45 +756,6 @@ impl PodConstraints<'_> {
 /// The node's requirement on `key` when it lists values.
 fn listed<'r>(node: &'r Requirements, key: &str) -> Option<&'r Requirement> {
     node.get_defined(key).filter(|r| !r.is_complement())
-}
-
-fn normalized_key(key: &str) -> Arc<str> {
-    Arc::from(normalize_label_key(key))
-}
-
-/// The identity of a pod (anti-)affinity term of `pod`.
-fn affinity_identity(kind: GroupKind, pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
-    GroupIdentity {
-        kind,
-        key: normalized_key(&term.topology_key),
-        namespaces: Namespaces::for_term(
-            pod.namespace,
-            term.namespaces.as_deref(),
-            term.namespace_selector.as_ref(),
-        ),
-        selector: PodSelector::new(term.label_selector.as_ref(), []),
-        max_skew: i32::MAX,
-        min_domains: None,
-        filter: NodeFilter::everything(),
-    }
-}
-
-pub(super) fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
-    affinity_identity(GroupKind::AntiAffinity, pod, term)
-}
-
-/// The pod's required anti-affinity terms (upstream tracks no preferred ones
-/// in reverse).
-pub(super) fn required_anti_affinity(spec: &PodSpec) -> impl Iterator<Item = &PodAffinityTerm> {
-    spec.affinity
-        .as_ref()
-        .and_then(|a| a.pod_anti_affinity.as_ref())
-        .and_then(|a| {
-            a.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .into_iter()
-        .flatten()
 }
 
 /// Whether the pod has any spread constraint or pod (anti-)affinity term.

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::index::{Checker, Host, Placed};
 use super::pods::spec_of;
-use super::{Rule, Subject, Violation};
-use crate::provisioning::dra::has_dra_requirements;
+use super::violation::{Rule, Subject, Violation};
 use crate::provisioning::plan::ProvisioningPlan;
+use crate::provisioning::pods::dra::has_dra_requirements;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
 
 impl<'s> Checker<'s> {

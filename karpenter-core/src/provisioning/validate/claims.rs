@@ -10,14 +10,11 @@ use super::index::Checker;
 use super::pods::{
     first_untolerated, mentions_instance_type, pod_key, spec_of, strict_alternatives,
 };
-use super::pools::{
-    cheapest_price, launched_labels, pool_requirements, pool_usable, read_requirements,
-};
-use super::{Rule, Subject, Violation};
+use super::pools::{cheapest_price, launched_labels, pool_requirements, pool_usable};
+use super::violation::{Rule, Subject, Violation};
 use crate::cloudprovider::InstanceType;
-use crate::provisioning::MAX_INSTANCE_TYPES;
-use crate::provisioning::host_ports::{HostPort, host_ports};
-use crate::provisioning::plan::PlannedClaim;
+use crate::provisioning::plan::{MAX_INSTANCE_TYPES, PlannedClaim, read_requirements};
+use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{LABEL_INSTANCE_TYPE_STABLE, Requirements, WellKnownLabels};
 
@@ -52,7 +49,7 @@ impl Checker<'_> {
         let requirements = match read_requirements(&claim.requirements) {
             Ok(r) => r,
             Err(e) => {
-                flag(Rule::UnreadableRequirements, e);
+                flag(Rule::UnreadableRequirements, e.to_string());
                 return;
             }
         };

@@ -1,23 +1,15 @@
 //! DaemonSets: the pods they would run on a new node, and which of them land on
 //! a NodePool's instance type.
 
-use std::rc::Rc;
-
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
 
-use super::index::{Checker, Landing};
 use super::pods::{first_untolerated, strict_alternatives};
-use super::pools::pool_requirements;
-use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
-use crate::provisioning::daemons::is_pod_of;
-use crate::provisioning::dra::has_dra_requirements;
-use crate::provisioning::host_ports::{HostPort, host_ports};
+use crate::provisioning::pods::daemons::is_pod_of;
+use crate::provisioning::pods::dra::has_dra_requirements;
+use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
-use crate::scheduling::{
-    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
-    WellKnownLabels,
-};
+use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::Snapshot;
 
 /// A DaemonSet's pod, as it counts on new nodes.
@@ -105,32 +97,5 @@ impl Daemon {
         alternatives
             .iter()
             .any(|r| template.is_compatible(r, well_known) && it.intersects(r))
-    }
-}
-
-impl<'s> Checker<'s> {
-    /// The daemons (indices into `daemons`) that run on type `it` of `pool`, with
-    /// their summed requests.
-    pub(super) fn daemons_on(&self, pool: &NodePool, it: &InstanceType) -> Rc<Landing> {
-        let key = (pool.name().unwrap_or_default().to_string(), it.name.clone());
-        if let Some(known) = self.overheads.borrow().get(&key) {
-            return Rc::clone(known);
-        }
-        let mut template = pool_requirements(pool);
-        template.add(Requirement::in_values(NODE_REGISTERED_LABEL_KEY, ["true"]));
-        template.add(Requirement::in_values(NODE_INITIALIZED_LABEL_KEY, ["true"]));
-        let taints = pool.spec.template.spec.taints();
-        let running: Vec<usize> = (0..self.daemons.len())
-            .filter(|&d| self.daemons[d].runs_on(&template, taints, it, self.well_known))
-            .collect();
-        let mut overhead = ResourceList::new();
-        for &d in &running {
-            overhead += &self.daemons[d].requests;
-        }
-        let computed = Rc::new((running, overhead));
-        self.overheads
-            .borrow_mut()
-            .insert(key, Rc::clone(&computed));
-        computed
     }
 }

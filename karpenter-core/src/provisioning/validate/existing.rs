@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Taint;
 use super::describe::describe_taint;
 use super::index::Checker;
 use super::pods::{first_untolerated, is_terminal, spec_of, strict_alternatives};
-use super::{Rule, Subject, Violation};
+use super::violation::{Rule, Subject, Violation};
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{

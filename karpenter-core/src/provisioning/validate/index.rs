@@ -9,11 +9,14 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::daemons::{Daemon, daemons};
 use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
+use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;
-use crate::scheduling::WellKnownLabels;
+use crate::scheduling::{
+    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, WellKnownLabels,
+};
 use crate::snapshot::{ClusterNode, Snapshot};
 
 /// The daemons (indices) that land on a pool's instance type, and their requests.
@@ -151,5 +154,32 @@ impl<'s> Checker<'s> {
     /// A type of a pool's catalog, by name.
     pub(super) fn instance_type(&self, pool: &str, name: &str) -> Option<&'s InstanceType> {
         self.by_name.get(pool)?.get(name).copied()
+    }
+}
+
+impl Checker<'_> {
+    /// The daemons (indices into `daemons`) that run on type `it` of `pool`, with
+    /// their summed requests.
+    pub(super) fn daemons_on(&self, pool: &NodePool, it: &InstanceType) -> Rc<Landing> {
+        let key = (pool.name().unwrap_or_default().to_string(), it.name.clone());
+        if let Some(known) = self.overheads.borrow().get(&key) {
+            return Rc::clone(known);
+        }
+        let mut template = pool_requirements(pool);
+        template.add(Requirement::in_values(NODE_REGISTERED_LABEL_KEY, ["true"]));
+        template.add(Requirement::in_values(NODE_INITIALIZED_LABEL_KEY, ["true"]));
+        let taints = pool.spec.template.spec.taints();
+        let running: Vec<usize> = (0..self.daemons.len())
+            .filter(|&d| self.daemons[d].runs_on(&template, taints, it, self.well_known))
+            .collect();
+        let mut overhead = ResourceList::new();
+        for &d in &running {
+            overhead += &self.daemons[d].requests;
+        }
+        let computed = Rc::new((running, overhead));
+        self.overheads
+            .borrow_mut()
+            .insert(key, Rc::clone(&computed));
+        computed
     }
 }

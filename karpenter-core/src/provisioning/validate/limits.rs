@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::index::Checker;
-use super::{Rule, Subject, Violation};
+use super::violation::{Rule, Subject, Violation};
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::{self, ResourceList};
 use crate::snapshot::NODES_RESOURCE;

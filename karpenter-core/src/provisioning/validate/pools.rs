@@ -4,12 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::NodeSelectorRequirement;
-
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
-use crate::provisioning::plan::{Launch, RequirementOutput};
-use crate::provisioning::templates::pool_labels;
+use crate::provisioning::instance_types::templates::pool_labels;
+use crate::provisioning::plan::Launch;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, Requirement,
     Requirements,
@@ -40,21 +38,6 @@ pub(super) fn pool_requirements(pool: &NodePool) -> Requirements {
     }
     requirements.add_all(&Requirements::from_labels(pool_labels(pool)));
     requirements
-}
-
-/// Reads a claim's written requirements back, with Kubernetes' integer rules (a
-/// pod's `Gt` may carry a negative operand into a claim).
-pub(crate) fn read_requirements(written: &[RequirementOutput]) -> Result<Requirements, String> {
-    let expressions: Vec<NodeSelectorRequirement> = written
-        .iter()
-        .map(|r| NodeSelectorRequirement {
-            key: r.key.clone(),
-            operator: r.operator.clone(),
-            values: (!r.values.is_empty())
-                .then(|| r.values.iter().map(|v| v.to_string()).collect()),
-        })
-        .collect();
-    Requirements::from_node_selector_requirements(&expressions).map_err(|e| e.to_string())
 }
 
 /// The cheapest available offering price of a type that the requirements allow.

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use super::index::{Checker, Host, Placed};
 use super::pods::{is_terminal, pod_key, spec_of};
-use super::{Rule, Subject, Violation};
-use crate::provisioning::host_ports::{HostPort, host_ports};
+use super::violation::{Rule, Subject, Violation};
 use crate::provisioning::plan::ProvisioningPlan;
+use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 
 impl<'s> Checker<'s> {
     /// Host ports of the pods on each claim, and on each existing node with the

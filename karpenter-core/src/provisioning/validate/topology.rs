@@ -11,7 +11,7 @@ use super::pods::{
     spec_of, strict_alternatives, term_covers_namespace,
 };
 use super::pools::{pool_requirements, pool_usable};
-use super::{Rule, Subject, Violation};
+use super::violation::{Rule, Subject, Violation};
 use crate::resources;
 use crate::scheduling::{
     LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Requirements, WellKnownLabels, normalize_label_key,

@@ -6,8 +6,6 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::host_ports::{HostPort, conflict};
-use super::templates::Template;
 use super::type_cache::TypeCache;
 use crate::cloudprovider::InstanceType;
 use crate::resources::{self, ResourceList};
@@ -126,23 +124,23 @@ pub(crate) fn describe_resources(list: &ResourceList) -> String {
 }
 
 /// Where the candidate types' resources come from.
-struct Capacity<'a> {
-    allocatable: &'a [ResourceList],
+pub(crate) struct Capacity<'a> {
+    pub(crate) allocatable: &'a [ResourceList],
     /// Each type's allocatable as its four fixed amounts, when it has nothing
     /// else (see [`Template::fixed_allocatable`]); may be empty.
-    fixed: &'a [Option<[i64; 4]>],
+    pub(crate) fixed: &'a [Option<[i64; 4]>],
     /// Each type's daemon group (out of range for a type never a candidate).
-    group_of: &'a [usize],
+    pub(crate) group_of: &'a [usize],
     /// Each group's daemon overhead, or `None` when the pod cannot go there at
     /// all (a host-port conflict).
-    overheads: Vec<Option<&'a ResourceList>>,
+    pub(crate) overheads: Vec<Option<&'a ResourceList>>,
 }
 
 /// The core of the filter. With `known_compatible`, the candidates are known to
 /// meet the requirements and have an offering they allow (the requirements did
 /// not change since they were filtered), so only resources are checked.
 #[allow(clippy::too_many_arguments)]
-fn filter_with(
+pub(crate) fn filter_with(
     types: &[InstanceType],
     cache: &TypeCache,
     capacity: &Capacity<'_>,
@@ -292,49 +290,5 @@ pub(crate) fn without_daemons(
         false,
         requests,
         requests,
-    )
-}
-
-/// Filters a claim's candidate types for one more pod: `total` is the claim's
-/// requests with the pod's, `claim_ports` the host ports of the pods already on it;
-/// `unchanged` says the requirements are the ones the candidates were filtered with.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn for_claim(
-    template: &Template<'_>,
-    candidates: &[usize],
-    requirements: &Requirements,
-    unchanged: bool,
-    pod_requests: &ResourceList,
-    total: &ResourceList,
-    pod_ports: &[HostPort],
-    claim_ports: &[HostPort],
-) -> Result<Vec<usize>, FilterError> {
-    // Most pods bind no host port: then nothing is checked here. The claim's own
-    // ports are the same for every group, so they are checked once.
-    let claim_free = pod_ports.is_empty() || conflict(claim_ports, pod_ports).is_none();
-    let overheads = template
-        .daemon_groups
-        .iter()
-        .map(|g| {
-            let free = pod_ports.is_empty()
-                || (claim_free && conflict(&g.host_ports, pod_ports).is_none());
-            free.then_some(&g.overhead)
-        })
-        .collect();
-    let capacity = Capacity {
-        allocatable: &template.allocatable,
-        fixed: &template.fixed_allocatable,
-        group_of: &template.group_of,
-        overheads,
-    };
-    filter_with(
-        template.types,
-        &template.cache,
-        &capacity,
-        candidates,
-        requirements,
-        unchanged,
-        pod_requests,
-        total,
     )
 }

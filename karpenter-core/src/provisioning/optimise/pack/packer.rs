@@ -21,35 +21,9 @@
 //! split, spare bins closed), the cheapest wins, and its bins are merged in
 //! pairs wherever one node costs less than two.
 
+use super::bins::{Bin, Kind, Open, cheapest_holding, fits, total};
 use super::mix::{Class, cheapest_mix};
-use tidy::{close_spare_bins, merge_pairs, split_dear_bins};
-
-/// A kind of bin: what a node of one instance type gives pods (after daemon
-/// overhead), resource by resource, and its price.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Kind {
-    /// Amount per resource, in the items' units and order.
-    pub capacity: Vec<i64>,
-    /// Price per hour.
-    pub price: f64,
-}
-
-/// A packed bin: its kind and the items it holds, in the order they came.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Bin {
-    /// An index into the kinds.
-    pub kind: usize,
-    /// Indices into the items.
-    pub items: Vec<usize>,
-}
-
-/// A bin being filled.
-#[derive(Debug)]
-struct Open {
-    kind: usize,
-    free: Vec<i64>,
-    items: Vec<usize>,
-}
+use super::tidy::{close_spare_bins, merge_pairs, split_dear_bins};
 
 /// Packs every item into bins of the given kinds (each item a vector of
 /// requests, in the kinds' resource order), trying to minimise the bins'
@@ -73,31 +47,31 @@ pub(crate) fn pack(items: &[Vec<i64>], kinds: &[Kind]) -> Option<Vec<Bin>> {
 }
 
 /// The total price of bins.
-fn price_of(open: &[Open], kinds: &[Kind]) -> f64 {
+pub(super) fn price_of(open: &[Open], kinds: &[Kind]) -> f64 {
     open.iter().map(|b| kinds[b.kind].price).sum()
 }
 
 /// What the packing strategies share.
-struct Packer<'a> {
-    items: &'a [Vec<i64>],
-    kinds: &'a [Kind],
+pub(super) struct Packer<'a> {
+    pub(super) items: &'a [Vec<i64>],
+    pub(super) kinds: &'a [Kind],
     /// The kinds no other beats (see [`undominated`]).
-    useful: Vec<usize>,
+    pub(super) useful: Vec<usize>,
     /// The same kinds, themselves, for the LP.
-    useful_kinds: Vec<Kind>,
+    pub(super) useful_kinds: Vec<Kind>,
     /// The useful kinds by price (then index): the order every search for
     /// the cheapest kind that holds something goes in.
-    by_price: Vec<usize>,
+    pub(super) by_price: Vec<usize>,
     /// Each resource's largest amount on a useful kind: what makes resources
     /// comparable.
-    scale: Vec<f64>,
+    pub(super) scale: Vec<f64>,
     /// The items, largest (in their largest scaled resource) first.
-    largest_first: Vec<usize>,
+    pub(super) largest_first: Vec<usize>,
 }
 
 impl<'a> Packer<'a> {
     /// `None` when some item fits no kind.
-    fn new(items: &'a [Vec<i64>], kinds: &'a [Kind]) -> Option<Packer<'a>> {
+    pub(super) fn new(items: &'a [Vec<i64>], kinds: &'a [Kind]) -> Option<Packer<'a>> {
         let useful = undominated(kinds);
         if items
             .iter()
@@ -134,7 +108,7 @@ impl<'a> Packer<'a> {
     }
 
     /// The cheapest of the strategies' packings, finished.
-    fn best(&self) -> Option<Vec<Open>> {
+    pub(super) fn best(&self) -> Option<Vec<Open>> {
         let kinds = self.kinds;
         // Two ways of following the LP; each does better on some catalogs, so
         // both run and the cheaper packing wins.
@@ -152,7 +126,7 @@ impl<'a> Packer<'a> {
     /// Rounds: the LP's whole nodes are opened and every item goes to the
     /// open bin whose free room points the most its way; what is left is
     /// planned again, until less than a node's worth remains.
-    fn by_rounds(&self) -> Option<Vec<Open>> {
+    pub(super) fn by_rounds(&self) -> Option<Vec<Open>> {
         let (items, kinds) = (self.items, self.kinds);
         let mut rest = self.largest_first.clone();
         let mut open: Vec<Open> = Vec::new();
@@ -187,7 +161,7 @@ impl<'a> Packer<'a> {
     /// of every kind: the cheapest kind that holds it all, or one node of
     /// each kind the mix wants some of (those the first item fits),
     /// whichever costs less.
-    fn last_nodes(&self, mix: &[f64], demand: &[i64], first: usize) -> Vec<usize> {
+    pub(super) fn last_nodes(&self, mix: &[f64], demand: &[i64], first: usize) -> Vec<usize> {
         let (items, kinds) = (self.items, self.kinds);
         let one = self
             .by_price
@@ -213,7 +187,7 @@ impl<'a> Packer<'a> {
     /// that holds what it took; bins dearer than their items alone are split;
     /// bins whose items fit in the others' free room are closed. (Pairs of
     /// bins are merged after, on the winning packing only.)
-    fn finish(&self, mut open: Vec<Open>) -> Vec<Open> {
+    pub(super) fn finish(&self, mut open: Vec<Open>) -> Vec<Open> {
         let kinds = self.kinds;
         open.retain(|b| !b.items.is_empty());
         for bin in &mut open {
@@ -224,41 +198,6 @@ impl<'a> Packer<'a> {
         split_dear_bins(&mut open, self.items, kinds, &self.by_price);
         close_spare_bins(&mut open, self.items, kinds);
         open
-    }
-}
-
-impl Open {
-    fn new(kind: usize, kinds: &[Kind]) -> Open {
-        Open {
-            kind,
-            free: kinds[kind].capacity.clone(),
-            items: Vec::new(),
-        }
-    }
-
-    fn used(&self, kinds: &[Kind]) -> Vec<i64> {
-        let capacity = &kinds[self.kind].capacity;
-        capacity
-            .iter()
-            .zip(&self.free)
-            .map(|(c, f)| c - f)
-            .collect()
-    }
-
-    fn resize(&mut self, kind: usize, kinds: &[Kind]) {
-        let used = self.used(kinds);
-        self.free = kinds[kind]
-            .capacity
-            .iter()
-            .zip(&used)
-            .map(|(c, u)| c - u)
-            .collect();
-        self.kind = kind;
-    }
-
-    fn take(&mut self, item: usize, request: &[i64]) {
-        self.free.iter_mut().zip(request).for_each(|(f, r)| *f -= r);
-        self.items.push(item);
     }
 }
 
@@ -302,20 +241,10 @@ fn cosine(request: &[i64], free: &[i64], scale: &[f64]) -> f64 {
     dot / (rr.sqrt() * ff.sqrt())
 }
 
-/// The first kind of `by_price` (the useful kinds, cheapest first) that
-/// holds `amounts`; every caller knows one does.
-fn cheapest_holding(kinds: &[Kind], by_price: &[usize], amounts: &[i64]) -> usize {
-    by_price
-        .iter()
-        .copied()
-        .find(|&k| fits(amounts, &kinds[k].capacity))
-        .unwrap_or(by_price[0])
-}
-
 /// The items of `rest` in classes by the kinds (indices into `kinds`) they
 /// fit and, given the resources' scales, by their shape (each resource's
 /// part of the item, in fifths), in order of first appearance.
-fn classes(
+pub(super) fn classes(
     items: &[Vec<i64>],
     rest: &[usize],
     kinds: &[Kind],
@@ -348,12 +277,12 @@ fn classes(
 /// Each resource's part of the scaled request, rounded to fifths.
 fn shape(request: &[i64], scale: &[f64]) -> Vec<u8> {
     let amounts: Vec<f64> = request.iter().map(|&r| r as f64).collect();
-    crate::provisioning::dual::shape(&amounts, scale)
+    crate::provisioning::optimise::dual::shape(&amounts, scale)
 }
 
 /// Kinds no other kind beats: none as cheap and at least as big everywhere
 /// (ties kept once, at the lowest index).
-fn undominated(kinds: &[Kind]) -> Vec<usize> {
+pub(super) fn undominated(kinds: &[Kind]) -> Vec<usize> {
     (0..kinds.len())
         .filter(|&a| {
             !(0..kinds.len()).any(|b| {
@@ -367,24 +296,3 @@ fn undominated(kinds: &[Kind]) -> Vec<usize> {
         })
         .collect()
 }
-
-/// Whether `amounts` stay within `room`, resource by resource.
-fn fits(amounts: &[i64], room: &[i64]) -> bool {
-    amounts.iter().zip(room).all(|(a, r)| a <= r)
-}
-
-fn total(items: &[Vec<i64>], which: &[usize], dims: usize) -> Vec<i64> {
-    let mut sum = vec![0_i64; dims];
-    for &i in which {
-        sum.iter_mut()
-            .zip(&items[i])
-            .for_each(|(s, r)| *s = s.saturating_add(*r));
-    }
-    sum
-}
-
-mod greedy;
-mod tidy;
-
-#[cfg(test)]
-mod tests;

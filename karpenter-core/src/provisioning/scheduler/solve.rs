@@ -10,57 +10,35 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
-use super::claim::{HEADROOM_RESOURCES, NewClaim, Refusal};
+use super::claim::{NewClaim, Refusal};
 use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
-use super::cost::Packing;
-use super::dra::DRA_UNSUPPORTED;
 use super::existing::Destination;
-use super::host_ports::host_ports;
-use super::leaving::leaving_pods;
-use super::pending::is_pending;
-use super::pods::{PendingPod, queue_key};
-use super::preferences::Preferences;
-use super::setup::{Setup, read_pending};
-use super::templates::Template;
-use super::topology::{NodeKind, PodView, Topology, Verdict};
-use super::type_cache::TypeSet;
+use super::reasons::{PoolReason, PoolRefusal, SkippedPool, Unplaced};
+use super::setup::{Limits, Setup, read_pending};
 use crate::cloudprovider::LaunchRank;
+use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
+use crate::provisioning::instance_types::type_cache::TypeSet;
+use crate::provisioning::options::Packing;
+use crate::provisioning::pods::host_ports::host_ports;
+use crate::provisioning::pods::leaving::leaving_pods;
+use crate::provisioning::pods::pending::is_pending;
+use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, queue_key};
+use crate::provisioning::pods::preferences::Preferences;
+use crate::provisioning::topology::{NodeKind, PodView, Topology, Verdict};
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
 
-/// A NodePool's limits and what is left of them.
-#[derive(Clone, Debug)]
-pub(crate) struct Limits {
-    /// The resources the pool limits (a list stores no zeros, so the keys are kept).
-    pub(crate) keys: Vec<String>,
-    pub(crate) remaining: ResourceList,
-}
-
-impl Limits {
-    pub(super) fn exhausted_nodes(&self) -> bool {
-        self.keys.iter().any(|k| k == NODES_RESOURCE) && self.remaining.get(NODES_RESOURCE) <= 0
-    }
-
-    /// Whether a node of this capacity stays within the limits.
-    pub(super) fn admits(&self, capacity: &ResourceList) -> bool {
-        self.keys
-            .iter()
-            .filter(|k| *k != NODES_RESOURCE)
-            .all(|k| capacity.get(k) <= self.remaining.get(k))
-    }
-}
-
 /// The state of one provisioning simulation.
 pub(crate) struct Scheduler<'s> {
-    pub(super) well_known: &'s WellKnownLabels,
+    pub(crate) well_known: &'s WellKnownLabels,
     /// Which offering a new claim's `launch` names.
-    pub(super) launch_rank: LaunchRank,
+    pub(crate) launch_rank: LaunchRank,
     pub(crate) templates: Arc<[Template<'s>]>,
     /// NodePools that can launch nothing, with why.
-    pub(crate) skipped_pools: Vec<(String, String)>,
-    pub(super) limits: Vec<Option<Limits>>,
+    pub(crate) skipped_pools: Vec<SkippedPool>,
+    pub(crate) limits: Vec<Option<Limits>>,
     /// The destinations, shared with other runs until a pod lands on one.
     pub(crate) existing: Vec<Destination<'s>>,
     pub(crate) claims: Vec<NewClaim>,
@@ -76,11 +54,11 @@ pub(crate) struct Scheduler<'s> {
     /// The last pod whose text was signed, and its signature.
     last_signed: Option<(usize, usize)>,
     pub(crate) pods: Vec<PendingPod<'s>>,
-    pub(crate) errors: Vec<Option<String>>,
+    pub(crate) errors: Vec<Option<Unplaced>>,
     /// Pods refused before scheduling (invalid), with why.
-    pub(crate) rejected: Vec<(String, String)>,
+    pub(crate) rejected: Vec<Rejected>,
     preferences: Preferences,
-    pub(super) topology: Topology,
+    pub(crate) topology: Topology,
     /// Existing nodes some pods may not land on (see [`Fence`]).
     pub(crate) fence: Fence,
     /// How the new claims are chosen once every pod is placed.
@@ -148,7 +126,7 @@ impl<'s> Scheduler<'s> {
         existing: Vec<Destination<'s>>,
         limits: Vec<Option<Limits>>,
         pods: Vec<PendingPod<'s>>,
-        rejected: Vec<(String, String)>,
+        rejected: Vec<Rejected>,
         topology: Topology,
     ) -> Scheduler<'s> {
         let errors = vec![None; pods.len()];
@@ -195,9 +173,6 @@ impl<'s> Scheduler<'s> {
 
     /// Places every pod it can.
     pub(crate) fn solve(&mut self) {
-        // The limits before any new claim is charged: what the cost mode's
-        // repacking charges its claims against afresh (kept only then).
-        let limits_at_start = (self.packing == Packing::Cost).then(|| self.limits.clone());
         for pod in 0..self.pods.len() {
             self.sign(pod);
         }
@@ -224,17 +199,14 @@ impl<'s> Scheduler<'s> {
                 }
             }
         }
-        if let Some(limits_at_start) = limits_at_start {
-            self.repack_for_cost(&limits_at_start);
-        }
     }
 
     /// Tries the pod, relaxing one preference after each failure.
-    fn try_schedule(&mut self, pod: usize) -> Result<(), String> {
+    pub(super) fn try_schedule(&mut self, pod: usize) -> Result<(), Unplaced> {
         // Upstream refuses a pod with DRA claims before it tries any node and
         // takes the refusal as final: no preference dropped could change it.
         if self.pods[pod].dra {
-            return Err(DRA_UNSUPPORTED.to_owned());
+            return Err(Unplaced::Dra);
         }
         loop {
             let error = match self.add(pod) {
@@ -244,14 +216,14 @@ impl<'s> Scheduler<'s> {
             if !self.preferences.relax(self.pods[pod].spec.to_mut()) {
                 return Err(error);
             }
-            self.pods[pod].refresh()?;
+            self.pods[pod].refresh().map_err(Unplaced::Requirements)?;
             self.sign(pod);
             self.topology.update(&view(&self.pods[pod]));
         }
     }
 
     /// The three tiers.
-    fn add(&mut self, pod: usize) -> Result<(), String> {
+    fn add(&mut self, pod: usize) -> Result<(), Unplaced> {
         let ports = host_ports(&self.pods[pod].spec);
         if self.add_to_existing(pod, &ports) {
             return Ok(());
@@ -262,7 +234,11 @@ impl<'s> Scheduler<'s> {
         self.add_to_new_claim(pod, ports)
     }
 
-    fn add_to_existing(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
+    fn add_to_existing(
+        &mut self,
+        pod: usize,
+        ports: &[crate::provisioning::pods::host_ports::HostPort],
+    ) -> bool {
         let p = &self.pods[pod];
         let fenced = self.fence.pods.contains(&p.key);
         let found = self.existing.iter().enumerate().find_map(|(i, node)| {
@@ -305,7 +281,11 @@ impl<'s> Scheduler<'s> {
         true
     }
 
-    fn add_to_claims(&mut self, pod: usize, ports: &[super::host_ports::HostPort]) -> bool {
+    fn add_to_claims(
+        &mut self,
+        pod: usize,
+        ports: &[crate::provisioning::pods::host_ports::HostPort],
+    ) -> bool {
         // Fewest pods first; equal counts in the order the claims were made.
         let p = &self.pods[pod];
         let mut constraints = self.topology.constraints_of(&view(p));
@@ -396,8 +376,8 @@ impl<'s> Scheduler<'s> {
     fn add_to_new_claim(
         &mut self,
         pod: usize,
-        ports: Vec<super::host_ports::HostPort>,
-    ) -> Result<(), String> {
+        ports: Vec<crate::provisioning::pods::host_ports::HostPort>,
+    ) -> Result<(), Unplaced> {
         if self.templates.is_empty() {
             return Err(self.no_pool_reason());
         }
@@ -407,10 +387,10 @@ impl<'s> Scheduler<'s> {
             let mut options = template.option_set.clone();
             if let Some(limits) = &self.limits[t] {
                 if limits.exhausted_nodes() {
-                    reasons.push(format!(
-                        "nodepool {:?}: node limits have been exhausted",
-                        template.pool
-                    ));
+                    reasons.push(PoolReason {
+                        pool: template.pool.clone(),
+                        why: PoolRefusal::NodeLimitsExhausted,
+                    });
                     continue;
                 }
                 for i in template.options.iter().copied() {
@@ -419,10 +399,10 @@ impl<'s> Scheduler<'s> {
                     }
                 }
                 if options.is_empty() {
-                    reasons.push(format!(
-                        "nodepool {:?}: all available instance types exceed limits",
-                        template.pool
-                    ));
+                    reasons.push(PoolReason {
+                        pool: template.pool.clone(),
+                        why: PoolRefusal::TypesExceedLimits,
+                    });
                     continue;
                 }
             }
@@ -450,13 +430,14 @@ impl<'s> Scheduler<'s> {
                     self.claims.push(claim);
                     return Ok(());
                 }
-                Err(refusal) => reasons.push(format!("nodepool {:?}: {refusal}", template.pool)),
+                Err(refusal) => reasons.push(PoolReason {
+                    pool: template.pool.clone(),
+                    why: PoolRefusal::Claim(refusal),
+                }),
             }
         }
-        for (pool, why) in &self.skipped_pools {
-            reasons.push(format!("nodepool {pool:?}: {why}"));
-        }
-        Err(reasons.join("; "))
+        reasons.extend(self.skipped_reasons());
+        Err(Unplaced::Pools(reasons))
     }
 
     /// Whether the claim can take the pod, and what it becomes.
@@ -465,7 +446,7 @@ impl<'s> Scheduler<'s> {
         claim: &NewClaim,
         template: &Template<'_>,
         pod: &PendingPod,
-        ports: &[super::host_ports::HostPort],
+        ports: &[crate::provisioning::pods::host_ports::HostPort],
     ) -> Result<super::claim::Admission, Refusal> {
         let base = claim.base_requirements(template, pod, self.well_known)?;
         if pod.volume_alternatives.is_empty() {
@@ -475,9 +456,7 @@ impl<'s> Scheduler<'s> {
         let mut last = None;
         for alternative in &pod.volume_alternatives {
             if let Err(e) = base.compatible(alternative, self.well_known) {
-                last = Some(Refusal::Requirements(format!(
-                    "incompatible volume requirements, {e}"
-                )));
+                last = Some(Refusal::VolumeRequirements(e));
                 continue;
             }
             let mut requirements = base.clone();
@@ -487,7 +466,7 @@ impl<'s> Scheduler<'s> {
                 Err(refusal) => last = Some(refusal),
             }
         }
-        Err(last.unwrap_or_else(|| Refusal::Requirements("no volume alternative".to_string())))
+        Err(last.unwrap_or(Refusal::NoVolumeAlternative))
     }
 
     /// The rest of [`admit`](Self::admit) once the pod's and its volumes'
@@ -497,7 +476,7 @@ impl<'s> Scheduler<'s> {
         claim: &NewClaim,
         template: &Template<'_>,
         pod: &PendingPod,
-        ports: &[super::host_ports::HostPort],
+        ports: &[crate::provisioning::pods::host_ports::HostPort],
         mut requirements: Requirements,
     ) -> Result<super::claim::Admission, Refusal> {
         let topology = self
@@ -506,29 +485,30 @@ impl<'s> Scheduler<'s> {
             .map_err(Refusal::Topology)?;
         requirements
             .compatible(&topology, self.well_known)
-            .map_err(|e| {
-                Refusal::TopologyRequirements(format!("incompatible topology requirements, {e}"))
-            })?;
+            .map_err(Refusal::TopologyRequirements)?;
         requirements.add_all(&topology);
         claim.narrow(template, pod, ports, requirements)
     }
 
-    fn no_pool_reason(&self) -> String {
+    fn no_pool_reason(&self) -> Unplaced {
         if self.skipped_pools.is_empty() {
-            return "no nodepool can launch capacity: there is no usable NodePool".to_string();
+            return Unplaced::NoUsablePool;
         }
-        let reasons: Vec<String> = self
-            .skipped_pools
-            .iter()
-            .map(|(pool, why)| format!("nodepool {pool:?}: {why}"))
-            .collect();
-        reasons.join("; ")
+        Unplaced::Pools(self.skipped_reasons().collect())
+    }
+
+    /// Each skipped pool's reason, as every pod that needs a new claim hears it.
+    fn skipped_reasons(&self) -> impl Iterator<Item = PoolReason> + '_ {
+        self.skipped_pools.iter().map(|skipped| PoolReason {
+            pool: skipped.pool.clone(),
+            why: PoolRefusal::Skipped(skipped.why.clone()),
+        })
     }
 }
 
 /// Charges a new claim against its pool's limits pessimistically: the largest
 /// capacity among its instance types, as upstream; and one node.
-pub(super) fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
+pub(crate) fn charge(limits: &mut Limits, template: &Template<'_>, options: &TypeSet) {
     let mut largest = ResourceList::new();
     for i in options.iter() {
         largest = largest.max(&template.types[i].capacity);
@@ -549,6 +529,3 @@ pub(crate) fn view<'a>(pod: &'a PendingPod<'_>) -> PodView<'a> {
         spec: &pod.spec,
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -2,7 +2,7 @@
 //! bins whose items fit elsewhere closed, and pairs of bins merged into one
 //! cheaper bin.
 
-use super::{Kind, Open, cheapest_holding, fits};
+use super::bins::{Kind, Open, cheapest_holding, fits};
 
 /// Splits every bin that costs more than its items would on nodes of their
 /// own (a fractional mix can favour a big kind that, bought whole for a

@@ -18,8 +18,9 @@
 
 use std::collections::HashMap;
 
-use super::{Kind, Open, Packer, cheapest_holding, fits, total};
-use crate::provisioning::dual::{Column, Demand, unit_prices};
+use super::bins::{Kind, Open, cheapest_holding, fits, total};
+use super::packer::{Packer, classes};
+use crate::provisioning::optimise::dual::{Column, Demand, unit_prices};
 
 /// Cells per doubling of a resource: requests in one cell differ by less
 /// than twice in each resource. (Finer cells packed no better in the packing
@@ -141,7 +142,7 @@ impl Packer<'_> {
     /// fails.
     pub(super) fn item_values(&self) -> Option<Vec<f64>> {
         let (items, kinds) = (self.items, &self.useful_kinds);
-        let classes = super::classes(items, &self.largest_first, kinds, Some(&self.scale));
+        let classes = classes(items, &self.largest_first, kinds, Some(&self.scale));
         let scaled = |amounts: &[i64]| -> Vec<f64> {
             amounts
                 .iter()

@@ -253,7 +253,8 @@ fn column_generation_reaches_the_full_lps_bound() {
         let groups: Vec<Group> = groups.into_values().collect();
         let demands: Vec<Demand> = groups.iter().map(|g| g.demand.clone()).collect();
         let (weights, _) =
-            super::super::dual::solve_dual(&demands, &columns, &allocatable).expect("solved");
+            crate::provisioning::optimise::dual::solve_dual(&demands, &columns, &allocatable)
+                .expect("solved");
         certify(&groups, &columns, &allocatable, weights)
     };
     assert!(

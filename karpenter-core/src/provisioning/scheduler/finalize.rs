@@ -3,23 +3,21 @@
 //! offering the provider would launch.
 
 use super::claim::NewClaim;
-use super::filter::unmet_min_values;
-use super::names::NameList;
-use super::plan::round_price;
-use super::plan::{
-    ExistingPlacement, Launch, PlannedClaim, ProvisioningPlan, RequirementOutput, Unschedulable,
-};
-use super::scheduler::Scheduler;
-use super::templates::Template;
-use super::type_cache::{OfferingView, TypeSet};
+use super::reasons::{PoolReason, PoolRefusal};
+use super::solve::Scheduler;
 use crate::cloudprovider::{LaunchRank, OfferingFilter};
+use crate::provisioning::instance_types::filter::unmet_min_values;
+use crate::provisioning::instance_types::templates::Template;
+use crate::provisioning::instance_types::type_cache::{OfferingView, TypeSet};
+use crate::provisioning::names::NameList;
+use crate::provisioning::plan::{
+    ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
+    RequirementOutput, Unschedulable, round_price,
+};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
     NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, Requirements,
 };
-
-/// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).
-pub const MAX_INSTANCE_TYPES: usize = 600;
 
 impl Scheduler<'_> {
     /// The plan.
@@ -38,10 +36,17 @@ impl Scheduler<'_> {
                     plan.total_price_per_hour += planned.launch.as_ref().map_or(0.0, |l| l.price);
                     plan.node_claims.push(planned);
                 }
-                Err(reason) => unschedulable.extend(claim.pods.iter().map(|&p| Unschedulable {
-                    pod: self.pods[p].key.clone(),
-                    reason: format!("nodepool {:?}: {reason}", template.pool),
-                })),
+                Err(why) => {
+                    let reason = PoolReason {
+                        pool: template.pool.clone(),
+                        why,
+                    }
+                    .to_string();
+                    unschedulable.extend(claim.pods.iter().map(|&p| Unschedulable {
+                        pod: self.pods[p].key.clone(),
+                        reason: reason.clone(),
+                    }));
+                }
             }
         }
         plan.existing_nodes = self
@@ -57,15 +62,14 @@ impl Scheduler<'_> {
             if let Some(reason) = error {
                 unschedulable.push(Unschedulable {
                     pod: pod.key.clone(),
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 });
             }
         }
-        unschedulable.extend(
-            self.rejected
-                .into_iter()
-                .map(|(pod, reason)| Unschedulable { pod, reason }),
-        );
+        unschedulable.extend(self.rejected.into_iter().map(|r| Unschedulable {
+            reason: r.why.to_string(),
+            pod: r.key,
+        }));
         unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
         plan.unschedulable = unschedulable;
         // Prices are decimal numbers a person reads: keep float noise out of the sum.
@@ -135,7 +139,7 @@ fn finalize(
     template: &Template<'_>,
     claim: &NewClaim,
     rank: LaunchRank,
-) -> Result<PlannedClaim, String> {
+) -> Result<PlannedClaim, PoolRefusal> {
     let mut requirements = claim.requirements.clone();
     for key in [
         LABEL_HOSTNAME,
@@ -152,9 +156,9 @@ fn finalize(
     // allowed here.
     let (view, chosen) = listed(template, &requirements, &claim.options);
     if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
-        return Err(format!(
-            "minValues requirement is not met for label(s) [{key}] among the {MAX_INSTANCE_TYPES} cheapest instance types"
-        ));
+        return Err(PoolRefusal::MinValuesUnmet {
+            key: key.to_owned(),
+        });
     }
     let capacity_types = if template.cache.masks_cover() {
         let mask = chosen

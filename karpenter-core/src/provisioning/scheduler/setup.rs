@@ -1,45 +1,54 @@
-//! What a scheduling run starts from, and how to start many runs from one
-//! cluster.
-//!
-//! [`Setup`] reads what every run over a snapshot needs: the NodePools as
-//! templates (with their instance-type caches), their limits, the existing
-//! nodes as destinations. [`Prepared`] keeps a setup, the topology base and
-//! the pending pods of a cluster, so that a disruption pass can ask "what if
-//! these nodes were gone?" many times: each run takes the nodes out of what is
-//! already built (sharing templates, destinations and counted pods) instead of
-//! rebuilding the cluster without them. The runs decide exactly as a
-//! scheduler over the changed snapshot would.
-//!
-//! A [`Prepared`] is `Sync`, so runs may start from it on several threads:
-//! what the runs share is read-only or behind thread-safe memos (the
-//! templates' type caches, the topology base), and each run's own state (the
-//! destinations it fills, its claims, its topology counts) is in its
-//! [`Scheduler`], which borrows the destinations until a pod lands on one.
+//! What a scheduling run starts from: [`Setup`] reads what every run over a
+//! snapshot needs (the NodePools as templates, with their instance-type
+//! caches; their limits; the existing nodes as destinations), and
+//! [`read_pending`] reads each pod to place. Many runs can start from one
+//! setup (see `prepared.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
-use super::daemons::{daemon_pod, daemon_pods, is_pod_of, newest};
-use super::existing::{Destination, ExistingNode, is_destination};
-use super::pending::is_pending;
-use super::pods::PendingPod;
-use super::preferences::Preferences;
-use super::scheduler::{Fence, Limits, Scheduler};
-use super::templates::{Template, any_prefer_no_schedule, pool_order};
-use super::topology::{
-    DomainSource, PlacedPod, PodView, Topology, TopologyBase, ignored_for_topology,
-};
-use super::volumes::volume_requirements;
+use super::existing::{ExistingNode, is_destination};
+use super::reasons::{PoolSkipped, SkippedPool};
+use crate::provisioning::pods::daemons::daemon_pods;
+use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
+use crate::provisioning::pods::preferences::Preferences;
+
 use crate::cloudprovider::LaunchRank;
 use crate::pods::bound_node;
+use crate::provisioning::instance_types::templates::{
+    Template, any_prefer_no_schedule, pool_order,
+};
+use crate::provisioning::pods::volumes::volume_requirements;
+use crate::provisioning::topology::{
+    DomainSource, PlacedPod, PodView, TopologyBase, ignored_for_topology,
+};
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{NODES_RESOURCE, Snapshot};
 
-/// A pod that cannot be considered, with why.
-pub(crate) type RejectedPod = (String, String);
+/// A NodePool's limits and what is left of them.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// The resources the pool limits (a list stores no zeros, so the keys are kept).
+    pub(crate) keys: Vec<String>,
+    pub(crate) remaining: ResourceList,
+}
+
+impl Limits {
+    pub(crate) fn exhausted_nodes(&self) -> bool {
+        self.keys.iter().any(|k| k == NODES_RESOURCE) && self.remaining.get(NODES_RESOURCE) <= 0
+    }
+
+    /// Whether a node of this capacity stays within the limits.
+    pub(crate) fn admits(&self, capacity: &ResourceList) -> bool {
+        self.keys
+            .iter()
+            .filter(|k| *k != NODES_RESOURCE)
+            .all(|k| capacity.get(k) <= self.remaining.get(k))
+    }
+}
 
 /// What every scheduling run over one snapshot starts from.
 pub(crate) struct Setup<'s> {
@@ -49,7 +58,7 @@ pub(crate) struct Setup<'s> {
     pub(crate) preferences: Preferences,
     pub(crate) templates: Arc<[Template<'s>]>,
     /// NodePools that can launch nothing, with why.
-    pub(crate) skipped_pools: Vec<(String, String)>,
+    pub(crate) skipped_pools: Vec<SkippedPool>,
     /// Each template's pool limits, as written (`None`: unlimited).
     pub(crate) written_limits: Vec<Option<Limits>>,
     /// For each template whose pool has limits, its nodes' capacities, each
@@ -65,8 +74,8 @@ pub(crate) struct Setup<'s> {
 /// Why a pool has no instance types to plan with: none in the snapshot under its
 /// name, and which names the snapshot's instance types are under when no pool
 /// has them (a snapshot keyed by something else than pool names).
-fn no_instance_types(snapshot: &Snapshot) -> String {
-    let stray: Vec<String> = snapshot
+fn no_instance_types(snapshot: &Snapshot) -> PoolSkipped {
+    let stray = snapshot
         .instance_types
         .iter()
         .filter(|(key, types)| {
@@ -78,15 +87,7 @@ fn no_instance_types(snapshot: &Snapshot) -> String {
         })
         .map(|(key, _)| format!("{key:?}"))
         .collect();
-    if stray.is_empty() {
-        "the pool has no instance types".to_owned()
-    } else {
-        format!(
-            "the pool has no instance types (the snapshot's instance types are keyed by pool \
-             name, and it has some only under {}, which no pool is named)",
-            stray.join(", ")
-        )
-    }
+    PoolSkipped::NoInstanceTypes { stray }
 }
 
 impl<'s> Setup<'s> {
@@ -109,7 +110,10 @@ impl<'s> Setup<'s> {
                 .unwrap_or(&[]);
             if types.is_empty() {
                 // Upstream skips such a pool ("no resolved instance types found").
-                skipped_pools.push((name, no_instance_types(snapshot)));
+                skipped_pools.push(SkippedPool {
+                    pool: name,
+                    why: no_instance_types(snapshot),
+                });
                 continue;
             }
             match Template::new(pool, types, &daemons, well_known) {
@@ -117,10 +121,10 @@ impl<'s> Setup<'s> {
                     templates.push(template);
                     written_limits.push(written_limits_of(pool));
                 }
-                Err(e) => skipped_pools.push((
-                    name,
-                    format!("requirements filtered out all instance types ({e})"),
-                )),
+                Err(e) => skipped_pools.push(SkippedPool {
+                    pool: name,
+                    why: PoolSkipped::NoTypeLeft(e),
+                }),
             }
         }
         let pool_capacities = templates
@@ -284,154 +288,18 @@ fn written_limits_of(pool: &crate::api::NodePool) -> Option<Limits> {
 pub(crate) fn read_pending<'s>(
     snapshot: &'s Snapshot,
     pod: &'s Pod,
-) -> Result<PendingPod<'s>, RejectedPod> {
+) -> Result<PendingPod<'s>, Rejected> {
     let volumes = volume_requirements(snapshot, pod);
     match (PendingPod::new(pod, &snapshot.well_known_labels), volumes) {
         (Ok(mut pending), Ok(alternatives)) => {
             pending.volume_alternatives = alternatives;
             Ok(pending)
         }
-        (Err(r), _) => Err((r.key, r.reason)),
-        (Ok(pending), Err(reason)) => Err((pending.key, reason)),
-    }
-}
-
-/// A cluster ready for many scheduling runs that each take some of its nodes
-/// away (see the module documentation).
-pub(crate) struct Prepared<'s> {
-    snapshot: &'s Snapshot,
-    setup: Setup<'s>,
-    topology: Arc<TopologyBase>,
-    /// The cluster's pending pods, with their index in the snapshot's pods.
-    pending: Vec<(usize, Result<PendingPod<'s>, RejectedPod>)>,
-    /// For each DaemonSet, its live pods, each with its node's index, among
-    /// which [`daemon_pods`] picks the one that stands for them.
-    daemon_candidates: Vec<Vec<(Option<usize>, &'s Pod)>>,
-}
-
-impl<'s> Prepared<'s> {
-    /// Builds what every run shares.
-    pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
-        let setup = Setup::new(snapshot);
-        let topology =
-            Arc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
-        let pending = snapshot
-            .pods
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| is_pending(p))
-            .map(|(i, p)| (i, read_pending(snapshot, p)))
-            .collect();
-        let node_index: HashMap<&str, usize> = snapshot
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name(), i))
-            .collect();
-        let daemon_candidates = snapshot
-            .daemon_sets
-            .iter()
-            .map(|ds| {
-                snapshot
-                    .pods
-                    .iter()
-                    .filter(|p| is_pod_of(ds, p))
-                    .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
-                    .collect()
-            })
-            .collect();
-        Prepared {
-            snapshot,
-            setup,
-            topology,
-            pending,
-            daemon_candidates,
-        }
-    }
-
-    /// A scheduler for the cluster without the nodes at `removed` (indices
-    /// into the snapshot's nodes) and every pod bound to them, with `moved`
-    /// (indices into the snapshot's pods, bound to removed nodes) pending
-    /// again, fenced by `fence`. `None` when taking the nodes away changes
-    /// what a DaemonSet's pods ask of new nodes (its newest live pod ran on
-    /// a removed node and differs from the next): then only a fresh build
-    /// of the changed cluster gives the same answer.
-    pub(crate) fn scheduler(
-        &self,
-        removed: &BTreeSet<usize>,
-        moved: &[usize],
-        fence: Fence,
-    ) -> Option<Scheduler<'_>> {
-        if !self.daemons_unchanged(removed) {
-            return None;
-        }
-        let snapshot = self.snapshot;
-        let existing: Vec<Destination<'_>> = self
-            .setup
-            .existing
-            .iter()
-            .filter(|(i, _)| !removed.contains(i))
-            .map(|(_, n)| Destination::Shared(n))
-            .collect();
-        // Pending pods in snapshot order, the moved ones among them.
-        let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
-        let mut rejected = Vec::new();
-        let mut cluster = self.pending.iter().peekable();
-        let mut moved = moved.iter().copied().peekable();
-        loop {
-            let next_moved = moved.peek().copied();
-            let next_pending = cluster.peek().map(|(i, _)| *i);
-            let result = match (next_pending, next_moved) {
-                (Some(p), Some(m)) if p < m => cluster.next().map(|(_, r)| r.clone()),
-                (Some(_), None) => cluster.next().map(|(_, r)| r.clone()),
-                (_, Some(m)) => {
-                    moved.next();
-                    Some(read_pending(snapshot, &snapshot.pods[m]))
-                }
-                (None, None) => None,
-            };
-            match result {
-                Some(Ok(pod)) => pods.push(pod),
-                Some(Err(why)) => rejected.push(why),
-                None => break,
-            }
-        }
-        let views: Vec<PodView<'_>> = pods.iter().map(super::scheduler::view).collect();
-        let removal = self.topology.removed(removed);
-        let topology = Topology::without(Arc::clone(&self.topology), removal, &views);
-        drop(views);
-        let limits = self.setup.limits(removed);
-        let mut scheduler =
-            Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
-        scheduler.fence = fence;
-        Some(scheduler)
-    }
-
-    /// Whether every DaemonSet's pods still ask the same of new nodes once
-    /// the nodes at `removed` are gone: its newest live pod (as
-    /// [`daemon_pods`] picks it) is the same, or reads the same.
-    fn daemons_unchanged(&self, removed: &BTreeSet<usize>) -> bool {
-        let daemon_sets = &self.snapshot.daemon_sets;
-        self.daemon_candidates
-            .iter()
-            .zip(daemon_sets)
-            .all(|(pods, daemon_set)| {
-                let live = |skip_removed: bool| {
-                    newest(
-                        pods.iter()
-                            .filter(move |(node, _)| {
-                                !skip_removed || node.is_none_or(|n| !removed.contains(&n))
-                            })
-                            .map(|(_, pod)| *pod),
-                    )
-                };
-                let (before, after) = (live(false), live(true));
-                if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
-                    return true;
-                }
-                let read = |pod: Option<&Pod>| daemon_pod(daemon_set, pod).map(|d| d.spec);
-                read(before) == read(after)
-            })
+        (Err(rejected), _) => Err(rejected),
+        (Ok(pending), Err(e)) => Err(Rejected {
+            key: pending.key,
+            why: Box::new(Unreadable::Volume(e)),
+        }),
     }
 }
 

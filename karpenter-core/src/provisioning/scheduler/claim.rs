@@ -1,16 +1,17 @@
 //! A new NodeClaim the plan is filling: its requirements narrow and its instance
 //! types shrink with every pod it takes.
 
-use super::filter::{self, FilterError};
-use super::fit_index;
-use super::host_ports::HostPort;
-use super::pods::PendingPod;
-use super::templates::Template;
-use super::topology::{NodeKeys, TopologyError};
-use super::type_cache::TypeSet;
-use crate::resources::{self, ResourceList};
+use crate::provisioning::instance_types::filter::FilterError;
+use crate::provisioning::instance_types::narrowing;
+use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
+use crate::provisioning::instance_types::type_cache::TypeSet;
+use crate::provisioning::pods::host_ports::HostPort;
+use crate::provisioning::pods::pending_pod::PendingPod;
+use crate::provisioning::topology::{NodeKeys, TopologyError};
+use crate::resources::ResourceList;
 use crate::scheduling::{
-    LABEL_HOSTNAME, Requirement, Requirements, WellKnownLabels, tolerates_all,
+    IncompatibleError, LABEL_HOSTNAME, Requirement, Requirements, TaintError, WellKnownLabels,
+    tolerates_all,
 };
 
 /// A claim being planned.
@@ -44,28 +45,29 @@ pub(crate) struct NewClaim {
     fitted: bool,
 }
 
-/// The resources [`NewClaim::may_fit`] checks (see [`Template::headroom`]).
-pub(crate) const HEADROOM_RESOURCES: [&str; 3] =
-    [resources::CPU, resources::MEMORY, resources::PODS];
-
 /// What adding a pod to a claim would make of it.
 pub(crate) struct Admission {
     pub requirements: Requirements,
     pub options: TypeSet,
 }
 
-/// Why a claim (or a new one from a template) cannot take a pod.
-#[derive(Debug)]
+/// Why a claim (or a new one from a template) cannot take a pod. Kept as
+/// data and put in words only when shown: most refusals are never read.
+#[derive(Clone, Debug)]
 pub(crate) enum Refusal {
     /// A taint the pod does not tolerate.
-    Taint(String),
+    Taint(TaintError),
     /// The pod's requirements conflict with the claim's.
-    Requirements(String),
-    /// The pod's topology cannot be met on this claim (formatted only when shown:
-    /// most refusals are never read).
+    Requirements(IncompatibleError),
+    /// The pod's volume requirements conflict with the claim's (the last of
+    /// its volumes' alternatives tried).
+    VolumeRequirements(IncompatibleError),
+    /// The pod has volumes, but not one alternative of them.
+    NoVolumeAlternative,
+    /// The pod's topology cannot be met on this claim.
     Topology(TopologyError),
     /// The topology's requirements conflict with the claim's.
-    TopologyRequirements(String),
+    TopologyRequirements(IncompatibleError),
     /// No instance type is left.
     InstanceTypes(FilterError),
 }
@@ -73,10 +75,14 @@ pub(crate) enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Taint(e) | Refusal::Requirements(e) | Refusal::TopologyRequirements(e) => {
-                f.write_str(e)
-            }
+            Refusal::Taint(e) => write!(f, "{e}"),
+            Refusal::Requirements(e) => write!(f, "incompatible requirements, {e}"),
+            Refusal::VolumeRequirements(e) => write!(f, "incompatible volume requirements, {e}"),
+            Refusal::NoVolumeAlternative => f.write_str("no volume alternative"),
             Refusal::Topology(e) => write!(f, "{e}"),
+            Refusal::TopologyRequirements(e) => {
+                write!(f, "incompatible topology requirements, {e}")
+            }
             Refusal::InstanceTypes(e) => write!(f, "{e}"),
         }
     }
@@ -126,10 +132,10 @@ impl NewClaim {
         well_known: &WellKnownLabels,
     ) -> Result<Requirements, Refusal> {
         let tolerations = pod.spec.tolerations.as_deref().unwrap_or_default();
-        tolerates_all(&template.taints, tolerations).map_err(|e| Refusal::Taint(e.to_string()))?;
+        tolerates_all(&template.taints, tolerations).map_err(Refusal::Taint)?;
         self.requirements
             .compatible(&pod.requirements, well_known)
-            .map_err(|e| Refusal::Requirements(format!("incompatible requirements, {e}")))?;
+            .map_err(Refusal::Requirements)?;
         let mut requirements = self.requirements.clone();
         requirements.add_all(&pod.requirements);
         Ok(requirements)
@@ -155,7 +161,7 @@ impl NewClaim {
             .is_empty()
             .then(|| {
                 let before = self.fitted.then_some(&self.requests);
-                fit_index::grown(
+                narrowing::grown(
                     template,
                     &self.options,
                     &requirements,
@@ -172,7 +178,7 @@ impl NewClaim {
             });
         }
         let candidates: Vec<usize> = self.options.iter().collect();
-        let options = filter::for_claim(
+        let options = narrowing::for_claim(
             template,
             &candidates,
             &requirements,

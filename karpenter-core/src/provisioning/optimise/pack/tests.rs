@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
-use super::*;
+use super::bins::{Bin, Kind, fits, total};
+use super::packer::{Packer, pack, price_of, undominated};
 
 fn kind(capacity: &[i64], price: f64) -> Kind {
     Kind {

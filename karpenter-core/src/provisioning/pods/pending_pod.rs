@@ -4,16 +4,18 @@
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::jiff::Timestamp;
 
 use super::dra::has_dra_requirements;
+use super::volumes::VolumeError;
 use crate::pods::pod_key;
-use crate::resources::{self, ResourceList};
+use crate::resources::{self, QuantityError, ResourceList};
 use crate::scheduling::{
-    Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
+    RequirementError, Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
 };
 
 /// A pod waiting for capacity, with what scheduling needs to know of it,
@@ -54,10 +56,34 @@ pub(crate) struct PendingPod<'s> {
     pub dra: bool,
 }
 
+/// Why a pod cannot even be considered: its spec cannot be read.
+#[derive(Clone, Debug)]
+pub(crate) enum Unreadable {
+    /// A resource request that is not a quantity.
+    Requests(QuantityError),
+    /// A selector, affinity term or label the requirement algebra refuses.
+    Requirements(RequirementError),
+    /// One of its volumes cannot be used.
+    Volume(VolumeError),
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreadable::Requests(e) => write!(f, "{e}"),
+            Unreadable::Requirements(e) => write!(f, "{e}"),
+            Unreadable::Volume(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 /// A pod that cannot even be considered, with why.
+#[derive(Clone, Debug)]
 pub(crate) struct Rejected {
-    pub key: String,
-    pub reason: String,
+    /// The pod, as `namespace/name`.
+    pub(crate) key: String,
+    /// Why (boxed: rare, and large beside a result).
+    pub(crate) why: Box<Unreadable>,
 }
 
 /// What a pod without labels or a spec is read as.
@@ -72,13 +98,14 @@ impl<'s> PendingPod<'s> {
         well_known: &WellKnownLabels,
     ) -> Result<PendingPod<'s>, Rejected> {
         let key = pod_key(pod);
-        let reject = |reason: String| Rejected {
+        let reject = |why: Unreadable| Rejected {
             key: pod_key(pod),
-            reason,
+            why: Box::new(why),
         };
         let spec: &'s PodSpec = pod.spec.as_ref().unwrap_or(&NO_SPEC);
-        let requests = resources::pod_requests(spec).map_err(|e| reject(e.to_string()))?;
-        validate_pod_spec(spec, well_known).map_err(|e| reject(e.to_string()))?;
+        let requests =
+            resources::pod_requests(spec).map_err(|e| reject(Unreadable::Requests(e)))?;
+        validate_pod_spec(spec, well_known).map_err(|e| reject(Unreadable::Requirements(e)))?;
         let uid = match pod.metadata.uid.as_deref() {
             Some(uid) => Cow::Borrowed(uid),
             None => Cow::Owned(key.clone()),
@@ -98,21 +125,23 @@ impl<'s> PendingPod<'s> {
             topology_signature: 0,
             dra: has_dra_requirements(spec),
         };
-        pending.refresh().map_err(reject)?;
+        pending
+            .refresh()
+            .map_err(|e| reject(Unreadable::Requirements(e)))?;
         Ok(pending)
     }
 
     /// Puts the spec back as the snapshot has it, undoing relaxation.
-    pub(crate) fn reset(&mut self) -> Result<(), String> {
+    pub(crate) fn reset(&mut self) -> Result<(), RequirementError> {
         self.spec = Cow::Borrowed(self.original);
         self.refresh()
     }
 
     /// Recomputes the requirements from the (relaxed) spec.
-    pub(crate) fn refresh(&mut self) -> Result<(), String> {
-        self.requirements = Requirements::from_pod_spec(&self.spec).map_err(|e| e.to_string())?;
+    pub(crate) fn refresh(&mut self) -> Result<(), RequirementError> {
+        self.requirements = Requirements::from_pod_spec(&self.spec)?;
         self.strict_requirements = if has_preferred_node_affinity(&self.spec) {
-            Requirements::from_pod_spec_strict(&self.spec).map_err(|e| e.to_string())?
+            Requirements::from_pod_spec_strict(&self.spec)?
         } else {
             self.requirements.clone()
         };

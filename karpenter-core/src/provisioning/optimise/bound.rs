@@ -29,6 +29,8 @@ use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
 use super::dual::{Column, Demand, allowed, shape, unit_prices};
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::pods::pod_key;
+use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
     Requirement, Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, tolerates_all,
@@ -453,7 +455,7 @@ fn own_nodes_bound(groups: &[Group], allocatable: &[Vec<f64>], members: &[Member
     own + apart
 }
 
-impl crate::provisioning::ProvisioningPlan {
+impl ProvisioningPlan {
     /// Sets [`lower_bound_per_hour`](Self::lower_bound_per_hour): the proven
     /// lower bound on new capacity for the pods this plan sends to new
     /// claims, rounded down to the ninth decimal.
@@ -466,7 +468,7 @@ impl crate::provisioning::ProvisioningPlan {
         let pods: Vec<&Pod> = snapshot
             .pods
             .iter()
-            .filter(|p| wanted.contains(crate::provisioning::pod_key(p).as_str()))
+            .filter(|p| wanted.contains(pod_key(p).as_str()))
             .collect();
         self.lower_bound_per_hour = lower_bound(snapshot, &pods).map(|b| (b * 1e9).floor() / 1e9);
     }

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
-use super::daemons::DaemonPod;
-use super::host_ports::{HostPort, conflict, host_ports};
-use super::pods::PendingPod;
 use crate::pods::{is_daemon_pod, is_terminal};
+use crate::provisioning::pods::daemons::DaemonPod;
+use crate::provisioning::pods::host_ports::{HostPort, conflict, host_ports};
+use crate::provisioning::pods::pending_pod::PendingPod;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all, uninitialized_node_taints,

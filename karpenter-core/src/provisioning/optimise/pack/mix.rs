@@ -5,11 +5,11 @@
 
 use microlp::{ComparisonOp, OptimizationDirection, Problem};
 
-use super::pack::Kind;
+use super::bins::Kind;
 
 /// Items that fit the same kinds, with what they request together.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Class {
+pub(crate) struct Class {
     /// Their requests summed, resource by resource.
     pub demand: Vec<i64>,
     /// The kinds each of them fits, ascending.
@@ -18,7 +18,7 @@ pub(super) struct Class {
 
 /// The LP's answer.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Mix {
+pub(crate) struct Mix {
     /// Nodes of each kind (fractions allowed).
     pub nodes: Vec<f64>,
 }
@@ -27,7 +27,7 @@ pub(super) struct Mix {
 /// class's demand is shared among the kinds it fits (shares summing to one),
 /// and no kind gets more of any resource than its nodes hold. `None` when
 /// the solver fails.
-pub(super) fn cheapest_mix(classes: &[Class], kinds: &[Kind]) -> Option<Mix> {
+pub(crate) fn cheapest_mix(classes: &[Class], kinds: &[Kind]) -> Option<Mix> {
     let dims = kinds.first().map_or(0, |k| k.capacity.len());
     // Each resource divided by its total demand: amounts of bytes and of pods
     // then weigh alike, which keeps the solver's arithmetic well scaled.

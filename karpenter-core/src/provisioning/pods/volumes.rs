@@ -23,13 +23,14 @@
 //! StorageClass or with an `Immediate` one) gets an error naming the object to fix.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use k8s_openapi::api::core::v1::{
     NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod, Volume,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
 
-use crate::scheduling::{LABEL_HOSTNAME, Requirements};
+use crate::scheduling::{LABEL_HOSTNAME, RequirementError, Requirements};
 use crate::snapshot::Snapshot;
 
 /// Marks a default StorageClass when set to `"true"`.
@@ -43,6 +44,118 @@ const BIND_COMPLETED_ANNOTATION: &str = "pv.kubernetes.io/bind-completed";
 const VOLUME_BINDING_IMMEDIATE: &str = "Immediate";
 /// The claim phase of a claim whose volume has gone.
 const CLAIM_LOST: &str = "Lost";
+
+/// Why a pod's volume keeps it from being scheduled, naming the object to fix.
+#[derive(Clone, Debug)]
+pub(crate) struct VolumeError {
+    /// The volume's name in the pod.
+    pub(crate) volume: String,
+    /// What is wrong with it (boxed: rare, and large beside a result).
+    pub(crate) problem: Box<VolumeProblem>,
+}
+
+impl fmt::Display for VolumeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "volume {:?}: {}", self.volume, self.problem)
+    }
+}
+
+/// What is wrong with a volume.
+#[derive(Clone, Debug)]
+pub(crate) enum VolumeProblem {
+    /// The claim it names does not exist (`namespace/name`).
+    ClaimNotFound(String),
+    /// Its claim (`namespace/name`) cannot be used.
+    Claim(String, ClaimProblem),
+    /// Its PersistentVolume's node affinity cannot be read.
+    VolumeAffinity(String, RequirementError),
+    /// Its StorageClass's `allowedTopologies` cannot be read.
+    ClassTopology(String, RequirementError),
+}
+
+impl fmt::Display for VolumeProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VolumeProblem::ClaimNotFound(claim) => {
+                write!(f, "persistentvolumeclaim \"{claim}\" not found")
+            }
+            VolumeProblem::Claim(claim, problem) => {
+                write!(f, "persistentvolumeclaim \"{claim}\" {problem}")
+            }
+            VolumeProblem::VolumeAffinity(volume, e) => {
+                write!(f, "persistentvolume {volume:?} node affinity: {e}")
+            }
+            VolumeProblem::ClassTopology(class, e) => {
+                write!(f, "storageclass {class:?} allowedTopologies: {e}")
+            }
+        }
+    }
+}
+
+/// Why kube-scheduler would refuse a claim.
+#[derive(Clone, Debug)]
+pub(crate) enum ClaimProblem {
+    /// The claim is being deleted.
+    Deleting,
+    /// The claim is `Lost`: its volume (named) has gone.
+    Lost(String),
+    /// The volume it is bound to does not exist.
+    VolumeMissing(String),
+    /// The volume it is bound to is being deleted.
+    VolumeDeleting(String),
+    /// It names a volume but its binding is not complete.
+    NotBoundYet(String),
+    /// Unbound, with an empty `storageClassName`.
+    EmptyClassName,
+    /// Unbound, naming a StorageClass that does not exist.
+    ClassMissing(String),
+    /// Unbound, naming no StorageClass, and none is the default.
+    NoDefaultClass,
+    /// Unbound, with a StorageClass (named) that binds `Immediate`ly.
+    ImmediateBinding(String),
+}
+
+impl fmt::Display for ClaimProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClaimProblem::Deleting => f.write_str("is being deleted"),
+            ClaimProblem::Lost(volume) => write!(
+                f,
+                "is Lost: bound to persistentvolume {volume:?}, which no longer exists"
+            ),
+            ClaimProblem::VolumeMissing(volume) => write!(
+                f,
+                "is bound to persistentvolume {volume:?}, which does not exist"
+            ),
+            ClaimProblem::VolumeDeleting(volume) => write!(
+                f,
+                "is bound to persistentvolume {volume:?}, which is being deleted"
+            ),
+            ClaimProblem::NotBoundYet(volume) => write!(
+                f,
+                "names persistentvolume {volume:?} but lacks the annotation \
+                 {BIND_COMPLETED_ANNOTATION}, so it is not bound yet"
+            ),
+            ClaimProblem::EmptyClassName => f.write_str(
+                "is unbound and its storageClassName is empty; an unbound claim needs a storage class",
+            ),
+            ClaimProblem::ClassMissing(class) => write!(
+                f,
+                "is unbound and its storageclass {class:?} does not exist"
+            ),
+            ClaimProblem::NoDefaultClass => write!(
+                f,
+                "is unbound, names no storage class and there is no default storageclass \
+                 (annotation {DEFAULT_CLASS_ANNOTATION}: \"true\")"
+            ),
+            ClaimProblem::ImmediateBinding(class) => write!(
+                f,
+                "is unbound and its storageclass {class:?} has volumeBindingMode Immediate; \
+                 the claim must be bound before the pod can be scheduled"
+            ),
+        }
+    }
+}
 
 /// The volume topology alternatives of a pod: each alternative is a set of
 /// requirements a node must meet, and a node meeting any one of them can run the
@@ -62,7 +175,7 @@ const CLAIM_LOST: &str = "Lost";
 pub(crate) fn volume_requirements(
     snapshot: &Snapshot,
     pod: &Pod,
-) -> Result<Vec<Requirements>, String> {
+) -> Result<Vec<Requirements>, VolumeError> {
     let Some(spec) = pod.spec.as_ref() else {
         return Ok(Vec::new());
     };
@@ -74,14 +187,16 @@ pub(crate) fn volume_requirements(
         let Some(claim_name) = claim_name(pod_name, volume) else {
             continue;
         };
+        let error = |problem| VolumeError {
+            volume: volume.name.clone(),
+            problem: Box::new(problem),
+        };
         let claim = find_claim(snapshot, namespace, &claim_name).ok_or_else(|| {
-            format!(
-                "volume {:?}: persistentvolumeclaim \"{namespace}/{claim_name}\" not found",
-                volume.name
-            )
+            error(VolumeProblem::ClaimNotFound(format!(
+                "{namespace}/{claim_name}"
+            )))
         })?;
-        let volume_alternatives = claim_alternatives(snapshot, claim)
-            .map_err(|why| format!("volume {:?}: {why}", volume.name))?;
+        let volume_alternatives = claim_alternatives(snapshot, claim).map_err(error)?;
         if volume_alternatives.is_empty() {
             continue;
         }
@@ -157,36 +272,33 @@ fn default_class(snapshot: &Snapshot) -> Option<&StorageClass> {
 fn claim_alternatives(
     snapshot: &Snapshot,
     claim: &PersistentVolumeClaim,
-) -> Result<Vec<Requirements>, String> {
+) -> Result<Vec<Requirements>, VolumeProblem> {
     let claim_ref = format!(
-        "persistentvolumeclaim \"{}/{}\"",
+        "{}/{}",
         claim.metadata.namespace.as_deref().unwrap_or("default"),
         claim.metadata.name.as_deref().unwrap_or_default()
     );
+    let refused = |problem| VolumeProblem::Claim(claim_ref.clone(), problem);
     let claim_spec = claim.spec.as_ref();
     let volume_name = claim_spec
         .and_then(|s| s.volume_name.as_deref())
         .filter(|n| !n.is_empty());
     if claim.metadata.deletion_timestamp.is_some() {
-        return Err(format!("{claim_ref} is being deleted"));
+        return Err(refused(ClaimProblem::Deleting));
     }
     let phase = claim.status.as_ref().and_then(|s| s.phase.as_deref());
     if phase == Some(CLAIM_LOST) {
-        return Err(format!(
-            "{claim_ref} is Lost: bound to persistentvolume {:?}, which no longer exists",
-            volume_name.unwrap_or_default()
-        ));
+        return Err(refused(ClaimProblem::Lost(
+            volume_name.unwrap_or_default().to_owned(),
+        )));
     }
     if let Some(volume_name) = volume_name {
-        let volume = find_volume(snapshot, volume_name).ok_or_else(|| {
-            format!(
-                "{claim_ref} is bound to persistentvolume {volume_name:?}, which does not exist"
-            )
-        })?;
+        let volume = find_volume(snapshot, volume_name)
+            .ok_or_else(|| refused(ClaimProblem::VolumeMissing(volume_name.to_owned())))?;
         if volume.metadata.deletion_timestamp.is_some() {
-            return Err(format!(
-                "{claim_ref} is bound to persistentvolume {volume_name:?}, which is being deleted"
-            ));
+            return Err(refused(ClaimProblem::VolumeDeleting(
+                volume_name.to_owned(),
+            )));
         }
         let bind_completed = claim
             .metadata
@@ -194,46 +306,31 @@ fn claim_alternatives(
             .as_ref()
             .is_some_and(|a| a.contains_key(BIND_COMPLETED_ANNOTATION));
         if !bind_completed {
-            return Err(format!(
-                "{claim_ref} names persistentvolume {volume_name:?} but lacks the annotation \
-                 {BIND_COMPLETED_ANNOTATION}, so it is not bound yet"
-            ));
+            return Err(refused(ClaimProblem::NotBoundYet(volume_name.to_owned())));
         }
         return volume_alternatives(volume)
-            .map_err(|why| format!("persistentvolume {volume_name:?} node affinity: {why}"));
+            .map_err(|e| VolumeProblem::VolumeAffinity(volume_name.to_owned(), e));
     }
     let class = match claim_spec.and_then(|s| s.storage_class_name.as_deref()) {
-        Some("") => {
-            return Err(format!(
-                "{claim_ref} is unbound and its storageClassName is empty; an unbound claim needs a storage class"
-            ));
-        }
-        Some(name) => find_class(snapshot, name).ok_or_else(|| {
-            format!("{claim_ref} is unbound and its storageclass {name:?} does not exist")
-        })?,
-        None => default_class(snapshot).ok_or_else(|| {
-            format!(
-                "{claim_ref} is unbound, names no storage class and there is no default storageclass \
-                 (annotation {DEFAULT_CLASS_ANNOTATION}: \"true\")"
-            )
-        })?,
+        Some("") => return Err(refused(ClaimProblem::EmptyClassName)),
+        Some(name) => find_class(snapshot, name)
+            .ok_or_else(|| refused(ClaimProblem::ClassMissing(name.to_owned())))?,
+        None => default_class(snapshot).ok_or_else(|| refused(ClaimProblem::NoDefaultClass))?,
     };
     let class_name = class.metadata.name.as_deref().unwrap_or_default();
     if class.volume_binding_mode.as_deref() == Some(VOLUME_BINDING_IMMEDIATE) {
-        return Err(format!(
-            "{claim_ref} is unbound and its storageclass {class_name:?} has volumeBindingMode \
-             Immediate; the claim must be bound before the pod can be scheduled"
-        ));
+        return Err(refused(ClaimProblem::ImmediateBinding(
+            class_name.to_owned(),
+        )));
     }
-    class_alternatives(class)
-        .map_err(|why| format!("storageclass {class_name:?} allowedTopologies: {why}"))
+    class_alternatives(class).map_err(|e| VolumeProblem::ClassTopology(class_name.to_owned(), e))
 }
 
 /// A PersistentVolume's required node-affinity terms, one alternative each; a term
 /// without expressions adds none. For `local` and `hostPath` volumes the hostname
 /// expressions are dropped, and a term left empty by that is kept as an
 /// unconstrained alternative.
-fn volume_alternatives(volume: &PersistentVolume) -> Result<Vec<Requirements>, String> {
+fn volume_alternatives(volume: &PersistentVolume) -> Result<Vec<Requirements>, RequirementError> {
     let Some(spec) = volume.spec.as_ref() else {
         return Ok(Vec::new());
     };
@@ -258,15 +355,14 @@ fn volume_alternatives(volume: &PersistentVolume) -> Result<Vec<Requirements>, S
             }
             continue;
         }
-        alternatives
-            .push(Requirements::from_node_selector_requirements(kept).map_err(|e| e.to_string())?);
+        alternatives.push(Requirements::from_node_selector_requirements(kept)?);
     }
     Ok(alternatives)
 }
 
 /// A StorageClass's `allowedTopologies`, one alternative per entry, each
 /// expression as `key In values`; an entry without expressions adds none.
-fn class_alternatives(class: &StorageClass) -> Result<Vec<Requirements>, String> {
+fn class_alternatives(class: &StorageClass) -> Result<Vec<Requirements>, RequirementError> {
     let mut alternatives = Vec::new();
     for term in class.allowed_topologies.iter().flatten() {
         let expressions = term.match_label_expressions.as_deref().unwrap_or_default();
@@ -281,10 +377,7 @@ fn class_alternatives(class: &StorageClass) -> Result<Vec<Requirements>, String>
                 values: Some(e.values.clone()),
             })
             .collect();
-        alternatives.push(
-            Requirements::from_node_selector_requirements(&as_selector)
-                .map_err(|e| e.to_string())?,
-        );
+        alternatives.push(Requirements::from_node_selector_requirements(&as_selector)?);
     }
     Ok(alternatives)
 }
@@ -318,6 +411,11 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    /// The alternatives, or the reason a plan would show.
+    fn requirements_or_reason(snapshot: &Snapshot, pod: &Pod) -> Result<Vec<Requirements>, String> {
+        volume_requirements(snapshot, pod).map_err(|e| e.to_string())
+    }
     use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_TOPOLOGY_ZONE, Requirement};
 
     const ZONE: &str = LABEL_TOPOLOGY_ZONE;
@@ -422,7 +520,10 @@ mod tests {
             "web",
             json!([{"name": "scratch", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}}]),
         );
-        assert_eq!(volume_requirements(&Snapshot::default(), &pod), Ok(vec![]));
+        assert_eq!(
+            requirements_or_reason(&Snapshot::default(), &pod),
+            Ok(vec![])
+        );
     }
 
     #[test]
@@ -434,7 +535,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-2"])])
         );
     }
@@ -447,7 +548,7 @@ mod tests {
         }));
         let snapshot = snapshot(vec![bound_claim("data", "pv-1")], vec![unpinned], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        assert_eq!(volume_requirements(&snapshot, &pod), Ok(vec![]));
+        assert_eq!(requirements_or_reason(&snapshot, &pod), Ok(vec![]));
     }
 
     #[test]
@@ -462,7 +563,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"]), zone_in(&["test-zone-2"])])
         );
     }
@@ -479,7 +580,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"])])
         );
     }
@@ -500,7 +601,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![
                 zone_in(&["test-zone-3"]),
                 zone_in(&["test-zone-1", "test-zone-2"])
@@ -516,7 +617,7 @@ mod tests {
             vec![class("anywhere", Value::Null)],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        assert_eq!(volume_requirements(&snapshot, &pod), Ok(vec![]));
+        assert_eq!(requirements_or_reason(&snapshot, &pod), Ok(vec![]));
     }
 
     #[test]
@@ -539,7 +640,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-3"])])
         );
     }
@@ -552,7 +653,7 @@ mod tests {
             vec![class("other", json!([zone_topology(&["test-zone-2"])]))],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("no default storageclass"), "{error}");
     }
 
@@ -560,7 +661,7 @@ mod tests {
     fn unbound_claim_with_empty_class_name_is_an_error() {
         let snapshot = snapshot(vec![unbound_claim("data", Some(""))], vec![], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("storageClassName is empty"), "{error}");
     }
 
@@ -569,7 +670,7 @@ mod tests {
         let snapshot = snapshot(vec![unbound_claim("data", Some("gone"))], vec![], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Err(
                 "volume \"data\": persistentvolumeclaim \"default/data\" is unbound and its \
                  storageclass \"gone\" does not exist"
@@ -588,7 +689,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"])])
         );
     }
@@ -603,7 +704,7 @@ mod tests {
             vec![immediate],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("volumeBindingMode Immediate"), "{error}");
     }
 
@@ -620,7 +721,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"])])
         );
     }
@@ -629,7 +730,7 @@ mod tests {
     fn missing_claim_is_an_error() {
         let pod = pod("web", json!([pvc_volume("data", "nowhere")]));
         assert_eq!(
-            volume_requirements(&Snapshot::default(), &pod),
+            requirements_or_reason(&Snapshot::default(), &pod),
             Err("volume \"data\": persistentvolumeclaim \"default/nowhere\" not found".to_owned())
         );
     }
@@ -644,7 +745,7 @@ mod tests {
             vec![],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        assert!(volume_requirements(&snapshot, &pod).is_err());
+        assert!(requirements_or_reason(&snapshot, &pod).is_err());
     }
 
     #[test]
@@ -657,7 +758,7 @@ mod tests {
             vec![class("zonal", json!([zone_topology(&["test-zone-1"])]))],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("is being deleted"), "{error}");
     }
 
@@ -667,7 +768,7 @@ mod tests {
         claim.status = Some(from(json!({"phase": "Lost"})));
         let snapshot = snapshot(vec![claim], vec![], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("is Lost"), "{error}");
     }
 
@@ -676,7 +777,7 @@ mod tests {
         let snapshot = snapshot(vec![bound_claim("data", "pv-1")], vec![], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Err(
                 "volume \"data\": persistentvolumeclaim \"default/data\" is bound to \
                  persistentvolume \"pv-1\", which does not exist"
@@ -691,7 +792,7 @@ mod tests {
         pv.metadata.deletion_timestamp = Some(from(json!("2024-01-01T00:00:00Z")));
         let snapshot = snapshot(vec![bound_claim("data", "pv-1")], vec![pv], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains("which is being deleted"), "{error}");
     }
 
@@ -705,7 +806,7 @@ mod tests {
             vec![],
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(error.contains(BIND_COMPLETED_ANNOTATION), "{error}");
     }
 
@@ -721,10 +822,10 @@ mod tests {
             json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]),
         );
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-3"])])
         );
-        let error = volume_requirements(&Snapshot::default(), &pod).unwrap_err();
+        let error = requirements_or_reason(&Snapshot::default(), &pod).unwrap_err();
         assert!(
             error.contains("\"default/web-scratch\" not found"),
             "{error}"
@@ -760,7 +861,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("a", "a"), pvc_volume("b", "b")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-2"]), zone_in(&["test-zone-3"])])
         );
     }
@@ -786,7 +887,7 @@ mod tests {
         let spot: &[&str] = &["spot"];
         let on_demand: &[&str] = &["on-demand"];
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![
                 requirements(&[(ZONE, &["test-zone-1"]), (CAPACITY_TYPE_LABEL_KEY, spot)]),
                 requirements(&[
@@ -816,7 +917,7 @@ mod tests {
             vec![],
         );
         let pod = pod("web", json!([pvc_volume("a", "a"), pvc_volume("b", "b")]));
-        let alternatives = volume_requirements(&snapshot, &pod).unwrap();
+        let alternatives = requirements_or_reason(&snapshot, &pod).unwrap();
         assert_eq!(alternatives.len(), 2);
         for alternative in &alternatives {
             // Both are the empty zone set: nothing can meet them.
@@ -836,7 +937,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("a", "a"), pvc_volume("b", "b")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"])])
         );
     }
@@ -863,7 +964,7 @@ mod tests {
         // The mixed term keeps its zone; the hostname-only term becomes an
         // unconstrained alternative.
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![zone_in(&["test-zone-1"]), Requirements::new()])
         );
     }
@@ -886,7 +987,7 @@ mod tests {
         );
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![Requirements::new()])
         );
     }
@@ -902,7 +1003,7 @@ mod tests {
         let snapshot = snapshot(vec![bound_claim("data", "pv-1")], vec![pinned], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
         assert_eq!(
-            volume_requirements(&snapshot, &pod),
+            requirements_or_reason(&snapshot, &pod),
             Ok(vec![requirements(&[(LABEL_HOSTNAME, &["old-node"])])])
         );
     }
@@ -915,7 +1016,7 @@ mod tests {
         );
         let snapshot = snapshot(vec![bound_claim("data", "pv-1")], vec![broken], vec![]);
         let pod = pod("web", json!([pvc_volume("data", "data")]));
-        let error = volume_requirements(&snapshot, &pod).unwrap_err();
+        let error = requirements_or_reason(&snapshot, &pod).unwrap_err();
         assert!(
             error.contains("persistentvolume \"pv-1\" node affinity"),
             "{error}"

@@ -19,13 +19,14 @@ use std::collections::HashMap;
 use petgraph::unionfind::UnionFind;
 
 use super::pack::{Kind, pack};
-use crate::provisioning::claim::NewClaim;
-use crate::provisioning::filter::unmet_min_values;
-use crate::provisioning::finalize::listed;
-use crate::provisioning::host_ports::host_ports;
-use crate::provisioning::scheduler::{Limits, Scheduler, charge, view};
-use crate::provisioning::templates::Template;
-use crate::provisioning::type_cache::TypeSet;
+use crate::provisioning::instance_types::filter::unmet_min_values;
+use crate::provisioning::instance_types::templates::Template;
+use crate::provisioning::instance_types::type_cache::TypeSet;
+use crate::provisioning::pods::host_ports::host_ports;
+use crate::provisioning::scheduler::claim::NewClaim;
+use crate::provisioning::scheduler::finalize::listed;
+use crate::provisioning::scheduler::setup::Limits;
+use crate::provisioning::scheduler::solve::{Scheduler, charge, view};
 use crate::scheduling::Requirements;
 
 /// Loose claims tied together by sharing a (pool, requirements) group of

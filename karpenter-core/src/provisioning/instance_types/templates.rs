@@ -5,15 +5,14 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 
-use super::claim::HEADROOM_RESOURCES;
-use super::daemons::DaemonPod;
 use super::filter::{self, FilterError};
 use super::fit_index::FitIndex;
-use super::host_ports::HostPort;
 use super::type_cache::{TypeCache, TypeSet};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
-use crate::resources::ResourceList;
+use crate::provisioning::pods::daemons::DaemonPod;
+use crate::provisioning::pods::host_ports::HostPort;
+use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
     Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, WellKnownLabels,
@@ -27,6 +26,11 @@ pub(crate) struct DaemonGroup {
     /// The host ports they bind.
     pub host_ports: Vec<HostPort>,
 }
+
+/// The resources a claim's quick headroom check compares (a claim's
+/// `may_fit`, see [`Template::headroom`]): cpu, memory and pods.
+pub(crate) const HEADROOM_RESOURCES: [&str; 3] =
+    [resources::CPU, resources::MEMORY, resources::PODS];
 
 /// A NodePool as the start of new claims.
 #[derive(Debug)]

@@ -1,0 +1,18 @@
+//! The scheduler: upstream's solve loop over the pods ([`solve`]), from a
+//! set-up read once per snapshot ([`setup`]) or shared by many runs
+//! ([`prepared`]), placing pods on existing capacity ([`existing`]) and on
+//! new claims ([`claim`], tried in [`claim_order`], skipped by
+//! [`claim_sets`]), and the plan written from a solved run ([`finalize`]).
+
+pub(crate) mod claim;
+pub(crate) mod claim_order;
+pub(crate) mod claim_sets;
+pub(crate) mod existing;
+pub(crate) mod finalize;
+pub(crate) mod prepared;
+pub(crate) mod reasons;
+pub(crate) mod setup;
+pub(crate) mod solve;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! Many scheduling runs from one cluster.
+//!
+//! [`Prepared`] keeps a [`Setup`], the topology base and the pending pods of a
+//! cluster, so that a disruption pass can ask "what if these nodes were
+//! gone?" many times: each run takes the nodes out of what is already built
+//! (sharing templates, destinations and counted pods) instead of rebuilding
+//! the cluster without them. The runs decide exactly as a scheduler over the
+//! changed snapshot would.
+//!
+//! A [`Prepared`] is `Sync`, so runs may start from it on several threads:
+//! what the runs share is read-only or behind thread-safe memos (the
+//! templates' type caches, the topology base), and each run's own state (the
+//! destinations it fills, its claims, its topology counts) is in its
+//! [`Scheduler`], which borrows the destinations until a pod lands on one.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::existing::Destination;
+use super::setup::{Setup, read_pending};
+use super::solve::{Fence, Scheduler, view};
+use crate::pods::bound_node;
+use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
+use crate::provisioning::pods::pending::is_pending;
+use crate::provisioning::pods::pending_pod::{PendingPod, Rejected};
+use crate::provisioning::topology::{PodView, Topology, TopologyBase};
+use crate::snapshot::Snapshot;
+
+/// A cluster ready for many scheduling runs that each take some of its nodes
+/// away (see the module documentation).
+pub(crate) struct Prepared<'s> {
+    snapshot: &'s Snapshot,
+    setup: Setup<'s>,
+    topology: Arc<TopologyBase>,
+    /// The cluster's pending pods, with their index in the snapshot's pods.
+    pending: Vec<(usize, Result<PendingPod<'s>, Rejected>)>,
+    /// For each DaemonSet, its live pods, each with its node's index, among
+    /// which [`daemon_pods`] picks the one that stands for them.
+    daemon_candidates: Vec<Vec<(Option<usize>, &'s Pod)>>,
+}
+
+impl<'s> Prepared<'s> {
+    /// Builds what every run shares.
+    pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
+        let setup = Setup::new(snapshot);
+        let topology =
+            Arc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
+        let pending = snapshot
+            .pods
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| is_pending(p))
+            .map(|(i, p)| (i, read_pending(snapshot, p)))
+            .collect();
+        let node_index: HashMap<&str, usize> = snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name(), i))
+            .collect();
+        let daemon_candidates = snapshot
+            .daemon_sets
+            .iter()
+            .map(|ds| {
+                snapshot
+                    .pods
+                    .iter()
+                    .filter(|p| is_pod_of(ds, p))
+                    .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
+                    .collect()
+            })
+            .collect();
+        Prepared {
+            snapshot,
+            setup,
+            topology,
+            pending,
+            daemon_candidates,
+        }
+    }
+
+    /// A scheduler for the cluster without the nodes at `removed` (indices
+    /// into the snapshot's nodes) and every pod bound to them, with `moved`
+    /// (indices into the snapshot's pods, bound to removed nodes) pending
+    /// again, fenced by `fence`. `None` when taking the nodes away changes
+    /// what a DaemonSet's pods ask of new nodes (its newest live pod ran on
+    /// a removed node and differs from the next): then only a fresh build
+    /// of the changed cluster gives the same answer.
+    pub(crate) fn scheduler(
+        &self,
+        removed: &BTreeSet<usize>,
+        moved: &[usize],
+        fence: Fence,
+    ) -> Option<Scheduler<'_>> {
+        if !self.daemons_unchanged(removed) {
+            return None;
+        }
+        let snapshot = self.snapshot;
+        let existing: Vec<Destination<'_>> = self
+            .setup
+            .existing
+            .iter()
+            .filter(|(i, _)| !removed.contains(i))
+            .map(|(_, n)| Destination::Shared(n))
+            .collect();
+        // Pending pods in snapshot order, the moved ones among them.
+        let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
+        let mut rejected = Vec::new();
+        let mut cluster = self.pending.iter().peekable();
+        let mut moved = moved.iter().copied().peekable();
+        loop {
+            let next_moved = moved.peek().copied();
+            let next_pending = cluster.peek().map(|(i, _)| *i);
+            let result = match (next_pending, next_moved) {
+                (Some(p), Some(m)) if p < m => cluster.next().map(|(_, r)| r.clone()),
+                (Some(_), None) => cluster.next().map(|(_, r)| r.clone()),
+                (_, Some(m)) => {
+                    moved.next();
+                    Some(read_pending(snapshot, &snapshot.pods[m]))
+                }
+                (None, None) => None,
+            };
+            match result {
+                Some(Ok(pod)) => pods.push(pod),
+                Some(Err(why)) => rejected.push(why),
+                None => break,
+            }
+        }
+        let views: Vec<PodView<'_>> = pods.iter().map(view).collect();
+        let removal = self.topology.removed(removed);
+        let topology = Topology::without(Arc::clone(&self.topology), removal, &views);
+        drop(views);
+        let limits = self.setup.limits(removed);
+        let mut scheduler =
+            Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
+        scheduler.fence = fence;
+        Some(scheduler)
+    }
+
+    /// Whether every DaemonSet's pods still ask the same of new nodes once
+    /// the nodes at `removed` are gone: its newest live pod (as
+    /// [`daemon_pods`] picks it) is the same, or reads the same.
+    fn daemons_unchanged(&self, removed: &BTreeSet<usize>) -> bool {
+        let daemon_sets = &self.snapshot.daemon_sets;
+        self.daemon_candidates
+            .iter()
+            .zip(daemon_sets)
+            .all(|(pods, daemon_set)| {
+                let live = |skip_removed: bool| {
+                    newest(
+                        pods.iter()
+                            .filter(move |(node, _)| {
+                                !skip_removed || node.is_none_or(|n| !removed.contains(&n))
+                            })
+                            .map(|(_, pod)| *pod),
+                    )
+                };
+                let (before, after) = (live(false), live(true));
+                if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
+                    return true;
+                }
+                let read = |pod: Option<&Pod>| daemon_pod(daemon_set, pod).map(|d| d.spec);
+                read(before) == read(after)
+            })
+    }
+}
