@@ -15,15 +15,46 @@ const REGIONS: &str = include_str!("../data/regions.tsv");
 const GPUS: &str = include_str!("../data/gpus.tsv");
 
 /// A line of the embedded data that does not read (a broken generator run).
-#[derive(Debug, Error)]
-#[error("data/{file} line {line}: {message}")]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("data/{file} line {line}: {problem}")]
 pub struct CatalogError {
     /// The data file.
     pub file: &'static str,
     /// The 1-based line.
     pub line: usize,
-    /// What is wrong.
-    pub message: String,
+    /// What is wrong with it.
+    pub problem: CatalogProblem,
+}
+
+/// What is wrong with a line of the catalog's data; the offending cell is
+/// kept as written.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum CatalogProblem {
+    /// The line has another number of cells than the table's header.
+    #[error("{found} cells, expected {expected}")]
+    Cells {
+        /// The line's.
+        found: usize,
+        /// The header's.
+        expected: usize,
+    },
+    /// A capability flag is neither empty, `True` nor `False`.
+    #[error("not a boolean: {0:?}")]
+    NotABoolean(String),
+    /// A count or size is not a whole number.
+    #[error("not a number: {0:?}")]
+    NotANumber(String),
+    /// A size's memory is not a number of GiB.
+    #[error("memory {0:?}")]
+    Memory(String),
+    /// A price is not a number.
+    #[error("price {0:?}")]
+    Price(String),
+    /// A zone list names something other than a zone number.
+    // Not a `#[source]`: the message already says it, and a cause chain
+    // would say it twice.
+    #[error("{0}")]
+    Zone(std::num::ParseIntError),
 }
 
 /// What the Resource SKUs API says of a size, where the data records it
@@ -150,10 +181,10 @@ impl Catalog {
     ) -> Result<Catalog, CatalogError> {
         let mut catalog = Catalog::default();
         for (line, cells) in rows("skus.tsv", skus, 24)? {
-            let err = |message: String| CatalogError {
+            let err = |problem| CatalogError {
                 file: "skus.tsv",
                 line,
-                message,
+                problem,
             };
             let capabilities = Capabilities {
                 hyperv_generations: list(cells[12]),
@@ -175,7 +206,7 @@ impl Catalog {
                 vcpus: required(cells[2]).map_err(err)?,
                 memory_gib: cells[3]
                     .parse()
-                    .map_err(|_| err(format!("memory {:?}", cells[3])))?,
+                    .map_err(|_| err(CatalogProblem::Memory(cells[3].to_owned())))?,
                 gpus: required(cells[4]).map_err(err)?,
                 arch: cells[5].to_owned(),
                 known: cells[6] == "1",
@@ -195,7 +226,7 @@ impl Catalog {
                 .map_err(|e| CatalogError {
                     file: "zones.tsv",
                     line,
-                    message: e.to_string(),
+                    problem: CatalogProblem::Zone(e),
                 })?;
             catalog.placements.insert(
                 (cells[0].to_owned(), cells[1].to_owned()),
@@ -217,7 +248,7 @@ impl Catalog {
                     Some(cell.parse::<f64>().map_err(|_| CatalogError {
                         file: "prices.tsv",
                         line,
-                        message: format!("price {cell:?}"),
+                        problem: CatalogProblem::Price((*cell).to_owned()),
                     })?)
                 });
             }
@@ -226,10 +257,10 @@ impl Catalog {
         for (line, cells) in rows("regions.tsv", regions, 3)? {
             let region = Region {
                 name: cells[0].to_owned(),
-                zone_count: required(cells[1]).map_err(|message| CatalogError {
+                zone_count: required(cells[1]).map_err(|problem| CatalogError {
                     file: "regions.tsv",
                     line,
-                    message,
+                    problem,
                 })?,
                 has_prices: cells[2] == "1",
             };
@@ -304,7 +335,10 @@ fn rows<'t>(
                 Err(CatalogError {
                     file,
                     line: i + 1,
-                    message: format!("{} cells, expected {columns}", cells.len()),
+                    problem: CatalogProblem::Cells {
+                        found: cells.len(),
+                        expected: columns,
+                    },
                 })
             }
         })
@@ -318,26 +352,27 @@ fn list(cell: &str) -> Vec<String> {
         .collect()
 }
 
-fn boolean(cell: &str) -> Result<Option<bool>, String> {
+fn boolean(cell: &str) -> Result<Option<bool>, CatalogProblem> {
     match cell {
         "" => Ok(None),
         "True" | "true" => Ok(Some(true)),
         "False" | "false" => Ok(Some(false)),
-        other => Err(format!("not a boolean: {other:?}")),
+        other => Err(CatalogProblem::NotABoolean(other.to_owned())),
     }
 }
 
-fn number(cell: &str) -> Result<Option<u64>, String> {
+fn number(cell: &str) -> Result<Option<u64>, CatalogProblem> {
     if cell.is_empty() {
         return Ok(None);
     }
     cell.parse()
         .map(Some)
-        .map_err(|_| format!("not a number: {cell:?}"))
+        .map_err(|_| CatalogProblem::NotANumber(cell.to_owned()))
 }
 
-fn required<T: std::str::FromStr>(cell: &str) -> Result<T, String> {
-    cell.parse().map_err(|_| format!("not a number: {cell:?}"))
+fn required<T: std::str::FromStr>(cell: &str) -> Result<T, CatalogProblem> {
+    cell.parse()
+        .map_err(|_| CatalogProblem::NotANumber(cell.to_owned()))
 }
 
 #[cfg(test)]
@@ -369,6 +404,28 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "data/skus.tsv line 2: 1 cells, expected 24"
+        );
+    }
+
+    #[test]
+    fn a_bad_cell_is_quoted_as_written() {
+        let mut cells = vec!["Standard_X"; 24];
+        cells[2] = "2";
+        cells[3] = "8";
+        cells[4] = "0";
+        cells[13] = "yes";
+        let skus = format!("header\n{}\n", cells.join("\t"));
+        let error = Catalog::parse(&skus, "h\n", "name\n", "h\n", "h\n").expect_err("bad");
+        assert_eq!(error.problem, CatalogProblem::NotABoolean("yes".into()));
+        assert_eq!(
+            error.to_string(),
+            "data/skus.tsv line 2: not a boolean: \"yes\""
+        );
+        let error = Catalog::parse("h\n", "h\n", "name\n", "h\nwestus\tthree\t1\n", "h\n")
+            .expect_err("bad");
+        assert_eq!(
+            error.to_string(),
+            "data/regions.tsv line 2: not a number: \"three\""
         );
     }
 }

@@ -55,7 +55,10 @@ pub async fn run(provider: &dyn CloudProvider, pool: &NodePool) -> Vec<Check> {
     // The checks below say what went wrong as text; the failure is named here,
     // where the check's name is known.
     let mut record = |name, outcome: Result<(), String>| {
-        let outcome = outcome.map_err(|reason| CheckFailure { check: name, reason });
+        let outcome = outcome.map_err(|reason| CheckFailure {
+            check: name,
+            reason,
+        });
         checks.push(Check { name, outcome });
     };
     record(

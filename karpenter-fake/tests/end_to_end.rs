@@ -14,9 +14,9 @@ use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
 use karpenter_core::provisioning::bound_node;
+use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
-use karpenter_fake::FakeCloudProvider;
 use support::{World, pool, provider_ids, settled_world};
 
 #[tokio::test]
