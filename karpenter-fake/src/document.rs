@@ -14,7 +14,11 @@ use karpenter_core::resources::{self, QuantityError, ResourceList};
 use karpenter_core::scheduling::{ARCHITECTURE_AMD64, LABEL_ARCH_STABLE, LABEL_OS_STABLE};
 use serde::{Deserialize, Serialize};
 
-/// One instance type of the fake provider, as a scenario file writes it.
+/// One instance type of the fake provider, as a scenario file writes it
+/// (`apiVersion: karpenter.fake/v1alpha1`, `kind: InstanceType`): its
+/// capacity, an optional overhead (kube-reserved, system-reserved and eviction
+/// threshold, summed), optional single-valued labels and at least one
+/// offering.
 ///
 /// `apiVersion` and `kind` are read (and checked) by the scenario loader, so they
 /// are not fields here.
