@@ -292,7 +292,7 @@ impl Chosen {
     fn repair_policies(&self) -> Vec<karpenter::core::cloudprovider::RepairPolicy> {
         match self {
             Chosen::Fake => karpenter::fake::repair_policies(),
-            Chosen::Azure(_) => karpenter::azure::repair::repair_policies(),
+            Chosen::Azure(_) => karpenter::azure::repair_policies(),
         }
     }
 }

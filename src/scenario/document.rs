@@ -77,7 +77,7 @@ impl Kind {
             Kind::DaemonSet => "apps/v1",
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::StorageClass => "storage.k8s.io/v1",
-            Kind::AKSNodeClass => karpenter_azure::nodeclass::API_VERSION,
+            Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
             Kind::InstanceType => InstanceTypeDocument::API_VERSION,
         }
     }
