@@ -24,10 +24,10 @@ use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType};
 use karpenter_core::driver::{Driver, DriverOptions, Event, SpawnBlocking};
 use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
-use karpenter_fake::cluster::InMemoryCluster;
+use karpenter_fake::FakeCloudProvider;
+use karpenter_fake::InMemoryCluster;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::diverse_pods;
-use karpenter_fake::provider::FakeCloudProvider;
 
 const STEP: SignedDuration = SignedDuration::from_secs(10);
 

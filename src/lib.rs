@@ -2,22 +2,48 @@
 //!
 //! This umbrella crate re-exports the workspace's crates and adds what the
 //! `karpenter-sim` command line is made of, so that a library user can do
-//! everything the command does:
+//! everything the command does.
 //!
-//! - [`core`]: the pure engine (API types, resources, the requirement algebra);
-//! - [`azure`]: the Azure provider;
-//! - [`fake`]: the in-memory provider for tests and benchmarks;
-//! - [`scenario`]: reading Kubernetes manifests (`kubectl get -o yaml|json` dumps and
-//!   scenario files) into typed objects;
-//! - [`sim`]: what `karpenter-sim` prints (summaries, timings).
+//! Newcomers start with the engine, [`core`]: build a
+//! [`Snapshot`](core::Snapshot) of the cluster (pods, nodes, NodePools and the
+//! provider's instance types), then ask
+//! [`core::provisioning::schedule`] which NodeClaims to launch for the pending
+//! pods, and [`core::disruption::planner::plan`] which nodes to delete or
+//! replace at a moment. A controller hands a
+//! [`CloudProvider`](core::cloudprovider::CloudProvider) and a
+//! [`Cluster`](core::cluster::Cluster) to [`core::driver::Driver`], which plans
+//! and carries the plans out.
+//!
+//! ```
+//! use karpenter::core::{Snapshot, disruption, provisioning};
+//!
+//! let snapshot = Snapshot::default();
+//! let launches = provisioning::schedule(&snapshot);
+//! assert!(launches.node_claims.is_empty());
+//! let disruptions = disruption::planner::plan(&snapshot, jiff::Timestamp::UNIX_EPOCH);
+//! assert!(disruptions.commands.is_empty());
+//! ```
+//!
+//! Each feature brings a part:
+//!
+//! - no feature: [`core`] alone, the pure engine (API types, resources, the
+//!   requirement algebra, the planners, the provider and cluster traits, the
+//!   driver);
+//! - `azure`: [`azure`], the Azure provider and its HTTP client;
+//! - `fake`: [`fake`], the in-memory provider and cluster for tests and
+//!   benchmarks, with the conformance suite and workload generators;
+//! - `scenario` (with `azure` and `fake`): [`scenario`], reading Kubernetes
+//!   manifests (`kubectl get -o yaml|json` dumps and scenario files) into typed
+//!   objects, and [`sim`], what `karpenter-sim` prints (summaries, plan tables,
+//!   timings);
+//! - `cli` (the default, with `scenario`): the `karpenter-sim` binary;
+//! - `tokio`: the driver's planning on tokio's blocking pool
+//!   (`core::driver::SpawnBlocking`, present with this feature only).
 //!
 //! Embedding the engine: depend on `karpenter` with `default-features = false` (the
 //! default `cli` feature picks a Kubernetes version for `k8s-openapi`, which only a
 //! final binary should do), enable one `k8s-openapi` version feature yourself, and take
-//! only the parts you use: `azure` (the Azure provider and its HTTP client), `fake` (the
-//! in-memory provider and cluster), `scenario` (the manifest reader and `sim`, with
-//! both providers), `tokio` (the driver's planning on tokio's blocking pool). Without
-//! any, the crate is [`core`] alone.
+//! only the parts you use.
 
 #[cfg(feature = "azure")]
 pub use karpenter_azure as azure;

@@ -9,7 +9,7 @@
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
 use karpenter::core::disruption::planner::{DisruptionOptions, plan_with};
-use karpenter::fake::repair::repair_policies;
+use karpenter::fake::repair_policies;
 use karpenter::scenario::{LoadOptions, Scenario};
 
 fn plan_at(now: &str) -> DisruptionPlan {

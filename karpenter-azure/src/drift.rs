@@ -13,12 +13,12 @@ use karpenter_core::api::NodeClaim;
 use crate::nodeclass::AKSNodeClass;
 
 /// The annotation with the node class's hash, on the class and its claims.
-pub const NODE_CLASS_HASH_ANNOTATION: &str = "karpenter.azure.com/aksnodeclass-hash";
+pub(crate) const NODE_CLASS_HASH_ANNOTATION: &str = "karpenter.azure.com/aksnodeclass-hash";
 /// The annotation with the version of the hash's recipe.
-pub const NODE_CLASS_HASH_VERSION_ANNOTATION: &str =
+pub(crate) const NODE_CLASS_HASH_VERSION_ANNOTATION: &str =
     "karpenter.azure.com/aksnodeclass-hash-version";
 /// The recipe version this crate's hash follows.
-pub const NODE_CLASS_HASH_VERSION: &str = "v3";
+pub(crate) const NODE_CLASS_HASH_VERSION: &str = "v3";
 
 /// Why a node drifted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,7 +131,10 @@ fn annotation<'a>(
 }
 
 /// The first reason `claim` (with its `node`, once registered) drifted from
-/// `class`, if any.
+/// `class`, if any, as upstream's `IsDrifted` (`pkg/cloudprovider/drift.go`)
+/// decides, first reason first: the node class's hash changed (tags aside),
+/// the node runs another Kubernetes version than the class's, or its image is
+/// no longer one the class lists.
 pub fn is_drifted(
     class: &AKSNodeClass,
     claim: &NodeClaim,

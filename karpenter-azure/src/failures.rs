@@ -65,7 +65,12 @@ pub struct Attempt {
     pub capacity_type: String,
 }
 
-/// Offerings, VM families and all of spot, each unavailable until a moment.
+/// Offerings, VM families and all of spot, each unavailable until a moment:
+/// the failure cache, as upstream's (`pkg/cache/unavailableofferings.go` and
+/// the create-error handlers). Each Azure error from a launch marks a scope
+/// unavailable for a time: one offering, a zone, every zone of the same
+/// placement scope, a VM family at or above a vCPU count, or all spot.
+/// Planning then sees those offerings as unavailable.
 ///
 /// A failure marks its scope from now for its time; a later failure on the
 /// same scope sets the time again (a repeat extends it), but never cuts an

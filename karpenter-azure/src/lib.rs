@@ -32,31 +32,43 @@
 //! # drop(provider);
 //! ```
 //!
-//! The parts:
+//! The rest is at the crate root: the embedded [`Catalog`] (its [`Sku`]s,
+//! [`Region`]s, prices and GPUs; made from public data by the
+//! `generate_catalog` example), the `karpenter.azure.com/v1beta1`
+//! [`AKSNodeClass`] with its defaults and validation, [`is_drifted`] (the
+//! node-class hash, Kubernetes version and image checks), the
+//! [`FailureCache`] (which Azure errors mark what unavailable, and for how
+//! long), the provider's [`repair_policies`] and its [`LAUNCH_RANK`].
+//!
+//! Two families keep their own module:
 //! - [`arm`]: a small Azure Resource Manager client (retries, long-running
 //!   operations, paging, bearer tokens, timeouts and limits, `tracing`
 //!   spans) behind the [`arm::ComputeApi`] trait;
-//! - [`catalog`]: the embedded SKU, price, region and GPU tables (made from
-//!   public data by the `generate_catalog` example);
-//! - [`instancetype`]: VM sizes as instance types (labels, capacity and
-//!   allocatable, offerings and prices, the filters) under [`Settings`];
-//! - [`nodeclass`]: the `karpenter.azure.com/v1beta1` `AKSNodeClass`:
-//!   defaults and validation;
-//! - [`drift`]: the node-class hash, Kubernetes version and image checks;
-//! - [`failures`]: the failure cache (which Azure errors mark what
-//!   unavailable, and for how long);
-//! - [`provider`]: the provider itself; [`repair`]: its repair policies.
+//! - [`instancetype`]: VM sizes as instance types under [`Settings`]: the
+//!   label keys ([`instancetype::labels`]), capacity and allocatable,
+//!   offerings and prices, the filters.
+
+// One module per part; callers name the parts from the root, so that moving
+// code between these files changes no caller.
+mod catalog;
+mod drift;
+mod failures;
+mod nodeclass;
+mod provider;
+mod repair;
 
 pub mod arm;
-pub mod catalog;
-pub mod drift;
-pub mod failures;
 pub mod instancetype;
-pub mod nodeclass;
-pub mod provider;
-pub mod repair;
 
-pub use catalog::Catalog;
+pub use catalog::{
+    Capabilities, Catalog, CatalogError, CatalogProblem, GpuSku, Placement, Region, Sku,
+};
+pub use drift::{DriftReason, is_drifted};
+pub use failures::{Attempt, AzureError, FailureCache, FailureReason};
 pub use instancetype::{Settings, instance_types};
-pub use nodeclass::{AKSNodeClass, AKSNodeClassSpec, ImageFamily, NetworkOptions, NodeClassError};
-pub use provider::{AzureCloudProvider, AzureConfig};
+pub use nodeclass::{
+    AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ImageFamily, NetworkOptions,
+    NodeClassError, NodeImage,
+};
+pub use provider::{AzureCloudProvider, AzureConfig, LAUNCH_RANK};
+pub use repair::repair_policies;

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-/// The `apiVersion` of [`AKSNodeClass`].
-pub const API_VERSION: &str = "karpenter.azure.com/v1beta1";
-/// The `kind` of [`AKSNodeClass`].
-pub const KIND: &str = "AKSNodeClass";
-
-/// An AKS node class. `apiVersion` and `kind` are read by the scenario loader.
+/// An AKS node class (`karpenter.azure.com/v1beta1`): how AKS nodes are
+/// built. `apiVersion` and `kind` are read by the scenario loader.
+///
+/// The fields the engine reads are typed; everything else in the spec and the
+/// status is kept as JSON so that a manifest reads and writes back without
+/// loss.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AKSNodeClass {
     /// Standard object metadata; `metadata.name` is what a NodePool's `nodeClassRef` names.
@@ -151,7 +151,7 @@ pub struct NodeClassError {
 }
 
 /// The OS disk size when the spec leaves it out.
-pub const DEFAULT_OS_DISK_SIZE_GB: u32 = 128;
+pub(crate) const DEFAULT_OS_DISK_SIZE_GB: u32 = 128;
 
 /// How the cluster's pods get addresses: what sets the default maxPods.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,6 +185,11 @@ impl NetworkOptions {
 }
 
 impl AKSNodeClass {
+    /// The object's `apiVersion`.
+    pub const API_VERSION: &str = "karpenter.azure.com/v1beta1";
+    /// The object's `kind`.
+    pub const KIND: &str = "AKSNodeClass";
+
     fn name(&self) -> String {
         self.metadata.name.clone().unwrap_or_default()
     }

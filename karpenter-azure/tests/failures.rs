@@ -2,7 +2,7 @@
 //! unavailable, and for how long.
 
 use jiff::{SignedDuration, Timestamp};
-use karpenter_azure::failures::{Attempt, AzureError, FailureCache, FailureReason};
+use karpenter_azure::{Attempt, AzureError, FailureCache, FailureReason};
 use karpenter_core::cloudprovider::Offering;
 
 const ZONES: [&str; 4] = ["eastus-1", "eastus-2", "eastus-3", "0"];

@@ -10,7 +10,7 @@ use common::{claim, pool, provider};
 use karpenter_azure::instancetype::labels;
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
 use karpenter_core::driver::{Driver, Event};
-use karpenter_fake::cluster::InMemoryCluster;
+use karpenter_fake::InMemoryCluster;
 use serde_json::{Value, json};
 
 /// Runs the driver once on a pending pod with `node_selector`, and returns

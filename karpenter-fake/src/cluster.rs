@@ -1,11 +1,5 @@
-//! [`InMemoryCluster`]: a [`Cluster`] held in memory, which also plays the
-//! parts of Kubernetes the driver relies on: the kubelet registers a Node for
-//! each launched NodeClaim (after a delay), the kube-scheduler binds each
-//! pending pod to the node it was nominated to once that node is ready and
-//! has room, and a ReplicaSet brings evicted pods back pending.
-//!
-//! Time is what [`InMemoryCluster::tick`] was last given; nothing happens
-//! between ticks, so a test steps the cluster as it likes.
+//! [`InMemoryCluster`]: a [`Cluster`] held in memory that also plays the
+//! kubelet, the kube-scheduler and the ReplicaSet controller.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -42,7 +36,14 @@ struct Objects {
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
 }
 
-/// A cluster in memory. See the [module documentation](self).
+/// A [`Cluster`] held in memory, which also plays the parts of Kubernetes the
+/// driver relies on: the kubelet registers a Node for each launched NodeClaim
+/// (after a delay), the kube-scheduler binds each pending pod to the node it
+/// was nominated to once that node is ready and has room, and a ReplicaSet
+/// brings evicted pods back pending.
+///
+/// Time is what [`InMemoryCluster::tick`] was last given; nothing happens
+/// between ticks, so a test steps the cluster as it likes.
 #[derive(Debug)]
 pub struct InMemoryCluster {
     objects: Mutex<Objects>,

@@ -35,13 +35,32 @@ pub struct Check {
     /// What was checked.
     pub name: &'static str,
     /// `Err` with what was wrong.
-    pub outcome: Result<(), String>,
+    pub outcome: Result<(), CheckFailure>,
+}
+
+/// A check that failed: which one, and what was wrong. It shows as
+/// `check: reason`, so that a list of failures reads on its own.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{check}: {reason}")]
+pub struct CheckFailure {
+    /// The failed check's name (its [`Check::name`]).
+    pub check: &'static str,
+    /// What was wrong.
+    pub reason: String,
 }
 
 /// Runs every check against `provider`, launching from `pool`.
 pub async fn run(provider: &dyn CloudProvider, pool: &NodePool) -> Vec<Check> {
     let mut checks = Vec::new();
-    let mut record = |name, outcome| checks.push(Check { name, outcome });
+    // The checks below say what went wrong as text; the failure is named here,
+    // where the check's name is known.
+    let mut record = |name, outcome: Result<(), String>| {
+        let outcome = outcome.map_err(|reason| CheckFailure {
+            check: name,
+            reason,
+        });
+        checks.push(Check { name, outcome });
+    };
     record(
         "name is not empty",
         check(!provider.name().is_empty(), || "empty name".into()),

@@ -14,12 +14,11 @@ use karpenter_core::resources::{self, QuantityError, ResourceList};
 use karpenter_core::scheduling::{ARCHITECTURE_AMD64, LABEL_ARCH_STABLE, LABEL_OS_STABLE};
 use serde::{Deserialize, Serialize};
 
-/// The `apiVersion` of [`InstanceTypeDocument`].
-pub const API_VERSION: &str = "karpenter.fake/v1alpha1";
-/// The `kind` of [`InstanceTypeDocument`].
-pub const KIND: &str = "InstanceType";
-
-/// One instance type of the fake provider, as a scenario file writes it.
+/// One instance type of the fake provider, as a scenario file writes it
+/// (`apiVersion: karpenter.fake/v1alpha1`, `kind: InstanceType`): its
+/// capacity, an optional overhead (kube-reserved, system-reserved and eviction
+/// threshold, summed), optional single-valued labels and at least one
+/// offering.
 ///
 /// `apiVersion` and `kind` are read (and checked) by the scenario loader, so they
 /// are not fields here.
@@ -60,6 +59,11 @@ pub struct OfferingDocument {
 }
 
 impl InstanceTypeDocument {
+    /// The document's `apiVersion`.
+    pub const API_VERSION: &str = "karpenter.fake/v1alpha1";
+    /// The document's `kind`.
+    pub const KIND: &str = "InstanceType";
+
     /// The instance type's name (`metadata.name`), empty when absent.
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or_default()
@@ -119,7 +123,7 @@ impl InstanceTypeDocument {
 }
 
 /// `capacity.pods` when a document leaves it out.
-pub const DEFAULT_PODS: i64 = 110;
+const DEFAULT_PODS: i64 = 110;
 
 #[cfg(test)]
 mod tests {

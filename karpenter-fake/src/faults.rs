@@ -8,7 +8,7 @@
 //!   on.
 //!
 //! Shortage of capacity for chosen offerings is the cloud's state rather than
-//! a wrapper's: see [`FakeCloudProvider::sell_out`](crate::provider::FakeCloudProvider::sell_out).
+//! a wrapper's: see [`FakeCloudProvider::sell_out`](crate::FakeCloudProvider::sell_out).
 //! The random choices come from a seeded generator: the same seed and calls
 //! fail the same way.
 
@@ -34,8 +34,13 @@ pub struct FlakyRates {
     pub lost_create: f64,
 }
 
-/// A provider whose calls fail at [`FlakyRates`]: with
-/// [`CloudProviderError::Api`] errors marked retryable.
+/// A decorator whose calls fail at [`FlakyRates`]: with
+/// [`CloudProviderError::Api`] errors marked retryable, and, for a `create`
+/// that launched, an answer lost (the case that orphans instances when a
+/// driver is careless). The random choices come from a seeded generator: the
+/// same seed and calls fail the same way. Shortage of capacity for chosen
+/// offerings is the cloud's state rather than a wrapper's: see
+/// [`FakeCloudProvider::sell_out`](crate::FakeCloudProvider::sell_out).
 #[derive(Debug)]
 pub struct Flaky<P> {
     inner: P,
@@ -144,7 +149,8 @@ impl<P: CloudProvider> CloudProvider for Flaky<P> {
     }
 }
 
-/// A provider whose calls each wait `delay` first.
+/// A decorator whose calls each wait `delay` (on tokio's timer) before they
+/// are passed on.
 #[derive(Debug)]
 pub struct Latency<P> {
     inner: P,

@@ -20,30 +20,38 @@
 //! let _driver = Driver::new(provider, cluster);
 //! ```
 //!
-//! The rest:
-//! - decorators in object_store's style: [`Recording`] remembers every call,
-//!   [`Flaky`] fails calls at seeded rates (and loses launch answers),
-//!   [`Latency`] delays them;
-//! - [`conformance`]: the suite every `CloudProvider` implementation runs;
-//! - [`generate`]: catalogs, workloads, running clusters and their manifests;
+//! The rest, all at the crate root:
+//! - decorators in object_store's style: [`Recording`] remembers every
+//!   [`Call`], [`Flaky`] fails calls at [`FlakyRates`] (and loses launch
+//!   answers), [`Latency`] delays them;
 //! - the `karpenter.fake/v1alpha1` `InstanceType` document that scenario
-//!   files use ([`InstanceTypeDocument`]), and the fake provider's repair
-//!   policies ([`repair`]).
+//!   files use ([`InstanceTypeDocument`], [`OfferingDocument`]);
+//! - [`well_known_labels`], the labels a pod may select on a fake cloud, and
+//!   [`repair_policies`], the fake provider's repair policies.
+//!
+//! Two families keep their own module:
+//! - [`conformance`]: the suite every `CloudProvider` implementation runs;
+//! - [`generate`]: catalogs, workloads, running clusters and their manifests,
+//!   for tests, benchmarks and examples.
 
-pub mod cluster;
+// One module per part; callers name the parts from the root, so that moving
+// code between these files changes no caller.
+mod cluster;
+mod document;
+mod faults;
+mod provider;
+mod recording;
+mod repair;
+
 pub mod conformance;
-pub mod document;
-pub mod faults;
 pub mod generate;
-pub mod provider;
-pub mod recording;
-pub mod repair;
 
 pub use cluster::InMemoryCluster;
 pub use document::{InstanceTypeDocument, OfferingDocument};
 pub use faults::{Flaky, FlakyRates, Latency};
-pub use provider::FakeCloudProvider;
+pub use provider::{FakeCloudProvider, well_known_labels};
 pub use recording::{Call, Recording};
+pub use repair::repair_policies;
 
 #[cfg(test)]
 mod test_support {

@@ -1,7 +1,5 @@
 //! [`FakeCloudProvider`]: an in-memory [`CloudProvider`], after upstream's
-//! fake provider. `create` launches the cheapest available offering the
-//! claim's requirements allow among the types that hold its requests, and
-//! remembers the instance; `delete` forgets it.
+//! fake provider.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -32,7 +30,10 @@ struct State {
     launched: u64,
 }
 
-/// An in-memory cloud: the same instance types for every NodePool.
+/// An in-memory [`CloudProvider`], after upstream's fake provider: the same
+/// instance types for every NodePool. `create` launches the cheapest
+/// available offering the claim's requirements allow among the types that
+/// hold its requests, and remembers the instance; `delete` forgets it.
 #[derive(Debug)]
 pub struct FakeCloudProvider {
     instance_types: Vec<InstanceType>,

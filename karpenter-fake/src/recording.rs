@@ -28,7 +28,9 @@ pub enum Call {
     IsDrifted(String),
 }
 
-/// A provider that records each call, then passes it to `inner`.
+/// A decorator that records each call, then passes it to `inner`, in the
+/// style of object_store's wrappers, so tests can check what a driver asked
+/// of the cloud.
 #[derive(Debug)]
 pub struct Recording<P> {
     inner: P,

@@ -6,7 +6,7 @@ use karpenter_core::cloudprovider::RepairPolicy;
 
 /// How long the fake provider tolerates an unhealthy condition (upstream's
 /// fake provider and the AWS provider use 30 minutes).
-pub const TOLERATION: Duration = Duration::from_secs(30 * 60);
+const TOLERATION: Duration = Duration::from_secs(30 * 60);
 
 /// The fake provider's repair policies: upstream fake provider's `BadNode`
 /// `False`, a kubelet that stopped reporting ready (`Ready` `False` or

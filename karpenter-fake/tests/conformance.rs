@@ -10,11 +10,11 @@ use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, OfferingKey, RepairPolicy,
 };
 use karpenter_core::scheduling::Requirement;
+use karpenter_fake::FakeCloudProvider;
+use karpenter_fake::Latency;
+use karpenter_fake::Recording;
 use karpenter_fake::conformance::{Check, run};
-use karpenter_fake::faults::Latency;
 use karpenter_fake::generate::catalog::{assorted_instance_types, sized_instance_types};
-use karpenter_fake::provider::FakeCloudProvider;
-use karpenter_fake::recording::Recording;
 
 fn pool() -> NodePool {
     serde_json::from_value(serde_json::json!({

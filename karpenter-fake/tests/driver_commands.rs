@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::driver::{DriverOptions, Event};
+use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
-use karpenter_fake::provider::FakeCloudProvider;
 use support::{any_tainted, provider_ids, settled_world};
 
 #[tokio::test]

@@ -11,9 +11,9 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::{bound_node, pod_key};
 use karpenter_core::resources::ResourceList;
+use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
-use karpenter_fake::provider::FakeCloudProvider;
 use support::{World, pool};
 
 /// A world of one node, running one 1-cpu pod, settled.

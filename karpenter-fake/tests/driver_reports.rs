@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::bound_node;
 use karpenter_core::scheduling::Requirement;
+use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
-use karpenter_fake::provider::FakeCloudProvider;
 use support::{World, pool};
 
 /// The fake's types, each with a family label of the provider's own: `small`

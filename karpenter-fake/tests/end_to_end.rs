@@ -14,9 +14,9 @@ use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
 use karpenter_core::provisioning::bound_node;
+use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
-use karpenter_fake::provider::FakeCloudProvider;
 use support::{World, pool, provider_ids, settled_world};
 
 #[tokio::test]
@@ -256,7 +256,7 @@ async fn a_driver_restarted_mid_command_finishes_it() {
 
 #[tokio::test]
 async fn a_flaky_cloud_that_loses_launch_answers_orphans_nothing() {
-    use karpenter_fake::faults::{Flaky, FlakyRates};
+    use karpenter_fake::{Flaky, FlakyRates};
     let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(16)));
     let rates = FlakyRates {
         error: 0.2,
@@ -354,7 +354,7 @@ async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
 
 #[tokio::test]
 async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
-    use karpenter_fake::recording::{Call, Recording};
+    use karpenter_fake::{Call, Recording};
     let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let recording = Arc::new(Recording::new(fake.clone()));
     let mut world = World::with_faults(recording.clone(), fake.clone(), DriverOptions::default());

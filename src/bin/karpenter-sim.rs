@@ -291,8 +291,8 @@ impl Chosen {
     /// The provider's repair policies.
     fn repair_policies(&self) -> Vec<karpenter::core::cloudprovider::RepairPolicy> {
         match self {
-            Chosen::Fake => karpenter::fake::repair::repair_policies(),
-            Chosen::Azure(_) => karpenter::azure::repair::repair_policies(),
+            Chosen::Fake => karpenter::fake::repair_policies(),
+            Chosen::Azure(_) => karpenter::azure::repair_policies(),
         }
     }
 }

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use karpenter_azure::drift::is_drifted;
 use karpenter_azure::instancetype::labels::well_known_labels;
+use karpenter_azure::is_drifted;
 use karpenter_azure::{AKSNodeClass, Catalog, NetworkOptions, Settings, instance_types};
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::snapshot::Snapshot;
@@ -99,7 +99,7 @@ impl Scenario {
         let azure = self.azure_instance_types(region)?;
         let mut snapshot = self.into_snapshot_with(azure.per_pool, well_known_labels());
         // A plan names what the provider's create would launch.
-        snapshot.launch_rank = karpenter_azure::provider::LAUNCH_RANK;
+        snapshot.launch_rank = karpenter_azure::LAUNCH_RANK;
         for node in &snapshot.nodes {
             let Some(claim) = &node.node_claim else {
                 continue;

@@ -77,8 +77,8 @@ impl Kind {
             Kind::DaemonSet => "apps/v1",
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::StorageClass => "storage.k8s.io/v1",
-            Kind::AKSNodeClass => karpenter_azure::nodeclass::API_VERSION,
-            Kind::InstanceType => karpenter_fake::document::API_VERSION,
+            Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
+            Kind::InstanceType => InstanceTypeDocument::API_VERSION,
         }
     }
 

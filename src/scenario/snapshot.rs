@@ -5,7 +5,7 @@ use std::sync::Arc;
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
-use karpenter_fake::provider::well_known_labels as fake_well_known_labels;
+use karpenter_fake::well_known_labels as fake_well_known_labels;
 
 use super::{LoadError, Scenario, Sourced};
 

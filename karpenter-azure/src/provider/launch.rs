@@ -19,7 +19,7 @@ use crate::nodeclass::AKSNodeClass;
 
 /// The default image: AKS's Ubuntu 22.04 Gen2 from the community gallery,
 /// newest version.
-pub const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
+const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
 
 /// The Azure provider's launch rank (upstream's: price, then spot before
 /// on-demand, zonal before regional, then name and zone), which its `create`

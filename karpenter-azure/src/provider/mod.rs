@@ -27,7 +27,7 @@ use crate::instancetype::labels::well_known_labels;
 use crate::instancetype::{Settings, instance_types};
 use crate::nodeclass::{AKSNodeClass, NetworkOptions};
 
-pub use launch::{DEFAULT_IMAGE, LAUNCH_RANK};
+pub use launch::LAUNCH_RANK;
 
 /// Where and how the provider launches.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,7 +50,11 @@ pub struct AzureConfig {
     pub network: NetworkOptions,
 }
 
-/// The Azure provider. See the [module documentation](self).
+/// The engine's [`CloudProvider`] on Azure, as upstream's VM path works
+/// (`pkg/providers/instance/vminstance.go`): the embedded catalog's instance
+/// types shaped by each AKSNodeClass, launches as a NIC and a VM named
+/// `aks-<nodeclaim>` through [`ComputeApi`], every Azure error recorded in the
+/// failure cache, VMs read back as claims.
 pub struct AzureCloudProvider<A> {
     api: A,
     config: AzureConfig,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use karpenter_azure::NetworkOptions;
 use karpenter_azure::arm::{ArmClient, RetryPolicy, StaticCredential};
-use karpenter_azure::provider::{AzureCloudProvider, AzureConfig};
+use karpenter_azure::{AzureCloudProvider, AzureConfig};
 use karpenter_core::api::{NodeClaim, NodePool};
 use serde_json::{Value, json};
 use wiremock::matchers::any;

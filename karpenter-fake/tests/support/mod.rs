@@ -17,7 +17,7 @@ use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Repor
 use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
-use karpenter_fake::cluster::InMemoryCluster;
+use karpenter_fake::InMemoryCluster;
 
 /// Seconds between steps.
 pub(crate) const STEP: i64 = 10;
@@ -386,7 +386,7 @@ pub(crate) fn pool(name: &str, budget: &str, requirements: serde_json::Value) ->
 
 /// Pods of 1 to 3 cpu spread over zones, settled on the cloud.
 pub(crate) async fn settled_world(
-    provider: Arc<karpenter_fake::provider::FakeCloudProvider>,
+    provider: Arc<karpenter_fake::FakeCloudProvider>,
     budget: &str,
     pods: usize,
 ) -> World {
