@@ -7,8 +7,9 @@
 //! prices and allocatable stay fixed whatever the embedded catalog holds.
 
 use k8s_openapi::jiff::Timestamp;
+use karpenter::core::disruption::DisruptionOptions;
 use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
-use karpenter::core::disruption::planner::{DisruptionOptions, plan_with};
+use karpenter::core::disruption::planner::plan_with;
 use karpenter::fake::repair::repair_policies;
 use karpenter::scenario::{LoadOptions, Scenario};
 

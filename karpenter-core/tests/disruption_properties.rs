@@ -29,9 +29,10 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::disruption::DisruptionOptions;
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
-use karpenter_core::disruption::planner::{DisruptionOptions, first_command, plan_with};
+use karpenter_core::disruption::planner::{first_command, plan_with};
 use karpenter_core::disruption::simulate::{
     Simulator, simulate_packed, simulate_with, without_nodes,
 };

@@ -14,18 +14,18 @@ use karpenter_core::cloudprovider::{
     OfferingKey, RepairPolicy, UnavailableOfferings,
 };
 use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::disruption::DisruptionOptions;
 use karpenter_core::disruption::allowances::Allowances;
 use karpenter_core::disruption::balanced::{Balanced, PoolTotals};
 use karpenter_core::disruption::budgets::{Allowance, BudgetScheduleError};
-use karpenter_core::disruption::candidates::{Blocked, Candidate, Candidates};
+use karpenter_core::disruption::candidates::{Candidate, Candidates};
 use karpenter_core::disruption::drift::DriftReason;
 use karpenter_core::disruption::methods::drift::Drift;
 use karpenter_core::disruption::methods::emptiness::Emptiness;
 use karpenter_core::disruption::methods::multi_node::MultiNode;
 use karpenter_core::disruption::methods::single_node::SingleNode;
 use karpenter_core::disruption::methods::{Method, Pass};
-use karpenter_core::disruption::plan::{Command, CommandReason, DisruptionPlan};
-use karpenter_core::disruption::planner::DisruptionOptions;
+use karpenter_core::disruption::plan::{Blocked, Command, CommandReason, DisruptionPlan};
 use karpenter_core::disruption::pods::{Pdbs, PodBlock};
 use karpenter_core::disruption::simulate::{Simulation, Simulator};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report};

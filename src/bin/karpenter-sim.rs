@@ -215,7 +215,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let options = karpenter::core::disruption::planner::DisruptionOptions::default()
+            let options = karpenter::core::disruption::DisruptionOptions::default()
                 .with_spot_to_spot(args.spot_to_spot)
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())

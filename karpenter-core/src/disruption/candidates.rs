@@ -50,7 +50,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::drift::{DriftReason, drift_with};
-use super::expiration::expire_after;
+use super::plan::Blocked;
 use super::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
     is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
@@ -147,15 +147,6 @@ impl Candidate<'_> {
     pub fn termination_grace_period(&self) -> Option<Duration> {
         self.claim.spec.effective_termination_grace_period()
     }
-}
-
-/// A node that would be a candidate but may not be disrupted now.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Blocked {
-    /// The node's name.
-    pub node: String,
-    /// Why, for a person.
-    pub reason: String,
 }
 
 /// The cluster's candidates and blocked nodes, each list in name order.
@@ -440,6 +431,33 @@ fn plus(at: Timestamp, duration: Duration) -> Timestamp {
 
 #[cfg(test)]
 mod tests;
+
+/// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
+/// by the API server), else its pool's, as the scenario format says; `None`
+/// for `Never`.
+pub fn expire_after(claim: &NodeClaim, pool: Option<&NodePool>) -> Option<Duration> {
+    match (&claim.spec.expire_after, pool) {
+        (Some(_), _) | (None, None) => claim.spec.effective_expire_after(),
+        (None, Some(pool)) => pool.spec.template.spec.effective_expire_after(),
+    }
+}
+
+/// When `claim` expires: its creation (else its Node's) plus its
+/// [`expire_after`]; `None` when that is `Never` or no creation time is known.
+pub fn expires_at(
+    node: &ClusterNode,
+    claim: &NodeClaim,
+    pool: Option<&NodePool>,
+) -> Option<Timestamp> {
+    let created = claim
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .or(node.node.as_ref()?.metadata.creation_timestamp.as_ref())
+        .map(|t| t.0)?;
+    let after = SignedDuration::try_from(expire_after(claim, pool)?).ok()?;
+    Some(created.checked_add(after).unwrap_or(Timestamp::MAX))
+}
 
 /// The node's price: the offering of its instance type, zone and capacity
 /// type labels in its pool's types (available or not), else 0.

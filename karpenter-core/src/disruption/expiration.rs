@@ -11,44 +11,15 @@
 //! by side.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 
-use super::candidates::node_price;
+use super::candidates::{expires_at, node_price};
 use super::plan::{Command, CommandReason, launch_price};
 use super::simulate::simulate_packed;
-use crate::api::{NodeClaim, NodePool};
 use crate::provisioning::Packing;
 use crate::provisioning::round_price;
 use crate::snapshot::{ClusterNode, Snapshot};
-
-/// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
-/// by the API server), else its pool's, as the scenario format says; `None`
-/// for `Never`.
-pub fn expire_after(claim: &NodeClaim, pool: Option<&NodePool>) -> Option<Duration> {
-    match (&claim.spec.expire_after, pool) {
-        (Some(_), _) | (None, None) => claim.spec.effective_expire_after(),
-        (None, Some(pool)) => pool.spec.template.spec.effective_expire_after(),
-    }
-}
-
-/// When `claim` expires: its creation (else its Node's) plus its
-/// [`expire_after`]; `None` when that is `Never` or no creation time is known.
-pub fn expires_at(
-    node: &ClusterNode,
-    claim: &NodeClaim,
-    pool: Option<&NodePool>,
-) -> Option<Timestamp> {
-    let created = claim
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .or(node.node.as_ref()?.metadata.creation_timestamp.as_ref())
-        .map(|t| t.0)?;
-    let after = SignedDuration::try_from(expire_after(claim, pool)?).ok()?;
-    Some(created.checked_add(after).unwrap_or(Timestamp::MAX))
-}
 
 /// The command deleting every expired node at `now`, or `None` when nothing
 /// has expired.

@@ -44,6 +44,9 @@ pub mod candidates;
 pub mod drift;
 pub mod expiration;
 pub mod methods;
+mod options;
+
+pub use options::DisruptionOptions;
 pub mod plan;
 pub mod planner;
 pub mod pods;

@@ -19,10 +19,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::candidates::Blocked;
 use super::expiration::forceful_command;
-use super::plan::{Command, CommandReason};
-use super::planner::DisruptionOptions;
+use super::options::DisruptionOptions;
+use super::plan::{Blocked, Command, CommandReason};
 use crate::cloudprovider::RepairPolicy;
 use crate::snapshot::{ClusterNode, Snapshot};
 

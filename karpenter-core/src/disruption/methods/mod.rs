@@ -13,6 +13,7 @@ pub mod drift;
 pub mod emptiness;
 pub mod m_to_n;
 pub mod multi_node;
+mod prices;
 pub mod single_node;
 
 use std::collections::BTreeSet;
@@ -23,8 +24,8 @@ use k8s_openapi::jiff::Timestamp;
 use super::allowances::Allowances;
 use super::balanced::Balanced;
 use super::candidates::Candidate;
+use super::options::DisruptionOptions;
 use super::plan::{Command, CommandReason};
-use super::planner::DisruptionOptions;
 use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
