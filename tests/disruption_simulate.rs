@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::simulate::{Simulation, simulate};
+use karpenter::core::disruption::simulate::{Simulation, SimulationOptions, simulate};
 use karpenter::core::snapshot::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 
@@ -24,7 +24,13 @@ fn snapshot(text: &str) -> Snapshot {
 
 fn without(snapshot: &Snapshot, nodes: &[&str]) -> Simulation {
     let removed: BTreeSet<&str> = nodes.iter().copied().collect();
-    simulate(snapshot, &removed, now())
+    simulate(
+        snapshot,
+        &removed,
+        &BTreeSet::new(),
+        now(),
+        SimulationOptions::default(),
+    )
 }
 
 #[test]

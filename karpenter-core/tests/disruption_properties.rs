@@ -33,9 +33,7 @@ use karpenter_core::disruption::DisruptionOptions;
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
 use karpenter_core::disruption::planner::{first_command, plan_with};
-use karpenter_core::disruption::simulate::{
-    Simulator, simulate_packed, simulate_with, without_nodes,
-};
+use karpenter_core::disruption::simulate::{SimulationOptions, Simulator, simulate, without_nodes};
 use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
@@ -323,7 +321,7 @@ proptest! {
                 prop_assert!(command.replacements.len() <= 1 || command.replacements.len() < command.candidates.len(), "command {} does not shrink: {:?}", i, command);
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
-            let simulation = simulate_packed(&snapshot, &removed, &BTreeSet::new(), now, packing);
+            let simulation = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default().with_packing(packing));
             let stranded_only_dra = simulation
                 .stranded
                 .iter()
@@ -346,7 +344,7 @@ proptest! {
         // Every single node, then the picked set.
         for name in &names {
             let removed: BTreeSet<&str> = [name.as_str()].into();
-            let reference = simulate_with(&snapshot, &removed, &BTreeSet::new(), now);
+            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default());
             prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
         }
         let mut removed: BTreeSet<&str> = BTreeSet::new();
@@ -358,7 +356,7 @@ proptest! {
                 deleting.insert(name);
             }
         }
-        let reference = simulate_with(&snapshot, &removed, &deleting, now);
+        let reference = simulate(&snapshot, &removed, &deleting, now, SimulationOptions::default());
         prop_assert_eq!(simulator.simulate(&removed, &deleting), reference);
     }
 
@@ -372,7 +370,7 @@ proptest! {
         let names: Vec<String> = (0..spec.nodes.len()).map(|i| format!("node-{i}")).collect();
         let reference: Vec<_> = names
             .iter()
-            .map(|name| simulate_with(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now))
+            .map(|name| simulate(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now, SimulationOptions::default()))
             .collect();
         let simulator = Simulator::new(&snapshot, now);
         let threads = 3;

@@ -3,6 +3,7 @@
 //! packing). They sit below all of those, so that none of them imports
 //! another for its options.
 
+use super::simulate::SimulationOptions;
 use crate::cloudprovider::RepairPolicy;
 use crate::provisioning::Packing;
 
@@ -50,5 +51,10 @@ impl DisruptionOptions {
     pub fn with_spot_to_spot(mut self, on: bool) -> Self {
         self.spot_to_spot = on;
         self
+    }
+
+    /// What the simulations behind a command read of these options.
+    pub(crate) fn simulation(&self) -> SimulationOptions {
+        SimulationOptions::default().with_packing(self.packing)
     }
 }

@@ -9,14 +9,13 @@
 //! the simulation put them, their replacements in flight.
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock};
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
-use super::apply::apply;
+use super::apply::{Applier, Origin};
 use super::candidates::{Candidate, candidates};
-use super::expiration::expiration_packed;
+use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
@@ -24,7 +23,7 @@ use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
 use super::options::DisruptionOptions;
 use super::plan::{Command, DisruptionPlan};
-use super::repair::{due, repair_packed};
+use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
 use crate::snapshot::Snapshot;
 
@@ -40,9 +39,9 @@ type ForcefulStep = fn(&Snapshot, Timestamp, &DisruptionOptions) -> Option<Comma
 /// The forceful steps, in order: interruption notices, unhealthy nodes,
 /// expiry.
 const FORCEFUL: [ForcefulStep; 3] = [
-    |working, now, options| repair_packed(working, now, options, true),
-    |working, now, options| repair_packed(working, now, options, false),
-    |working, now, options| expiration_packed(working, now, options.packing),
+    |working, now, options| repair(working, now, options, Repair::Interrupted),
+    |working, now, options| repair(working, now, options, Repair::Unhealthy),
+    expiration,
 ];
 
 /// The first command of [`plan_with`]'s plan, without planning the ones
@@ -86,37 +85,19 @@ pub fn plan_with(
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
-    let mut replacements = 0;
+    let mut applier = Applier::new(now, options);
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
     for step in FORCEFUL {
         let Some(command) = step(&working, now, options) else {
             continue;
         };
-        apply(
-            &mut working,
-            &command,
-            &taken,
-            true,
-            None,
-            now,
-            options.packing,
-            &mut replacements,
-        );
+        applier.apply(&mut working, &command, &taken, Origin::Forceful);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
     while let Some((command, simulation)) = next_command(&working, now, &taken, options) {
-        apply(
-            &mut working,
-            &command,
-            &taken,
-            false,
-            simulation,
-            now,
-            options.packing,
-            &mut replacements,
-        );
+        applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
@@ -176,17 +157,6 @@ fn with_pass<T>(
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
-    let pass = Pass {
-        snapshot: working,
-        now,
-        candidates: &left,
-        eventual: &eventual,
-        allowances: &allowances,
-        taken,
-        options,
-        simulator: OnceLock::new(),
-        recent: Mutex::new(Vec::new()),
-        balanced: OnceLock::new(),
-    };
+    let pass = Pass::new(working, now, &left, &eventual, &allowances, taken, options);
     f(&pass)
 }

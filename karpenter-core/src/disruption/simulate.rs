@@ -61,7 +61,7 @@ impl Simulation {
 }
 
 /// Simulations over one cluster at one moment, sharing one scheduling set-up
-/// (see the module documentation). Each answers exactly as [`simulate_with`]
+/// (see the module documentation). Each answers exactly as [`simulate`]
 /// on the same cluster would.
 ///
 /// A simulator is `Send` and `Sync`: several threads may simulate through
@@ -108,7 +108,7 @@ pub struct Simulator<'s> {
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
     /// How new claims are chosen.
-    packing: Packing,
+    options: SimulationOptions,
 }
 
 impl std::fmt::Debug for Simulator<'_> {
@@ -146,13 +146,13 @@ impl<'s> Simulator<'s> {
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             nodes,
             consolidating,
-            packing: Packing::Upstream,
+            options: SimulationOptions::default(),
         }
     }
 
-    /// This simulator, its new claims chosen by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
+    /// This simulator, its simulations made as `options` say.
+    pub fn with_options(mut self, options: SimulationOptions) -> Self {
+        self.options = options;
         self
     }
 
@@ -169,7 +169,7 @@ impl<'s> Simulator<'s> {
         })
     }
 
-    /// [`simulate_with`] for this simulator's cluster and moment.
+    /// [`simulate`] for this simulator's cluster, moment and options.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
         let (removed, deleting) = with_nodes_on_their_way_out(self.snapshot, removed, deleting);
         let (removed, deleting) = (&removed, &deleting);
@@ -200,9 +200,9 @@ impl<'s> Simulator<'s> {
             pods: fenced,
         };
         let Some(mut scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
-            return simulate_packed(self.snapshot, removed, deleting, self.now, self.packing);
+            return simulate(self.snapshot, removed, deleting, self.now, self.options);
         };
-        scheduler.packing = self.packing;
+        scheduler.packing = self.options.packing;
         let plan = solve(scheduler);
         let mut moved: Vec<String> = moved_pods
             .iter()
@@ -227,39 +227,43 @@ impl<'s> Simulator<'s> {
     }
 }
 
-/// Reschedules the pods of the nodes named in `removed` on the rest of the
-/// cluster at `now`, none of them being deleted already (see
-/// [`simulate_with`]).
-pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> Simulation {
-    simulate_with(snapshot, removed, &BTreeSet::new(), now)
+/// How a simulation plans the pods it moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SimulationOptions {
+    /// How the new claims are chosen: as upstream (the default), or at the
+    /// least price ([`Packing::Cost`]).
+    pub packing: Packing,
+}
+
+impl SimulationOptions {
+    /// These options with the new claims chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self
+    }
 }
 
 /// Reschedules the pods of the nodes named in `removed` on the rest of the
-/// cluster at `now`. As upstream's consolidation simulation, the pods of the
-/// removed nodes that are not already being deleted (`deleting`) stay off
-/// nodes still inside their `consolidateAfter` window.
-pub fn simulate_with(
+/// cluster at `now`, the new claims chosen as `options` say. As upstream's
+/// consolidation simulation, the pods of the removed nodes that are not
+/// already being deleted (`deleting`) stay off nodes still inside their
+/// `consolidateAfter` window.
+///
+/// This is the reference: it plans the changed cluster from scratch. A
+/// [`Simulator`] gives the same answers faster when there are many.
+pub fn simulate(
     snapshot: &Snapshot,
     removed: &BTreeSet<&str>,
     deleting: &BTreeSet<&str>,
     now: Timestamp,
-) -> Simulation {
-    simulate_packed(snapshot, removed, deleting, now, Packing::Upstream)
-}
-
-/// [`simulate_with`], the new claims chosen by `packing`.
-pub fn simulate_packed(
-    snapshot: &Snapshot,
-    removed: &BTreeSet<&str>,
-    deleting: &BTreeSet<&str>,
-    now: Timestamp,
-    packing: Packing,
+    options: SimulationOptions,
 ) -> Simulation {
     let (removed, deleting) = with_nodes_on_their_way_out(snapshot, removed, deleting);
     let (removed, deleting) = (&removed, &deleting);
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
-    let plan = schedule_fenced(&changed, fence, packing);
+    let plan = schedule_fenced(&changed, fence, options.packing);
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,

@@ -55,34 +55,63 @@ pub struct Pass<'p, 's> {
     pub options: &'p DisruptionOptions,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
-    pub simulator: OnceLock<Simulator<'s>>,
+    simulator: OnceLock<Simulator<'s>>,
     /// The latest simulations, by the nodes removed and those deleting, so
     /// that the plan can apply a command without simulating it again.
-    pub(crate) recent: Mutex<Vec<Recent>>,
+    recent: Mutex<Vec<Recent>>,
     /// The Balanced policy's pool totals, made when first asked (see
     /// [`balanced`](Self::balanced)).
-    pub balanced: OnceLock<Balanced>,
+    balanced: OnceLock<Balanced>,
 }
 
 /// A simulation a pass ran: the nodes removed, those being deleted, and what
 /// came of it.
-pub(crate) type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
+type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
 
 /// How many simulations a pass remembers (more than a multi-node binary
 /// search runs).
 const RECENT: usize = 16;
 
-impl<'s> Pass<'_, 's> {
+impl<'p, 's> Pass<'p, 's> {
+    /// A pass over `snapshot` at `now`, with the candidates no earlier
+    /// command took (and those of the eventual class), what the budgets still
+    /// allow and the nodes earlier commands take; it simulates nothing until
+    /// a method asks.
+    pub(crate) fn new(
+        snapshot: &'s Snapshot,
+        now: Timestamp,
+        candidates: &'p [&'p Candidate<'s>],
+        eventual: &'p [&'p Candidate<'s>],
+        allowances: &'p Allowances<'s>,
+        taken: &'p BTreeSet<String>,
+        options: &'p DisruptionOptions,
+    ) -> Pass<'p, 's> {
+        Pass {
+            snapshot,
+            now,
+            candidates,
+            eventual,
+            allowances,
+            taken,
+            options,
+            simulator: OnceLock::new(),
+            recent: Mutex::new(Vec::new()),
+            balanced: OnceLock::new(),
+        }
+    }
+
+    /// The simulator this pass's simulations share, built on first use.
+    pub fn simulator(&self) -> &Simulator<'s> {
+        self.simulator.get_or_init(|| {
+            Simulator::new(self.snapshot, self.now).with_options(self.options.simulation())
+        })
+    }
+
     /// The cluster's pods rescheduled without the nodes of `removed` (those
     /// of `deleting` being deleted already), as
-    /// [`simulate_with`](crate::disruption::simulate::simulate_with) answers.
+    /// [`simulate`](crate::disruption::simulate()) answers.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        let simulation = self
-            .simulator
-            .get_or_init(|| {
-                Simulator::new(self.snapshot, self.now).with_packing(self.options.packing)
-            })
-            .simulate(removed, deleting);
+        let simulation = self.simulator().simulate(removed, deleting);
         // A poisoned list is still whole: entries go in complete, or not at all.
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if recent.len() == RECENT {
