@@ -33,7 +33,9 @@ use karpenter_core::disruption::DisruptionOptions;
 use karpenter_core::disruption::budgets::allowed_disruptions;
 use karpenter_core::disruption::plan::CommandReason;
 use karpenter_core::disruption::planner::{first_command, plan_with};
-use karpenter_core::disruption::simulate::{SimulationOptions, Simulator, simulate, without_nodes};
+use karpenter_core::disruption::simulate::{
+    SimulationOptions, Simulator, StrandedReason, simulate, without_nodes,
+};
 use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
@@ -325,7 +327,7 @@ proptest! {
             let stranded_only_dra = simulation
                 .stranded
                 .iter()
-                .all(|(pod, reason)| dra_pods.contains(pod) && reason == DRA_UNSUPPORTED);
+                .all(|s| dra_pods.contains(&s.pod) && matches!(&s.reason, StrandedReason::Unschedulable(r) if r == DRA_UNSUPPORTED));
             prop_assert!(stranded_only_dra, "after command {}: {:?}", i, simulation.stranded);
             let (changed, _) = without_nodes(&snapshot, &removed, now);
             let violations = validate(&changed, &simulation.plan);

@@ -17,7 +17,7 @@ use karpenter_core::cluster::{Cluster, ClusterError};
 use karpenter_core::disruption::DisruptionOptions;
 use karpenter_core::disruption::allowances::Allowances;
 use karpenter_core::disruption::balanced::{Balanced, PoolTotals};
-use karpenter_core::disruption::budgets::{Allowance, BudgetScheduleError};
+use karpenter_core::disruption::budgets::Allowance;
 use karpenter_core::disruption::candidates::{Candidate, Candidates};
 use karpenter_core::disruption::drift::DriftReason;
 use karpenter_core::disruption::methods::drift::Drift;
@@ -131,5 +131,4 @@ send_and_sync![
     ClusterError,
     QuantityError,
     RequirementError,
-    BudgetScheduleError,
 ];

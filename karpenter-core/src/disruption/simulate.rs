@@ -22,6 +22,7 @@
 //! `UninitializedNodeError`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -44,8 +45,45 @@ pub struct Simulation {
     /// The removed nodes' pods that were rescheduled, as `namespace/name`,
     /// sorted.
     pub moved: Vec<String>,
-    /// Moved pods that found no home, each with why.
-    pub stranded: Vec<(String, String)>,
+    /// Moved pods that found no home, each with why, by pod.
+    pub stranded: Vec<Stranded>,
+}
+
+/// A moved pod that found no home.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stranded {
+    /// The pod, as `namespace/name`.
+    pub pod: String,
+    /// Why it has no home.
+    pub reason: StrandedReason,
+}
+
+/// Why a moved pod has no home.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StrandedReason {
+    /// The scheduler found no place for it, for the reason it gives
+    /// (the provisioning plan's [`Unschedulable::reason`]).
+    ///
+    /// [`Unschedulable::reason`]: crate::provisioning::Unschedulable::reason
+    Unschedulable(String),
+    /// The scheduler placed it on a node that is not initialized yet, which
+    /// the simulation refuses (upstream's `UninitializedNodeError`).
+    Uninitialized {
+        /// The node it would land on.
+        node: String,
+    },
+}
+
+impl fmt::Display for StrandedReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StrandedReason::Unschedulable(reason) => f.write_str(reason),
+            StrandedReason::Uninitialized { node } => {
+                write!(f, "would land on node {node}, which is not initialized")
+            }
+        }
+    }
 }
 
 impl Simulation {
@@ -386,11 +424,7 @@ pub fn without_nodes(
 
 /// The moved pods the plan leaves unplaced, or places on a node that is not
 /// initialized.
-fn stranded(
-    changed: &Snapshot,
-    plan: &ProvisioningPlan,
-    moved: &[String],
-) -> Vec<(String, String)> {
+fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[String]) -> Vec<Stranded> {
     let initialized = |name: &str| {
         changed
             .nodes
@@ -406,26 +440,32 @@ fn stranded_by(
     plan: &ProvisioningPlan,
     moved: &[String],
     initialized: impl Fn(&str) -> bool,
-) -> Vec<(String, String)> {
+) -> Vec<Stranded> {
     let is_moved = |pod: &str| moved.binary_search_by(|m| m.as_str().cmp(pod)).is_ok();
-    let mut stranded: Vec<(String, String)> = plan
+    let mut stranded: Vec<Stranded> = plan
         .unschedulable
         .iter()
         .filter(|u| is_moved(&u.pod))
-        .map(|u| (u.pod.clone(), u.reason.clone()))
+        .map(|u| Stranded {
+            pod: u.pod.clone(),
+            reason: StrandedReason::Unschedulable(u.reason.clone()),
+        })
         .collect();
     for placement in &plan.existing_nodes {
         if initialized(&placement.name) {
             continue;
         }
         for pod in placement.pods.iter().filter(|p| is_moved(p)) {
-            let reason = format!(
-                "would land on node {}, which is not initialized",
-                placement.name
-            );
-            stranded.push((pod.clone(), reason));
+            stranded.push(Stranded {
+                pod: pod.clone(),
+                reason: StrandedReason::Uninitialized {
+                    node: placement.name.clone(),
+                },
+            });
         }
     }
-    stranded.sort();
+    // By pod, then by the reason as worded, as the (pod, reason) pairs this
+    // list once was sorted.
+    stranded.sort_by_cached_key(|s| (s.pod.clone(), s.reason.to_string()));
     stranded
 }
