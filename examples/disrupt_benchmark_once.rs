@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
-use karpenter::core::disruption::simulate::{SimulationOptions, simulate};
+use karpenter::core::disruption::{
+    SimulationOptions, multi_node_command, plan, simulate, single_node_options,
+};
 use karpenter::fake::generate::running::running_cluster;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -5,9 +5,7 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::simulate::{
-    Simulation, SimulationOptions, StrandedReason, simulate,
-};
+use karpenter::core::disruption::{Simulation, SimulationOptions, StrandedReason, simulate};
 use karpenter::core::snapshot::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 

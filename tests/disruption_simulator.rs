@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::simulate::{SimulationOptions, Simulator, simulate};
+use karpenter::core::disruption::{SimulationOptions, Simulator, simulate};
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::running::running_cluster;
 use serde_json::json;

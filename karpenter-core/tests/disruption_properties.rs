@@ -29,12 +29,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering};
-use karpenter_core::disruption::DisruptionOptions;
-use karpenter_core::disruption::budgets::allowed_disruptions;
-use karpenter_core::disruption::plan::CommandReason;
-use karpenter_core::disruption::planner::{first_command, plan_with};
-use karpenter_core::disruption::simulate::{
-    SimulationOptions, Simulator, StrandedReason, simulate, without_nodes,
+use karpenter_core::disruption::{
+    CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
+    allowed_disruptions, first_command, plan_with, simulate, without_nodes,
 };
 use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
 use karpenter_core::resources::ResourceList;

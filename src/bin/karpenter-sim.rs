@@ -220,7 +220,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
-            let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
+            let plan = karpenter::core::disruption::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
             let text = match args.common.output {

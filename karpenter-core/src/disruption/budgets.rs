@@ -75,7 +75,7 @@ pub(crate) enum BudgetScheduleError {
 /// ```
 /// use k8s_openapi::jiff::Timestamp;
 /// use karpenter_core::api::{Budget, Disruption, DisruptionReason, NodePool};
-/// use karpenter_core::disruption::budgets::allowed_disruptions;
+/// use karpenter_core::disruption::allowed_disruptions;
 ///
 /// let mut pool = NodePool::default();
 /// pool.metadata.name = Some("default".to_owned());

@@ -125,9 +125,9 @@ fn next_command(
 }
 
 /// What single-node consolidation would do with each of the snapshot's
-/// candidates at `now`, in the order it would try them, budgets aside (see
-/// [`SingleNode::every_option`]): for each node, the command deleting or
-/// replacing it, or `None` when its pods cannot go more cheaply.
+/// candidates at `now`, in the order it would try them (by savings ratio),
+/// budgets aside: for each node, the command deleting or replacing it, or
+/// `None` when its pods cannot go more cheaply.
 pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, Option<Command>)> {
     let options = DisruptionOptions::default();
     with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {

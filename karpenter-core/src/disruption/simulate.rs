@@ -112,7 +112,7 @@ impl Simulation {
 /// ```
 /// use std::collections::BTreeSet;
 ///
-/// use karpenter_core::disruption::simulate::Simulator;
+/// use karpenter_core::disruption::Simulator;
 /// use karpenter_core::snapshot::Snapshot;
 ///
 /// let snapshot = Snapshot::default();

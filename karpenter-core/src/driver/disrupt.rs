@@ -24,7 +24,7 @@ use super::planning::run_planning;
 use super::report::{Event, Report};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
-use crate::disruption::planner::first_command;
+use crate::disruption::first_command;
 use crate::error::{Error, with_causes};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
 use crate::snapshot::Snapshot;

@@ -35,7 +35,7 @@ use crate::provisioning::{PlannedClaim, read_requirements, round_price, unmet_mi
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
 
 /// The command consolidating `candidates`, if any.
-pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
+pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
     let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
     let mut removed = deleting.clone();
     removed.extend(candidates.iter().map(|c| c.name));
@@ -76,7 +76,7 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
 
 /// The fewest cheaper types a single spot node is replaced from, as upstream
 /// (`MinInstanceTypesForSpotToSpotConsolidation`).
-pub const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
+pub(crate) const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
 
 /// The spot-only claim of the types cheaper than `limit` by worst spot launch
 /// price; for a `single` candidate, `None` below 15 such types, else the

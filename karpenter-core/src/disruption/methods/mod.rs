@@ -8,13 +8,13 @@
 //! [`consolidation`] and the opt-in replacement of several nodes by several
 //! in [`m_to_n`].
 
-pub mod consolidation;
-pub mod drift;
-pub mod emptiness;
-pub mod m_to_n;
-pub mod multi_node;
+pub(super) mod consolidation;
+pub(super) mod drift;
+pub(super) mod emptiness;
+pub(super) mod m_to_n;
+pub(super) mod multi_node;
 mod prices;
-pub mod single_node;
+pub(super) mod single_node;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -25,7 +25,7 @@ use super::allowances::Allowances;
 use super::balanced::Balanced;
 use super::candidates::Candidate;
 use super::options::DisruptionOptions;
-use super::plan::{Command, CommandReason};
+use super::plan::Command;
 use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
@@ -37,7 +37,7 @@ use crate::snapshot::Snapshot;
 /// simulations it remembers are behind a mutex, taken once per simulation
 /// (a whole scheduling run), never inside one.
 #[derive(Debug)]
-pub struct Pass<'p, 's> {
+pub(super) struct Pass<'p, 's> {
     /// The cluster.
     pub snapshot: &'s Snapshot,
     /// The moment planned for.
@@ -101,7 +101,7 @@ impl<'p, 's> Pass<'p, 's> {
     }
 
     /// The simulator this pass's simulations share, built on first use.
-    pub fn simulator(&self) -> &Simulator<'s> {
+    pub(super) fn simulator(&self) -> &Simulator<'s> {
         self.simulator.get_or_init(|| {
             Simulator::new(self.snapshot, self.now).with_options(self.options.simulation())
         })
@@ -110,7 +110,11 @@ impl<'p, 's> Pass<'p, 's> {
     /// The cluster's pods rescheduled without the nodes of `removed` (those
     /// of `deleting` being deleted already), as
     /// [`simulate`](crate::disruption::simulate()) answers.
-    pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
+    pub(super) fn simulate(
+        &self,
+        removed: &BTreeSet<&str>,
+        deleting: &BTreeSet<&str>,
+    ) -> Simulation {
         let simulation = self.simulator().simulate(removed, deleting);
         // A poisoned list is still whole: entries go in complete, or not at all.
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
@@ -123,7 +127,7 @@ impl<'p, 's> Pass<'p, 's> {
     }
 
     /// The Balanced judge over the pools of the consolidatable candidates.
-    pub fn balanced(&self) -> &Balanced {
+    pub(super) fn balanced(&self) -> &Balanced {
         self.balanced.get_or_init(|| {
             let consolidatable: Vec<&Candidate<'_>> = self
                 .candidates
@@ -154,10 +158,7 @@ impl<'p, 's> Pass<'p, 's> {
 
 /// A way of disrupting nodes. `Send` and `Sync`, so that a method may be
 /// shared by threads weighing candidates, as a [`Pass`] may.
-pub trait Method: Send + Sync {
-    /// The reason its commands give.
-    fn reason(&self) -> CommandReason;
-
+pub(super) trait Method: Send + Sync {
     /// The command it would start in this pass, if any.
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command>;
 }
@@ -165,7 +166,7 @@ pub trait Method: Send + Sync {
 /// The candidates that `qualifies` keeps, by price per unit of disruption,
 /// highest first (upstream's `SavingsRatio` order; ties by name, so the plan
 /// is the same on every run).
-pub fn by_savings_ratio<'c, 's>(
+pub(super) fn by_savings_ratio<'c, 's>(
     pass: &Pass<'c, 's>,
     qualifies: impl Fn(&Candidate<'s>) -> bool,
 ) -> Vec<&'c Candidate<'s>> {
