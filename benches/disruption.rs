@@ -16,7 +16,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
+use karpenter::core::disruption::{multi_node_command, plan, single_node_options};
 use karpenter::fake::generate::running::running_cluster;
 
 fn now() -> Timestamp {

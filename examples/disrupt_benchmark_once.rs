@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use karpenter::core::disruption::planner::{multi_node_command, plan, single_node_options};
-use karpenter::core::disruption::simulate::simulate;
+use karpenter::core::disruption::{
+    SimulationOptions, multi_node_command, plan, simulate, single_node_options,
+};
 use karpenter::fake::generate::running::running_cluster;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,7 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let only_multi = std::env::var_os("ONLY_MULTI").is_some();
     let start = Instant::now();
     let removed: BTreeSet<&str> = [snapshot.nodes[0].name()].into();
-    let simulation = simulate(&snapshot, &removed, now);
+    let simulation = simulate(
+        &snapshot,
+        &removed,
+        &BTreeSet::new(),
+        now,
+        SimulationOptions::default(),
+    );
     println!(
         "one simulation: {} moved, {} new claims, {:.3} s",
         simulation.moved.len(),

@@ -8,7 +8,7 @@
 //! [`Snapshot`](core::Snapshot) of the cluster (pods, nodes, NodePools and the
 //! provider's instance types), then ask
 //! [`core::provisioning::schedule`] which NodeClaims to launch for the pending
-//! pods, and [`core::disruption::planner::plan`] which nodes to delete or
+//! pods, and [`core::disruption::plan`] which nodes to delete or
 //! replace at a moment. A controller hands a
 //! [`CloudProvider`](core::cloudprovider::CloudProvider) and a
 //! [`Cluster`](core::cluster::Cluster) to [`core::driver::Driver`], which plans
@@ -20,7 +20,7 @@
 //! let snapshot = Snapshot::default();
 //! let launches = provisioning::schedule(&snapshot);
 //! assert!(launches.node_claims.is_empty());
-//! let disruptions = disruption::planner::plan(&snapshot, jiff::Timestamp::UNIX_EPOCH);
+//! let disruptions = disruption::plan(&snapshot, jiff::Timestamp::UNIX_EPOCH);
 //! assert!(disruptions.commands.is_empty());
 //! ```
 //!
@@ -36,7 +36,9 @@
 //!   manifests (`kubectl get -o yaml|json` dumps and scenario files) into typed
 //!   objects, and [`sim`], what `karpenter-sim` prints (summaries, plan tables,
 //!   timings);
-//! - `cli` (the default, with `scenario`): the `karpenter-sim` binary;
+//! - `optimise`: the engine's lower bound on a plan's price and its cost
+//!   packing mode (`Packing::Cost`), with their LP solver;
+//! - `cli` (the default, with `scenario` and `optimise`): the `karpenter-sim` binary;
 //! - `tokio`: the driver's planning on tokio's blocking pool
 //!   (`core::driver::SpawnBlocking`, present with this feature only).
 //!

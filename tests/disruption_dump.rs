@@ -7,8 +7,7 @@
 //! prices and allocatable stay fixed whatever the embedded catalog holds.
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
-use karpenter::core::disruption::planner::{DisruptionOptions, plan_with};
+use karpenter::core::disruption::{CommandReason, DisruptionOptions, DisruptionPlan, plan_with};
 use karpenter::fake::repair_policies;
 use karpenter::scenario::{LoadOptions, Scenario};
 

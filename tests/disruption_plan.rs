@@ -4,8 +4,7 @@
 //! planned so far.
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::plan::{CommandReason, DisruptionPlan};
-use karpenter::core::disruption::planner::plan;
+use karpenter::core::disruption::{CommandReason, DisruptionPlan, plan};
 use karpenter::scenario::{LoadOptions, Scenario};
 
 /// The bundled example as written: its nodes are five months old at `now`, past

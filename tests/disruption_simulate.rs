@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::simulate::{Simulation, simulate};
+use karpenter::core::disruption::{Simulation, SimulationOptions, StrandedReason, simulate};
 use karpenter::core::snapshot::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 
@@ -24,7 +24,13 @@ fn snapshot(text: &str) -> Snapshot {
 
 fn without(snapshot: &Snapshot, nodes: &[&str]) -> Simulation {
     let removed: BTreeSet<&str> = nodes.iter().copied().collect();
-    simulate(snapshot, &removed, now())
+    simulate(
+        snapshot,
+        &removed,
+        &BTreeSet::new(),
+        now(),
+        SimulationOptions::default(),
+    )
 }
 
 #[test]
@@ -92,6 +98,17 @@ fn a_pod_landing_on_an_uninitialized_node_is_stranded() {
     // capacity), and the simulation refuses that move, as upstream does.
     assert_eq!(simulation.plan.existing_nodes[0].name, "node-2");
     assert!(!simulation.all_moved());
-    assert_eq!(simulation.stranded[0].0, "default/api-0");
-    assert!(simulation.stranded[0].1.contains("not initialized"));
+    assert_eq!(simulation.stranded[0].pod, "default/api-0");
+    assert_eq!(
+        simulation.stranded[0].reason,
+        StrandedReason::Uninitialized {
+            node: "node-2".to_owned()
+        }
+    );
+    assert!(
+        simulation.stranded[0]
+            .reason
+            .to_string()
+            .contains("not initialized")
+    );
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::simulate::{Simulator, simulate_with};
+use karpenter::core::disruption::{SimulationOptions, Simulator, simulate};
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::running::running_cluster;
 use serde_json::json;
@@ -26,7 +26,13 @@ fn check(snapshot: &Snapshot, removals: &[(Vec<&str>, Vec<&str>)]) {
         let removed: BTreeSet<&str> = removed.iter().copied().collect();
         let deleting: BTreeSet<&str> = deleting.iter().copied().collect();
         let fast = simulator.simulate(&removed, &deleting);
-        let reference = simulate_with(snapshot, &removed, &deleting, now());
+        let reference = simulate(
+            snapshot,
+            &removed,
+            &deleting,
+            now(),
+            SimulationOptions::default(),
+        );
         assert_eq!(
             fast, reference,
             "removing {removed:?}, deleting {deleting:?}"
@@ -148,6 +154,12 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
     let all = names(&snapshot);
     let removals: Vec<_> = all.iter().map(|n| (vec![*n], vec![])).collect();
     check(&snapshot, &removals);
-    let reference = simulate_with(&snapshot, &[all[0]].into(), &BTreeSet::new(), now());
+    let reference = simulate(
+        &snapshot,
+        &[all[0]].into(),
+        &BTreeSet::new(),
+        now(),
+        SimulationOptions::default(),
+    );
     assert!(reference.all_moved(), "{:?}", reference.stranded);
 }

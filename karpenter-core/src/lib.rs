@@ -13,8 +13,8 @@
 //! # Threads
 //!
 //! Every planning type is `Send` and `Sync`: snapshots, options, plans, and
-//! the machinery in between ([`disruption::simulate::Simulator`],
-//! [`disruption::methods::Pass`], candidates, allowances). A snapshot can be
+//! the machinery in between ([`disruption::Simulator`], and inside the
+//! disruption planner its passes, candidates and allowances). A snapshot can be
 //! moved to a worker thread and planned there, and one simulator can serve
 //! several threads at once, for instance to weigh disruption candidates in
 //! parallel; what it works out on first use is kept in thread-safe memos, and

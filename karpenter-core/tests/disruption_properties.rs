@@ -29,11 +29,9 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering};
-use karpenter_core::disruption::budgets::allowed_disruptions;
-use karpenter_core::disruption::plan::CommandReason;
-use karpenter_core::disruption::planner::{DisruptionOptions, first_command, plan_with};
-use karpenter_core::disruption::simulate::{
-    Simulator, simulate_packed, simulate_with, without_nodes,
+use karpenter_core::disruption::{
+    CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
+    allowed_disruptions, first_command, plan_with, simulate, without_nodes,
 };
 use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
 use karpenter_core::resources::ResourceList;
@@ -322,11 +320,11 @@ proptest! {
                 prop_assert!(command.replacements.len() <= 1 || command.replacements.len() < command.candidates.len(), "command {} does not shrink: {:?}", i, command);
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
-            let simulation = simulate_packed(&snapshot, &removed, &BTreeSet::new(), now, packing);
+            let simulation = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default().with_packing(packing));
             let stranded_only_dra = simulation
                 .stranded
                 .iter()
-                .all(|(pod, reason)| dra_pods.contains(pod) && reason == DRA_UNSUPPORTED);
+                .all(|s| dra_pods.contains(&s.pod) && matches!(&s.reason, StrandedReason::Unschedulable(r) if r == DRA_UNSUPPORTED));
             prop_assert!(stranded_only_dra, "after command {}: {:?}", i, simulation.stranded);
             let (changed, _) = without_nodes(&snapshot, &removed, now);
             let violations = validate(&changed, &simulation.plan);
@@ -345,7 +343,7 @@ proptest! {
         // Every single node, then the picked set.
         for name in &names {
             let removed: BTreeSet<&str> = [name.as_str()].into();
-            let reference = simulate_with(&snapshot, &removed, &BTreeSet::new(), now);
+            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default());
             prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
         }
         let mut removed: BTreeSet<&str> = BTreeSet::new();
@@ -357,7 +355,7 @@ proptest! {
                 deleting.insert(name);
             }
         }
-        let reference = simulate_with(&snapshot, &removed, &deleting, now);
+        let reference = simulate(&snapshot, &removed, &deleting, now, SimulationOptions::default());
         prop_assert_eq!(simulator.simulate(&removed, &deleting), reference);
     }
 
@@ -371,7 +369,7 @@ proptest! {
         let names: Vec<String> = (0..spec.nodes.len()).map(|i| format!("node-{i}")).collect();
         let reference: Vec<_> = names
             .iter()
-            .map(|name| simulate_with(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now))
+            .map(|name| simulate(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now, SimulationOptions::default()))
             .collect();
         let simulator = Simulator::new(&snapshot, now);
         let threads = 3;

@@ -1,6 +1,6 @@
 //! Every public type of the planners is `Send` and `Sync`, checked when this
-//! test builds: snapshots, options, the planning machinery (a simulator, a
-//! disruption pass, candidates, budgets' allowances) and plans may be moved to
+//! test builds: snapshots, options, the planning machinery (a simulator,
+//! budgets' allowances, the driver) and plans may be moved to
 //! another thread or shared between threads, so an embedder can plan off its
 //! async executor and weigh candidates in parallel. A type that loses either
 //! (an `Rc` or `RefCell` creeping into a cache) fails the build here, not in
@@ -14,20 +14,10 @@ use karpenter_core::cloudprovider::{
     OfferingKey, RepairPolicy, UnavailableOfferings,
 };
 use karpenter_core::cluster::{Cluster, ClusterError};
-use karpenter_core::disruption::allowances::Allowances;
-use karpenter_core::disruption::balanced::{Balanced, PoolTotals};
-use karpenter_core::disruption::budgets::{Allowance, BudgetScheduleError};
-use karpenter_core::disruption::candidates::{Blocked, Candidate, Candidates};
-use karpenter_core::disruption::drift::DriftReason;
-use karpenter_core::disruption::methods::drift::Drift;
-use karpenter_core::disruption::methods::emptiness::Emptiness;
-use karpenter_core::disruption::methods::multi_node::MultiNode;
-use karpenter_core::disruption::methods::single_node::SingleNode;
-use karpenter_core::disruption::methods::{Method, Pass};
-use karpenter_core::disruption::plan::{Command, CommandReason, DisruptionPlan};
-use karpenter_core::disruption::planner::DisruptionOptions;
-use karpenter_core::disruption::pods::{Pdbs, PodBlock};
-use karpenter_core::disruption::simulate::{Simulation, Simulator};
+use karpenter_core::disruption::{
+    Allowance, Blocked, Command, CommandReason, DisruptionOptions, DisruptionPlan, Simulation,
+    SimulationOptions, Simulator, Stranded, StrandedReason,
+};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report};
 use karpenter_core::provisioning::{
     ExistingPlacement, Launch, NameList, Packing, PlannedClaim, ProvisioningOptions,
@@ -77,27 +67,15 @@ send_and_sync![
     ProvisioningOptions,
     Packing,
     DisruptionOptions,
+    SimulationOptions,
     DriverOptions,
 ];
 
-// The planning machinery.
+// The planning machinery (what disruption keeps to itself is checked in
+// the crate's own tests).
 send_and_sync![
     Simulator<'static>,
-    Pass<'static, 'static>,
-    Candidate<'static>,
-    Candidates<'static>,
-    Allowances<'static>,
     Allowance,
-    Balanced,
-    PoolTotals,
-    Pdbs<'static>,
-    PodBlock,
-    DriftReason,
-    dyn Method,
-    Emptiness,
-    Drift,
-    MultiNode,
-    SingleNode,
     Driver,
     dyn CloudProvider,
     dyn Cluster,
@@ -116,6 +94,8 @@ send_and_sync![
     Rule,
     Subject,
     Simulation,
+    Stranded,
+    StrandedReason,
     Command,
     CommandReason,
     DisruptionPlan,
@@ -131,5 +111,4 @@ send_and_sync![
     ClusterError,
     QuantityError,
     RequirementError,
-    BudgetScheduleError,
 ];

@@ -150,7 +150,7 @@ async fn a_drift_roll_replaces_every_node_of_the_pool() {
         })
         .await;
     let drift_commands = world.count(|e| {
-        matches!(e, Event::CommandStarted { reason, .. } if *reason == karpenter_core::disruption::plan::CommandReason::Drifted)
+        matches!(e, Event::CommandStarted { reason, .. } if *reason == karpenter_core::disruption::CommandReason::Drifted)
     });
     assert!(drift_commands >= 1);
     assert_eq!(
@@ -291,7 +291,7 @@ async fn a_flaky_cloud_that_loses_launch_answers_orphans_nothing() {
 async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
     use k8s_openapi::api::core::v1::NodeCondition;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    use karpenter_core::disruption::plan::CommandReason;
+    use karpenter_core::disruption::CommandReason;
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let mut world = settled_world(provider.clone(), "2", 12).await;
     let nodes: Vec<String> = world

@@ -215,12 +215,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let options = karpenter::core::disruption::planner::DisruptionOptions::default()
+            let options = karpenter::core::disruption::DisruptionOptions::default()
                 .with_spot_to_spot(args.spot_to_spot)
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
-            let plan = karpenter::core::disruption::planner::plan_with(&snapshot, now, &options);
+            let plan = karpenter::core::disruption::plan_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
             let text = match args.common.output {

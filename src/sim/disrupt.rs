@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use karpenter_core::disruption::plan::DisruptionPlan;
+use karpenter_core::disruption::DisruptionPlan;
 
 /// The plan as a short table for a person.
 pub fn disruption_table(plan: &DisruptionPlan) -> String {

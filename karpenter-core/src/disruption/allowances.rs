@@ -17,7 +17,7 @@ use crate::snapshot::{ClusterNode, Snapshot};
 
 /// Each pool's node counts and what its budgets allow.
 #[derive(Clone, Debug)]
-pub struct Allowances<'s> {
+pub(super) struct Allowances<'s> {
     pools: BTreeMap<&'s str, PoolCounts<'s>>,
     now: Timestamp,
 }
@@ -33,7 +33,7 @@ struct PoolCounts<'s> {
 
 impl<'s> Allowances<'s> {
     /// The counts of `snapshot`'s pools at `now`.
-    pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Allowances<'s> {
+    pub(super) fn new(snapshot: &'s Snapshot, now: Timestamp) -> Allowances<'s> {
         let mut pools: BTreeMap<&'s str, PoolCounts<'s>> = snapshot
             .node_pools
             .iter()
@@ -63,7 +63,11 @@ impl<'s> Allowances<'s> {
 
     /// How many more of `pool`'s nodes may be disrupted for `reason` (`None`:
     /// no limit), and the budget that says so.
-    pub fn remaining(&self, pool: &str, reason: DisruptionReason) -> (Option<u64>, Allowance) {
+    pub(super) fn remaining(
+        &self,
+        pool: &str,
+        reason: DisruptionReason,
+    ) -> (Option<u64>, Allowance) {
         let Some(counts) = self.pools.get(pool) else {
             let none = Allowance {
                 allowed: Some(0),
@@ -76,12 +80,12 @@ impl<'s> Allowances<'s> {
     }
 
     /// Whether one more of `pool`'s nodes may be disrupted for `reason`.
-    pub fn admits(&self, pool: &str, reason: DisruptionReason) -> bool {
+    pub(super) fn admits(&self, pool: &str, reason: DisruptionReason) -> bool {
         self.remaining(pool, reason).0.is_none_or(|left| left > 0)
     }
 
     /// Counts a node of `pool` a command takes.
-    pub fn take(&mut self, pool: &str) {
+    pub(super) fn take(&mut self, pool: &str) {
         if let Some(counts) = self.pools.get_mut(pool) {
             counts.disrupting += 1;
         }

@@ -9,80 +9,114 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::options::DisruptionOptions;
 use super::plan::Command;
-use super::simulate::{Simulation, simulate_packed};
+use super::simulate::{Simulation, SimulationOptions, simulate};
 use crate::api::Quantities;
-use crate::provisioning::Packing;
 use crate::provisioning::{PlannedClaim, pod_key};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };
 use crate::snapshot::{ClusterNode, Snapshot};
 
-/// Applies `command` to `working` at `now`; `deleting` are the nodes earlier
-/// commands took; `forceful` says the command's own nodes are deleted
-/// whatever their pods' protections (expiration). `simulation` is the one the
-/// command came from (its nodes and `deleting` removed, `deleting` exempt from
-/// the `consolidateAfter` fence), when the method still has it; without it
-/// the command is simulated again, its new claims chosen by `packing`.
-#[allow(clippy::too_many_arguments)]
-pub fn apply(
-    working: &mut Snapshot,
-    command: &Command,
-    deleting: &BTreeSet<String>,
-    forceful: bool,
-    simulation: Option<Simulation>,
+/// Where a command came from, which says how its simulation is found again.
+#[derive(Debug)]
+pub(crate) enum Origin {
+    /// A forceful step (expiration, repair): its own nodes are deleted
+    /// whatever their pods' protections, so they are exempt from the
+    /// `consolidateAfter` fence as well.
+    Forceful,
+    /// A method, with the simulation the command came from (its nodes and
+    /// those being deleted removed, the latter exempt from the fence) when
+    /// the pass still has it.
+    Method(Option<Simulation>),
+}
+
+/// Applies a plan's commands, one after another, to the cluster the next
+/// passes see: it numbers the replacements across the whole plan.
+#[derive(Debug)]
+pub(crate) struct Applier {
+    /// The moment planned for.
     now: Timestamp,
-    packing: Packing,
-    replacements_so_far: &mut usize,
-) {
-    // Where the simulation behind the command put the moved pods on the
-    // remaining capacity (the replacements' pods are the command's own).
-    let simulation = simulation.unwrap_or_else(|| {
-        let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
-        removed.extend(command.candidates.iter().map(String::as_str));
-        let exempt: BTreeSet<&str> = if forceful {
-            removed.clone()
-        } else {
-            deleting.iter().map(String::as_str).collect()
-        };
-        simulate_packed(working, &removed, &exempt, now, packing)
-    });
-    let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
-    let mut destination: BTreeMap<String, String> = BTreeMap::new();
-    for placement in &simulation.plan.existing_nodes {
-        for pod in placement.pods.iter().filter(|p| moved.contains(p.as_str())) {
-            destination.insert(pod.clone(), placement.name.clone());
+    /// How a command simulated again chooses its new claims.
+    simulation: SimulationOptions,
+    /// How many replacements the commands applied so far launch.
+    replacements: usize,
+}
+
+impl Applier {
+    /// An applier for a plan at `now` with `options`.
+    pub(crate) fn new(now: Timestamp, options: &DisruptionOptions) -> Applier {
+        Applier {
+            now,
+            simulation: options.simulation(),
+            replacements: 0,
         }
     }
-    for claim in &command.replacements {
-        *replacements_so_far += 1;
-        let name = format!("replacement-{:04}", *replacements_so_far);
-        if let Some(node) = in_flight(working, claim, &name, now) {
-            working.nodes.push(node);
-            for pod in &claim.pods {
-                destination.insert(pod.clone(), name.clone());
+
+    /// Applies `command`, from `origin`, to `working`; `deleting` are the
+    /// nodes earlier commands took. Without the command's simulation it is
+    /// simulated again.
+    pub(crate) fn apply(
+        &mut self,
+        working: &mut Snapshot,
+        command: &Command,
+        deleting: &BTreeSet<String>,
+        origin: Origin,
+    ) {
+        let now = self.now;
+        // Where the simulation behind the command put the moved pods on the
+        // remaining capacity (the replacements' pods are the command's own).
+        let forceful = matches!(origin, Origin::Forceful);
+        let simulation = match origin {
+            Origin::Method(Some(simulation)) => simulation,
+            Origin::Forceful | Origin::Method(None) => {
+                let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
+                removed.extend(command.candidates.iter().map(String::as_str));
+                let exempt: BTreeSet<&str> = if forceful {
+                    removed.clone()
+                } else {
+                    deleting.iter().map(String::as_str).collect()
+                };
+                simulate(working, &removed, &exempt, now, self.simulation)
+            }
+        };
+        let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
+        let mut destination: BTreeMap<String, String> = BTreeMap::new();
+        for placement in &simulation.plan.existing_nodes {
+            for pod in placement.pods.iter().filter(|p| moved.contains(p.as_str())) {
+                destination.insert(pod.clone(), placement.name.clone());
             }
         }
-    }
-    for pod in &mut working.pods {
-        if let Some(node) = destination.get(&pod_key(pod))
-            && let Some(spec) = pod.spec.as_mut()
+        for claim in &command.replacements {
+            self.replacements += 1;
+            let name = format!("replacement-{:04}", self.replacements);
+            if let Some(node) = in_flight(working, claim, &name, now) {
+                working.nodes.push(node);
+                for pod in &claim.pods {
+                    destination.insert(pod.clone(), name.clone());
+                }
+            }
+        }
+        for pod in &mut working.pods {
+            if let Some(node) = destination.get(&pod_key(pod))
+                && let Some(spec) = pod.spec.as_mut()
+            {
+                spec.node_name = Some(node.clone());
+            }
+        }
+        let deleted = Some(Time(now));
+        for node in working
+            .nodes
+            .iter_mut()
+            .filter(|n| command.candidates.iter().any(|c| c == n.name()))
         {
-            spec.node_name = Some(node.clone());
-        }
-    }
-    let deleted = Some(Time(now));
-    for node in working
-        .nodes
-        .iter_mut()
-        .filter(|n| command.candidates.iter().any(|c| c == n.name()))
-    {
-        if let Some(kube) = node.node.as_mut() {
-            kube.metadata.deletion_timestamp = deleted.clone();
-        }
-        if let Some(claim) = node.node_claim.as_mut() {
-            claim.metadata.deletion_timestamp = deleted.clone();
+            if let Some(kube) = node.node.as_mut() {
+                kube.metadata.deletion_timestamp = deleted.clone();
+            }
+            if let Some(claim) = node.node_claim.as_mut() {
+                claim.metadata.deletion_timestamp = deleted.clone();
+            }
         }
     }
 }

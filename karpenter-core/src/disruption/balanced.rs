@@ -29,11 +29,11 @@ use crate::snapshot::Snapshot;
 
 /// Upstream's `BalancedK`: a move must save at least 1/k of what it disrupts,
 /// in shares of its pool.
-pub const BALANCED_K: u32 = 2;
+pub(super) const BALANCED_K: u32 = 2;
 
 /// A pool's totals the Balanced score divides by.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PoolTotals {
+pub(super) struct PoolTotals {
     /// The price per hour of all its managed nodes.
     pub cost: f64,
     /// The disruption cost of all its nodes.
@@ -42,13 +42,13 @@ pub struct PoolTotals {
 
 /// The Balanced judge of one pass: every pool's totals.
 #[derive(Clone, Debug, Default)]
-pub struct Balanced {
+pub(super) struct Balanced {
     totals: BTreeMap<String, PoolTotals>,
 }
 
 /// A move's score against its pool: savings fraction over disruption
 /// fraction (upstream `ScoreResult.Score`).
-pub fn score(savings: f64, disruption_cost: f64, totals: PoolTotals) -> f64 {
+pub(super) fn score(savings: f64, disruption_cost: f64, totals: PoolTotals) -> f64 {
     if totals.cost <= 0.0 || totals.disruption_cost <= 0.0 {
         return 0.0;
     }
@@ -80,7 +80,7 @@ impl Balanced {
     /// The totals of every pool some `candidates` belong to, over all of the
     /// snapshot's nodes; a pool whose nodes have no known price falls back to
     /// its candidates' prices.
-    pub fn new(snapshot: &Snapshot, candidates: &[&Candidate<'_>]) -> Balanced {
+    pub(super) fn new(snapshot: &Snapshot, candidates: &[&Candidate<'_>]) -> Balanced {
         let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
         let mut fallback: BTreeMap<&str, f64> = BTreeMap::new();
         for candidate in candidates {
@@ -116,13 +116,13 @@ impl Balanced {
     }
 
     /// A pool's totals.
-    pub fn totals(&self, pool: &str) -> Option<PoolTotals> {
+    pub(super) fn totals(&self, pool: &str) -> Option<PoolTotals> {
         self.totals.get(pool).copied()
     }
 
     /// Whether every Balanced pool among `candidates` approves a move that
     /// saves `savings` per hour (upstream `EvaluateBalancedMove`).
-    pub fn approves(&self, candidates: &[&Candidate<'_>], savings: f64) -> bool {
+    pub(super) fn approves(&self, candidates: &[&Candidate<'_>], savings: f64) -> bool {
         let mut by_pool: BTreeMap<&str, Vec<&Candidate<'_>>> = BTreeMap::new();
         for candidate in candidates {
             by_pool
@@ -150,7 +150,7 @@ impl Balanced {
 
     /// Whether the candidate could pass even as a pure delete, its best case
     /// (upstream `CanPassThreshold`); always for pools of other policies.
-    pub fn can_pass(&self, candidate: &Candidate<'_>) -> bool {
+    pub(super) fn can_pass(&self, candidate: &Candidate<'_>) -> bool {
         if !is_balanced(candidate) {
             return true;
         }

@@ -23,7 +23,7 @@
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::{Budget, DisruptionReason, NodePool};
+use crate::api::{Budget, BudgetNodesError, DisruptionReason, NodePool};
 
 /// How many of a pool's nodes its budgets let be disrupted now for one reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +50,7 @@ impl Allowance {
 /// Why a budget's schedule cannot be used. Upstream treats each of these as
 /// an error, and the pool then allows no disruption.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BudgetScheduleError {
+pub(crate) enum BudgetScheduleError {
     /// `schedule` is not a cron expression robfig/cron's standard parser
     /// accepts.
     #[error("invalid schedule {schedule:?}: {reason}")]
@@ -59,7 +58,7 @@ pub enum BudgetScheduleError {
         /// The schedule as written.
         schedule: String,
         /// What is wrong with it.
-        reason: String,
+        reason: ScheduleError,
     },
     /// `duration` is set without `schedule`. The CRD requires both or
     /// neither; upstream then parses an empty cron expression, which fails.
@@ -76,7 +75,7 @@ pub enum BudgetScheduleError {
 /// ```
 /// use k8s_openapi::jiff::Timestamp;
 /// use karpenter_core::api::{Budget, Disruption, DisruptionReason, NodePool};
-/// use karpenter_core::disruption::budgets::allowed_disruptions;
+/// use karpenter_core::disruption::allowed_disruptions;
 ///
 /// let mut pool = NodePool::default();
 /// pool.metadata.name = Some("default".to_owned());
@@ -153,12 +152,28 @@ pub fn allowed_disruptions(
 /// read as the CRD's pattern reads it, so a value such as `150%` fails closed
 /// here although upstream's runtime would scale by it; the API server never
 /// admits one.
-fn budget_limit(budget: &Budget, now: Timestamp, num_nodes: u64) -> Result<Option<u64>, String> {
-    if !is_active(budget, now).map_err(|error| format!("an {error}"))? {
+fn budget_limit(
+    budget: &Budget,
+    now: Timestamp,
+    num_nodes: u64,
+) -> Result<Option<u64>, BudgetError> {
+    if !is_active(budget, now)? {
         return Ok(None);
     }
-    let nodes = budget.parse_nodes().map_err(|error| error.to_string())?;
+    let nodes = budget.parse_nodes()?;
     Ok(Some(nodes.allowed(num_nodes)))
+}
+
+/// What is wrong with a budget, worded to follow "budget N of nodepool P
+/// has".
+#[derive(Debug, thiserror::Error)]
+enum BudgetError {
+    /// Its schedule, or its duration without one.
+    #[error("an {0}")]
+    Schedule(#[from] BudgetScheduleError),
+    /// Its `nodes` (read only while it is active).
+    #[error("{0}")]
+    Nodes(#[from] BudgetNodesError),
 }
 
 /// Whether `budget` is active at `now`; Err with a clear message for an
@@ -191,7 +206,7 @@ fn budget_limit(budget: &Budget, now: Timestamp, num_nodes: u64) -> Result<Optio
 /// (not stepped by more than 1) it must match both. `@every`, which the
 /// CRD's pattern rejects, is refused, and so is a `TZ=` prefix, which
 /// upstream's own `TZ=UTC` prefix turns into a sixth field.
-pub fn is_active(budget: &Budget, now: Timestamp) -> Result<bool, BudgetScheduleError> {
+pub(crate) fn is_active(budget: &Budget, now: Timestamp) -> Result<bool, BudgetScheduleError> {
     let schedule = match (&budget.schedule, &budget.duration) {
         (None, None) => return Ok(true),
         (None, Some(duration)) => {
@@ -224,4 +239,4 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-use schedule::{next_hit, parse_schedule};
+use schedule::{ScheduleError, next_hit, parse_schedule};

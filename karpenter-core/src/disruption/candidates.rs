@@ -50,7 +50,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use super::drift::{DriftReason, drift_with};
-use super::expiration::expire_after;
+use super::plan::Blocked;
 use super::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
     is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
@@ -68,9 +68,7 @@ use crate::snapshot::{ClusterNode, Snapshot};
 
 /// A node disruption may act on, with everything the methods read.
 #[derive(Clone, Debug)]
-pub struct Candidate<'s> {
-    /// The node, with its Node and NodeClaim.
-    pub node: &'s ClusterNode,
+pub(super) struct Candidate<'s> {
     /// Its NodeClaim (always present on a candidate).
     pub claim: &'s NodeClaim,
     /// Its name ([`ClusterNode::name`]).
@@ -90,6 +88,13 @@ pub struct Candidate<'s> {
     pub price: f64,
     /// Every pod bound to it (`spec.nodeName`), finished and daemon pods
     /// included, in `namespace/name` order.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "what upstream's candidate records; only the tests read it"
+        )
+    )]
     pub pods: Vec<&'s Pod>,
     /// The pods that need a new home when it goes ([`is_reschedulable`]).
     pub reschedulable: Vec<&'s Pod>,
@@ -97,9 +102,23 @@ pub struct Candidate<'s> {
     pub reschedule_cost: f64,
     /// The legacy [`disruption_cost`]: every pod's eviction cost, scaled by the
     /// node's remaining lifetime at `now`.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "what upstream's candidate records; only the tests read it"
+        )
+    )]
     pub disruption_cost: f64,
     /// When it was created: the NodeClaim's `creationTimestamp`, else the
     /// Node's, else `now` (a node of unknown age counts as new).
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "what upstream's candidate records; only the tests read it"
+        )
+    )]
     pub created: Timestamp,
     /// When `consolidateAfter` is met: the newest of the claim's `Initialized`
     /// condition time (else [`created`](Self::created)) and the
@@ -108,6 +127,13 @@ pub struct Candidate<'s> {
     pub consolidatable_at: Option<Timestamp>,
     /// When it expires: [`created`](Self::created) plus its `expireAfter`;
     /// `None` when that is `Never`.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "what upstream's candidate records; only the tests read it"
+        )
+    )]
     pub expires_at: Option<Timestamp>,
     /// Why it has drifted from its pool, if it has ([`drift_with`], the provider's verdict included).
     pub drift: Option<DriftReason>,
@@ -120,47 +146,40 @@ impl Candidate<'_> {
     /// Whether no pod on it costs anything to move: its reschedule cost is the
     /// per-node base (upstream `IsEmpty`). Daemon, static and finished pods do
     /// not count, nor do pods whose eviction cost is not positive.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.reschedule_cost <= PER_NODE_BASE_DISRUPTION_COST
     }
 
     /// Whether its pool's `consolidateAfter` has passed at `now` (upstream's
     /// `Consolidatable` condition).
-    pub fn is_consolidatable(&self, now: Timestamp) -> bool {
+    pub(super) fn is_consolidatable(&self, now: Timestamp) -> bool {
         self.consolidatable_at.is_some_and(|at| at <= now)
     }
 
     /// Whether it has expired at `now`: `now` is at or past
     /// [`expires_at`](Self::expires_at).
-    pub fn is_expired(&self, now: Timestamp) -> bool {
+    #[cfg(test)]
+    pub(super) fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
     /// Price per unit of disruption, higher first to disrupt (upstream
     /// `SavingsRatio`).
-    pub fn savings_ratio(&self) -> f64 {
+    pub(super) fn savings_ratio(&self) -> f64 {
         self.price / self.reschedule_cost
     }
 
     /// The NodeClaim's `spec.terminationGracePeriod`: with one, pod blockers
     /// do not bind the eventual class.
-    pub fn termination_grace_period(&self) -> Option<Duration> {
+    #[cfg(test)]
+    pub(super) fn termination_grace_period(&self) -> Option<Duration> {
         self.claim.spec.effective_termination_grace_period()
     }
 }
 
-/// A node that would be a candidate but may not be disrupted now.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Blocked {
-    /// The node's name.
-    pub node: String,
-    /// Why, for a person.
-    pub reason: String,
-}
-
 /// The cluster's candidates and blocked nodes, each list in name order.
 #[derive(Clone, Debug, Default)]
-pub struct Candidates<'s> {
+pub(super) struct Candidates<'s> {
     /// The nodes every method may consider.
     pub candidates: Vec<Candidate<'s>>,
     /// The nodes that would be candidates but for a blocker, with the reason.
@@ -174,7 +193,7 @@ impl<'s> Candidates<'s> {
     /// The candidates of the eventual class (drift), in name order: every
     /// candidate, and every pod-blocked one whose NodeClaim has a
     /// `terminationGracePeriod` (upstream waives pod blockers for them).
-    pub fn eventual(&self) -> Vec<&Candidate<'s>> {
+    pub(super) fn eventual(&self) -> Vec<&Candidate<'s>> {
         let waived = self
             .pod_blocked
             .iter()
@@ -187,7 +206,7 @@ impl<'s> Candidates<'s> {
 
 /// The candidates and blocked nodes of `snapshot` at `now`, in name order
 /// (see the [module documentation](self) for the rules).
-pub fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
+pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
     let lookup = Lookup::new(snapshot);
     let mut found = Candidates::default();
     for node in &snapshot.nodes {
@@ -317,7 +336,6 @@ impl<'s> Lookup<'s> {
             .filter(|p| is_reschedulable(p))
             .collect();
         Some(Ok(Candidate {
-            node,
             claim,
             name,
             pool,
@@ -395,7 +413,7 @@ fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp
 /// `now` (upstream's `IsUnderConsolidateAfter`, counted as the scenario format
 /// counts it): a disruption simulation keeps the removed nodes' pods off such
 /// nodes. Never with a zero or `Never` window, or an uninitialized claim.
-pub fn under_consolidate_after(
+pub(super) fn under_consolidate_after(
     node: &ClusterNode,
     pool: &NodePool,
     pods: &[&Pod],
@@ -441,9 +459,36 @@ fn plus(at: Timestamp, duration: Duration) -> Timestamp {
 #[cfg(test)]
 mod tests;
 
+/// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
+/// by the API server), else its pool's, as the scenario format says; `None`
+/// for `Never`.
+pub(super) fn expire_after(claim: &NodeClaim, pool: Option<&NodePool>) -> Option<Duration> {
+    match (&claim.spec.expire_after, pool) {
+        (Some(_), _) | (None, None) => claim.spec.effective_expire_after(),
+        (None, Some(pool)) => pool.spec.template.spec.effective_expire_after(),
+    }
+}
+
+/// When `claim` expires: its creation (else its Node's) plus its
+/// [`expire_after`]; `None` when that is `Never` or no creation time is known.
+pub(super) fn expires_at(
+    node: &ClusterNode,
+    claim: &NodeClaim,
+    pool: Option<&NodePool>,
+) -> Option<Timestamp> {
+    let created = claim
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .or(node.node.as_ref()?.metadata.creation_timestamp.as_ref())
+        .map(|t| t.0)?;
+    let after = SignedDuration::try_from(expire_after(claim, pool)?).ok()?;
+    Some(created.checked_add(after).unwrap_or(Timestamp::MAX))
+}
+
 /// The node's price: the offering of its instance type, zone and capacity
 /// type labels in its pool's types (available or not), else 0.
-pub fn node_price(snapshot: &Snapshot, node: &ClusterNode) -> f64 {
+pub(super) fn node_price(snapshot: &Snapshot, node: &ClusterNode) -> f64 {
     let label = |key: &str| node.labels()?.get(key).map(String::as_str);
     let types = node
         .node_pool()

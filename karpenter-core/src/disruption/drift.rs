@@ -11,7 +11,7 @@
 //! controller's Drift method only reads that condition.
 //!
 //! A snapshot may be older or newer than the condition (a NodePool edited after
-//! the dump, a hand-written scenario without conditions), so [`drift`] re-runs
+//! the dump, a hand-written scenario without conditions), so [`drift_with`] re-runs
 //! the checks it can and keeps the condition as a last resort:
 //!
 //! 1. the template hash, as upstream;
@@ -42,7 +42,7 @@ use crate::snapshot::ClusterNode;
 /// [module documentation](self) gives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DriftReason {
+pub(super) enum DriftReason {
     /// The NodeClaim carries the condition `Drifted=True` and none of the
     /// checks re-run here explains it; `reason` is the condition's own
     /// (upstream writes the drift reason there: `InstanceTypeNotFound`, or a
@@ -107,15 +107,12 @@ impl fmt::Display for DriftReason {
 ///   the scenario format says: Karpenter copies the claim's labels onto the
 ///   node, and hand-written NodeClaims often carry few labels. Requirements
 ///   that cannot be read are skipped (the input's validation refuses them).
-pub fn drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason> {
-    drift_with(node, pool, None)
-}
-
-/// [`drift`], with the reason the cloud provider's own check (`is_drifted`)
-/// gave for the node's claim, if it found one: it counts after the hash and
-/// requirement checks and before the `Drifted` condition, as upstream checks
-/// the provider last and records the first reason found in that condition.
-pub fn drift_with(
+///
+/// The reason the cloud provider's own check (`is_drifted`) gave for the
+/// node's claim, if it found one, counts after the hash and requirement
+/// checks and before the `Drifted` condition, as upstream checks the provider
+/// last and records the first reason found in that condition.
+pub(super) fn drift_with(
     node: &ClusterNode,
     pool: &NodePool,
     provider: Option<&str>,
@@ -178,6 +175,11 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    /// Drift without a verdict from the cloud provider.
+    fn drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason> {
+        drift_with(node, pool, None)
+    }
 
     fn pool(annotations: Value, requirements: Value) -> NodePool {
         serde_json::from_value(json!({

@@ -11,53 +11,23 @@
 //! by side.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 
-use super::candidates::node_price;
+use super::candidates::{expires_at, node_price};
+use super::options::DisruptionOptions;
 use super::plan::{Command, CommandReason, launch_price};
-use super::simulate::simulate_packed;
-use crate::api::{NodeClaim, NodePool};
-use crate::provisioning::Packing;
+use super::simulate::simulate;
 use crate::provisioning::round_price;
 use crate::snapshot::{ClusterNode, Snapshot};
 
-/// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
-/// by the API server), else its pool's, as the scenario format says; `None`
-/// for `Never`.
-pub fn expire_after(claim: &NodeClaim, pool: Option<&NodePool>) -> Option<Duration> {
-    match (&claim.spec.expire_after, pool) {
-        (Some(_), _) | (None, None) => claim.spec.effective_expire_after(),
-        (None, Some(pool)) => pool.spec.template.spec.effective_expire_after(),
-    }
-}
-
-/// When `claim` expires: its creation (else its Node's) plus its
-/// [`expire_after`]; `None` when that is `Never` or no creation time is known.
-pub fn expires_at(
-    node: &ClusterNode,
-    claim: &NodeClaim,
-    pool: Option<&NodePool>,
-) -> Option<Timestamp> {
-    let created = claim
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .or(node.node.as_ref()?.metadata.creation_timestamp.as_ref())
-        .map(|t| t.0)?;
-    let after = SignedDuration::try_from(expire_after(claim, pool)?).ok()?;
-    Some(created.checked_add(after).unwrap_or(Timestamp::MAX))
-}
-
-/// The command deleting every expired node at `now`, or `None` when nothing
-/// has expired.
-pub fn expiration(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
-    expiration_packed(snapshot, now, Packing::Upstream)
-}
-
-/// [`expiration`], its replacements chosen by `packing`.
-pub fn expiration_packed(snapshot: &Snapshot, now: Timestamp, packing: Packing) -> Option<Command> {
+/// The command deleting every expired node at `now`, its replacements chosen
+/// by the options' packing, or `None` when nothing has expired.
+pub(crate) fn expiration(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+) -> Option<Command> {
     let pool = |name: Option<&str>| {
         snapshot
             .node_pools
@@ -75,7 +45,7 @@ pub fn expiration_packed(snapshot: &Snapshot, now: Timestamp, packing: Packing) 
             expires_at(node, claim, pool(node.node_pool())).is_some_and(|at| at <= now)
         })
         .collect();
-    forceful_command(snapshot, expired, CommandReason::Expired, now, packing)
+    forceful_command(snapshot, expired, CommandReason::Expired, now, options)
 }
 
 /// The command deleting `nodes` whatever budgets and their pods' protections
@@ -87,7 +57,7 @@ pub(crate) fn forceful_command(
     mut nodes: Vec<&ClusterNode>,
     reason: CommandReason,
     now: Timestamp,
-    packing: Packing,
+    options: &DisruptionOptions,
 ) -> Option<Command> {
     if nodes.is_empty() {
         return None;
@@ -95,7 +65,7 @@ pub(crate) fn forceful_command(
     nodes.sort_by_key(|n| n.name());
     let removed: BTreeSet<&str> = nodes.iter().map(|n| n.name()).collect();
     // The nodes are being deleted: their pods may land anywhere.
-    let simulation = simulate_packed(snapshot, &removed, &removed, now, packing);
+    let simulation = simulate(snapshot, &removed, &removed, now, options.simulation());
     let price: f64 = nodes.iter().map(|n| node_price(snapshot, n)).sum();
     let launched = launch_price(&simulation.plan.node_claims);
     Some(Command {

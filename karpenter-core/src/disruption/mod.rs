@@ -1,51 +1,92 @@
 //! Disruption planning: which nodes to delete or replace, and why, as upstream
 //! Karpenter's disruption controller (`pkg/controllers/disruption`) decides.
 //!
-//! [`planner::plan`] (and [`planner::plan_with`], with options) answers for a
-//! snapshot at a moment: forceful commands first (interruption notices and
-//! unhealthy nodes, as the provider's repair policies say, then expiration),
-//! then passes of the graceful methods in upstream's order
-//! (emptiness, drift, multi-node and single-node consolidation), each pass
-//! taking the first command a method finds, until none does; then the nodes
-//! that would qualify but may not move now. The modules:
+//! Newcomers start with [`plan()`]: it takes a [`Snapshot`] and a moment and
+//! returns a [`DisruptionPlan`], the [`Command`]s in the order they would run
+//! (each with its [`CommandReason`], the nodes it deletes and the claims that
+//! replace them) and the nodes that would qualify but are [`Blocked`] now.
+//! [`plan_with`] takes [`DisruptionOptions`] beyond upstream's defaults (the
+//! provider's repair policies, cost packing, M-to-N and spot-to-spot
+//! consolidation); [`first_command`] stops at the first command, for a driver
+//! that carries out one at a time.
 //!
-//! - [`candidates`]: which nodes disruption may act on, with their price, pods,
-//!   costs, consolidateAfter and expiry times and drift, and which would be
-//!   candidates but are blocked, with why;
-//! - [`pods`]: what a pod on a candidate node means for disruption: whether it
-//!   blocks the node (`karpenter.sh/do-not-disrupt`, PodDisruptionBudgets), whether
-//!   it must be rescheduled, and what evicting it costs
-//!   ([`pods::Pdbs`]: which PodDisruptionBudgets select a pod and whether they
-//!   let it be evicted);
-//! - [`budgets`]: how many of a NodePool's nodes its disruption budgets (with
-//!   their cron schedules) let be disrupted now, for a reason;
-//! - [`allowances`]: what the pools' budgets still allow as a plan goes;
-//! - [`expiration`]: the forceful deletion of nodes past their `expireAfter`;
-//! - [`repair`]: the forceful replacement of unhealthy and interrupted nodes,
-//!   by the provider's repair policies;
-//! - [`drift`]: whether a node has drifted from its NodePool, and why;
-//! - [`simulate`]: where the pods of nodes about to go would land (the
-//!   reference simulation, planning the changed cluster from scratch, and the
-//!   [`simulate::Simulator`] that answers many such questions over one set-up);
-//! - [`methods`]: the graceful methods behind one trait: emptiness, drift,
-//!   multi-node and single-node consolidation, and the opt-in M-to-N
-//!   replacement;
-//! - [`balanced`]: the `Balanced` consolidation policy's test of a move;
-//! - [`planner`]: the plan and its options (repair policies, packing, M-to-N,
-//!   spot-to-spot);
-//! - [`apply`]: the cluster as a command leaves it, for the passes after it;
-//! - [`plan`]: the commands and blocked nodes a plan is made of.
+//! ```
+//! use karpenter_core::Snapshot;
+//! use karpenter_core::disruption::plan;
+//!
+//! let snapshot = Snapshot::default();
+//! let plan = plan(&snapshot, "2026-06-01T00:00:00Z".parse()?);
+//! // An empty cluster has nothing to disrupt.
+//! assert!(plan.commands.is_empty() && plan.blocked.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # How it decides
+//!
+//! A plan has forceful commands first (interruption notices and unhealthy
+//! nodes, as the provider's repair policies say, then expiration), then
+//! passes of the graceful methods in upstream's order (emptiness, drift,
+//! multi-node and single-node consolidation), each pass taking the first
+//! command a method finds, until none does; then the nodes that would qualify
+//! but may not move now. Each pass sees the cluster as the commands before it
+//! left it: their nodes being deleted, their pods where the simulation put
+//! them, their replacements in flight.
+//!
+//! What a method may take is decided, in the files of this module, by:
+//!
+//! - the candidates: the managed, initialized nodes not being deleted, with
+//!   their price, pods, costs, `consolidateAfter` and expiry times and drift;
+//!   a node kept by `karpenter.sh/do-not-disrupt`, a PodDisruptionBudget or a
+//!   missing NodePool is blocked, with why;
+//! - the NodePools' disruption budgets (with their cron schedules), by reason
+//!   ([`allowed_disruptions`]), and what they still allow as the plan goes;
+//! - drift: whether a node no longer matches its NodePool, and why;
+//! - the simulation of where the pods of the nodes about to go would land
+//!   ([`simulate()`], the reference that plans the changed cluster from
+//!   scratch, and the [`Simulator`] that answers many such questions over one
+//!   set-up);
+//! - for consolidation, a replacement strictly cheaper by its worst launch
+//!   price, spot-to-spot rules, and the `Balanced` policy's test of a move.
+//!
+//! [`Snapshot`]: crate::Snapshot
 
-pub mod allowances;
-pub mod apply;
-pub mod balanced;
-pub mod budgets;
-pub mod candidates;
-pub mod drift;
-pub mod expiration;
-pub mod methods;
-pub mod plan;
-pub mod planner;
-pub mod pods;
-pub mod repair;
-pub mod simulate;
+mod allowances;
+mod apply;
+mod balanced;
+mod budgets;
+mod candidates;
+mod drift;
+mod expiration;
+mod methods;
+mod options;
+mod plan;
+mod planner;
+mod pods;
+mod repair;
+mod simulate;
+
+pub use budgets::{Allowance, allowed_disruptions};
+pub use options::DisruptionOptions;
+pub use plan::{Blocked, Command, CommandReason, DisruptionPlan};
+pub use planner::{first_command, multi_node_command, plan, plan_with, single_node_options};
+pub use simulate::{
+    Simulation, SimulationOptions, Simulator, Stranded, StrandedReason, simulate, without_nodes,
+};
+
+/// The planning machinery that is not public is still `Send` and `Sync`, so
+/// that a method may weigh its candidates on several threads through one
+/// pass: checked when the crate's tests build.
+#[cfg(test)]
+const _: () = {
+    const fn send_and_sync<T: Send + Sync + ?Sized>() {}
+    send_and_sync::<methods::Pass<'static, 'static>>();
+    send_and_sync::<dyn methods::Method>();
+    send_and_sync::<candidates::Candidate<'static>>();
+    send_and_sync::<candidates::Candidates<'static>>();
+    send_and_sync::<allowances::Allowances<'static>>();
+    send_and_sync::<balanced::Balanced>();
+    send_and_sync::<balanced::PoolTotals>();
+    send_and_sync::<pods::Pdbs<'static>>();
+    send_and_sync::<pods::PodBlock>();
+    send_and_sync::<drift::DriftReason>();
+};

@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 
-use super::candidates::Blocked;
 use crate::provisioning::PlannedClaim;
 
 /// The result of planning disruption for a snapshot at a moment.
@@ -47,6 +46,15 @@ pub struct Command {
     pub replacements: Vec<PlannedClaim>,
     /// The candidates' price minus the replacements' launch price, per hour.
     pub savings_per_hour: f64,
+}
+
+/// A node that would be a candidate but may not be disrupted now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Blocked {
+    /// The node's name.
+    pub node: String,
+    /// Why, for a person.
+    pub reason: String,
 }
 
 /// What `claims` cost per hour when launched: their launch prices, summed.

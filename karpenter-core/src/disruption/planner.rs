@@ -9,24 +9,22 @@
 //! the simulation put them, their replacements in flight.
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock};
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
-use super::apply::apply;
+use super::apply::{Applier, Origin};
 use super::candidates::{Candidate, candidates};
-use super::expiration::expiration_packed;
+use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
 use super::methods::single_node::SingleNode;
 use super::methods::{Method, Pass};
+use super::options::DisruptionOptions;
 use super::plan::{Command, DisruptionPlan};
-use super::repair::{due, repair_packed};
+use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
-use crate::cloudprovider::RepairPolicy;
-use crate::provisioning::Packing;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
@@ -35,62 +33,15 @@ pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
     plan_with(snapshot, now, &DisruptionOptions::default())
 }
 
-/// What a plan may do beyond upstream's defaults, and the provider's repair
-/// policies.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DisruptionOptions {
-    /// Consolidation may replace spot nodes with cheaper spot nodes (upstream's
-    /// `SpotToSpotConsolidation` feature gate, off by default there too).
-    pub spot_to_spot: bool,
-    /// Multi-node consolidation may replace its candidates with several
-    /// nodes, fewer and cheaper together, not only with one (beyond upstream;
-    /// `--m-to-n`).
-    pub m_to_n: bool,
-    /// The cloud provider's repair policies: node conditions that get a node
-    /// replaced (none: no repair).
-    pub repair_policies: Vec<RepairPolicy>,
-    /// How replacements are chosen: as upstream (the default), or at the
-    /// least price ([`Packing::Cost`], `--packing cost`), for every
-    /// command's replacements and M-to-N consolidation's.
-    pub packing: Packing,
-}
-
-impl DisruptionOptions {
-    /// These options with the provider's repair policies.
-    pub fn with_repair_policies(mut self, policies: Vec<RepairPolicy>) -> Self {
-        self.repair_policies = policies;
-        self
-    }
-
-    /// These options with M-to-N consolidation on or off.
-    pub fn with_m_to_n(mut self, on: bool) -> Self {
-        self.m_to_n = on;
-        self
-    }
-
-    /// These options with replacements chosen by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
-        self
-    }
-
-    /// These options with spot-to-spot consolidation on or off.
-    pub fn with_spot_to_spot(mut self, on: bool) -> Self {
-        self.spot_to_spot = on;
-        self
-    }
-}
-
 /// One of the forceful commands a plan starts with.
 type ForcefulStep = fn(&Snapshot, Timestamp, &DisruptionOptions) -> Option<Command>;
 
 /// The forceful steps, in order: interruption notices, unhealthy nodes,
 /// expiry.
 const FORCEFUL: [ForcefulStep; 3] = [
-    |working, now, options| repair_packed(working, now, options, true),
-    |working, now, options| repair_packed(working, now, options, false),
-    |working, now, options| expiration_packed(working, now, options.packing),
+    |working, now, options| repair(working, now, options, Repair::Interrupted),
+    |working, now, options| repair(working, now, options, Repair::Unhealthy),
+    expiration,
 ];
 
 /// The first command of [`plan_with`]'s plan, without planning the ones
@@ -134,37 +85,19 @@ pub fn plan_with(
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
-    let mut replacements = 0;
+    let mut applier = Applier::new(now, options);
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
     for step in FORCEFUL {
         let Some(command) = step(&working, now, options) else {
             continue;
         };
-        apply(
-            &mut working,
-            &command,
-            &taken,
-            true,
-            None,
-            now,
-            options.packing,
-            &mut replacements,
-        );
+        applier.apply(&mut working, &command, &taken, Origin::Forceful);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
     while let Some((command, simulation)) = next_command(&working, now, &taken, options) {
-        apply(
-            &mut working,
-            &command,
-            &taken,
-            false,
-            simulation,
-            now,
-            options.packing,
-            &mut replacements,
-        );
+        applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
@@ -192,9 +125,9 @@ fn next_command(
 }
 
 /// What single-node consolidation would do with each of the snapshot's
-/// candidates at `now`, in the order it would try them, budgets aside (see
-/// [`SingleNode::every_option`]): for each node, the command deleting or
-/// replacing it, or `None` when its pods cannot go more cheaply.
+/// candidates at `now`, in the order it would try them (by savings ratio),
+/// budgets aside: for each node, the command deleting or replacing it, or
+/// `None` when its pods cannot go more cheaply.
 pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, Option<Command>)> {
     let options = DisruptionOptions::default();
     with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {
@@ -224,17 +157,6 @@ fn with_pass<T>(
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
-    let pass = Pass {
-        snapshot: working,
-        now,
-        candidates: &left,
-        eventual: &eventual,
-        allowances: &allowances,
-        taken,
-        options,
-        simulator: OnceLock::new(),
-        recent: Mutex::new(Vec::new()),
-        balanced: OnceLock::new(),
-    };
+    let pass = Pass::new(working, now, &left, &eventual, &allowances, taken, options);
     f(&pass)
 }

@@ -3,50 +3,23 @@
 //! `karpenter.sh/do-not-disrupt` annotation here, PodDisruptionBudgets in
 //! [`Pdbs`]), whether it needs a new home when the node goes, and what
 //! evicting it costs.
-//!
-//! ```
-//! use k8s_openapi::api::core::v1::Pod;
-//! use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-//! use k8s_openapi::jiff::Timestamp;
-//! use karpenter_core::disruption::pods::{Pdbs, do_not_disrupt, reschedule_disruption_cost};
-//!
-//! let pod: Pod = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "web-1", "namespace": "default", "labels": {"app": "web"}},
-//!     "status": {"phase": "Running"},
-//! }))?;
-//! let pdb: PodDisruptionBudget = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"name": "web-pdb", "namespace": "default"},
-//!     "spec": {"selector": {"matchLabels": {"app": "web"}}},
-//!     "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
-//! }))?;
-//! let pdbs = [pdb];
-//! let pdbs = Pdbs::new(&pdbs);
-//!
-//! assert_eq!(do_not_disrupt(&pod, Timestamp::UNIX_EPOCH), None);
-//! assert_eq!(
-//!     pdbs.blocks(&pod).map(|block| block.to_string()).as_deref(),
-//!     Some("pod default/web-1 is protected by PodDisruptionBudget default/web-pdb, which allows no disruption now"),
-//! );
-//! // The node's own 1.0 plus the pod's default eviction cost of 1.0.
-//! assert_eq!(reschedule_disruption_cost([&pod]), 2.0);
-//! # Ok::<(), serde_json::Error>(())
-//! ```
 
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 
-pub use crate::pods::{Pdbs, PodBlock, do_not_disrupt, is_reschedulable};
+pub(super) use crate::pods::{Pdbs, PodBlock, do_not_disrupt, is_reschedulable};
 
 /// The annotation by which a workload ranks its pods for deletion (an int32
 /// for Kubernetes' ReplicaSet controller); Karpenter reads it into
 /// [`eviction_cost`].
-pub const POD_DELETION_COST_ANNOTATION_KEY: &str = "controller.kubernetes.io/pod-deletion-cost";
+pub(super) const POD_DELETION_COST_ANNOTATION_KEY: &str =
+    "controller.kubernetes.io/pod-deletion-cost";
 
 /// What draining a node costs before any pod is counted (cordoning, API calls,
 /// waiting for a replacement): the floor of [`reschedule_disruption_cost`], and
 /// the cost of an empty node.
-pub const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
+pub(super) const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
 
 /// What evicting the pod costs (upstream `EvictionCost`): 1.0, plus its
 /// `controller.kubernetes.io/pod-deletion-cost` over 2^27, plus its priority
@@ -57,7 +30,7 @@ pub const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
 /// Upstream reads the deletion cost as a float (Go's `strconv.ParseFloat`), so
 /// `"1.5"` or `"1e3"` count; a value that is not a number, or that overflows,
 /// is ignored.
-pub fn eviction_cost(pod: &Pod) -> f64 {
+pub(super) fn eviction_cost(pod: &Pod) -> f64 {
     let mut cost = 1.0;
     let deletion_cost = pod
         .metadata
@@ -108,7 +81,7 @@ fn parse_deletion_cost(text: &str) -> Option<f64> {
 /// 0 as its age reaches `expire_after`. It scales a node's disruption cost
 /// down as expiry nears. A zero `expire_after` gives 0 (upstream divides by
 /// zero there).
-pub fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) -> f64 {
+pub(super) fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) -> f64 {
     let Some(lifetime) = expire_after else {
         return 1.0;
     };
@@ -126,7 +99,7 @@ pub fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) -> f64 
 /// no pod there costs anything to move.
 ///
 /// `pods` may be all of the node's pods; the others are skipped here.
-pub fn reschedule_disruption_cost<'p>(pods: impl IntoIterator<Item = &'p Pod>) -> f64 {
+pub(super) fn reschedule_disruption_cost<'p>(pods: impl IntoIterator<Item = &'p Pod>) -> f64 {
     pods.into_iter()
         .filter(|pod| is_reschedulable(pod))
         .map(|pod| eviction_cost(pod).max(0.0))
@@ -137,7 +110,7 @@ pub fn reschedule_disruption_cost<'p>(pods: impl IntoIterator<Item = &'p Pod>) -
 /// times `LifetimeRemaining`): the [`eviction_cost`] of every pod on the node,
 /// reschedulable or not and negative costs included, scaled by the
 /// [`lifetime_remaining`] of the node.
-pub fn disruption_cost<'p>(
+pub(super) fn disruption_cost<'p>(
     pods: impl IntoIterator<Item = &'p Pod>,
     lifetime_remaining: f64,
 ) -> f64 {
@@ -252,5 +225,37 @@ mod tests {
         assert_eq!(disruption_cost([&web, &daemon], 0.5), 1.0);
         let no_pods: [&Pod; 0] = [];
         assert_eq!(disruption_cost(no_pods, 1.0).to_string(), "0");
+    }
+
+    /// A pod under a PodDisruptionBudget that allows nothing: no
+    /// do-not-disrupt, but the budget blocks its node, and moving it costs
+    /// the node's own 1.0 plus the pod's default eviction cost of 1.0.
+    #[test]
+    fn a_pod_under_a_pdb_allowing_nothing_blocks_its_node() {
+        use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+        use k8s_openapi::jiff::Timestamp;
+
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "web-1", "namespace": "default", "labels": {"app": "web"}},
+            "status": {"phase": "Running"},
+        }))
+        .expect("a pod");
+        let pdb: PodDisruptionBudget = serde_json::from_value(json!({
+            "metadata": {"name": "web-pdb", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+            "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+        }))
+        .expect("a PodDisruptionBudget");
+        let pdbs = [pdb];
+        let pdbs = Pdbs::new(&pdbs);
+
+        assert_eq!(do_not_disrupt(&pod, Timestamp::UNIX_EPOCH), None);
+        assert_eq!(
+            pdbs.blocks(&pod).map(|block| block.to_string()).as_deref(),
+            Some(
+                "pod default/web-1 is protected by PodDisruptionBudget default/web-pdb, which allows no disruption now"
+            ),
+        );
+        assert_eq!(reschedule_disruption_cost([&pod]), 2.0);
     }
 }

@@ -19,23 +19,22 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::NodeCondition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::candidates::Blocked;
 use super::expiration::forceful_command;
-use super::plan::{Command, CommandReason};
-use super::planner::DisruptionOptions;
+use super::options::DisruptionOptions;
+use super::plan::{Blocked, Command, CommandReason};
 use crate::cloudprovider::RepairPolicy;
 use crate::snapshot::{ClusterNode, Snapshot};
 
 /// The share of a pool's nodes that may be unhealthy for repair to go on.
 const ALLOWED_UNHEALTHY_PERCENT: u64 = 20;
 
-/// The nodes due for repair at `now`, each with whether its notice is an
-/// interruption; and the due nodes of pools too unhealthy to repair.
-pub fn due<'s>(
+/// The nodes due for repair at `now`, each with the kind of repair it is due
+/// for; and the due nodes of pools too unhealthy to repair.
+pub(crate) fn due<'s>(
     snapshot: &'s Snapshot,
     now: Timestamp,
     policies: &[RepairPolicy],
-) -> (Vec<(&'s ClusterNode, bool)>, Vec<Blocked>) {
+) -> (Vec<(&'s ClusterNode, Repair)>, Vec<Blocked>) {
     let mut due = Vec::new();
     let mut blocked = Vec::new();
     if policies.is_empty() {
@@ -60,7 +59,7 @@ pub fn due<'s>(
             .entry(pool)
             .or_insert_with(|| pool_is_healthy(snapshot, pool, policies));
         if pool_healthy {
-            due.push((node, policy.interruption));
+            due.push((node, Repair::of(policy)));
         } else {
             blocked.push(Blocked {
                 node: node.name().to_owned(),
@@ -73,38 +72,50 @@ pub fn due<'s>(
     (due, blocked)
 }
 
-/// The command replacing the due nodes of one kind (interruption notices, or
-/// unhealthy nodes), if any.
-pub fn repair(
-    snapshot: &Snapshot,
-    now: Timestamp,
-    policies: &[RepairPolicy],
-    interruption: bool,
-) -> Option<Command> {
-    let options = DisruptionOptions::default().with_repair_policies(policies.to_vec());
-    repair_packed(snapshot, now, &options, interruption)
+/// Which due nodes a repair command replaces: those whose policy is an
+/// interruption notice, or the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Repair {
+    /// Nodes given notice (a spot interruption): [`CommandReason::Interrupted`].
+    Interrupted,
+    /// Nodes failing any other policy: [`CommandReason::Unhealthy`].
+    Unhealthy,
 }
 
-/// [`repair`] with the options' repair policies, its replacements chosen by
-/// the options' packing.
-pub fn repair_packed(
+impl Repair {
+    /// What the policy that made a node due says it is.
+    fn of(policy: &RepairPolicy) -> Repair {
+        if policy.interruption {
+            Repair::Interrupted
+        } else {
+            Repair::Unhealthy
+        }
+    }
+
+    /// The reason a command of this kind gives.
+    fn reason(self) -> CommandReason {
+        match self {
+            Repair::Interrupted => CommandReason::Interrupted,
+            Repair::Unhealthy => CommandReason::Unhealthy,
+        }
+    }
+}
+
+/// The command replacing the due nodes of one kind (by the options' repair
+/// policies, its replacements chosen by their packing), if any.
+pub(crate) fn repair(
     snapshot: &Snapshot,
     now: Timestamp,
     options: &DisruptionOptions,
-    interruption: bool,
+    kind: Repair,
 ) -> Option<Command> {
     let (due, _) = due(snapshot, now, &options.repair_policies);
     let nodes = due
         .into_iter()
-        .filter(|(_, notice)| *notice == interruption)
+        .filter(|(_, due_for)| *due_for == kind)
         .map(|(node, _)| node)
         .collect();
-    let reason = if interruption {
-        CommandReason::Interrupted
-    } else {
-        CommandReason::Unhealthy
-    };
-    forceful_command(snapshot, nodes, reason, now, options.packing)
+    forceful_command(snapshot, nodes, kind.reason(), now, options)
 }
 
 /// The node's condition of `policy`'s type, when its status is the policy's.

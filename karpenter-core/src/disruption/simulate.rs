@@ -22,6 +22,7 @@
 //! `UninitializedNodeError`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -44,8 +45,45 @@ pub struct Simulation {
     /// The removed nodes' pods that were rescheduled, as `namespace/name`,
     /// sorted.
     pub moved: Vec<String>,
-    /// Moved pods that found no home, each with why.
-    pub stranded: Vec<(String, String)>,
+    /// Moved pods that found no home, each with why, by pod.
+    pub stranded: Vec<Stranded>,
+}
+
+/// A moved pod that found no home.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stranded {
+    /// The pod, as `namespace/name`.
+    pub pod: String,
+    /// Why it has no home.
+    pub reason: StrandedReason,
+}
+
+/// Why a moved pod has no home.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StrandedReason {
+    /// The scheduler found no place for it, for the reason it gives
+    /// (the provisioning plan's [`Unschedulable::reason`]).
+    ///
+    /// [`Unschedulable::reason`]: crate::provisioning::Unschedulable::reason
+    Unschedulable(String),
+    /// The scheduler placed it on a node that is not initialized yet, which
+    /// the simulation refuses (upstream's `UninitializedNodeError`).
+    Uninitialized {
+        /// The node it would land on.
+        node: String,
+    },
+}
+
+impl fmt::Display for StrandedReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StrandedReason::Unschedulable(reason) => f.write_str(reason),
+            StrandedReason::Uninitialized { node } => {
+                write!(f, "would land on node {node}, which is not initialized")
+            }
+        }
+    }
 }
 
 impl Simulation {
@@ -61,7 +99,7 @@ impl Simulation {
 }
 
 /// Simulations over one cluster at one moment, sharing one scheduling set-up
-/// (see the module documentation). Each answers exactly as [`simulate_with`]
+/// (see the module documentation). Each answers exactly as [`simulate`]
 /// on the same cluster would.
 ///
 /// A simulator is `Send` and `Sync`: several threads may simulate through
@@ -74,7 +112,7 @@ impl Simulation {
 /// ```
 /// use std::collections::BTreeSet;
 ///
-/// use karpenter_core::disruption::simulate::Simulator;
+/// use karpenter_core::disruption::Simulator;
 /// use karpenter_core::snapshot::Snapshot;
 ///
 /// let snapshot = Snapshot::default();
@@ -108,7 +146,7 @@ pub struct Simulator<'s> {
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
     /// How new claims are chosen.
-    packing: Packing,
+    options: SimulationOptions,
 }
 
 impl std::fmt::Debug for Simulator<'_> {
@@ -146,13 +184,13 @@ impl<'s> Simulator<'s> {
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             nodes,
             consolidating,
-            packing: Packing::Upstream,
+            options: SimulationOptions::default(),
         }
     }
 
-    /// This simulator, its new claims chosen by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
+    /// This simulator, its simulations made as `options` say.
+    pub fn with_options(mut self, options: SimulationOptions) -> Self {
+        self.options = options;
         self
     }
 
@@ -169,7 +207,7 @@ impl<'s> Simulator<'s> {
         })
     }
 
-    /// [`simulate_with`] for this simulator's cluster and moment.
+    /// [`simulate`] for this simulator's cluster, moment and options.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
         let (removed, deleting) = with_nodes_on_their_way_out(self.snapshot, removed, deleting);
         let (removed, deleting) = (&removed, &deleting);
@@ -200,9 +238,9 @@ impl<'s> Simulator<'s> {
             pods: fenced,
         };
         let Some(mut scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
-            return simulate_packed(self.snapshot, removed, deleting, self.now, self.packing);
+            return simulate(self.snapshot, removed, deleting, self.now, self.options);
         };
-        scheduler.packing = self.packing;
+        scheduler.packing = self.options.packing;
         let plan = solve(scheduler);
         let mut moved: Vec<String> = moved_pods
             .iter()
@@ -227,39 +265,43 @@ impl<'s> Simulator<'s> {
     }
 }
 
-/// Reschedules the pods of the nodes named in `removed` on the rest of the
-/// cluster at `now`, none of them being deleted already (see
-/// [`simulate_with`]).
-pub fn simulate(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> Simulation {
-    simulate_with(snapshot, removed, &BTreeSet::new(), now)
+/// How a simulation plans the pods it moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SimulationOptions {
+    /// How the new claims are chosen: as upstream (the default), or at the
+    /// least price ([`Packing::Cost`]).
+    pub packing: Packing,
+}
+
+impl SimulationOptions {
+    /// These options with the new claims chosen by `packing`.
+    pub fn with_packing(mut self, packing: Packing) -> Self {
+        self.packing = packing;
+        self
+    }
 }
 
 /// Reschedules the pods of the nodes named in `removed` on the rest of the
-/// cluster at `now`. As upstream's consolidation simulation, the pods of the
-/// removed nodes that are not already being deleted (`deleting`) stay off
-/// nodes still inside their `consolidateAfter` window.
-pub fn simulate_with(
+/// cluster at `now`, the new claims chosen as `options` say. As upstream's
+/// consolidation simulation, the pods of the removed nodes that are not
+/// already being deleted (`deleting`) stay off nodes still inside their
+/// `consolidateAfter` window.
+///
+/// This is the reference: it plans the changed cluster from scratch. A
+/// [`Simulator`] gives the same answers faster when there are many.
+pub fn simulate(
     snapshot: &Snapshot,
     removed: &BTreeSet<&str>,
     deleting: &BTreeSet<&str>,
     now: Timestamp,
-) -> Simulation {
-    simulate_packed(snapshot, removed, deleting, now, Packing::Upstream)
-}
-
-/// [`simulate_with`], the new claims chosen by `packing`.
-pub fn simulate_packed(
-    snapshot: &Snapshot,
-    removed: &BTreeSet<&str>,
-    deleting: &BTreeSet<&str>,
-    now: Timestamp,
-    packing: Packing,
+    options: SimulationOptions,
 ) -> Simulation {
     let (removed, deleting) = with_nodes_on_their_way_out(snapshot, removed, deleting);
     let (removed, deleting) = (&removed, &deleting);
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
-    let plan = schedule_fenced(&changed, fence, packing);
+    let plan = schedule_fenced(&changed, fence, options.packing);
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,
@@ -382,11 +424,7 @@ pub fn without_nodes(
 
 /// The moved pods the plan leaves unplaced, or places on a node that is not
 /// initialized.
-fn stranded(
-    changed: &Snapshot,
-    plan: &ProvisioningPlan,
-    moved: &[String],
-) -> Vec<(String, String)> {
+fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[String]) -> Vec<Stranded> {
     let initialized = |name: &str| {
         changed
             .nodes
@@ -402,26 +440,32 @@ fn stranded_by(
     plan: &ProvisioningPlan,
     moved: &[String],
     initialized: impl Fn(&str) -> bool,
-) -> Vec<(String, String)> {
+) -> Vec<Stranded> {
     let is_moved = |pod: &str| moved.binary_search_by(|m| m.as_str().cmp(pod)).is_ok();
-    let mut stranded: Vec<(String, String)> = plan
+    let mut stranded: Vec<Stranded> = plan
         .unschedulable
         .iter()
         .filter(|u| is_moved(&u.pod))
-        .map(|u| (u.pod.clone(), u.reason.clone()))
+        .map(|u| Stranded {
+            pod: u.pod.clone(),
+            reason: StrandedReason::Unschedulable(u.reason.clone()),
+        })
         .collect();
     for placement in &plan.existing_nodes {
         if initialized(&placement.name) {
             continue;
         }
         for pod in placement.pods.iter().filter(|p| is_moved(p)) {
-            let reason = format!(
-                "would land on node {}, which is not initialized",
-                placement.name
-            );
-            stranded.push((pod.clone(), reason));
+            stranded.push(Stranded {
+                pod: pod.clone(),
+                reason: StrandedReason::Uninitialized {
+                    node: placement.name.clone(),
+                },
+            });
         }
     }
-    stranded.sort();
+    // By pod, then by the reason as worded, as the (pod, reason) pairs this
+    // list once was sorted.
+    stranded.sort_by_cached_key(|s| (s.pod.clone(), s.reason.to_string()));
     stranded
 }

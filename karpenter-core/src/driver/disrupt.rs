@@ -14,25 +14,20 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 
+use super::annotations::{
+    COMMAND_ANNOTATION, COMMAND_REPLACEMENTS_ANNOTATION, COMMAND_STARTED_ANNOTATION,
+    REPLACES_ANNOTATION,
+};
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
 use super::planning::run_planning;
 use super::report::{Event, Report};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
-use crate::disruption::planner::first_command;
+use crate::disruption::first_command;
 use crate::error::{Error, with_causes};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
 use crate::snapshot::Snapshot;
-
-/// On a candidate's NodeClaim: the ID of the command disrupting it.
-pub const COMMAND_ANNOTATION: &str = "driver.karpenter-core.dev/command";
-/// On a candidate's NodeClaim: when its command started (RFC 3339).
-pub const COMMAND_STARTED_ANNOTATION: &str = "driver.karpenter-core.dev/command-started";
-/// On a candidate's NodeClaim: how many replacements its command launches.
-pub const COMMAND_REPLACEMENTS_ANNOTATION: &str = "driver.karpenter-core.dev/command-replacements";
-/// On a replacement's NodeClaim: the ID of the command it serves.
-pub const REPLACES_ANNOTATION: &str = "driver.karpenter-core.dev/replaces";
 
 /// A command as the cluster records it.
 struct UnderWay<'c> {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 
-use super::disrupt::COMMAND_ANNOTATION;
+use super::annotations::COMMAND_ANNOTATION;
 use super::report::{Event, Report};
 use super::{Driver, annotation, is_true, name_of, provider_id_of, set_true};
 use crate::api::{NodeClaim, condition_types};

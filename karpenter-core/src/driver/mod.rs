@@ -41,6 +41,7 @@
 //! [`PlanningRunner`] (see [`DriverOptions::with_planning_runner`]), which by
 //! default runs it inline.
 
+mod annotations;
 mod disrupt;
 mod lifecycle;
 mod manifest;
@@ -61,13 +62,13 @@ use crate::cloudprovider::{
     CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings,
 };
 use crate::cluster::{Cluster, read_snapshot};
-use crate::disruption::planner::DisruptionOptions;
+use crate::disruption::DisruptionOptions;
 use crate::error::Error;
 use crate::provisioning::Packing;
 use crate::provisioning::PlannedClaim;
 use crate::snapshot::Snapshot;
 
-pub use disrupt::{
+pub use annotations::{
     COMMAND_ANNOTATION, COMMAND_REPLACEMENTS_ANNOTATION, COMMAND_STARTED_ANNOTATION,
     REPLACES_ANNOTATION,
 };

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::cloudprovider::OfferingKey;
-use crate::disruption::plan::CommandReason;
+use crate::disruption::CommandReason;
 
 /// One thing the driver did (or tried) during a reconcile.
 #[derive(Clone, Debug, PartialEq)]

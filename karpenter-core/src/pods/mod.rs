@@ -15,9 +15,9 @@ pub(crate) mod test_pods;
 
 use k8s_openapi::api::core::v1::Pod;
 
-pub use pdbs::Pdbs;
+pub(crate) use pdbs::Pdbs;
 pub(crate) use protection::goes_through_eviction;
-pub use protection::{PodBlock, do_not_disrupt};
+pub(crate) use protection::{PodBlock, do_not_disrupt};
 
 /// How plans name a pod: `namespace/name` (namespace `default` when unset).
 pub fn pod_key(pod: &Pod) -> String {
@@ -39,8 +39,8 @@ pub fn bound_node(pod: &Pod) -> Option<&str> {
 
 /// Whether a pod is owned by a DaemonSet, of whatever API group: what a
 /// DaemonSet's pods look like to provisioning's daemon overhead. The rules
-/// that follow upstream's `IsOwnedByDaemonSet` match the group too (see
-/// [`is_reschedulable`]).
+/// that follow upstream's `IsOwnedByDaemonSet` match the group too (as
+/// disruption's test of whether a pod needs a new home does).
 pub fn is_daemon_pod(pod: &Pod) -> bool {
     pod.metadata
         .owner_references
@@ -88,7 +88,7 @@ pub(crate) fn is_owned_by_node(pod: &Pod) -> bool {
 /// StatefulSet (its replacement cannot be created until it is gone, so it is
 /// counted as if still running), but never a DaemonSet's pod (the DaemonSet
 /// runs one on every node anyway) nor a static pod.
-pub fn is_reschedulable(pod: &Pod) -> bool {
+pub(crate) fn is_reschedulable(pod: &Pod) -> bool {
     (is_active(pod) || (is_owned_by(pod, "apps/v1", "StatefulSet") && is_terminating(pod)))
         && !is_owned_by(pod, "apps/v1", "DaemonSet")
         && !is_owned_by_node(pod)

@@ -19,7 +19,7 @@ static DISRUPTED_TAINT: LazyLock<Taint> = LazyLock::new(|| DISRUPTED_NO_SCHEDULE
 /// Why a pod keeps its node from being disrupted now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum PodBlock {
+pub(crate) enum PodBlock {
     /// The pod carries an active `karpenter.sh/do-not-disrupt` annotation.
     DoNotDisrupt {
         /// The pod, `namespace/name`.
@@ -98,7 +98,7 @@ pub(crate) fn goes_through_eviction(pod: &Pod) -> bool {
 /// safe. Any other value is ignored (upstream also emits a warning event).
 /// Only active pods count: a finished or terminating pod never blocks, while
 /// daemon and static pods do.
-pub fn do_not_disrupt(pod: &Pod, now: Timestamp) -> Option<PodBlock> {
+pub(crate) fn do_not_disrupt(pod: &Pod, now: Timestamp) -> Option<PodBlock> {
     if !is_active(pod) {
         return None;
     }

@@ -10,10 +10,94 @@
 // and `#`; cron wants a seconds field), so this file parses robfig's grammar
 // itself and hands cronexpr only plain lists of numbers.
 use std::fmt::Write as _;
+use std::num::ParseIntError;
 
 use cronexpr::{Crontab, FallbackTimezoneOption, ParseOptions};
 use k8s_openapi::jiff::tz::Offset;
 use k8s_openapi::jiff::{RoundMode, SignedDuration, Timestamp, TimestampRound, Unit};
+
+/// Why a schedule cannot be read, worded as robfig/cron words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ScheduleError {
+    /// Not five fields once a macro is expanded.
+    #[error("expected exactly 5 fields, found {found}: [{fields}]")]
+    FieldCount {
+        /// How many fields there are.
+        found: usize,
+        /// The fields, joined by spaces.
+        fields: String,
+    },
+    /// `@every`, which the NodePool CRD rejects.
+    #[error("@every is not supported (the NodePool CRD rejects it)")]
+    Every,
+    /// An `@` macro robfig does not know.
+    #[error("unrecognized descriptor: @{0}")]
+    UnknownDescriptor(String),
+    /// An item with more than one `/`.
+    #[error("too many slashes: {0}")]
+    TooManySlashes(String),
+    /// An item with more than one `-`.
+    #[error("too many hyphens: {0}")]
+    TooManyHyphens(String),
+    /// A range starting below the field's minimum.
+    #[error("beginning of range ({start}) below minimum ({min}): {item}")]
+    BelowMinimum {
+        /// Where the range starts.
+        start: u64,
+        /// The field's least value.
+        min: u64,
+        /// The item as written.
+        item: String,
+    },
+    /// A range ending above the field's maximum.
+    #[error("end of range ({end}) above maximum ({max}): {item}")]
+    AboveMaximum {
+        /// Where the range ends.
+        end: u64,
+        /// The field's greatest value.
+        max: u64,
+        /// The item as written.
+        item: String,
+    },
+    /// A range that starts after it ends.
+    #[error("beginning of range ({start}) beyond end of range ({end}): {item}")]
+    Reversed {
+        /// Where the range starts.
+        start: u64,
+        /// Where it ends.
+        end: u64,
+        /// The item as written.
+        item: String,
+    },
+    /// A step of zero.
+    #[error("step of range should be a positive number: {0}")]
+    ZeroStep(String),
+    /// A negative number.
+    #[error("negative number ({number}) not allowed: {text}")]
+    Negative {
+        /// The number read.
+        number: i64,
+        /// As written.
+        text: String,
+    },
+    /// Not a number (nor a name of the field's values).
+    #[error("failed to parse int from {text}: {error}")]
+    NotANumber {
+        /// As written.
+        text: String,
+        /// Why it is not one.
+        error: ParseIntError,
+    },
+    /// cronexpr refused the plain expression a readable schedule was turned
+    /// into: a fault here, not in the schedule.
+    #[error("internal error, {expression:?} was refused: {error}")]
+    Refused {
+        /// The expression handed to cronexpr.
+        expression: String,
+        /// cronexpr's error, as it words it.
+        error: String,
+    },
+}
 
 /// Minutes, hours, days of month, months, days of week.
 pub(super) const FIELDS: [FieldSpec; 5] = [
@@ -54,18 +138,17 @@ pub(super) struct Field {
 /// Reads a schedule as robfig/cron's `ParseStandard` does (with upstream's
 /// `TZ=UTC` prefix) into a crontab for cronexpr, or `None` for a schedule
 /// that matches no minute at all. The error names the problem as robfig does.
-pub(super) fn parse_schedule(text: &str) -> Result<Option<Crontab>, String> {
+pub(super) fn parse_schedule(text: &str) -> Result<Option<Crontab>, ScheduleError> {
     let text = text.trim();
     let fields = match text.strip_prefix('@') {
         Some(name) => macro_fields(name)?,
         None => text.split_whitespace().collect(),
     };
     let [minute, hour, day, month, weekday] = fields[..] else {
-        return Err(format!(
-            "expected exactly 5 fields, found {}: [{}]",
-            fields.len(),
-            fields.join(" ")
-        ));
+        return Err(ScheduleError::FieldCount {
+            found: fields.len(),
+            fields: fields.join(" "),
+        });
     };
     let mut parsed = [Field::default(); 5];
     for ((slot, text), spec) in parsed
@@ -92,11 +175,14 @@ pub(super) fn parse_schedule(text: &str) -> Result<Option<Crontab>, String> {
     options.fallback_timezone_option = FallbackTimezoneOption::UTC;
     cronexpr::parse_crontab_with(&expression, options)
         .map(Some)
-        .map_err(|error| format!("internal error, {expression:?} was refused: {error}"))
+        .map_err(|error| ScheduleError::Refused {
+            error: error.to_string(),
+            expression,
+        })
 }
 
 /// The fields robfig's macros stand for (its descriptors set the same bits).
-fn macro_fields(name: &str) -> Result<Vec<&'static str>, String> {
+fn macro_fields(name: &str) -> Result<Vec<&'static str>, ScheduleError> {
     let fields = match name {
         "yearly" | "annually" => "0 0 1 1 *",
         "monthly" => "0 0 1 * *",
@@ -104,9 +190,9 @@ fn macro_fields(name: &str) -> Result<Vec<&'static str>, String> {
         "daily" | "midnight" => "0 0 * * *",
         "hourly" => "0 * * * *",
         _ if name.starts_with("every ") => {
-            return Err("@every is not supported (the NodePool CRD rejects it)".to_owned());
+            return Err(ScheduleError::Every);
         }
-        _ => return Err(format!("unrecognized descriptor: @{name}")),
+        _ => return Err(ScheduleError::UnknownDescriptor(name.to_owned())),
     };
     Ok(fields.split(' ').collect())
 }
@@ -153,7 +239,7 @@ fn list(bits: u64) -> String {
 
 /// One comma-separated field. robfig drops empty items, so `1,,2` is `1,2`
 /// and `,` matches nothing.
-pub(super) fn parse_field(text: &str, spec: &FieldSpec) -> Result<Field, String> {
+pub(super) fn parse_field(text: &str, spec: &FieldSpec) -> Result<Field, ScheduleError> {
     let mut field = Field::default();
     for item in text.split(',').filter(|item| !item.is_empty()) {
         let (bits, star) = parse_item(item, spec)?;
@@ -164,12 +250,12 @@ pub(super) fn parse_field(text: &str, spec: &FieldSpec) -> Result<Field, String>
 }
 
 /// One item: `*`, `?`, `N` or `N-M`, optionally followed by `/step`.
-fn parse_item(item: &str, spec: &FieldSpec) -> Result<(u64, bool), String> {
+fn parse_item(item: &str, spec: &FieldSpec) -> Result<(u64, bool), ScheduleError> {
     let mut slashes = item.split('/');
     let range = slashes.next().unwrap_or_default();
     let step = slashes.next();
     if slashes.next().is_some() {
-        return Err(format!("too many slashes: {item}"));
+        return Err(ScheduleError::TooManySlashes(item.to_owned()));
     }
     let bounds: Vec<&str> = range.split('-').collect();
     let (start, mut end, mut star) = match bounds[..] {
@@ -180,7 +266,7 @@ fn parse_item(item: &str, spec: &FieldSpec) -> Result<(u64, bool), String> {
             (value, value, false)
         }
         [low, high] => (parse_value(low, spec)?, parse_value(high, spec)?, false),
-        _ => return Err(format!("too many hyphens: {item}")),
+        _ => return Err(ScheduleError::TooManyHyphens(item.to_owned())),
     };
     let step = match step {
         None => 1,
@@ -195,24 +281,28 @@ fn parse_item(item: &str, spec: &FieldSpec) -> Result<(u64, bool), String> {
         }
     };
     if start < spec.min {
-        return Err(format!(
-            "beginning of range ({start}) below minimum ({}): {item}",
-            spec.min
-        ));
+        return Err(ScheduleError::BelowMinimum {
+            start,
+            min: spec.min,
+            item: item.to_owned(),
+        });
     }
     if end > spec.max {
-        return Err(format!(
-            "end of range ({end}) above maximum ({}): {item}",
-            spec.max
-        ));
+        return Err(ScheduleError::AboveMaximum {
+            end,
+            max: spec.max,
+            item: item.to_owned(),
+        });
     }
     if start > end {
-        return Err(format!(
-            "beginning of range ({start}) beyond end of range ({end}): {item}"
-        ));
+        return Err(ScheduleError::Reversed {
+            start,
+            end,
+            item: item.to_owned(),
+        });
     }
     if step == 0 {
-        return Err(format!("step of range should be a positive number: {item}"));
+        return Err(ScheduleError::ZeroStep(item.to_owned()));
     }
     // `end` is at most 59, so every shift fits.
     let step = usize::try_from(step).unwrap_or(usize::MAX);
@@ -221,7 +311,7 @@ fn parse_item(item: &str, spec: &FieldSpec) -> Result<(u64, bool), String> {
 }
 
 /// A value's name (any case) or number.
-fn parse_value(text: &str, spec: &FieldSpec) -> Result<u64, String> {
+fn parse_value(text: &str, spec: &FieldSpec) -> Result<u64, ScheduleError> {
     match spec.names.iter().position(|n| n.eq_ignore_ascii_case(text)) {
         Some(index) => Ok(spec.min + index as u64),
         None => parse_number(text),
@@ -230,11 +320,16 @@ fn parse_value(text: &str, spec: &FieldSpec) -> Result<u64, String> {
 
 /// A non-negative decimal, as Go's `strconv.Atoi` reads it (a leading `+` is
 /// allowed).
-fn parse_number(text: &str) -> Result<u64, String> {
+fn parse_number(text: &str) -> Result<u64, ScheduleError> {
     match text.parse::<i64>() {
-        Ok(number) => u64::try_from(number)
-            .map_err(|_| format!("negative number ({number}) not allowed: {text}")),
-        Err(error) => Err(format!("failed to parse int from {text}: {error}")),
+        Ok(number) => u64::try_from(number).map_err(|_| ScheduleError::Negative {
+            number,
+            text: text.to_owned(),
+        }),
+        Err(error) => Err(ScheduleError::NotANumber {
+            text: text.to_owned(),
+            error,
+        }),
     }
 }
 

@@ -49,7 +49,7 @@ fn active(schedule: &str, duration: &str, now: &str) -> bool {
 
 fn schedule_error(schedule: &str) -> String {
     match is_active(&scheduled("1", schedule, "1h"), at("2024-01-07T00:00:00Z")) {
-        Err(BudgetScheduleError::InvalidSchedule { reason, .. }) => reason,
+        Err(BudgetScheduleError::InvalidSchedule { reason, .. }) => reason.to_string(),
         other => panic!("{schedule:?} gave {other:?}"),
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! When every candidate is spot and the replacement may be spot, the
 //! spot-to-spot rules apply instead (upstream's `computeSpotToSpotConsolidation`):
-//! only with [`DisruptionOptions::spot_to_spot`](crate::disruption::planner::DisruptionOptions)
+//! only with [`DisruptionOptions::spot_to_spot`](crate::disruption::DisruptionOptions)
 //! (upstream's feature gate, off by default there too); the replacement is
 //! spot only, cheaper by worst launch price, and for a single candidate needs
 //! at least 15 cheaper types and launches from the cheapest 15 (or as many as
@@ -27,26 +27,15 @@ use std::collections::BTreeSet;
 
 use super::Pass;
 use super::m_to_n::fewer_cheaper;
-use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
+use super::prices::{SPOT, allows, cheaper_types, pins_spot, written};
+use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason, launch_price};
-use crate::provisioning::{
-    Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, round_price,
-    unmet_min_values_of,
-};
-use crate::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirement, Requirements,
-};
-
-/// The spot capacity type, which a replacement allowing both is pinned to.
-pub(super) const SPOT: &str = "spot";
-/// The on-demand capacity type.
-pub(super) const ON_DEMAND: &str = "on-demand";
-/// The reserved capacity type, first in upstream's launch precedence.
-const RESERVED: &str = "reserved";
+use crate::provisioning::{PlannedClaim, read_requirements, round_price, unmet_min_values_of};
+use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
 
 /// The command consolidating `candidates`, if any.
-pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
+pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
     let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
     let mut removed = deleting.clone();
     removed.extend(candidates.iter().map(|c| c.name));
@@ -85,16 +74,9 @@ pub fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Com
     Some(command(names, vec![replacement], candidate_price - price))
 }
 
-/// Whether the requirements allow capacity type `capacity`.
-pub(super) fn allows(requirements: &Requirements, capacity: &str) -> bool {
-    requirements
-        .get_defined(CAPACITY_TYPE_LABEL_KEY)
-        .is_none_or(|r| r.has(capacity))
-}
-
 /// The fewest cheaper types a single spot node is replaced from, as upstream
 /// (`MinInstanceTypesForSpotToSpotConsolidation`).
-pub const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
+pub(crate) const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
 
 /// The spot-only claim of the types cheaper than `limit` by worst spot launch
 /// price; for a `single` candidate, `None` below 15 such types, else the
@@ -122,23 +104,6 @@ fn spot_to_spot(
         kept.truncate(needed.max(MIN_SPOT_TO_SPOT_TYPES));
     }
     written(claim, &requirements, &kept, true, rank)
-}
-
-/// The claim's types (in its order, cheapest first) whose worst launch price
-/// under `requirements` is below `limit`.
-pub(super) fn cheaper_types<'t>(
-    claim: &PlannedClaim,
-    types: &'t [InstanceType],
-    requirements: &Requirements,
-    limit: f64,
-) -> Vec<&'t InstanceType> {
-    let by_name = |name: &str| types.iter().find(|t| t.name == name);
-    claim
-        .instance_types
-        .iter()
-        .filter_map(by_name)
-        .filter(|t| worst_launch_price(t, requirements).is_some_and(|p| p < limit))
-        .collect()
 }
 
 /// What a consolidation command saves per hour, unrounded: the candidates'
@@ -185,97 +150,4 @@ pub(super) fn cheaper_replacement(
     }
     let pin_spot = pins_spot(&requirements, &kept);
     written(claim, &requirements, &kept, pin_spot, rank)
-}
-
-/// Whether a replacement allowing both spot and on-demand is pinned to spot:
-/// upstream pins it whenever it allows both; here only when a kept type
-/// offers spot, since a claim pinned to spot with no spot offering can never
-/// launch (a departure, see docs/design.md).
-pub(super) fn pins_spot(requirements: &Requirements, kept: &[&InstanceType]) -> bool {
-    let offers_spot = kept
-        .iter()
-        .any(|t| offerings(t, requirements).any(|o| o.capacity_type == SPOT));
-    allows(requirements, SPOT) && allows(requirements, ON_DEMAND) && offers_spot
-}
-
-/// The claim kept to the `kept` types, launching their cheapest allowed
-/// offering (spot only when `pin_spot`, which also writes the capacity-type
-/// requirement as `In [spot]`).
-pub(super) fn written(
-    claim: &PlannedClaim,
-    requirements: &Requirements,
-    kept: &[&InstanceType],
-    pin_spot: bool,
-    rank: LaunchRank,
-) -> Option<PlannedClaim> {
-    let launchable = |o: &&Offering| !pin_spot || o.capacity_type == SPOT;
-    let launch = kept
-        .iter()
-        .flat_map(|t| {
-            offerings(t, requirements)
-                .filter(launchable)
-                .map(move |o| (*t, o))
-        })
-        // What the provider's create would launch.
-        .min_by(|a, b| rank.compare(*a, *b))
-        .map(|(t, o)| Launch {
-            instance_type: t.name.clone(),
-            zone: o.zone.clone(),
-            capacity_type: o.capacity_type.clone(),
-            price: o.price,
-        })?;
-    let kept_names: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
-    let mut sorted_names = kept_names.clone();
-    sorted_names.sort_unstable();
-    let written = claim
-        .requirements
-        .iter()
-        .map(|r| match r.key.as_str() {
-            LABEL_INSTANCE_TYPE_STABLE => RequirementOutput {
-                values: sorted_names.iter().collect(),
-                ..r.clone()
-            },
-            CAPACITY_TYPE_LABEL_KEY if pin_spot => RequirementOutput {
-                operator: "In".to_owned(),
-                values: [SPOT].into_iter().collect(),
-                ..r.clone()
-            },
-            _ => r.clone(),
-        })
-        .collect();
-    Some(PlannedClaim {
-        node_pool: claim.node_pool.clone(),
-        instance_types: kept_names.into_iter().collect::<NameList>(),
-        requirements: written,
-        launch: Some(launch),
-        pods: claim.pods.clone(),
-    })
-}
-
-/// A type's available offerings the requirements allow.
-fn offerings<'t>(
-    instance_type: &'t InstanceType,
-    requirements: &'t Requirements,
-) -> impl Iterator<Item = &'t Offering> + 't {
-    instance_type
-        .offerings
-        .iter()
-        .filter(move |o| o.available && o.is_compatible(requirements))
-}
-
-/// Upstream's `WorstLaunchPrice`: the dearest allowed available offering of the
-/// first capacity type present in launch precedence (reserved, spot,
-/// on-demand).
-pub(super) fn worst_launch_price(
-    instance_type: &InstanceType,
-    requirements: &Requirements,
-) -> Option<f64> {
-    [RESERVED, SPOT, ON_DEMAND]
-        .into_iter()
-        .find_map(|capacity| {
-            offerings(instance_type, requirements)
-                .filter(|o| o.capacity_type == capacity)
-                .map(|o| o.price)
-                .max_by(f64::total_cmp)
-        })
 }

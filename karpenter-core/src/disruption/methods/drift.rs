@@ -21,7 +21,7 @@ use crate::provisioning::round_price;
 
 /// The drift method.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Drift;
+pub(crate) struct Drift;
 
 /// When the candidate's NodeClaim was found drifted.
 fn drifted_since(candidate: &Candidate<'_>) -> Timestamp {
@@ -32,10 +32,6 @@ fn drifted_since(candidate: &Candidate<'_>) -> Timestamp {
 }
 
 impl Method for Drift {
-    fn reason(&self) -> CommandReason {
-        CommandReason::Drifted
-    }
-
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
         let mut drifted: Vec<&Candidate<'_>> = pass
             .eventual

@@ -16,11 +16,11 @@ use crate::provisioning::round_price;
 
 /// The emptiness method.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Emptiness;
+pub(crate) struct Emptiness;
 
 impl Emptiness {
     /// Whether emptiness may take the candidate (budgets aside).
-    pub fn qualifies(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
+    pub(crate) fn qualifies(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
         !candidate.pool.spec.is_static()
             && candidate.is_empty()
             && candidate.is_consolidatable(pass.now)
@@ -28,10 +28,6 @@ impl Emptiness {
 }
 
 impl Method for Emptiness {
-    fn reason(&self) -> CommandReason {
-        CommandReason::Empty
-    }
-
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
         let empty = by_savings_ratio(pass, |c| Self::qualifies(c, pass));
         let mut allowances = pass.allowances.clone();

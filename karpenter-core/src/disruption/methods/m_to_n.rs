@@ -1,6 +1,6 @@
 //! M-to-N consolidation, beyond upstream (kubernetes-sigs/karpenter issue
 //! #1442 and its duplicates): with
-//! [`DisruptionOptions::m_to_n`](crate::disruption::planner::DisruptionOptions),
+//! [`DisruptionOptions::m_to_n`](crate::disruption::DisruptionOptions),
 //! multi-node consolidation may replace its candidates with several new
 //! nodes, as long as they are fewer than the candidates and cheaper together.
 //!
@@ -17,7 +17,7 @@
 //! spot only).
 
 use super::Pass;
-use super::consolidation::{SPOT, allows, cheaper_types, worst_launch_price, written};
+use super::prices::{SPOT, allows, cheaper_types, pins_spot, worst_launch_price, written};
 use crate::disruption::candidates::Candidate;
 use crate::provisioning::{PlannedClaim, read_requirements, unmet_min_values_of};
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
@@ -68,7 +68,7 @@ pub(super) fn fewer_cheaper(
             {
                 return None;
             }
-            let pin_spot = spot_to_spot || super::consolidation::pins_spot(&requirements, &kept);
+            let pin_spot = spot_to_spot || pins_spot(&requirements, &kept);
             written(
                 claim,
                 &requirements,

@@ -8,12 +8,13 @@
 //! [`consolidation`] and the opt-in replacement of several nodes by several
 //! in [`m_to_n`].
 
-pub mod consolidation;
-pub mod drift;
-pub mod emptiness;
-pub mod m_to_n;
-pub mod multi_node;
-pub mod single_node;
+pub(super) mod consolidation;
+pub(super) mod drift;
+pub(super) mod emptiness;
+pub(super) mod m_to_n;
+pub(super) mod multi_node;
+mod prices;
+pub(super) mod single_node;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -23,8 +24,8 @@ use k8s_openapi::jiff::Timestamp;
 use super::allowances::Allowances;
 use super::balanced::Balanced;
 use super::candidates::Candidate;
-use super::plan::{Command, CommandReason};
-use super::planner::DisruptionOptions;
+use super::options::DisruptionOptions;
+use super::plan::Command;
 use super::simulate::{Simulation, Simulator};
 use crate::snapshot::Snapshot;
 
@@ -36,7 +37,7 @@ use crate::snapshot::Snapshot;
 /// simulations it remembers are behind a mutex, taken once per simulation
 /// (a whole scheduling run), never inside one.
 #[derive(Debug)]
-pub struct Pass<'p, 's> {
+pub(super) struct Pass<'p, 's> {
     /// The cluster.
     pub snapshot: &'s Snapshot,
     /// The moment planned for.
@@ -54,34 +55,67 @@ pub struct Pass<'p, 's> {
     pub options: &'p DisruptionOptions,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
-    pub simulator: OnceLock<Simulator<'s>>,
+    simulator: OnceLock<Simulator<'s>>,
     /// The latest simulations, by the nodes removed and those deleting, so
     /// that the plan can apply a command without simulating it again.
-    pub(crate) recent: Mutex<Vec<Recent>>,
+    recent: Mutex<Vec<Recent>>,
     /// The Balanced policy's pool totals, made when first asked (see
     /// [`balanced`](Self::balanced)).
-    pub balanced: OnceLock<Balanced>,
+    balanced: OnceLock<Balanced>,
 }
 
 /// A simulation a pass ran: the nodes removed, those being deleted, and what
 /// came of it.
-pub(crate) type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
+type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
 
 /// How many simulations a pass remembers (more than a multi-node binary
 /// search runs).
 const RECENT: usize = 16;
 
-impl<'s> Pass<'_, 's> {
+impl<'p, 's> Pass<'p, 's> {
+    /// A pass over `snapshot` at `now`, with the candidates no earlier
+    /// command took (and those of the eventual class), what the budgets still
+    /// allow and the nodes earlier commands take; it simulates nothing until
+    /// a method asks.
+    pub(crate) fn new(
+        snapshot: &'s Snapshot,
+        now: Timestamp,
+        candidates: &'p [&'p Candidate<'s>],
+        eventual: &'p [&'p Candidate<'s>],
+        allowances: &'p Allowances<'s>,
+        taken: &'p BTreeSet<String>,
+        options: &'p DisruptionOptions,
+    ) -> Pass<'p, 's> {
+        Pass {
+            snapshot,
+            now,
+            candidates,
+            eventual,
+            allowances,
+            taken,
+            options,
+            simulator: OnceLock::new(),
+            recent: Mutex::new(Vec::new()),
+            balanced: OnceLock::new(),
+        }
+    }
+
+    /// The simulator this pass's simulations share, built on first use.
+    pub(super) fn simulator(&self) -> &Simulator<'s> {
+        self.simulator.get_or_init(|| {
+            Simulator::new(self.snapshot, self.now).with_options(self.options.simulation())
+        })
+    }
+
     /// The cluster's pods rescheduled without the nodes of `removed` (those
     /// of `deleting` being deleted already), as
-    /// [`simulate_with`](crate::disruption::simulate::simulate_with) answers.
-    pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        let simulation = self
-            .simulator
-            .get_or_init(|| {
-                Simulator::new(self.snapshot, self.now).with_packing(self.options.packing)
-            })
-            .simulate(removed, deleting);
+    /// [`simulate`](crate::disruption::simulate()) answers.
+    pub(super) fn simulate(
+        &self,
+        removed: &BTreeSet<&str>,
+        deleting: &BTreeSet<&str>,
+    ) -> Simulation {
+        let simulation = self.simulator().simulate(removed, deleting);
         // A poisoned list is still whole: entries go in complete, or not at all.
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if recent.len() == RECENT {
@@ -93,7 +127,7 @@ impl<'s> Pass<'_, 's> {
     }
 
     /// The Balanced judge over the pools of the consolidatable candidates.
-    pub fn balanced(&self) -> &Balanced {
+    pub(super) fn balanced(&self) -> &Balanced {
         self.balanced.get_or_init(|| {
             let consolidatable: Vec<&Candidate<'_>> = self
                 .candidates
@@ -124,10 +158,7 @@ impl<'s> Pass<'_, 's> {
 
 /// A way of disrupting nodes. `Send` and `Sync`, so that a method may be
 /// shared by threads weighing candidates, as a [`Pass`] may.
-pub trait Method: Send + Sync {
-    /// The reason its commands give.
-    fn reason(&self) -> CommandReason;
-
+pub(super) trait Method: Send + Sync {
     /// The command it would start in this pass, if any.
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command>;
 }
@@ -135,7 +166,7 @@ pub trait Method: Send + Sync {
 /// The candidates that `qualifies` keeps, by price per unit of disruption,
 /// highest first (upstream's `SavingsRatio` order; ties by name, so the plan
 /// is the same on every run).
-pub fn by_savings_ratio<'c, 's>(
+pub(super) fn by_savings_ratio<'c, 's>(
     pass: &Pass<'c, 's>,
     qualifies: impl Fn(&Candidate<'s>) -> bool,
 ) -> Vec<&'c Candidate<'s>> {

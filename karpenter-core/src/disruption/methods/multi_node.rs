@@ -15,7 +15,7 @@ use super::single_node::consolidatable;
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::DisruptionReason;
 use crate::disruption::candidates::Candidate;
-use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::plan::Command;
 use crate::provisioning::round_price;
 
 /// The most candidates one command considers, as upstream (`maxParallel`).
@@ -23,13 +23,9 @@ const MOST_CANDIDATES: usize = 100;
 
 /// The multi-node consolidation method.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct MultiNode;
+pub(crate) struct MultiNode;
 
 impl Method for MultiNode {
-    fn reason(&self) -> CommandReason {
-        CommandReason::Underutilized
-    }
-
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
         let mut allowances = pass.allowances.clone();
         let mut within_budget = Vec::new();

@@ -18,14 +18,14 @@ use super::consolidation::{approved, compute};
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::{ConsolidationPolicy, DisruptionReason};
 use crate::disruption::candidates::Candidate;
-use crate::disruption::plan::{Command, CommandReason};
+use crate::disruption::plan::Command;
 
 /// The single-node consolidation method.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SingleNode;
+pub(crate) struct SingleNode;
 
 /// Whether consolidation may consider the candidate (budgets aside).
-pub fn consolidatable(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
+pub(crate) fn consolidatable(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> bool {
     let spec = &candidate.pool.spec;
     !spec.is_static()
         && spec.effective_consolidation_policy() != ConsolidationPolicy::WhenEmpty
@@ -42,7 +42,7 @@ impl SingleNode {
     /// the node, or `None` when it cannot go. Upstream stops at the first
     /// command; a capacity planner asking which nodes are worth
     /// consolidating wants every answer.
-    pub fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
+    pub(crate) fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
         interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)))
             .into_iter()
             .map(|candidate| (candidate.name.to_owned(), option(pass, candidate)))
@@ -84,10 +84,6 @@ fn option(pass: &Pass<'_, '_>, candidate: &Candidate<'_>) -> Option<Command> {
 }
 
 impl Method for SingleNode {
-    fn reason(&self) -> CommandReason {
-        CommandReason::Underutilized
-    }
-
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
         let ordered = interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)));
         ordered.into_iter().find_map(|candidate| {
