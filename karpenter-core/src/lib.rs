@@ -1,24 +1,72 @@
 //! The pure engine behind Kubernetes node autoscaling, after upstream Karpenter.
 //!
-//! This crate holds no I/O: Karpenter's API types ([`api`]), exact resource
-//! arithmetic ([`resources`]) and the requirement algebra ([`scheduling`]) that the
-//! [`provisioning`] and [`disruption`] planners are built on; planning reads a
-//! [`Snapshot`] and returns a plan. The [`cloudprovider::CloudProvider`] and
-//! [`cluster::Cluster`] traits describe the outside world, and the [`driver`] runs
-//! the planners against them, turning plans into launches and deletions.
+//! Newcomers start with a [`Snapshot`]: the cluster as planning reads it
+//! (NodePools, nodes joined with their NodeClaims, pods, DaemonSets,
+//! PodDisruptionBudgets, volumes) and the cloud's instance types per NodePool.
+//! Build one from objects you already have, or in code with the builders of
+//! [`snapshot::build`]. Then ask:
+//!
+//! - [`schedule`] (or [`schedule_with`] and [`ProvisioningOptions`]) which
+//!   pending pods go to capacity that exists and which NodeClaims to launch,
+//!   with which instance types: a [`ProvisioningPlan`];
+//! - [`plan`] (or [`plan_with`] and [`DisruptionOptions`]) which nodes to
+//!   delete or replace at a moment, and why: a [`DisruptionPlan`].
+//!
+//! ```
+//! use karpenter_core::snapshot::build::{InstanceTypeBuilder, NodePoolBuilder, PodBuilder};
+//! use karpenter_core::scheduling::CapacityType;
+//! use karpenter_core::{Snapshot, plan, schedule};
+//!
+//! let snapshot = Snapshot {
+//!     node_pools: vec![NodePoolBuilder::new("default").build()],
+//!     pods: vec![PodBuilder::new("default", "web").requests("1", "2Gi").build()],
+//!     ..Snapshot::default()
+//! }
+//! .with_instance_types(
+//!     "default",
+//!     vec![
+//!         InstanceTypeBuilder::new("m-2")
+//!             .cpu("2")
+//!             .memory("8Gi")
+//!             .offering("zone-a", CapacityType::OnDemand, 0.1)
+//!             .build(),
+//!     ],
+//! );
+//! let launches = schedule(&snapshot);
+//! assert_eq!(launches.node_claims.len(), 1);
+//! assert_eq!(launches.node_claims[0].pods[0].to_string(), "default/web");
+//!
+//! let disruptions = plan(&snapshot, "2026-06-01T00:00:00Z".parse()?);
+//! assert!(disruptions.commands.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Both planners are pure: the same snapshot gives the same plan, byte for
+//! byte once serialized. To act on plans, implement [`CloudProvider`] (the
+//! cloud: instance types, launching and deleting instances) and [`Cluster`]
+//! (the Kubernetes side) and hand them to a [`Driver`], which reads the
+//! cluster, plans and carries the plans out, one reconcile at a time.
+//!
+//! The modules, from the ground up: [`api`] (`karpenter.sh/v1` NodePool and
+//! NodeClaim), [`resources`] (exact quantities), [`scheduling`] (the
+//! requirement algebra, labels, taints), [`cloudprovider`] and [`cluster`]
+//! (the traits), [`snapshot`], the planners [`provisioning`] and
+//! [`disruption`], and the [`driver`].
 //!
 //! It depends on `k8s-openapi` without choosing a Kubernetes version: the final
-//! binary (or a test) enables one of k8s-openapi's `v1_*` features.
+//! binary (or a test) enables one of k8s-openapi's `v1_*` features. Its
+//! default `optimise` feature adds what goes beyond upstream's decisions: a
+//! proven lower bound on a plan's price and the cost packing mode.
 //!
 //! # Threads
 //!
 //! Every planning type is `Send` and `Sync`: snapshots, options, plans, and
-//! the machinery in between ([`disruption::Simulator`], and inside the
-//! disruption planner its passes, candidates and allowances). A snapshot can be
-//! moved to a worker thread and planned there, and one simulator can serve
-//! several threads at once, for instance to weigh disruption candidates in
-//! parallel; what it works out on first use is kept in thread-safe memos, and
-//! its answers are the same whichever thread asks, in whatever order. The
+//! the machinery in between ([`disruption::Simulator`] and the passes,
+//! candidates and allowances inside the planner). A snapshot can be moved to
+//! a worker thread and planned there, and one simulator can serve several
+//! threads at once, for instance to weigh disruption candidates in parallel;
+//! what it works out on first use is kept in thread-safe memos, and its
+//! answers are the same whichever thread asks, in whatever order. The
 //! [`driver`] hands its planning to a [`driver::PlanningRunner`] the embedder
 //! chooses (tokio's blocking pool with the `tokio` feature), so that planning
 //! does not hold an async executor's thread.
@@ -36,10 +84,15 @@ pub mod resources;
 pub mod scheduling;
 pub mod snapshot;
 
-/// The attribute the [`cloudprovider::CloudProvider`] and [`cluster::Cluster`]
-/// traits are written with (their async methods stay dyn-compatible):
-/// implement them under `#[karpenter_core::async_trait]` without depending on
-/// `async-trait` yourself.
+/// The attribute the [`CloudProvider`] and [`Cluster`] traits are written
+/// with (their async methods stay dyn-compatible): implement them under
+/// `#[karpenter_core::async_trait]` without depending on `async-trait`
+/// yourself.
 pub use async_trait::async_trait;
+pub use cloudprovider::{CloudProvider, CloudProviderError};
+pub use cluster::{Cluster, ClusterError};
+pub use disruption::{DisruptionOptions, DisruptionPlan, plan, plan_with};
+pub use driver::{Driver, DriverOptions};
 pub use error::Error;
+pub use provisioning::{ProvisioningOptions, ProvisioningPlan, schedule, schedule_with};
 pub use snapshot::Snapshot;

@@ -1,5 +1,7 @@
 //! Small clusters for the provisioning modules' unit tests: one pool, types
-//! with one on-demand offering, pods asking cpu and memory.
+//! with one on-demand offering, pods asking cpu and memory, written with the
+//! public builders of [`snapshot::build`](crate::snapshot::build) that
+//! integration tests and embedders use too.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,37 +9,26 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 
 use crate::api::NodePool;
-use crate::cloudprovider::{InstanceType, Offering};
-use crate::resources::ResourceList;
-use crate::scheduling::WellKnownLabels;
+use crate::cloudprovider::InstanceType;
+use crate::scheduling::{CapacityType, WellKnownLabels};
 use crate::snapshot::Snapshot;
+use crate::snapshot::build::{InstanceTypeBuilder, PodBuilder};
 
 /// An amd64 Linux type with `cpu` cores, `memory_gib` GiB and 110 pods, in
 /// `zone-a` on demand at `price`.
 pub(crate) fn instance_type(name: &str, cpu: i64, memory_gib: i64, price: f64) -> InstanceType {
-    let mut capacity = ResourceList::new();
-    capacity.set("cpu", cpu * 1000);
-    capacity.set("memory", memory_gib * (1 << 30) * 1000);
-    capacity.set("pods", 110_000);
-    InstanceType::new(
-        name,
-        [
-            ("kubernetes.io/arch", "amd64"),
-            ("kubernetes.io/os", "linux"),
-        ],
-        vec![Offering::new("zone-a", "on-demand", price)],
-        capacity,
-        ResourceList::new(),
-    )
+    InstanceTypeBuilder::new(name)
+        .cpu(&cpu.to_string())
+        .memory(&format!("{memory_gib}Gi"))
+        .offering("zone-a", CapacityType::OnDemand, price)
+        .build()
 }
 
 /// A pending pod in `default` asking `cpu` and `memory`.
 pub(crate) fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
-    serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]},
-    }))
-    .expect("a Pod")
+    PodBuilder::new("default", name)
+        .requests(cpu, memory)
+        .build()
 }
 
 /// One pool, `default`, with no requirements and the given `limits` (a

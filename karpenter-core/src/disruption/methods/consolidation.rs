@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 
 use super::Pass;
 use super::m_to_n::fewer_cheaper;
-use super::prices::{SPOT, allows, cheaper_types, pins_spot, written};
+use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, written};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason, launch_price};
@@ -59,12 +59,16 @@ pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Opt
         if !pass.options.spot_to_spot {
             return None;
         }
-        let single = candidates.len() == 1;
+        let scope = if candidates.len() == 1 {
+            SpotToSpot::SingleNode
+        } else {
+            SpotToSpot::MultiNode
+        };
         spot_to_spot(
             claim,
             types,
             candidate_price,
-            single,
+            scope,
             pass.snapshot.launch_rank,
         )?
     } else {
@@ -78,14 +82,24 @@ pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Opt
 /// (`MinInstanceTypesForSpotToSpotConsolidation`).
 pub(crate) const MIN_SPOT_TO_SPOT_TYPES: usize = 15;
 
+/// How many spot nodes a spot-to-spot replacement stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SpotToSpot {
+    /// One: upstream asks for a choice of at least
+    /// [`MIN_SPOT_TO_SPOT_TYPES`] types, and keeps only the cheapest of them.
+    SingleNode,
+    /// Several: any cheaper type will do.
+    MultiNode,
+}
+
 /// The spot-only claim of the types cheaper than `limit` by worst spot launch
-/// price; for a `single` candidate, `None` below 15 such types, else the
+/// price; for a single candidate, `None` below 15 such types, else the
 /// cheapest 15 (or as many as `minValues` needs).
 fn spot_to_spot(
     claim: &PlannedClaim,
     types: &[InstanceType],
     limit: f64,
-    single: bool,
+    scope: SpotToSpot,
     rank: LaunchRank,
 ) -> Option<PlannedClaim> {
     let mut requirements = read_requirements(&claim.requirements).ok()?;
@@ -94,7 +108,7 @@ fn spot_to_spot(
     if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
         return None;
     }
-    if single {
+    if scope == SpotToSpot::SingleNode {
         if kept.len() < MIN_SPOT_TO_SPOT_TYPES {
             return None;
         }
@@ -103,7 +117,7 @@ fn spot_to_spot(
             .unwrap_or(kept.len());
         kept.truncate(needed.max(MIN_SPOT_TO_SPOT_TYPES));
     }
-    written(claim, &requirements, &kept, true, rank)
+    written(claim, &requirements, &kept, Pin::Spot, rank)
 }
 
 /// What a consolidation command saves per hour, unrounded: the candidates'
@@ -148,6 +162,6 @@ pub(super) fn cheaper_replacement(
     if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
         return None;
     }
-    let pin_spot = pins_spot(&requirements, &kept);
-    written(claim, &requirements, &kept, pin_spot, rank)
+    let pin = spot_pin(&requirements, &kept);
+    written(claim, &requirements, &kept, pin, rank)
 }

@@ -17,7 +17,7 @@
 //! spot only).
 
 use super::Pass;
-use super::prices::{SPOT, allows, cheaper_types, pins_spot, worst_launch_price, written};
+use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, worst_launch_price, written};
 use crate::disruption::candidates::Candidate;
 use crate::provisioning::{PlannedClaim, read_requirements, unmet_min_values_of};
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
@@ -68,14 +68,12 @@ pub(super) fn fewer_cheaper(
             {
                 return None;
             }
-            let pin_spot = spot_to_spot || pins_spot(&requirements, &kept);
-            written(
-                claim,
-                &requirements,
-                &kept,
-                pin_spot,
-                pass.snapshot.launch_rank,
-            )
+            let pin = if spot_to_spot {
+                Pin::Spot
+            } else {
+                spot_pin(&requirements, &kept)
+            };
+            written(claim, &requirements, &kept, pin, pass.snapshot.launch_rank)
         })
         .collect()
 }

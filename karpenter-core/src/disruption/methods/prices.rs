@@ -5,14 +5,14 @@
 
 use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
 use crate::provisioning::{Launch, NameList, PlannedClaim, RequirementOutput};
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND as ON_DEMAND,
+    CAPACITY_TYPE_RESERVED as RESERVED, CAPACITY_TYPE_SPOT, LABEL_INSTANCE_TYPE_STABLE,
+    Requirements,
+};
 
 /// The spot capacity type, which a replacement allowing both is pinned to.
-pub(super) const SPOT: &str = "spot";
-/// The on-demand capacity type.
-const ON_DEMAND: &str = "on-demand";
-/// The reserved capacity type, first in upstream's launch precedence.
-const RESERVED: &str = "reserved";
+pub(super) const SPOT: &str = CAPACITY_TYPE_SPOT;
 
 /// Whether the requirements allow capacity type `capacity`.
 pub(super) fn allows(requirements: &Requirements, capacity: &str) -> bool {
@@ -38,28 +38,40 @@ pub(super) fn cheaper_types<'t>(
         .collect()
 }
 
+/// Which offerings a replacement may launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pin {
+    /// Whichever offering its requirements allow.
+    Unpinned,
+    /// Spot only; its capacity-type requirement is written `In [spot]`.
+    Spot,
+}
+
 /// Whether a replacement allowing both spot and on-demand is pinned to spot:
 /// upstream pins it whenever it allows both; here only when a kept type
 /// offers spot, since a claim pinned to spot with no spot offering can never
 /// launch (a departure, see docs/design.md).
-pub(super) fn pins_spot(requirements: &Requirements, kept: &[&InstanceType]) -> bool {
+pub(super) fn spot_pin(requirements: &Requirements, kept: &[&InstanceType]) -> Pin {
     let offers_spot = kept
         .iter()
         .any(|t| offerings(t, requirements).any(|o| o.capacity_type == SPOT));
-    allows(requirements, SPOT) && allows(requirements, ON_DEMAND) && offers_spot
+    if allows(requirements, SPOT) && allows(requirements, ON_DEMAND) && offers_spot {
+        Pin::Spot
+    } else {
+        Pin::Unpinned
+    }
 }
 
 /// The claim kept to the `kept` types, launching their cheapest allowed
-/// offering (spot only when `pin_spot`, which also writes the capacity-type
-/// requirement as `In [spot]`).
+/// offering (spot only when pinned to it, see [`Pin`]).
 pub(super) fn written(
     claim: &PlannedClaim,
     requirements: &Requirements,
     kept: &[&InstanceType],
-    pin_spot: bool,
+    pin: Pin,
     rank: LaunchRank,
 ) -> Option<PlannedClaim> {
-    let launchable = |o: &&Offering| !pin_spot || o.capacity_type == SPOT;
+    let launchable = |o: &&Offering| pin == Pin::Unpinned || o.capacity_type == SPOT;
     let launch = kept
         .iter()
         .flat_map(|t| {
@@ -86,7 +98,7 @@ pub(super) fn written(
                 values: sorted_names.iter().collect(),
                 ..r.clone()
             },
-            CAPACITY_TYPE_LABEL_KEY if pin_spot => RequirementOutput {
+            CAPACITY_TYPE_LABEL_KEY if pin == Pin::Spot => RequirementOutput {
                 operator: "In".to_owned(),
                 values: [SPOT].into_iter().collect(),
                 ..r.clone()

