@@ -96,7 +96,10 @@ pub fn pod_requests(spec: &PodSpec) -> Result<ResourceList, QuantityError> {
 
     let mut one_pod = ResourceList::new();
     one_pod.set(PODS, 1000);
-    add(&total, &one_pod, |_| ("spec".to_owned(), "1".to_owned()))
+    add(&total, &one_pod, |_| Source {
+        path: "spec".to_owned(),
+        text: "1".to_owned(),
+    })
 }
 
 /// One container's requests, each missing request defaulted to its limit.
@@ -129,16 +132,22 @@ fn supports_pod_level(name: &str) -> bool {
     name == "cpu" || name == "memory" || name.starts_with("hugepages-")
 }
 
-/// `a + b`, or an error blaming the field that `blame(resource)` names,
-/// as `(path, text)`, for the first resource whose total overflows.
+/// The field a resource amount was written in: its path and its text.
+struct Source {
+    path: String,
+    text: String,
+}
+
+/// `a + b`, or an error blaming the field that `blame(resource)` names for
+/// the first resource whose total overflows.
 fn add(
     a: &ResourceList,
     b: &ResourceList,
-    blame: impl Fn(&str) -> (String, String),
+    blame: impl Fn(&str) -> Source,
 ) -> Result<ResourceList, QuantityError> {
     a.combine(b, |name, x, y| {
         x.checked_add(y).ok_or_else(|| {
-            let (path, text) = blame(name);
+            let Source { path, text } = blame(name);
             let kind = QuantityErrorKind::TotalOutOfRange {
                 resource: name.to_owned(),
             };
@@ -148,11 +157,7 @@ fn add(
 }
 
 /// The field that set `name` for `container`: its request, else its limit.
-fn container_source(
-    container: &Container,
-    name: &str,
-    path: impl Fn() -> String,
-) -> (String, String) {
+fn container_source(container: &Container, name: &str, path: impl Fn() -> String) -> Source {
     let resources = container.resources.as_ref();
     let requests = resources.and_then(|r| r.requests.as_ref());
     match requests.filter(|r| r.contains_key(name)) {
@@ -167,14 +172,12 @@ fn container_source(
     }
 }
 
-/// `(parent.name, text)` for `name` in a quantity map.
-fn source(
-    map: &BTreeMap<String, Quantity>,
-    name: &str,
-    parent: impl Fn() -> String,
-) -> (String, String) {
-    let text = map.get(name).map(|q| q.0.clone()).unwrap_or_default();
-    (format!("{}.{name}", parent()), text)
+/// Where `name` is written in a quantity map under `parent`.
+fn source(map: &BTreeMap<String, Quantity>, name: &str, parent: impl Fn() -> String) -> Source {
+    Source {
+        path: format!("{}.{name}", parent()),
+        text: map.get(name).map(|q| q.0.clone()).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]

@@ -374,7 +374,7 @@ impl Checker<'_> {
                     out.push(Violation {
                         rule: Rule::UnreadablePod,
                         subject: Subject::Pod(key),
-                        detail: e,
+                        detail: e.to_string(),
                     });
                     continue;
                 }

@@ -121,7 +121,7 @@ impl Checker<'_> {
                     Err(e) => out.push(Violation {
                         rule: Rule::UnreadablePod,
                         subject: Subject::Pod(key.to_string()),
-                        detail: e,
+                        detail: e.to_string(),
                     }),
                 }
             }

@@ -10,7 +10,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::scheduling::{
-    DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE, Requirements,
+    DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE, RequirementError, Requirements,
     TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, normalize_label_key,
     required_node_affinity_terms, tolerates,
 };
@@ -138,7 +138,7 @@ pub(super) fn spec_of(pod: &Pod) -> &PodSpec {
 /// required node-affinity term's `matchExpressions` (`matchFields` is not read, as
 /// upstream), or the `nodeSelector` alone without required terms. `Err` when an
 /// expression cannot be read.
-pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, String> {
+pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, RequirementError> {
     let selector = Requirements::from_labels(spec.node_selector.iter().flatten());
     let terms = required_node_affinity_terms(spec);
     if terms.is_empty() {
@@ -149,8 +149,7 @@ pub(super) fn strict_alternatives(spec: &PodSpec) -> Result<Vec<Requirements>, S
         .map(|term| {
             let expressions = Requirements::from_node_selector_requirements(
                 term.match_expressions.iter().flatten(),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
             let mut combined = selector.clone();
             combined.add_all(&expressions);
             Ok(combined)
