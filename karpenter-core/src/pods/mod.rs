@@ -8,6 +8,7 @@
 //! for the pods of nodes being deleted), so the answers live below both and
 //! each planner re-exports the ones its callers use.
 
+mod key;
 mod pdbs;
 mod protection;
 #[cfg(test)]
@@ -15,6 +16,7 @@ pub(crate) mod test_pods;
 
 use k8s_openapi::api::core::v1::Pod;
 
+pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;
 pub(crate) use protection::goes_through_eviction;
 pub(crate) use protection::{PodBlock, do_not_disrupt};
