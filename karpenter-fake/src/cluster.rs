@@ -15,7 +15,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
 use karpenter_core::cluster::{Cluster, ClusterError};
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, pod_key};
+use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 
@@ -30,8 +30,8 @@ struct Objects {
     node_pools: BTreeMap<String, NodePool>,
     nodes: BTreeMap<String, Node>,
     node_claims: BTreeMap<String, NodeClaim>,
-    /// Pods by `namespace/name`.
-    pods: BTreeMap<String, Pod>,
+    /// Pods by key.
+    pods: BTreeMap<PodKey, Pod>,
     daemon_sets: Vec<DaemonSet>,
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
 }
@@ -501,7 +501,7 @@ mod tests {
         .expect("a NodeClaim")
     }
 
-    fn bound(cluster: &InMemoryCluster) -> Vec<String> {
+    fn bound(cluster: &InMemoryCluster) -> Vec<PodKey> {
         cluster
             .pod_list()
             .iter()

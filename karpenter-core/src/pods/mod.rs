@@ -21,13 +21,10 @@ pub(crate) use pdbs::Pdbs;
 pub(crate) use protection::goes_through_eviction;
 pub(crate) use protection::{PodBlock, do_not_disrupt};
 
-/// How plans name a pod: `namespace/name` (namespace `default` when unset).
-pub fn pod_key(pod: &Pod) -> String {
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-    format!(
-        "{namespace}/{}",
-        pod.metadata.name.as_deref().unwrap_or_default()
-    )
+/// How plans name a pod: `namespace/name` (namespace `default` when unset),
+/// the name callers know for [`PodKey::of`].
+pub fn pod_key(pod: &Pod) -> PodKey {
+    PodKey::of(pod)
 }
 
 /// The node a pod is bound to, if any.
