@@ -112,7 +112,7 @@ async fn a_pod_no_plan_places_is_reported_once_per_reason() {
         reported[1].1
     );
     // Gone and back: reported again.
-    assert!(world.cluster.delete_pod("default/huge"));
+    assert!(world.cluster.delete_pod(&PodKey::new("default", "huge")));
     world.step().await;
     world.add_pods([huge]);
     for _ in 0..3 {

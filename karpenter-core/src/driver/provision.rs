@@ -163,7 +163,7 @@ pub(super) async fn run(
         let mut nominated = 0;
         for placement in &plan.existing_nodes {
             for pod in &placement.pods {
-                driver.cluster.nominate_pod(pod.as_str(), &placement.name).await?;
+                driver.cluster.nominate_pod(pod, &placement.name).await?;
                 nominated += 1;
             }
         }
@@ -190,7 +190,7 @@ pub(super) async fn run(
                 pods: planned.pods.len(),
             });
             for pod in &planned.pods {
-                driver.cluster.nominate_pod(pod.as_str(), &name).await?;
+                driver.cluster.nominate_pod(pod, &name).await?;
             }
             if launch(driver, &claim, now, report).await? == Launch::InsufficientCapacity {
                 capacity_ran_out = true;
