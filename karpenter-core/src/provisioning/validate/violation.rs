@@ -16,7 +16,7 @@ pub struct Violation {
     pub detail: String,
 }
 
-/// The rules [`validate`] checks.
+/// The rules [`validate`](super::validate) checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Rule {
