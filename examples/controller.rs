@@ -23,7 +23,7 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType};
 use karpenter_core::driver::{Driver, DriverOptions, Event, SpawnBlocking};
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal};
+use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::InMemoryCluster;
 use karpenter_fake::generate::catalog::sized_instance_types;
@@ -90,10 +90,7 @@ async fn scale(
 
     run.say(&format!("deploying {pods} pods"));
     let deployed = diverse_pods(pods, 1);
-    let names: Vec<String> = deployed
-        .iter()
-        .filter_map(|p| p.metadata.name.clone())
-        .collect();
+    let keys: Vec<PodKey> = deployed.iter().map(pod_key).collect();
     for pod in deployed {
         cluster.apply_pod(pod);
     }
@@ -101,8 +98,8 @@ async fn scale(
     let nodes_up = provider.list().await?.len();
 
     run.say(&format!("\nscaling down to {keep} pods"));
-    for name in names.iter().skip(keep) {
-        cluster.delete_pod(&format!("default/{name}"));
+    for key in keys.iter().skip(keep) {
+        cluster.delete_pod(key);
     }
     run.until_quiet().await?;
     Ok(Outcome {

@@ -16,6 +16,8 @@ use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use thiserror::Error;
 
+pub use crate::pods::PodKey;
+
 use crate::api::{NodeClaim, NodePool};
 use crate::scheduling::WellKnownLabels;
 use crate::snapshot::{Snapshot, join_nodes};
@@ -30,7 +32,7 @@ pub enum ClusterError {
     NotFound {
         /// The object's kind (`NodeClaim`, `Node`, `Pod`).
         kind: &'static str,
-        /// Its name (`namespace/name` for pods).
+        /// Its name (for a pod, its [`PodKey`]'s text, `namespace/name`).
         name: String,
     },
     /// An object of that name exists already.
@@ -62,7 +64,8 @@ pub enum ClusterError {
 ///
 /// - The read methods return the objects as they stand; the driver reads
 ///   them all at the start of each reconcile and never keeps them across.
-/// - Writes name objects by `metadata.name` (pods by `namespace/name`) and
+/// - Writes name objects by `metadata.name` (pods by [`PodKey`], the text
+///   `namespace/name`) and
 ///   return [`ClusterError::NotFound`] for an object that is not there, except
 ///   where a method says it is idempotent.
 /// - [`delete_node_claim`](Self::delete_node_claim) only asks for deletion
@@ -105,7 +108,7 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError>;
     /// Evicts every pod bound to the node but its DaemonSet pods.
     async fn evict_pods(&self, node: &str) -> Result<(), ClusterError>;
-    /// Records that the pod (`namespace/name`) is meant for `node` (a Node's
+    /// Records that the pod (by its [`PodKey`]) is meant for `node` (a Node's
     /// name, or the name of a NodeClaim still launching).
     ///
     /// The driver reads nominations back from `status.nominatedNodeName`. An
@@ -114,7 +117,7 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// that capacity while it can take it, out of planning as a preempting pod
     /// is; one that only records an event (as upstream Karpenter does) leaves
     /// the pod pending, planned again at each reconcile.
-    async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError>;
+    async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError>;
 }
 
 /// Reads the cluster into a [`Snapshot`]: nodes joined with their claims,

@@ -324,7 +324,7 @@ proptest! {
             let stranded_only_dra = simulation
                 .stranded
                 .iter()
-                .all(|s| dra_pods.contains(&s.pod) && matches!(&s.reason, StrandedReason::Unschedulable(r) if r == DRA_UNSUPPORTED));
+                .all(|s| dra_pods.contains(s.pod.as_str()) && matches!(&s.reason, StrandedReason::Unschedulable(r) if r == DRA_UNSUPPORTED));
             prop_assert!(stranded_only_dra, "after command {}: {:?}", i, simulation.stranded);
             let (changed, _) = without_nodes(&snapshot, &removed, now);
             let violations = validate(&changed, &simulation.plan);

@@ -1259,7 +1259,7 @@ mod mutations {
                 let violations = validate(&snapshot, &dropped);
                 prop_assert!(
                     violations.iter().any(|v| v.rule == Rule::PodMissing
-                        && v.to_string().contains(&key)),
+                        && v.to_string().contains(key.as_str())),
                     "dropping {} went unnoticed", key
                 );
             }

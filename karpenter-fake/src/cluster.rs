@@ -15,7 +15,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
 use karpenter_core::cluster::{Cluster, ClusterError};
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, pod_key};
+use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 
@@ -30,8 +30,8 @@ struct Objects {
     node_pools: BTreeMap<String, NodePool>,
     nodes: BTreeMap<String, Node>,
     node_claims: BTreeMap<String, NodeClaim>,
-    /// Pods by `namespace/name`.
-    pods: BTreeMap<String, Pod>,
+    /// Pods by key.
+    pods: BTreeMap<PodKey, Pod>,
     daemon_sets: Vec<DaemonSet>,
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
 }
@@ -94,8 +94,8 @@ impl InMemoryCluster {
         self.lock().pods.insert(pod_key(&pod), pod);
     }
 
-    /// Deletes a pod (`namespace/name`), as scaling a deployment down does.
-    pub fn delete_pod(&self, key: &str) -> bool {
+    /// Deletes a pod, as scaling a deployment down does.
+    pub fn delete_pod(&self, key: &PodKey) -> bool {
         self.lock().pods.remove(key).is_some()
     }
 
@@ -462,12 +462,12 @@ impl Cluster for InMemoryCluster {
         Ok(())
     }
 
-    async fn nominate_pod(&self, pod: &str, node: &str) -> Result<(), ClusterError> {
+    async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError> {
         let mut objects = self.lock();
         let stored = objects
             .pods
             .get_mut(pod)
-            .ok_or_else(|| not_found("Pod", pod))?;
+            .ok_or_else(|| not_found("Pod", pod.as_str()))?;
         stored
             .status
             .get_or_insert_with(PodStatus::default)
@@ -501,7 +501,7 @@ mod tests {
         .expect("a NodeClaim")
     }
 
-    fn bound(cluster: &InMemoryCluster) -> Vec<String> {
+    fn bound(cluster: &InMemoryCluster) -> Vec<PodKey> {
         cluster
             .pod_list()
             .iter()
@@ -516,7 +516,8 @@ mod tests {
         block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
         for i in 0..3 {
             cluster.apply_pod(pending_pod(&format!("p{i}"), Shape::Plain, "900m", "1Gi"));
-            block_on(cluster.nominate_pod(&format!("default/p{i}"), "node-a")).expect("nominated");
+            block_on(cluster.nominate_pod(&PodKey::new("default", &format!("p{i}")), "node-a"))
+                .expect("nominated");
         }
         cluster.tick(at(29));
         assert!(cluster.node_list().is_empty());
@@ -538,7 +539,7 @@ mod tests {
         let taint = karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
         block_on(cluster.taint_node("node-a", taint)).expect("tainted");
         cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
-        block_on(cluster.nominate_pod("default/p0", "node-a")).expect("nominated");
+        block_on(cluster.nominate_pod(&PodKey::new("default", "p0"), "node-a")).expect("nominated");
         cluster.tick(at(2));
         assert!(bound(&cluster).is_empty());
         block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");

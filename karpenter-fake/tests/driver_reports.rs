@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
-use karpenter_core::provisioning::bound_node;
+use karpenter_core::provisioning::{PodKey, bound_node};
 use karpenter_core::scheduling::Requirement;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
@@ -36,7 +36,7 @@ fn selecting(name: &str, family: &str) -> Pod {
     pod
 }
 
-fn unschedulable(world: &World) -> Vec<(String, String)> {
+fn unschedulable(world: &World) -> Vec<(PodKey, String)> {
     world
         .events
         .iter()
@@ -112,7 +112,7 @@ async fn a_pod_no_plan_places_is_reported_once_per_reason() {
         reported[1].1
     );
     // Gone and back: reported again.
-    assert!(world.cluster.delete_pod("default/huge"));
+    assert!(world.cluster.delete_pod(&PodKey::new("default", "huge")));
     world.step().await;
     world.add_pods([huge]);
     for _ in 0..3 {
@@ -131,7 +131,7 @@ async fn a_pod_no_plan_places_is_reported_once_per_reason() {
 #[test]
 fn the_event_says_which_pod_and_why() {
     let event = Event::PodUnschedulable {
-        pod: "default/huge".into(),
+        pod: PodKey::new("default", "huge"),
         reason: "nodepool \"default\": the pool has no instance types".into(),
     };
     assert_eq!(

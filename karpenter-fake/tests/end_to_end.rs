@@ -13,7 +13,7 @@ use karpenter_core::cloudprovider::CloudProvider as _;
 use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
-use karpenter_core::provisioning::bound_node;
+use karpenter_core::provisioning::{PodKey, bound_node};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
@@ -59,7 +59,11 @@ async fn scale_down_consolidates() {
     let before = world.claims();
     // Scale the deployment down to a sixth.
     for i in 10..60 {
-        assert!(world.cluster.delete_pod(&format!("default/web-{i}")));
+        assert!(
+            world
+                .cluster
+                .delete_pod(&PodKey::new("default", &format!("web-{i}")))
+        );
     }
     world
         .run_until(200, |w| w.settled() && w.claims() < before)
@@ -108,7 +112,11 @@ async fn scale_up_and_down(runner: impl PlanningRunner + 'static) -> (Vec<(usize
         .run_until(30, |w| w.pending() == 0 && w.settled())
         .await;
     for i in 5..30 {
-        assert!(world.cluster.delete_pod(&format!("default/web-{i}")));
+        assert!(
+            world
+                .cluster
+                .delete_pod(&PodKey::new("default", &format!("web-{i}")))
+        );
     }
     world
         .run_until(200, |w| {
@@ -272,7 +280,9 @@ async fn a_flaky_cloud_that_loses_launch_answers_orphans_nothing() {
     world.run_until(200, |w| w.settled()).await;
     // Then most of it goes away, and consolidation runs through the faults.
     for i in 20..80 {
-        world.cluster.delete_pod(&format!("default/web-{i}"));
+        world
+            .cluster
+            .delete_pod(&PodKey::new("default", &format!("web-{i}")));
     }
     let before = world.claims();
     world

@@ -13,7 +13,7 @@ use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, SimulationOptions, simulate};
 use crate::api::Quantities;
-use crate::provisioning::{PlannedClaim, pod_key};
+use crate::provisioning::{PlannedClaim, PodKey, pod_key};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };
@@ -81,10 +81,10 @@ impl Applier {
                 simulate(working, &removed, &exempt, now, self.simulation)
             }
         };
-        let moved: BTreeSet<&str> = simulation.moved.iter().map(String::as_str).collect();
-        let mut destination: BTreeMap<String, String> = BTreeMap::new();
+        let moved: BTreeSet<&PodKey> = simulation.moved.iter().collect();
+        let mut destination: BTreeMap<PodKey, String> = BTreeMap::new();
         for placement in &simulation.plan.existing_nodes {
-            for pod in placement.pods.iter().filter(|p| moved.contains(p.as_str())) {
+            for pod in placement.pods.iter().filter(|p| moved.contains(p)) {
                 destination.insert(pod.clone(), placement.name.clone());
             }
         }

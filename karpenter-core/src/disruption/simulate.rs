@@ -29,7 +29,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
-use crate::pods::Pdbs;
+use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
     Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
     schedule_fenced, solve,
@@ -42,9 +42,8 @@ pub struct Simulation {
     /// The plan for the changed cluster: new claims, placements on the
     /// remaining nodes, and what cannot be placed.
     pub plan: ProvisioningPlan,
-    /// The removed nodes' pods that were rescheduled, as `namespace/name`,
-    /// sorted.
-    pub moved: Vec<String>,
+    /// The removed nodes' pods that were rescheduled, sorted.
+    pub moved: Vec<PodKey>,
     /// Moved pods that found no home, each with why, by pod.
     pub stranded: Vec<Stranded>,
 }
@@ -52,8 +51,8 @@ pub struct Simulation {
 /// A moved pod that found no home.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stranded {
-    /// The pod, as `namespace/name`.
-    pub pod: String,
+    /// The pod.
+    pub pod: PodKey,
     /// Why it has no home.
     pub reason: StrandedReason,
 }
@@ -242,7 +241,7 @@ impl<'s> Simulator<'s> {
         };
         scheduler.packing = self.options.packing;
         let plan = solve(scheduler);
-        let mut moved: Vec<String> = moved_pods
+        let mut moved: Vec<PodKey> = moved_pods
             .iter()
             .map(|&i| pod_key(&self.snapshot.pods[i]))
             .collect();
@@ -377,13 +376,12 @@ fn consolidating(
 
 /// The cluster a simulation plans: the nodes of `removed` gone, their
 /// currently reschedulable pods pending (unbound and marked unschedulable;
-/// their other pods go with them); and those pods, as `namespace/name`,
-/// sorted.
+/// their other pods go with them); and those pods' keys, sorted.
 pub fn without_nodes(
     snapshot: &Snapshot,
     removed: &BTreeSet<&str>,
     now: Timestamp,
-) -> (Snapshot, Vec<String>) {
+) -> (Snapshot, Vec<PodKey>) {
     let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
     let mut changed = Snapshot {
         node_pools: snapshot.node_pools.clone(),
@@ -424,7 +422,7 @@ pub fn without_nodes(
 
 /// The moved pods the plan leaves unplaced, or places on a node that is not
 /// initialized.
-fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[String]) -> Vec<Stranded> {
+fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[PodKey]) -> Vec<Stranded> {
     let initialized = |name: &str| {
         changed
             .nodes
@@ -438,10 +436,10 @@ fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[String]) -> Ve
 /// [`stranded`], telling initialized destinations by `initialized`.
 fn stranded_by(
     plan: &ProvisioningPlan,
-    moved: &[String],
+    moved: &[PodKey],
     initialized: impl Fn(&str) -> bool,
 ) -> Vec<Stranded> {
-    let is_moved = |pod: &str| moved.binary_search_by(|m| m.as_str().cmp(pod)).is_ok();
+    let is_moved = |pod: &PodKey| moved.binary_search(pod).is_ok();
     let mut stranded: Vec<Stranded> = plan
         .unschedulable
         .iter()

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::{
     NodeClaim, NodePool, NodeSelectorRequirementWithMinValues, Quantities, ResourceRequirements,
 };
-use crate::provisioning::{PlannedClaim, pod_key};
+use crate::provisioning::{PlannedClaim, PodKey, pod_key};
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
     NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, NODE_POOL_LABEL_KEY,
@@ -25,7 +25,7 @@ pub(super) fn node_claim(
     planned: &PlannedClaim,
     pool: &NodePool,
     name: &str,
-    pods: &BTreeMap<String, &Pod>,
+    pods: &BTreeMap<PodKey, &Pod>,
     well_known: &WellKnownLabels,
     now: Timestamp,
 ) -> NodeClaim {
@@ -75,8 +75,8 @@ pub(super) fn node_claim(
     claim
 }
 
-/// The snapshot's pods by `namespace/name`.
-pub(super) fn pods_by_key(pods: &[Pod]) -> BTreeMap<String, &Pod> {
+/// The snapshot's pods by key.
+pub(super) fn pods_by_key(pods: &[Pod]) -> BTreeMap<PodKey, &Pod> {
     pods.iter().map(|p| (pod_key(p), p)).collect()
 }
 
@@ -137,7 +137,7 @@ mod tests {
                 },
             ],
             launch: None,
-            pods: vec!["default/a".into(), "default/b".into()],
+            pods: vec![PodKey::new("default", "a"), PodKey::new("default", "b")],
         };
         let now = Timestamp::from_second(1_800_000_000).expect("a time");
         let well_known = crate::scheduling::WellKnownLabels::core();

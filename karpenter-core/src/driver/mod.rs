@@ -65,7 +65,7 @@ use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::DisruptionOptions;
 use crate::error::Error;
 use crate::provisioning::Packing;
-use crate::provisioning::PlannedClaim;
+use crate::provisioning::{PlannedClaim, PodKey};
 use crate::snapshot::Snapshot;
 
 pub use annotations::{
@@ -195,7 +195,7 @@ pub struct Driver {
     sequence: u64,
     /// The pods reported unschedulable, with the reason reported: each is
     /// reported once per reason, not once per reconcile.
-    unschedulable: BTreeMap<String, String>,
+    unschedulable: BTreeMap<PodKey, String>,
 }
 
 impl Driver {
@@ -282,7 +282,7 @@ impl Driver {
         &mut self,
         planned: &PlannedClaim,
         snapshot: &Snapshot,
-        pods: &BTreeMap<String, &Pod>,
+        pods: &BTreeMap<PodKey, &Pod>,
         claims: &mut Vec<NodeClaim>,
         replaces: Option<&str>,
         now: Timestamp,

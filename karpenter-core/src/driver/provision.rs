@@ -19,7 +19,7 @@ use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
 use crate::provisioning::{
-    ProvisioningOptions, ProvisioningPlan, Unschedulable, is_destination, is_pending,
+    PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, is_destination, is_pending,
     is_pending_but_for_nomination, leaving_pods, nominated_node, schedule_with,
 };
 use crate::snapshot::Snapshot;
@@ -114,22 +114,18 @@ fn plan_round(
 /// same reason already; forgets the pods the plan now places (or that are
 /// gone), so that they are reported again should they become unplaceable.
 fn report_unschedulable(driver: &mut Driver, unplaced: &[Unschedulable], report: &mut Report) {
-    let now: BTreeMap<&str, &str> = unplaced
+    let now: BTreeMap<&PodKey, &str> = unplaced
         .iter()
-        .map(|u| (u.pod.as_str(), u.reason.as_str()))
+        .map(|u| (&u.pod, u.reason.as_str()))
         .collect();
-    driver
-        .unschedulable
-        .retain(|pod, _| now.contains_key(pod.as_str()));
+    driver.unschedulable.retain(|pod, _| now.contains_key(pod));
     for (pod, reason) in now {
         if driver.unschedulable.get(pod).map(String::as_str) == Some(reason) {
             continue;
         }
-        driver
-            .unschedulable
-            .insert(pod.to_owned(), reason.to_owned());
+        driver.unschedulable.insert(pod.clone(), reason.to_owned());
         report.push(Event::PodUnschedulable {
-            pod: pod.to_owned(),
+            pod: pod.clone(),
             reason: reason.to_owned(),
         });
     }

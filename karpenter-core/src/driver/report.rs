@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::cloudprovider::OfferingKey;
 use crate::disruption::CommandReason;
+use crate::pods::PodKey;
 
 /// One thing the driver did (or tried) during a reconcile.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,8 +24,8 @@ pub enum Event {
     /// when the reason changes, or when the pod was placed or gone and comes
     /// back unplaceable.
     PodUnschedulable {
-        /// The pod, `namespace/name`.
-        pod: String,
+        /// The pod.
+        pod: PodKey,
         /// Why the plan cannot place it.
         reason: String,
     },

@@ -8,6 +8,7 @@
 //! for the pods of nodes being deleted), so the answers live below both and
 //! each planner re-exports the ones its callers use.
 
+mod key;
 mod pdbs;
 mod protection;
 #[cfg(test)]
@@ -15,17 +16,15 @@ pub(crate) mod test_pods;
 
 use k8s_openapi::api::core::v1::Pod;
 
+pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;
 pub(crate) use protection::goes_through_eviction;
 pub(crate) use protection::{PodBlock, do_not_disrupt};
 
-/// How plans name a pod: `namespace/name` (namespace `default` when unset).
-pub fn pod_key(pod: &Pod) -> String {
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-    format!(
-        "{namespace}/{}",
-        pod.metadata.name.as_deref().unwrap_or_default()
-    )
+/// How plans name a pod: `namespace/name` (namespace `default` when unset),
+/// the name callers know for [`PodKey::of`].
+pub fn pod_key(pod: &Pod) -> PodKey {
+    PodKey::of(pod)
 }
 
 /// The node a pod is bound to, if any.

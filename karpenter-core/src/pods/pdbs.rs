@@ -9,6 +9,8 @@ use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatu
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
+#[cfg(test)]
+use super::PodKey;
 use super::{PodBlock, do_not_disrupt, goes_through_eviction, is_reschedulable, pod_key};
 use crate::scheduling::label_selector::{AnchorIndex, PodSelector};
 
@@ -259,7 +261,7 @@ mod tests {
         assert_eq!(
             block,
             PodBlock::PdbAllowsNone {
-                pod: "default/web-1".into(),
+                pod: PodKey::new("default", "web-1"),
                 pdb: "default/web-pdb".into()
             }
         );
@@ -333,7 +335,7 @@ mod tests {
         assert_eq!(
             block,
             PodBlock::MultiplePdbs {
-                pod: "default/web-1".into(),
+                pod: PodKey::new("default", "web-1"),
                 pdbs: vec!["default/web-pdb-1".into(), "default/web-pdb-2".into()],
             }
         );

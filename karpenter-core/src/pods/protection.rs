@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::{is_active, is_owned_by_node, pod_key};
+use super::{PodKey, is_active, is_owned_by_node, pod_key};
 use crate::api::GoDuration;
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DO_NOT_DISRUPT_ANNOTATION_KEY, tolerates};
 
@@ -22,8 +22,8 @@ static DISRUPTED_TAINT: LazyLock<Taint> = LazyLock::new(|| DISRUPTED_NO_SCHEDULE
 pub(crate) enum PodBlock {
     /// The pod carries an active `karpenter.sh/do-not-disrupt` annotation.
     DoNotDisrupt {
-        /// The pod, `namespace/name`.
-        pod: String,
+        /// The pod.
+        pod: PodKey,
         /// When a duration-valued annotation stops protecting the pod; `None`
         /// while it protects the pod indefinitely (`"true"`, or a duration on a
         /// pod that has not started).
@@ -31,16 +31,16 @@ pub(crate) enum PodBlock {
     },
     /// The only PodDisruptionBudget selecting the pod allows no disruption.
     PdbAllowsNone {
-        /// The pod, `namespace/name`.
-        pod: String,
+        /// The pod.
+        pod: PodKey,
         /// The budget, `namespace/name`.
         pdb: String,
     },
     /// Several PodDisruptionBudgets select the pod, which the eviction API
     /// refuses whatever they allow.
     MultiplePdbs {
-        /// The pod, `namespace/name`.
-        pod: String,
+        /// The pod.
+        pod: PodKey,
         /// The budgets, `namespace/name`, sorted.
         pdbs: Vec<String>,
     },
@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(
             block,
             PodBlock::DoNotDisrupt {
-                pod: "default/db-0".into(),
+                pod: PodKey::new("default", "db-0"),
                 until: None
             }
         );
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(
             block,
             PodBlock::DoNotDisrupt {
-                pod: "default/batch".into(),
+                pod: PodKey::new("default", "batch"),
                 until: Some(at("2024-05-01T12:05:00Z")),
             }
         );

@@ -61,7 +61,7 @@ pub(crate) use scheduler::prepared::Prepared;
 pub(crate) use scheduler::solve::Fence;
 pub use validate::{Rule, Subject, Violation, validate};
 
-pub use crate::pods::{bound_node, is_daemon_pod, is_terminal, pod_key};
+pub use crate::pods::{PodKey, PodKeyError, bound_node, is_daemon_pod, is_terminal, pod_key};
 
 use crate::snapshot::Snapshot;
 use scheduler::solve::Scheduler;

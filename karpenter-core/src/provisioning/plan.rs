@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use serde::Serialize;
 
 use super::names::NameList;
-
+use crate::pods::PodKey;
 use crate::scheduling::{
     Operator, RequirementError, Requirements, SelectorRequirement, WellKnownLabels,
     check_restricted_label,
@@ -50,8 +50,8 @@ pub struct PlannedClaim {
     /// What the cloud provider would create: the cheapest available compatible
     /// offering over the instance types.
     pub launch: Option<Launch>,
-    /// The pods it is for, as `namespace/name`.
-    pub pods: Vec<String>,
+    /// The pods it is for.
+    pub pods: Vec<PodKey>,
 }
 
 impl PlannedClaim {
@@ -147,16 +147,16 @@ pub struct Launch {
 pub struct ExistingPlacement {
     /// The node's name.
     pub name: String,
-    /// The pods, as `namespace/name`.
-    pub pods: Vec<String>,
+    /// The pods.
+    pub pods: Vec<PodKey>,
 }
 
 /// A pod no plan can place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Unschedulable {
-    /// The pod, as `namespace/name`.
-    pub pod: String,
+    /// The pod.
+    pub pod: PodKey,
     /// Why, in words a person can act on.
     pub reason: String,
 }

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Report, SpawnBlocking};
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_terminal, pod_key};
+use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
 use karpenter_fake::InMemoryCluster;
@@ -36,8 +36,8 @@ pub(crate) struct World {
     /// The errors of passes that failed.
     pub failed_passes: Vec<String>,
     /// Pods that were bound and are not now: since which step.
-    evicted: BTreeMap<String, usize>,
-    bound_before: BTreeSet<String>,
+    evicted: BTreeMap<PodKey, usize>,
+    bound_before: BTreeSet<PodKey>,
     options: DriverOptions,
 }
 
@@ -293,12 +293,12 @@ impl World {
         );
         // A pod taken off its node finds capacity at once: it is bound again
         // by the end of the next step.
-        let bound_now: BTreeSet<String> = pods
+        let bound_now: BTreeSet<PodKey> = pods
             .iter()
             .filter(|p| bound_node(p).is_some())
             .map(pod_key)
             .collect();
-        let exists: BTreeSet<String> = pods.iter().map(pod_key).collect();
+        let exists: BTreeSet<PodKey> = pods.iter().map(pod_key).collect();
         for pod in self.bound_before.difference(&bound_now) {
             if exists.contains(pod) {
                 self.evicted.entry(pod.clone()).or_insert(self.step);
@@ -306,7 +306,7 @@ impl World {
         }
         self.evicted
             .retain(|pod, _| !bound_now.contains(pod) && exists.contains(pod));
-        let stranded: Vec<&String> = self
+        let stranded: Vec<&PodKey> = self
             .evicted
             .iter()
             .filter(|(_, since)| self.step > **since + 1)

@@ -29,7 +29,7 @@ use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
 use super::dual::{Column, Demand, allowed, shape, unit_prices};
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
-use crate::pods::pod_key;
+use crate::pods::{PodKey, pod_key};
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
@@ -463,7 +463,7 @@ impl ProvisioningPlan {
         let wanted: std::collections::BTreeSet<&str> = self
             .node_claims
             .iter()
-            .flat_map(|c| c.pods.iter().map(String::as_str))
+            .flat_map(|c| c.pods.iter().map(PodKey::as_str))
             .collect();
         let pods: Vec<&Pod> = snapshot
             .pods

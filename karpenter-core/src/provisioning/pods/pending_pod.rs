@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::dra::has_dra_requirements;
 use super::volumes::VolumeError;
-use crate::pods::pod_key;
+use crate::pods::{PodKey, pod_key};
 use crate::resources::{self, QuantityError, ResourceList};
 use crate::scheduling::{
     RequirementError, Requirements, WellKnownLabels, has_preferred_node_affinity, validate_pod_spec,
@@ -23,8 +23,8 @@ use crate::scheduling::{
 /// removes a preference from it: then it is the pod's own copy.
 #[derive(Clone, Debug)]
 pub(crate) struct PendingPod<'s> {
-    /// `namespace/name`, as the plan names pods.
-    pub key: String,
+    /// The pod's key, as the plan names pods.
+    pub key: PodKey,
     /// The UID (the key when the pod has none), the queue's last tie-break.
     pub uid: Cow<'s, str>,
     /// The namespace.
@@ -80,8 +80,8 @@ impl fmt::Display for Unreadable {
 /// A pod that cannot even be considered, with why.
 #[derive(Clone, Debug)]
 pub(crate) struct Rejected {
-    /// The pod, as `namespace/name`.
-    pub(crate) key: String,
+    /// The pod.
+    pub(crate) key: PodKey,
     /// Why (boxed: rare, and large beside a result).
     pub(crate) why: Box<Unreadable>,
 }
@@ -108,7 +108,7 @@ impl<'s> PendingPod<'s> {
         validate_pod_spec(spec, well_known).map_err(|e| reject(Unreadable::Requirements(e)))?;
         let uid = match pod.metadata.uid.as_deref() {
             Some(uid) => Cow::Borrowed(uid),
-            None => Cow::Owned(key.clone()),
+            None => Cow::Owned(key.as_str().to_owned()),
         };
         let mut pending = PendingPod {
             uid,

@@ -17,6 +17,7 @@ use super::existing::Destination;
 use super::reasons::{PoolReason, PoolRefusal, SkippedPool, Unplaced};
 use super::setup::{Limits, Setup, read_pending};
 use crate::cloudprovider::LaunchRank;
+use crate::pods::PodKey;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
 use crate::provisioning::options::Packing;
@@ -72,8 +73,8 @@ pub(crate) struct Scheduler<'s> {
 pub(crate) struct Fence {
     /// The fenced nodes, by name.
     pub nodes: std::collections::BTreeSet<String>,
-    /// The pods kept off them, as `namespace/name`.
-    pub pods: std::collections::BTreeSet<String>,
+    /// The pods kept off them.
+    pub pods: std::collections::BTreeSet<PodKey>,
 }
 
 impl<'s> Scheduler<'s> {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::index::{Checker, Host, Placed};
 use super::pods::spec_of;
 use super::violation::{Rule, Subject, Violation};
+use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::provisioning::pods::dra::has_dra_requirements;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
@@ -18,16 +19,14 @@ impl<'s> Checker<'s> {
         plan: &ProvisioningPlan,
         out: &mut Vec<Violation>,
     ) -> Vec<Placed<'s>> {
-        let mut seen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut seen: BTreeMap<&PodKey, Vec<String>> = BTreeMap::new();
         let mut placed = Vec::new();
-        let mut first: BTreeSet<&str> = BTreeSet::new();
+        let mut first: BTreeSet<&PodKey> = BTreeSet::new();
         for (index, claim) in plan.node_claims.iter().enumerate() {
             for key in &claim.pods {
-                seen.entry(key.as_str())
-                    .or_default()
-                    .push(format!("claim #{index}"));
-                if let Some(pod) = self.pending.get(key.as_str())
-                    && first.insert(key.as_str())
+                seen.entry(key).or_default().push(format!("claim #{index}"));
+                if let Some(pod) = self.pending.get(key)
+                    && first.insert(key)
                 {
                     let zone = claim.launch.as_ref().map(|l| l.zone.clone());
                     placed.push(Placed {
@@ -47,11 +46,11 @@ impl<'s> Checker<'s> {
                 .and_then(|l| l.get(LABEL_TOPOLOGY_ZONE))
                 .cloned();
             for key in &placement.pods {
-                seen.entry(key.as_str())
+                seen.entry(key)
                     .or_default()
                     .push(format!("node {:?}", placement.name));
-                if let Some(pod) = self.pending.get(key.as_str())
-                    && first.insert(key.as_str())
+                if let Some(pod) = self.pending.get(key)
+                    && first.insert(key)
                 {
                     placed.push(Placed {
                         pod,
@@ -63,7 +62,7 @@ impl<'s> Checker<'s> {
             }
         }
         for entry in &plan.unschedulable {
-            seen.entry(entry.pod.as_str())
+            seen.entry(&entry.pod)
                 .or_default()
                 .push("unschedulable".to_string());
             if entry.reason.trim().is_empty() {
@@ -75,7 +74,7 @@ impl<'s> Checker<'s> {
             }
         }
         for (key, &count) in &self.expected {
-            let places = seen.get(key.as_str()).map_or(&[][..], |v| &v[..]);
+            let places = seen.get(key).map_or(&[][..], |v| &v[..]);
             if places.is_empty() {
                 out.push(Violation {
                     rule: Rule::PodMissing,
@@ -106,7 +105,7 @@ impl<'s> Checker<'s> {
             }
         }
         for key in &self.optional {
-            let places = seen.get(key.as_str()).map_or(&[][..], |v| &v[..]);
+            let places = seen.get(key).map_or(&[][..], |v| &v[..]);
             if places.len() > 1 {
                 out.push(Violation {
                     rule: Rule::PodDuplicated,
@@ -119,7 +118,7 @@ impl<'s> Checker<'s> {
             if !self.expected.contains_key(*key) && !self.optional.contains(*key) {
                 out.push(Violation {
                     rule: Rule::UnknownPod,
-                    subject: Subject::Pod((*key).to_string()),
+                    subject: Subject::Pod((*key).clone()),
                     detail: format!(
                         "listed in {} but no pending pod, nor a pod of a node on its way \
                          out, has this name",

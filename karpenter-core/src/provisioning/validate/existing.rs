@@ -9,6 +9,7 @@ use super::describe::describe_taint;
 use super::index::Checker;
 use super::pods::{first_untolerated, is_terminal, spec_of, strict_alternatives};
 use super::violation::{Rule, Subject, Violation};
+use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
@@ -17,12 +18,12 @@ use crate::scheduling::{
 
 impl Checker<'_> {
     pub(super) fn check_existing(&self, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
-        let mut by_node: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut by_node: BTreeMap<&str, Vec<&PodKey>> = BTreeMap::new();
         for placement in &plan.existing_nodes {
             by_node
                 .entry(placement.name.as_str())
                 .or_default()
-                .extend(placement.pods.iter().map(String::as_str));
+                .extend(&placement.pods);
         }
         for (name, keys) in by_node {
             let subject = Subject::Node(name.to_string());
@@ -81,7 +82,7 @@ impl Checker<'_> {
                     Ok(r) => added += &r,
                     Err(e) => out.push(Violation {
                         rule: Rule::UnreadablePod,
-                        subject: Subject::Pod(key.to_string()),
+                        subject: Subject::Pod(key.clone()),
                         detail: e.to_string(),
                     }),
                 }
@@ -89,7 +90,7 @@ impl Checker<'_> {
                 if let Some(taint) = first_untolerated(&taints, tolerations) {
                     out.push(Violation {
                         rule: Rule::Taint,
-                        subject: Subject::Pod(key.to_string()),
+                        subject: Subject::Pod(key.clone()),
                         detail: format!(
                             "on node {name:?}: does not tolerate {}",
                             describe_taint(taint)
@@ -113,14 +114,14 @@ impl Checker<'_> {
                                 .unwrap_or_default();
                             out.push(Violation {
                                 rule: Rule::NodeRequirements,
-                                subject: Subject::Pod(key.to_string()),
+                                subject: Subject::Pod(key.clone()),
                                 detail: format!("on node {name:?}: its labels meet no node selector alternative ({why})"),
                             });
                         }
                     }
                     Err(e) => out.push(Violation {
                         rule: Rule::UnreadablePod,
-                        subject: Subject::Pod(key.to_string()),
+                        subject: Subject::Pod(key.clone()),
                         detail: e.to_string(),
                     }),
                 }

@@ -12,6 +12,7 @@ use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
 use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;
 use crate::scheduling::{
@@ -32,7 +33,7 @@ pub(super) enum Host {
 /// A pending pod the plan places, at its first placement.
 pub(super) struct Placed<'s> {
     pub(super) pod: &'s Pod,
-    pub(super) key: String,
+    pub(super) key: PodKey,
     pub(super) host: Host,
     pub(super) zone: Option<String>,
 }
@@ -42,12 +43,12 @@ pub(super) struct Checker<'s> {
     pub(super) well_known: &'s WellKnownLabels,
     /// The pods the plan places: pending pods and the reschedulable pods of
     /// nodes on their way out, by key (the first of each key).
-    pub(super) pending: BTreeMap<String, &'s Pod>,
+    pub(super) pending: BTreeMap<PodKey, &'s Pod>,
     /// How many pods the plan must list have each key.
-    pub(super) expected: BTreeMap<String, usize>,
+    pub(super) expected: BTreeMap<PodKey, usize>,
     /// The pods of nodes on their way out that the plan may list or leave
     /// out (see [`may_stay`]), by key.
-    pub(super) optional: BTreeSet<String>,
+    pub(super) optional: BTreeSet<PodKey>,
     /// Cluster nodes by name (the first of each name).
     pub(super) nodes: BTreeMap<&'s str, &'s ClusterNode>,
     /// Pods bound to each node, finished ones included.

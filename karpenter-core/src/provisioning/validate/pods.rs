@@ -9,18 +9,21 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
+use crate::pods::PodKey;
 use crate::scheduling::{
     DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE, RequirementError, Requirements,
     TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, normalize_label_key,
     required_node_affinity_terms, tolerates,
 };
 
-/// `namespace/name`, the namespace defaulting to `default`.
-pub(super) fn pod_key(pod: &Pod) -> String {
-    format!(
-        "{}/{}",
+/// `namespace/name`, the namespace defaulting to `default`: the validator's
+/// own reading of the pod's metadata, independent of the engine's
+/// [`PodKey::of`] on purpose, only producing the same [`PodKey`] type so that
+/// it compares with the plan's keys.
+pub(super) fn pod_key(pod: &Pod) -> PodKey {
+    PodKey::new(
         pod_namespace(pod),
-        pod.metadata.name.as_deref().unwrap_or_default()
+        pod.metadata.name.as_deref().unwrap_or_default(),
     )
 }
 

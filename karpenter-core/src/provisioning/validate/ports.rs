@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::index::{Checker, Host, Placed};
 use super::pods::{is_terminal, pod_key, spec_of};
 use super::violation::{Rule, Subject, Violation};
+use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 
@@ -24,7 +25,7 @@ impl<'s> Checker<'s> {
             by_host.entry(&p.host).or_default().push(p);
         }
         for (host, pods) in by_host {
-            let mut used: Vec<(String, HostPort)> = Vec::new();
+            let mut used: Vec<(PodKey, HostPort)> = Vec::new();
             if let Host::Node(name) = host {
                 for pod in self
                     .bound

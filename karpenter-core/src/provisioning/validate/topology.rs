@@ -12,6 +12,7 @@ use super::pods::{
 };
 use super::pools::{pool_requirements, pool_usable};
 use super::violation::{Rule, Subject, Violation};
+use crate::pods::PodKey;
 use crate::resources;
 use crate::scheduling::{
     LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Requirements, WellKnownLabels, normalize_label_key,
@@ -29,7 +30,7 @@ impl<'s> Checker<'s> {
         // Every pod in a domain: (pod, key, is new).
         struct Member<'p> {
             pod: &'p Pod,
-            key: String,
+            key: PodKey,
             new: bool,
         }
         for topology_key in [LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE] {
@@ -188,7 +189,7 @@ impl<'s> Checker<'s> {
                 }
             }
             // For each zone with new pods, the most lenient bound among them.
-            let mut bounds: BTreeMap<&str, (i64, &str)> = BTreeMap::new();
+            let mut bounds: BTreeMap<&str, (i64, &PodKey)> = BTreeMap::new();
             for &m in members {
                 let q = &placed[m];
                 let Some(zone) = q.zone.as_deref() else {
@@ -205,9 +206,9 @@ impl<'s> Checker<'s> {
                 else {
                     continue;
                 };
-                let entry = bounds.entry(zone).or_insert((min, q.key.as_str()));
+                let entry = bounds.entry(zone).or_insert((min, &q.key));
                 if min > entry.0 {
-                    *entry = (min, q.key.as_str());
+                    *entry = (min, &q.key);
                 }
             }
             for (zone, (min, pod)) in bounds {
@@ -216,7 +217,7 @@ impl<'s> Checker<'s> {
                     let eligible = self.eligible_zones(
                         placed
                             .iter()
-                            .find(|p| p.key == pod)
+                            .find(|p| &p.key == pod)
                             .map_or(placed[members[0]].pod, |p| p.pod),
                         &filter,
                     );
@@ -226,7 +227,7 @@ impl<'s> Checker<'s> {
                         .collect();
                     out.push(Violation {
                         rule: Rule::TopologySpread,
-                        subject: Subject::Pod(pod.to_string()),
+                        subject: Subject::Pod(pod.clone()),
                         detail: format!(
                             "zone spread (maxSkew {}, selector {}): {count} selected pods in {zone} but the eligible zones hold [{}], minimum {min}",
                             constraint.max_skew,

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::pods::PodKey;
+
 /// A rule of the plan that does not hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -120,8 +122,8 @@ impl fmt::Display for Rule {
 pub enum Subject {
     /// The plan as a whole.
     Plan,
-    /// A pod, as `namespace/name`.
-    Pod(String),
+    /// A pod.
+    Pod(PodKey),
     /// A new claim: its index in `nodeClaims` and its NodePool.
     Claim {
         /// Index in the plan's `nodeClaims`.

@@ -11,7 +11,7 @@ fn catches_a_pod_listed_twice() {
         &["web-0", "web-1"],
     )]);
     bad.unschedulable.push(Unschedulable {
-        pod: "default/web-1".to_string(),
+        pod: PodKey::new("default", "web-1"),
         reason: "no room".to_string(),
     });
     let violations = validate(&snapshot, &bad);
@@ -38,12 +38,12 @@ fn catches_a_missing_pod_and_an_unknown_one() {
     assert!(
         violations
             .iter()
-            .any(|v| v.subject == Subject::Pod("default/web-1".into()))
+            .any(|v| v.subject == Subject::Pod(PodKey::new("default", "web-1")))
     );
     assert!(
         violations
             .iter()
-            .any(|v| v.subject == Subject::Pod("default/ghost".into()))
+            .any(|v| v.subject == Subject::Pod(PodKey::new("default", "ghost")))
     );
 }
 
@@ -83,7 +83,7 @@ fn catches_a_pod_with_dra_claims_that_is_placed() {
         &["web-0"],
     )]);
     good.unschedulable.push(Unschedulable {
-        pod: "default/web-1".to_string(),
+        pod: PodKey::new("default", "web-1"),
         reason: crate::provisioning::DRA_UNSUPPORTED.to_string(),
     });
     assert_eq!(validate(&snapshot, &good), vec![]);
@@ -143,9 +143,9 @@ fn pods_that_are_not_pending_must_not_be_planned() {
     assert_eq!(
         unknown,
         BTreeSet::from([
-            &Subject::Pod("default/web-1".into()),
-            &Subject::Pod("default/web-2".into()),
-            &Subject::Pod("default/web-3".into()),
+            &Subject::Pod(PodKey::new("default", "web-1")),
+            &Subject::Pod(PodKey::new("default", "web-2")),
+            &Subject::Pod(PodKey::new("default", "web-3")),
         ])
     );
 }

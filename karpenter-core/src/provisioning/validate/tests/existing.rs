@@ -33,7 +33,7 @@ fn catches_an_over_committed_node_and_a_bad_destination() {
     let mut bad = plan(vec![]);
     bad.existing_nodes.push(ExistingPlacement {
         name: "node-0".to_string(),
-        pods: vec!["default/web-0".to_string()],
+        pods: vec![PodKey::new("default", "web-0")],
     });
     let violations = validate(&snapshot, &bad);
     assert_eq!(rules(&violations), BTreeSet::from([Rule::OverCommitted]));

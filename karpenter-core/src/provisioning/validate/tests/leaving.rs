@@ -90,7 +90,7 @@ fn the_schedulers_plan_places_the_leaving_pods_and_passes() {
     let placed: Vec<&str> = planned
         .node_claims
         .iter()
-        .flat_map(|c| c.pods.iter().map(String::as_str))
+        .flat_map(|c| c.pods.iter().map(PodKey::as_str))
         .collect();
     assert_eq!(placed, ["default/web-0"]);
     assert_eq!(validate(&snapshot, &planned), vec![]);
@@ -102,7 +102,10 @@ fn a_leaving_pod_must_be_planned_and_a_staying_one_may_be() {
     let missing = plan(vec![]);
     let violations = validate(&snapshot, &missing);
     assert_eq!(rules(&violations), BTreeSet::from([Rule::PodMissing]));
-    assert_eq!(violations[0].subject, Subject::Pod("default/web-0".into()));
+    assert_eq!(
+        violations[0].subject,
+        Subject::Pod(PodKey::new("default", "web-0"))
+    );
 
     // The pinned pod may be planned (the validator does not judge the
     // annotation's clock), once; the DaemonSet's pod never.
@@ -114,7 +117,7 @@ fn a_leaving_pod_must_be_planned_and_a_staying_one_may_be() {
     assert_eq!(validate(&snapshot, &with_pinned), vec![]);
     let mut twice = with_pinned.clone();
     twice.unschedulable.push(Unschedulable {
-        pod: "default/pinned".to_string(),
+        pod: PodKey::new("default", "pinned"),
         reason: "no room".to_string(),
     });
     assert_eq!(
@@ -128,7 +131,10 @@ fn a_leaving_pod_must_be_planned_and_a_staying_one_may_be() {
     )]);
     let violations = validate(&snapshot, &with_agent);
     assert_eq!(rules(&violations), BTreeSet::from([Rule::UnknownPod]));
-    assert_eq!(violations[0].subject, Subject::Pod("default/agent".into()));
+    assert_eq!(
+        violations[0].subject,
+        Subject::Pod(PodKey::new("default", "agent"))
+    );
 }
 
 #[test]
@@ -157,11 +163,13 @@ fn a_moved_pod_counts_for_topology_where_it_lands_only() {
     let mut good = plan(vec![web_1_in_zone_a()]);
     good.existing_nodes.push(ExistingPlacement {
         name: "new".to_string(),
-        pods: vec!["default/web-0".to_string()],
+        pods: vec![PodKey::new("default", "web-0")],
     });
     assert_eq!(validate(&snapshot, &good), vec![]);
     let mut bad = plan(vec![web_1_in_zone_a()]);
-    bad.node_claims[0].pods.push("default/web-0".to_string());
+    bad.node_claims[0]
+        .pods
+        .push(PodKey::new("default", "web-0"));
     assert_eq!(
         rules(&validate(&snapshot, &bad)),
         BTreeSet::from([Rule::AntiAffinity])
@@ -191,7 +199,7 @@ fn a_leaving_pod_the_plan_cannot_place_no_longer_counts_where_it_ran() {
     };
     let mut moved = web_1_in_zone_a();
     moved.unschedulable.push(Unschedulable {
-        pod: "default/web-0".to_string(),
+        pod: PodKey::new("default", "web-0"),
         reason: "no room".to_string(),
     });
     assert_eq!(validate(&snapshot, &moved), vec![]);

@@ -26,6 +26,7 @@ use crate::api::{
     NodeClaimTemplate, NodeClaimTemplateSpec, NodePool, NodePoolSpec, Quantities, TemplateMetadata,
 };
 use crate::cloudprovider::{InstanceType, Offering};
+use crate::pods::PodKey;
 use crate::provisioning::plan::{Launch, PlannedClaim, ProvisioningPlan, RequirementOutput};
 use crate::provisioning::{ExistingPlacement, Unschedulable, schedule};
 use crate::resources::ResourceList;
@@ -204,7 +205,7 @@ fn claim(types: &[&str], launch: Option<Launch>, pods: &[&str]) -> PlannedClaim 
             min_values: None,
         }],
         launch,
-        pods: pods.iter().map(|p| format!("default/{p}")).collect(),
+        pods: pods.iter().map(|p| PodKey::new("default", p)).collect(),
     }
 }
 
