@@ -9,22 +9,112 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 /// An AKS node class (`karpenter.azure.com/v1beta1`): how AKS nodes are
-/// built. `apiVersion` and `kind` are read by the scenario loader.
+/// built.
 ///
 /// The fields the engine reads are typed; everything else in the spec and the
 /// status is kept as JSON so that a manifest reads and writes back without
-/// loss.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// loss. It is written with its `apiVersion` and `kind`; when read, they may
+/// be absent (a hand-written scenario), but not another group, version or
+/// kind. As a cluster-scoped [`Resource`](k8s_openapi::Resource) with
+/// [`Metadata`](k8s_openapi::Metadata), a Kubernetes client (kube's `Api`)
+/// can list, watch and write it.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AKSNodeClass {
     /// Standard object metadata; `metadata.name` is what a NodePool's `nodeClassRef` names.
-    #[serde(default)]
     pub metadata: ObjectMeta,
     /// The desired node configuration.
-    #[serde(default)]
     pub spec: AKSNodeClassSpec,
     /// The observed state: images, Kubernetes version, conditions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AKSNodeClassStatus>,
+}
+
+/// An [`AKSNodeClass`] as written: its type first, then its parts.
+#[derive(Serialize)]
+struct Written<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: &'a ObjectMeta,
+    spec: &'a AKSNodeClassSpec,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a AKSNodeClassStatus>,
+}
+
+impl Serialize for AKSNodeClass {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Written {
+            api_version: Self::API_VERSION,
+            kind: Self::KIND,
+            metadata: &self.metadata,
+            spec: &self.spec,
+            status: self.status.as_ref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// An [`AKSNodeClass`] as read: its type, when given, is checked.
+#[derive(Deserialize)]
+struct Read {
+    #[serde(rename = "apiVersion", default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: AKSNodeClassSpec,
+    #[serde(default)]
+    status: Option<AKSNodeClassStatus>,
+}
+
+impl<'de> Deserialize<'de> for AKSNodeClass {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let read = Read::deserialize(deserializer)?;
+        if let Some(version) = read.api_version.filter(|v| v != Self::API_VERSION) {
+            return Err(D::Error::custom(format!(
+                "apiVersion {version:?}: an AKSNodeClass is {}",
+                Self::API_VERSION
+            )));
+        }
+        if let Some(kind) = read.kind.filter(|k| k != Self::KIND) {
+            return Err(D::Error::custom(format!(
+                "kind {kind:?}: expected {}",
+                Self::KIND
+            )));
+        }
+        Ok(AKSNodeClass {
+            metadata: read.metadata,
+            spec: read.spec,
+            status: read.status,
+        })
+    }
+}
+
+impl k8s_openapi::Resource for AKSNodeClass {
+    const API_VERSION: &'static str = "karpenter.azure.com/v1beta1";
+    const GROUP: &'static str = "karpenter.azure.com";
+    const KIND: &'static str = "AKSNodeClass";
+    const VERSION: &'static str = "v1beta1";
+    const URL_PATH_SEGMENT: &'static str = "aksnodeclasses";
+    type Scope = k8s_openapi::ClusterResourceScope;
+}
+
+impl k8s_openapi::ListableResource for AKSNodeClass {
+    const LIST_KIND: &'static str = "AKSNodeClassList";
+}
+
+impl k8s_openapi::Metadata for AKSNodeClass {
+    type Ty = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
 }
 
 /// The status of an [`AKSNodeClass`].
@@ -186,9 +276,9 @@ impl NetworkOptions {
 
 impl AKSNodeClass {
     /// The object's `apiVersion`.
-    pub const API_VERSION: &str = "karpenter.azure.com/v1beta1";
+    pub const API_VERSION: &str = <Self as k8s_openapi::Resource>::API_VERSION;
     /// The object's `kind`.
-    pub const KIND: &str = "AKSNodeClass";
+    pub const KIND: &str = <Self as k8s_openapi::Resource>::KIND;
 
     fn name(&self) -> String {
         self.metadata.name.clone().unwrap_or_default()

@@ -233,3 +233,63 @@ fn local_dns_leaves_out_sizes_under_four_vcpus() {
         all
     );
 }
+
+/// A node class as a Kubernetes client reads and writes it: a cluster-scoped
+/// `karpenter.azure.com/v1beta1` resource whose body says what it is.
+#[test]
+fn a_node_class_is_a_resource_that_writes_its_type() {
+    use k8s_openapi::{ListableResource, Metadata, Resource};
+
+    assert_eq!(
+        <AKSNodeClass as Resource>::API_VERSION,
+        "karpenter.azure.com/v1beta1"
+    );
+    assert_eq!(<AKSNodeClass as Resource>::GROUP, "karpenter.azure.com");
+    assert_eq!(<AKSNodeClass as Resource>::VERSION, "v1beta1");
+    assert_eq!(
+        <AKSNodeClass as Resource>::URL_PATH_SEGMENT,
+        "aksnodeclasses"
+    );
+    assert_eq!(
+        <AKSNodeClass as ListableResource>::LIST_KIND,
+        "AKSNodeClassList"
+    );
+
+    let manifest = json!({
+        "apiVersion": "karpenter.azure.com/v1beta1",
+        "kind": "AKSNodeClass",
+        "metadata": {"name": "default"},
+        "spec": {"imageFamily": "AzureLinux", "osDiskSizeGB": 64, "tags": {"team": "a"}},
+        "status": {"kubernetesVersion": "1.33.2", "somethingNew": [1, 2]},
+    });
+    let mut read: AKSNodeClass = serde_json::from_value(manifest.clone()).expect("reads");
+    assert_eq!(serde_json::to_value(&read).expect("writes"), manifest);
+    read.metadata_mut().resource_version = Some("9".into());
+    assert_eq!(read.metadata.resource_version.as_deref(), Some("9"));
+
+    // Written without a type (a hand-written scenario), it gains one.
+    let untyped = class(json!({}));
+    let written = serde_json::to_value(&untyped).expect("writes");
+    assert_eq!(written["apiVersion"], "karpenter.azure.com/v1beta1");
+    assert_eq!(written["kind"], "AKSNodeClass");
+}
+
+#[test]
+fn another_version_or_kind_is_refused_by_name() {
+    let old = serde_json::from_value::<AKSNodeClass>(json!({
+        "apiVersion": "karpenter.azure.com/v1alpha2",
+        "kind": "AKSNodeClass",
+        "metadata": {"name": "default"},
+    }))
+    .expect_err("v1alpha2 is refused");
+    assert!(
+        old.to_string().contains("\"karpenter.azure.com/v1alpha2\""),
+        "{old}"
+    );
+    let other = serde_json::from_value::<AKSNodeClass>(json!({
+        "apiVersion": "karpenter.azure.com/v1beta1",
+        "kind": "NodePool",
+    }))
+    .expect_err("a NodePool is not a node class");
+    assert!(other.to_string().contains("\"NodePool\""), "{other}");
+}

@@ -37,7 +37,7 @@ pub struct NodeClaim {
     pub extra: ExtraFields,
 }
 
-super::object::karpenter_object!(NodeClaim, "NodeClaim");
+super::object::karpenter_object!(NodeClaim, "NodeClaim", "nodeclaims");
 
 /// `spec` of a [`NodeClaim`]. `requirements` and `nodeClassRef` are required
 /// by the CRD but optional here, for hand-written scenarios.

@@ -35,7 +35,7 @@ pub struct NodePool {
     pub extra: ExtraFields,
 }
 
-super::object::karpenter_object!(NodePool, "NodePool");
+super::object::karpenter_object!(NodePool, "NodePool", "nodepools");
 
 /// `spec` of a [`NodePool`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

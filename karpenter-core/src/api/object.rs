@@ -19,6 +19,10 @@ use super::ExtraFields;
 
 /// The group and version of every object in this module.
 pub const API_VERSION: &str = "karpenter.sh/v1";
+/// The API group of every object in this module.
+pub(crate) const GROUP: &str = "karpenter.sh";
+/// The version within [`GROUP`].
+pub(crate) const VERSION: &str = "v1";
 
 /// The parts of an object, owned (for reading) or borrowed (for writing).
 pub(super) struct Envelope<M, S, T, E> {
@@ -149,7 +153,7 @@ fn expect<E: de::Error>(found: Option<String>, field: &str, expected: &str) -> R
 /// `extra` fields, its name and condition accessors and its (de)serialization
 /// through [`Envelope`].
 macro_rules! karpenter_object {
-    ($object:ident, $kind:literal) => {
+    ($object:ident, $kind:literal, $plural:literal) => {
         impl $object {
             /// The `apiVersion` written for this kind.
             pub const API_VERSION: &'static str = $crate::api::object::API_VERSION;
@@ -194,6 +198,33 @@ macro_rules! karpenter_object {
                     extra: &self.extra,
                 };
                 envelope.write(serializer, Self::KIND)
+            }
+        }
+
+        /// A cluster-scoped `karpenter.sh/v1` resource, so that a Kubernetes
+        /// client (kube's `Api`) can list, watch and write it.
+        impl k8s_openapi::Resource for $object {
+            const API_VERSION: &'static str = $crate::api::object::API_VERSION;
+            const GROUP: &'static str = $crate::api::object::GROUP;
+            const KIND: &'static str = $kind;
+            const VERSION: &'static str = $crate::api::object::VERSION;
+            const URL_PATH_SEGMENT: &'static str = $plural;
+            type Scope = k8s_openapi::ClusterResourceScope;
+        }
+
+        impl k8s_openapi::ListableResource for $object {
+            const LIST_KIND: &'static str = concat!($kind, "List");
+        }
+
+        impl k8s_openapi::Metadata for $object {
+            type Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+            fn metadata(&self) -> &Self::Ty {
+                &self.metadata
+            }
+
+            fn metadata_mut(&mut self) -> &mut Self::Ty {
+                &mut self.metadata
             }
         }
     };

@@ -4,4 +4,5 @@ mod defaults;
 mod duration;
 mod fixtures;
 mod fuzz;
+mod resource;
 mod roundtrip;
