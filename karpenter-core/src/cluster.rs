@@ -12,8 +12,9 @@ use std::fmt;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
 use thiserror::Error;
 
 pub use crate::pods::PodKey;
@@ -89,6 +90,14 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError>;
     /// The PodDisruptionBudgets.
     async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError>;
+    /// The PersistentVolumes: a bound volume's node affinity says where the
+    /// pods that use it may run.
+    async fn persistent_volumes(&self) -> Result<Vec<PersistentVolume>, ClusterError>;
+    /// The PersistentVolumeClaims pods name.
+    async fn persistent_volume_claims(&self) -> Result<Vec<PersistentVolumeClaim>, ClusterError>;
+    /// The StorageClasses: an unbound claim's class says where its volume
+    /// may be made (`allowedTopologies`) and when (`volumeBindingMode`).
+    async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError>;
 
     /// Creates a NodeClaim; [`ClusterError::AlreadyExists`] when its name is
     /// taken.
@@ -132,6 +141,9 @@ pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterErr
         pods: cluster.pods().await?,
         daemon_sets: cluster.daemon_sets().await?,
         pod_disruption_budgets: cluster.pod_disruption_budgets().await?,
+        persistent_volumes: cluster.persistent_volumes().await?,
+        persistent_volume_claims: cluster.persistent_volume_claims().await?,
+        storage_classes: cluster.storage_classes().await?,
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     })

@@ -9,9 +9,11 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{
-    Node, NodeCondition, NodeSpec, NodeStatus, Pod, PodStatus, Taint,
+    Node, NodeCondition, NodeSpec, NodeStatus, PersistentVolume, PersistentVolumeClaim, Pod,
+    PodStatus, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
 use karpenter_core::cluster::{Cluster, ClusterError};
@@ -34,6 +36,12 @@ struct Objects {
     pods: BTreeMap<PodKey, Pod>,
     daemon_sets: Vec<DaemonSet>,
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
+    /// PersistentVolumes by name.
+    persistent_volumes: BTreeMap<String, PersistentVolume>,
+    /// PersistentVolumeClaims by `namespace/name`.
+    persistent_volume_claims: BTreeMap<String, PersistentVolumeClaim>,
+    /// StorageClasses by name.
+    storage_classes: BTreeMap<String, StorageClass>,
 }
 
 /// A [`Cluster`] held in memory, which also plays the parts of Kubernetes the
@@ -102,6 +110,28 @@ impl InMemoryCluster {
     /// Adds a DaemonSet.
     pub fn apply_daemon_set(&self, daemon_set: DaemonSet) {
         self.lock().daemon_sets.push(daemon_set);
+    }
+
+    /// Adds or replaces a PersistentVolume (by name).
+    pub fn apply_persistent_volume(&self, volume: PersistentVolume) {
+        let name = volume.metadata.name.clone().unwrap_or_default();
+        self.lock().persistent_volumes.insert(name, volume);
+    }
+
+    /// Adds or replaces a PersistentVolumeClaim (by namespace and name).
+    pub fn apply_persistent_volume_claim(&self, claim: PersistentVolumeClaim) {
+        let key = format!(
+            "{}/{}",
+            claim.metadata.namespace.as_deref().unwrap_or("default"),
+            claim.metadata.name.as_deref().unwrap_or_default()
+        );
+        self.lock().persistent_volume_claims.insert(key, claim);
+    }
+
+    /// Adds or replaces a StorageClass (by name).
+    pub fn apply_storage_class(&self, class: StorageClass) {
+        let name = class.metadata.name.clone().unwrap_or_default();
+        self.lock().storage_classes.insert(name, class);
     }
 
     /// Adds a PodDisruptionBudget (its status is taken as given).
@@ -349,6 +379,23 @@ impl Cluster for InMemoryCluster {
 
     async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         Ok(self.lock().pod_disruption_budgets.clone())
+    }
+
+    async fn persistent_volumes(&self) -> Result<Vec<PersistentVolume>, ClusterError> {
+        Ok(self.lock().persistent_volumes.values().cloned().collect())
+    }
+
+    async fn persistent_volume_claims(&self) -> Result<Vec<PersistentVolumeClaim>, ClusterError> {
+        Ok(self
+            .lock()
+            .persistent_volume_claims
+            .values()
+            .cloned()
+            .collect())
+    }
+
+    async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError> {
+        Ok(self.lock().storage_classes.values().cloned().collect())
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
