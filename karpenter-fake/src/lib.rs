@@ -30,7 +30,8 @@
 //!   [`repair_policies`], the fake provider's repair policies.
 //!
 //! Two families keep their own module:
-//! - [`conformance`]: the suite every `CloudProvider` implementation runs;
+//! - [`conformance`]: the suites every `CloudProvider` and every `Cluster`
+//!   implementation runs;
 //! - [`generate`]: catalogs, workloads, running clusters and their manifests,
 //!   for tests, benchmarks and examples.
 

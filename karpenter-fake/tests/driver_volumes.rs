@@ -30,8 +30,10 @@ fn mounting(name: &str, claim: &str) -> Pod {
     let mut pod = pending_pod(name, Shape::Plain, "1", "1Gi");
     let spec = pod.spec.as_mut().expect("a spec");
     spec.volumes = Some(vec![
-        serde_json::from_value(json!({"name": "data", "persistentVolumeClaim": {"claimName": claim}}))
-            .expect("a volume"),
+        serde_json::from_value(
+            json!({"name": "data", "persistentVolumeClaim": {"claimName": claim}}),
+        )
+        .expect("a volume"),
     ]);
     pod
 }
@@ -39,7 +41,9 @@ fn mounting(name: &str, claim: &str) -> Pod {
 /// The zone of the node the pod `name` is bound to, once it is.
 fn zone_of(world: &World, name: &str) -> Option<String> {
     let pods = world.cluster.pod_list();
-    let pod = pods.iter().find(|p| pod_key(p) == format!("default/{name}").as_str())?;
+    let pod = pods
+        .iter()
+        .find(|p| pod_key(p) == format!("default/{name}").as_str())?;
     let node = bound_node(pod)?.to_owned();
     world
         .cluster

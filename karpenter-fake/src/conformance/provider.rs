@@ -1,23 +1,12 @@
-//! The conformance suite every [`CloudProvider`] runs: the contract written
-//! on the trait, checked against a live implementation. The fake runs it in
-//! its tests; the Azure provider runs it against a local ARM server.
-//!
-//! ```
-//! # async fn check(provider: &dyn karpenter_core::cloudprovider::CloudProvider,
-//! #                pool: &karpenter_core::api::NodePool) {
-//! let checks = karpenter_fake::conformance::run(provider, pool).await;
-//! let failed: Vec<_> = checks.iter().filter(|c| c.outcome.is_err()).collect();
-//! assert!(failed.is_empty(), "{failed:#?}");
-//! # }
-//! ```
-//!
-//! The suite launches (and deletes again) a few instances of the cheapest
-//! available offering of `pool`'s instance types. When the provider reports
-//! an offering unavailable, it also checks that launching exactly that
-//! offering fails with insufficient capacity naming it.
+//! The suite every [`CloudProvider`] runs (see the module above): it
+//! launches (and deletes again) a few instances of the cheapest available
+//! offering of a pool's instance types. When the provider reports an
+//! offering unavailable, it also checks that launching exactly that offering
+//! fails with insufficient capacity naming it.
 
 use std::collections::BTreeSet;
 
+use super::check::{Check, Checks, check};
 use karpenter_core::api::{NodeClaim, NodePool, NodeSelectorRequirementWithMinValues};
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError, InstanceType, OfferingKey};
 use karpenter_core::scheduling::{
@@ -29,100 +18,67 @@ use karpenter_core::scheduling::{
 /// instance to be reported gone.
 const DELETE_ATTEMPTS: usize = 20;
 
-/// One check and how it went.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Check {
-    /// What was checked.
-    pub name: &'static str,
-    /// `Err` with what was wrong.
-    pub outcome: Result<(), CheckFailure>,
-}
-
-/// A check that failed: which one, and what was wrong. It shows as
-/// `check: reason`, so that a list of failures reads on its own.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{check}: {reason}")]
-pub struct CheckFailure {
-    /// The failed check's name (its [`Check::name`]).
-    pub check: &'static str,
-    /// What was wrong.
-    pub reason: String,
-}
-
 /// Runs every check against `provider`, launching from `pool`.
 pub async fn run(provider: &dyn CloudProvider, pool: &NodePool) -> Vec<Check> {
-    let mut checks = Vec::new();
-    // The checks below say what went wrong as text; the failure is named here,
-    // where the check's name is known.
-    let mut record = |name, outcome: Result<(), String>| {
-        let outcome = outcome.map_err(|reason| CheckFailure {
-            check: name,
-            reason,
-        });
-        checks.push(Check { name, outcome });
-    };
-    record(
+    let mut checks = Checks::default();
+    checks.record(
         "name is not empty",
         check(!provider.name().is_empty(), || "empty name".into()),
     );
-    record(
+    checks.record(
         "repair policies name their condition",
         repair_policies(provider),
     );
     let types = match provider.instance_types(pool).await {
         Ok(types) => types,
         Err(error) => {
-            record("instance types are listed", Err(error.to_string()));
-            return checks;
+            checks.record("instance types are listed", Err(error.to_string()));
+            return checks.into_vec();
         }
     };
-    record("instance types are well formed", well_formed(&types));
-    record(
+    checks.record("instance types are well formed", well_formed(&types));
+    checks.record(
         "every label of the instance types is well known",
         labels_well_known(provider, &types),
     );
-    record(
+    checks.record(
         "get of an unknown provider ID is not found",
         unknown_get(provider).await,
     );
-    record(
+    checks.record(
         "delete of an unknown claim is not found",
         unknown_delete(provider, pool).await,
     );
-    record(
+    checks.record(
         "an impossible claim launches nothing",
         impossible(provider, pool).await,
     );
     if let Some(offering) = unavailable(&types) {
-        record(
+        checks.record(
             "an unavailable offering fails with insufficient capacity",
             sold_out(provider, pool, &offering).await,
         );
     }
     if let Some((label, offering)) = provider_label(&types) {
-        record(
+        checks.record(
             "a claim selecting a provider label launches a type with it",
             selecting_a_label(provider, pool, &label, &offering).await,
         );
     }
     match cheapest(&types) {
         Some(offering) => {
-            record(
+            checks.record(
                 "create, get, list, drift and delete",
                 lifecycle(provider, pool, &offering).await,
             );
-            record(
+            checks.record(
                 "two launches are two instances",
                 twice(provider, pool, &offering).await,
             );
         }
-        None => record("an offering is available", Err("none is".into())),
+        None => checks.record("an offering is available", Err("none is".into())),
     }
-    checks
-}
-
-fn check(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(why()) }
+    checks.into_vec()
 }
 
 fn repair_policies(provider: &dyn CloudProvider) -> Result<(), String> {
