@@ -73,9 +73,9 @@ pub enum ClusterError {
 ///   (it sets `deletionTimestamp`, as the API server does for an object with
 ///   a finalizer); the claim stays until the driver has terminated its
 ///   instance and calls [`remove_node_claim`](Self::remove_node_claim).
-/// - [`evict_pods`](Self::evict_pods) drains a node: its pods leave it, and
-///   those a controller owns come back pending (as a ReplicaSet recreates
-///   them).
+/// - [`evict_pod`](Self::evict_pod) is the Eviction API: the pod leaves its
+///   node unless a PodDisruptionBudget forbids it now, which is an answer
+///   ([`Eviction::Blocked`], the API server's 429), not an error.
 #[async_trait]
 pub trait Cluster: Send + Sync + fmt::Debug {
     /// The NodePools.
@@ -115,8 +115,12 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn taint_node(&self, name: &str, taint: Taint) -> Result<(), ClusterError>;
     /// Removes the node's taints with this key; idempotent.
     async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError>;
-    /// Evicts every pod bound to the node but its DaemonSet pods.
-    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError>;
+    /// Evicts the pod through the Eviction API (`policy/v1`): it leaves its
+    /// node (a pod a controller owns comes back pending, as a ReplicaSet
+    /// recreates it). [`Eviction::Blocked`] when a PodDisruptionBudget does
+    /// not allow it now; a pod that is not there is [`Eviction::Evicted`]
+    /// (nothing is left to do).
+    async fn evict_pod(&self, pod: &PodKey) -> Result<Eviction, ClusterError>;
     /// Records that the pod (by its [`PodKey`]) is meant for `node` (a Node's
     /// name, or the name of a NodeClaim still launching).
     ///
@@ -127,6 +131,27 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// is; one that only records an event (as upstream Karpenter does) leaves
     /// the pod pending, planned again at each reconcile.
     async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError>;
+}
+
+/// What became of an eviction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Eviction {
+    /// The pod is on its way out (or was gone already).
+    Evicted,
+    /// A PodDisruptionBudget does not allow it now (the API server answers
+    /// 429): try again later.
+    Blocked,
+}
+
+/// Whether the API server would refuse to evict `pod` now because of these
+/// PodDisruptionBudgets, as the Eviction API decides: a budget selecting it
+/// allows no disruption (unless the pod is not Ready and the budget's
+/// `unhealthyPodEvictionPolicy` is `AlwaysAllow`), or more than one budget
+/// selects it. For a [`Cluster`] that plays the API server, as
+/// karpenter-fake's in-memory one does.
+pub fn eviction_refused(budgets: &[PodDisruptionBudget], pod: &Pod) -> bool {
+    crate::pods::Pdbs::new(budgets).blocks(pod).is_some()
 }
 
 /// Reads the cluster into a [`Snapshot`]: nodes joined with their claims,

@@ -16,7 +16,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
-use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
 use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
@@ -134,9 +134,21 @@ impl InMemoryCluster {
         self.lock().storage_classes.insert(name, class);
     }
 
-    /// Adds a PodDisruptionBudget (its status is taken as given).
+    /// Adds or replaces (by namespace and name) a PodDisruptionBudget. Its
+    /// status is taken as given: a budget that allows no disruption refuses
+    /// the eviction of every pod it selects, one that allows some lets them
+    /// through (nothing here recounts it).
     pub fn apply_pod_disruption_budget(&self, budget: PodDisruptionBudget) {
-        self.lock().pod_disruption_budgets.push(budget);
+        let mut objects = self.lock();
+        let budgets = &mut objects.pod_disruption_budgets;
+        let same = |b: &PodDisruptionBudget| {
+            b.metadata.namespace == budget.metadata.namespace
+                && b.metadata.name == budget.metadata.name
+        };
+        match budgets.iter_mut().find(|b| same(b)) {
+            Some(existing) => *existing = budget,
+            None => budgets.push(budget),
+        }
     }
 
     /// Sets a condition on a node (a failing kubelet, an interruption
@@ -340,12 +352,17 @@ fn evict(objects: &mut Objects, node: &str) {
     let now = objects.now;
     for pod in objects.pods.values_mut() {
         if bound_node(pod) == Some(node) {
-            if let Some(spec) = pod.spec.as_mut() {
-                spec.node_name = None;
-            }
-            pod.status = Some(unschedulable_status(Time(now)));
+            unbind(pod, now);
         }
     }
+}
+
+/// An evicted pod as its ReplicaSet brings it back: pending, unbound.
+fn unbind(pod: &mut Pod, now: Timestamp) {
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.node_name = None;
+    }
+    pod.status = Some(unschedulable_status(Time(now)));
 }
 
 fn not_found(kind: &'static str, name: &str) -> ClusterError {
@@ -504,9 +521,21 @@ impl Cluster for InMemoryCluster {
         Ok(())
     }
 
-    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError> {
-        evict(&mut self.lock(), node);
-        Ok(())
+    async fn evict_pod(&self, key: &PodKey) -> Result<Eviction, ClusterError> {
+        let mut objects = self.lock();
+        let Some(pod) = objects.pods.get(key) else {
+            return Ok(Eviction::Evicted);
+        };
+        if eviction_refused(&objects.pod_disruption_budgets, pod) {
+            return Ok(Eviction::Blocked);
+        }
+        let now = objects.now;
+        if is_daemon_pod(pod) {
+            objects.pods.remove(key);
+        } else if let Some(pod) = objects.pods.get_mut(key) {
+            unbind(pod, now);
+        }
+        Ok(Eviction::Evicted)
     }
 
     async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError> {
@@ -592,9 +621,49 @@ mod tests {
         block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");
         cluster.tick(at(3));
         assert_eq!(bound(&cluster), ["default/p0"]);
-        block_on(cluster.evict_pods("node-a")).expect("evicted");
+        let p0 = PodKey::new("default", "p0");
+        assert_eq!(
+            block_on(cluster.evict_pod(&p0)).expect("evicted"),
+            Eviction::Evicted
+        );
         assert!(bound(&cluster).is_empty());
         assert_eq!(cluster.pod_list().len(), 1, "the ReplicaSet brings it back");
+        // A pod that is not there has nothing left to evict.
+        let gone = PodKey::new("default", "gone");
+        assert_eq!(
+            block_on(cluster.evict_pod(&gone)).expect("evicted"),
+            Eviction::Evicted
+        );
+    }
+
+    #[test]
+    fn a_budget_allowing_no_disruption_refuses_the_eviction() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        cluster.tick(at(1));
+        let mut pod = pending_pod("db-0", Shape::Plain, "100m", "1Gi");
+        pod.metadata.labels = Some([("app".to_owned(), "db".to_owned())].into());
+        cluster.apply_pod(pod);
+        let key = PodKey::new("default", "db-0");
+        block_on(cluster.nominate_pod(&key, "node-a")).expect("nominated");
+        cluster.tick(at(2));
+        let budget = |allowed: i32| {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "db", "namespace": "default"},
+                "spec": {"selector": {"matchLabels": {"app": "db"}}, "maxUnavailable": 0},
+                "status": {
+                    "disruptionsAllowed": allowed, "currentHealthy": 1,
+                    "desiredHealthy": 1, "expectedPods": 1,
+                },
+            }))
+            .expect("a PodDisruptionBudget")
+        };
+        cluster.apply_pod_disruption_budget(budget(0));
+        assert_eq!(
+            block_on(cluster.evict_pod(&key)).expect("answered"),
+            Eviction::Blocked
+        );
+        assert_eq!(bound(&cluster), ["default/db-0"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
-use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
 use karpenter_core::provisioning::PodKey;
 use karpenter_fake::InMemoryCluster;
 use karpenter_fake::conformance::{Check, run_cluster};
@@ -90,8 +90,8 @@ impl Cluster for Forgetful {
     async fn untaint_node(&self, name: &str, key: &str) -> Result<(), ClusterError> {
         self.0.untaint_node(name, key).await
     }
-    async fn evict_pods(&self, node: &str) -> Result<(), ClusterError> {
-        self.0.evict_pods(node).await
+    async fn evict_pod(&self, pod: &PodKey) -> Result<Eviction, ClusterError> {
+        self.0.evict_pod(pod).await
     }
     async fn nominate_pod(&self, _pod: &PodKey, _node: &str) -> Result<(), ClusterError> {
         Ok(())

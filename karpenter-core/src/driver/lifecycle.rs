@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
 
 use super::annotations::COMMAND_ANNOTATION;
+use super::drain::drain;
 use super::report::{Event, Report};
 use super::{Driver, annotation, is_true, name_of, provider_id_of, set_true};
 use crate::api::{NodeClaim, condition_types};
@@ -100,7 +101,7 @@ pub(super) async fn run(
         if claim.metadata.deletion_timestamp.is_some() {
             let node = id.and_then(|id| nodes_by_id.get(id)).copied();
             let instance = adoptable.get(name).copied().unwrap_or(claim);
-            if terminate(driver, claim, instance, node, report).await?
+            if terminate(driver, claim, instance, node, now, report).await?
                 && let Some(command) = annotation(claim, COMMAND_ANNOTATION)
             {
                 finishing.insert(command);
@@ -299,14 +300,16 @@ async fn register_and_initialize(
     Ok(())
 }
 
-/// Drains the claim's node and terminates its instance; once the cloud says
-/// the instance is gone, the claim (and its Node) is removed. Returns whether
-/// it was.
+/// Drains the claim's node and terminates its instance once it is drained
+/// (or the claim's `terminationGracePeriod` has run out); once the cloud
+/// says the instance is gone, the claim (and its Node) is removed. Returns
+/// whether it was.
 async fn terminate(
     driver: &Driver,
     claim: &NodeClaim,
     instance: &NodeClaim,
     node: Option<&Node>,
+    now: Timestamp,
     report: &mut Report,
 ) -> Result<bool, Error> {
     let name = name_of(claim);
@@ -315,7 +318,10 @@ async fn terminate(
             .cluster
             .taint_node(node_name, DISRUPTED_NO_SCHEDULE_TAINT.to_taint())
             .await?;
-        driver.cluster.evict_pods(node_name).await?;
+        let drained = drain(driver, node_name, report).await?;
+        if !drained && !grace_period_over(claim, now) {
+            return Ok(false);
+        }
     }
     let gone = if provider_id_of(instance).is_none() {
         // Never launched: nothing to terminate.
@@ -340,4 +346,19 @@ async fn terminate(
         });
     }
     Ok(gone)
+}
+
+/// Whether the claim's `terminationGracePeriod` has run out since its
+/// deletion: then its instance goes whatever pods are left, as upstream
+/// terminates a node whose grace period expired.
+fn grace_period_over(claim: &NodeClaim, now: Timestamp) -> bool {
+    let Some(deleted) = claim.metadata.deletion_timestamp.as_ref() else {
+        return false;
+    };
+    claim
+        .spec
+        .effective_termination_grace_period()
+        .and_then(|grace| jiff::SignedDuration::try_from(grace).ok())
+        .and_then(|grace| deleted.0.checked_add(grace).ok())
+        .is_some_and(|deadline| deadline <= now)
 }

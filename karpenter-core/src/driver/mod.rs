@@ -5,8 +5,12 @@
 //!
 //! 1. looks after NodeClaims: launches those without an
 //!    instance, marks them registered and initialized as their Nodes come,
-//!    terminates those being deleted, and deletes instances no claim accounts
-//!    for (and claims whose instance is gone);
+//!    terminates those being deleted (their node tainted and drained first,
+//!    pod by pod through the Eviction API in upstream's priority order; a
+//!    PodDisruptionBudget that allows no disruption holds the node, reported
+//!    as [`Event::EvictionBlocked`], until it allows one or the claim's
+//!    `terminationGracePeriod` runs out), and deletes instances no claim
+//!    accounts for (and claims whose instance is gone);
 //! 2. moves disruption commands on: once a command's
 //!    replacements are initialized its candidates are deleted; when a
 //!    replacement fails or times out the command is aborted and its
@@ -43,6 +47,7 @@
 
 mod annotations;
 mod disrupt;
+mod drain;
 mod lifecycle;
 mod manifest;
 mod planning;

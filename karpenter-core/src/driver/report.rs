@@ -29,6 +29,16 @@ pub enum Event {
         /// Why the plan cannot place it.
         reason: String,
     },
+    /// Draining a node, the eviction of a pod was refused: a
+    /// PodDisruptionBudget allows no disruption now. The node waits (its
+    /// instance stays) and the eviction is tried again at the next
+    /// reconcile.
+    EvictionBlocked {
+        /// The pod.
+        pod: PodKey,
+        /// The node being drained.
+        node: String,
+    },
     /// Pods were nominated to capacity that exists or is launching: pending
     /// pods, and the pods of nodes on their way out (a command's candidates
     /// among them), which will need it once evicted.
@@ -130,6 +140,10 @@ impl fmt::Display for Event {
             Self::PodUnschedulable { pod, reason } => {
                 write!(f, "failed to schedule pod {pod}: {reason}")
             }
+            Self::EvictionBlocked { pod, node } => write!(
+                f,
+                "draining {node}: a PodDisruptionBudget holds pod {pod} for now"
+            ),
             Self::PodsNominated { count } => write!(f, "nominated {count} pods"),
             Self::Launched { claim, offering } => write!(f, "launched {claim} as {offering}"),
             Self::LaunchFailed { claim, error } => write!(f, "launching {claim} failed: {error}"),

@@ -1,15 +1,15 @@
 //! The suite every [`Cluster`] runs: its reads answer, and its NodeClaim
 //! writes keep the contract written on the trait (create refuses a taken
 //! name, update replaces but keeps a deletion under way, delete only asks and
-//! may be asked again, remove takes the claim away, and calls on objects that
-//! are not there say so).
+//! may be asked again, remove takes the claim away, calls on objects that
+//! are not there say so, and evicting a pod that is gone is no error).
 //!
 //! It creates one NodeClaim, named `karpenter-conformance-<n>` after the
 //! claims already there, and removes it again; it touches nothing else. It
 //! asks the cluster about a Node and a Pod by names no cluster uses.
 
 use karpenter_core::api::NodeClaim;
-use karpenter_core::cluster::{Cluster, ClusterError};
+use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
 use karpenter_core::provisioning::PodKey;
 use karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT;
 
@@ -59,6 +59,10 @@ pub async fn run_cluster(cluster: &dyn Cluster) -> Vec<Check> {
     checks.record(
         "writes to a Node or Pod that is not there are NotFound",
         others_not_found(cluster).await,
+    );
+    checks.record(
+        "evicting a pod that is not there leaves nothing to do",
+        evicting_nobody(cluster).await,
     );
     checks.into_vec()
 }
@@ -232,4 +236,11 @@ async fn others_not_found(cluster: &dyn Cluster) -> Result<(), String> {
     )?;
     let pod = PodKey::new("default", NOBODY);
     not_found("nominate_pod", cluster.nominate_pod(&pod, NOBODY).await)
+}
+
+async fn evicting_nobody(cluster: &dyn Cluster) -> Result<(), String> {
+    match cluster.evict_pod(&PodKey::new("default", NOBODY)).await {
+        Ok(Eviction::Evicted) => Ok(()),
+        other => Err(format!("gave {other:?}")),
+    }
 }
