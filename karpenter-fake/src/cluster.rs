@@ -342,23 +342,31 @@ fn schedulable(node: &Node, pod: &Pod) -> bool {
         && tolerates_all(taints, tolerations).is_ok()
 }
 
-/// Takes every pod off `node`: DaemonSet pods go, the others come back
-/// pending, marked unschedulable by the scheduler (which binds only the pods
-/// nominated to a node).
+/// Takes every pod off `node` (see [`take_off`]).
 fn evict(objects: &mut Objects, node: &str) {
-    objects
+    let on_node: Vec<PodKey> = objects
         .pods
-        .retain(|_, pod| !(bound_node(pod) == Some(node) && is_daemon_pod(pod)));
-    let now = objects.now;
-    for pod in objects.pods.values_mut() {
-        if bound_node(pod) == Some(node) {
-            unbind(pod, now);
-        }
+        .iter()
+        .filter(|(_, pod)| bound_node(pod) == Some(node))
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in &on_node {
+        take_off(objects, key);
     }
 }
 
-/// An evicted pod as its ReplicaSet brings it back: pending, unbound.
-fn unbind(pod: &mut Pod, now: Timestamp) {
+/// Takes the pod off its node: a DaemonSet pod goes, any other comes back
+/// pending (as its ReplicaSet recreates it), marked unschedulable by the
+/// scheduler (which binds only the pods nominated to a node).
+fn take_off(objects: &mut Objects, key: &PodKey) {
+    let now = objects.now;
+    let Some(pod) = objects.pods.get_mut(key) else {
+        return;
+    };
+    if is_daemon_pod(pod) {
+        objects.pods.remove(key);
+        return;
+    }
     if let Some(spec) = pod.spec.as_mut() {
         spec.node_name = None;
     }
@@ -529,12 +537,7 @@ impl Cluster for InMemoryCluster {
         if eviction_refused(&objects.pod_disruption_budgets, pod) {
             return Ok(Eviction::Blocked);
         }
-        let now = objects.now;
-        if is_daemon_pod(pod) {
-            objects.pods.remove(key);
-        } else if let Some(pod) = objects.pods.get_mut(key) {
-            unbind(pod, now);
-        }
+        take_off(&mut objects, key);
         Ok(Eviction::Evicted)
     }
 

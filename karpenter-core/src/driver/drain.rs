@@ -11,9 +11,7 @@ use super::Driver;
 use super::report::{Event, Report};
 use crate::cluster::Eviction;
 use crate::error::Error;
-use crate::pods::PodKey;
-use crate::pods::{bound_node, is_daemon_pod, is_owned_by_node, is_terminal, is_terminating};
-use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, tolerates};
+use crate::pods::{PodKey, bound_node, goes_through_eviction, is_daemon_pod, waits_for_eviction};
 
 /// The priority classes whose pods are evicted last (upstream's "critical").
 const CRITICAL_PRIORITY_CLASSES: [&str; 2] = ["system-cluster-critical", "system-node-critical"];
@@ -21,23 +19,10 @@ const CRITICAL_PRIORITY_CLASSES: [&str; 2] = ["system-cluster-critical", "system
 /// How many priority groups there are (see [`group`]).
 const GROUPS: usize = 4;
 
-/// Whether the pod on `node` keeps the node from being drained (upstream
-/// `IsWaitingEviction`): bound to it, not finished, not a static pod (the
-/// kubelet's own), and not tolerating the disrupted taint (a pod that does
-/// may stay to the end).
+/// Whether the pod keeps `node` from being drained: bound to it, and one
+/// draining waits for ([`waits_for_eviction`]).
 fn waiting_eviction(pod: &Pod, node: &str) -> bool {
-    let taint = DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
-    let tolerates_disruption = pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.tolerations.as_deref())
-        .unwrap_or_default()
-        .iter()
-        .any(|t| tolerates(t, &taint));
-    bound_node(pod) == Some(node)
-        && !is_terminal(pod)
-        && !is_owned_by_node(pod)
-        && !tolerates_disruption
+    bound_node(pod) == Some(node) && waits_for_eviction(pod)
 }
 
 /// The pod's eviction group: 0 for ordinary pods, 1 for ordinary DaemonSet
@@ -57,7 +42,7 @@ fn group(pod: &Pod) -> usize {
 fn next_group<'p>(pods: &'p [Pod], node: &str) -> Vec<&'p Pod> {
     let evictable = || {
         pods.iter()
-            .filter(|p| waiting_eviction(p, node) && !is_terminating(p))
+            .filter(|p| bound_node(p) == Some(node) && goes_through_eviction(p))
     };
     (0..GROUPS)
         .map(|g| evictable().filter(|p| group(p) == g).collect::<Vec<_>>())

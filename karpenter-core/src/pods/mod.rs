@@ -18,8 +18,8 @@ use k8s_openapi::api::core::v1::Pod;
 
 pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;
-pub(crate) use protection::goes_through_eviction;
 pub(crate) use protection::{PodBlock, do_not_disrupt};
+pub(crate) use protection::{goes_through_eviction, waits_for_eviction};
 
 /// How plans name a pod: `namespace/name` (namespace `default` when unset),
 /// the name callers know for [`PodKey::of`].

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use k8s_openapi::api::core::v1::{Pod, Taint};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::{PodKey, is_active, is_owned_by_node, pod_key};
+use super::{PodKey, is_active, is_owned_by_node, is_terminal, is_terminating, pod_key};
 use crate::api::GoDuration;
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DO_NOT_DISRUPT_ANNOTATION_KEY, tolerates};
 
@@ -74,12 +74,20 @@ impl fmt::Display for PodBlock {
 
 /// Whether Karpenter would call the eviction API for this pod when draining
 /// its node (upstream `IsEvictable`, without its do-not-disrupt clause, which
-/// [`do_not_disrupt`] answers): an active pod that is not a static pod and
-/// does not tolerate the `karpenter.sh/disrupted:NoSchedule` taint (such a pod
-/// is left to run on the draining node). PodDisruptionBudgets only matter for
-/// these pods.
+/// [`do_not_disrupt`] answers): a pod draining waits for
+/// ([`waits_for_eviction`]) that is not already on its way out.
+/// PodDisruptionBudgets only matter for these pods.
 pub(crate) fn goes_through_eviction(pod: &Pod) -> bool {
-    if !is_active(pod) || is_owned_by_node(pod) {
+    waits_for_eviction(pod) && !is_terminating(pod)
+}
+
+/// Whether draining the pod's node waits for it to be gone (upstream
+/// `IsWaitingEviction`, without its grace-period clause): a pod that is not
+/// finished, not a static pod, and does not tolerate the
+/// `karpenter.sh/disrupted:NoSchedule` taint (such a pod is left to run on
+/// the draining node).
+pub(crate) fn waits_for_eviction(pod: &Pod) -> bool {
+    if is_terminal(pod) || is_owned_by_node(pod) {
         return false;
     }
     let tolerations = pod.spec.as_ref().and_then(|s| s.tolerations.as_deref());
