@@ -1,0 +1,2 @@
+//! Snapshot assembly from the watch stores.
+fn main() {}

@@ -1,0 +1,2 @@
+//! karpenter-controller.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The karpenter engine on a Kubernetes cluster.
