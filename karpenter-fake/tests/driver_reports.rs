@@ -139,3 +139,23 @@ fn the_event_says_which_pod_and_why() {
         "failed to schedule pod default/huge: nodepool \"default\": the pool has no instance types"
     );
 }
+
+#[tokio::test]
+async fn a_report_says_how_long_its_plans_took() {
+    use karpenter_core::driver::Step;
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(4)));
+    let mut world = World::new(provider, DriverOptions::default());
+    world.add_pool(pool("default", "1", serde_json::json!([])));
+    world.add_pods([pending_pod("web-0", Shape::Plain, "1", "1Gi")]);
+    let report = world.step().await;
+    let steps: Vec<Step> = report.timings.iter().map(|t| t.step).collect();
+    assert_eq!(steps.first(), Some(&Step::Provisioning), "{report:?}");
+    // Once the pod runs and all is quiet, the driver looks for disruption.
+    world.run_until(20, |w| w.pending() == 0).await;
+    let mut planned_disruption = false;
+    for _ in 0..5 {
+        let report = world.step().await;
+        planned_disruption |= report.timings.iter().any(|t| t.step == Step::Disruption);
+    }
+    assert!(planned_disruption);
+}

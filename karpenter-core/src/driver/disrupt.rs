@@ -21,7 +21,7 @@ use super::annotations::{
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
 use super::planning::run_planning;
-use super::report::{Event, Report};
+use super::report::{Event, Report, Step};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
 use crate::disruption::first_command;
@@ -273,7 +273,7 @@ pub(super) async fn start(
     // The plan is CPU-bound: it runs on the driver's planning runner, the
     // snapshot moved in and handed back.
     let runner = driver.options.planning_runner.as_ref();
-    let (snapshot, command) = run_planning(runner, move || {
+    let (snapshot, command) = run_planning(runner, Step::Disruption, report, move || {
         let command = first_command(&snapshot, now, &options);
         (snapshot, command)
     })

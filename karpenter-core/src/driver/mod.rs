@@ -80,7 +80,7 @@ pub use annotations::{
 #[cfg(feature = "tokio")]
 pub use planning::SpawnBlocking;
 pub use planning::{Inline, PlanningJob, PlanningRunner};
-pub use report::{Event, Report};
+pub use report::{Event, Report, Step, Timing};
 
 /// How the driver behaves.
 #[derive(Clone, Debug)]
@@ -258,7 +258,9 @@ impl Driver {
     /// well-known labels, and each pool's instance types with the offerings
     /// marked unavailable. A pool the provider
     /// cannot evaluate yet gets no instance types (nothing launches from it).
-    async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, Error> {
+    ///
+    /// A dry run plans on it what a reconcile would do, and writes nothing.
+    pub async fn snapshot(&self, now: Timestamp) -> Result<Snapshot, Error> {
         let mut snapshot = read_snapshot(self.cluster.as_ref()).await?;
         // A pod may select the provider's own labels, as it may in upstream.
         snapshot.well_known_labels = self.provider.well_known_labels();

@@ -3,9 +3,11 @@
 
 use std::fmt;
 use std::sync::mpsc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 
+use super::report::{Report, Step, Timing};
 use crate::error::Error;
 
 /// One piece of the driver's planning, to run once, to completion.
@@ -76,19 +78,27 @@ impl PlanningRunner for SpawnBlocking {
     }
 }
 
-/// Runs `plan` through `runner`, with what it returns.
+/// Runs `plan` through `runner`, with what it returns, and records in
+/// `report` how long the planning itself took (on whatever thread ran it,
+/// queueing aside) as a [`Timing`] of `step`.
 pub(super) async fn run_planning<T: Send + 'static>(
     runner: &dyn PlanningRunner,
+    step: Step,
+    report: &mut Report,
     plan: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Error> {
     let (sender, receiver) = mpsc::sync_channel(1);
     runner
         .run(Box::new(move || {
+            let started = Instant::now();
+            let planned = plan();
             // The receiver outlives the job: the send cannot fail.
-            let _ = sender.send(plan());
+            let _ = sender.send((planned, started.elapsed()));
         }))
         .await;
-    receiver.try_recv().map_err(|_| Error::PlanningNotRun)
+    let (planned, took) = receiver.try_recv().map_err(|_| Error::PlanningNotRun)?;
+    report.timings.push(Timing { step, took });
+    Ok(planned)
 }
 
 #[cfg(test)]
@@ -109,13 +119,20 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn inline_runs_the_job_where_it_is_awaited() {
         let here = std::thread::current().id();
-        let ran_on = run_planning(&Inline, move || std::thread::current().id()).await;
+        let ran_on = run_planning(
+            &Inline,
+            Step::Provisioning,
+            &mut Report::default(),
+            move || std::thread::current().id(),
+        )
+        .await;
         assert_eq!(ran_on.expect("it ran"), here);
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_job_that_did_not_run_is_an_error() {
-        let result = run_planning(&Dropping, || 42).await;
+        let result =
+            run_planning(&Dropping, Step::Provisioning, &mut Report::default(), || 42).await;
         assert!(matches!(result, Err(Error::PlanningNotRun)), "{result:?}");
     }
 
@@ -123,7 +140,13 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn spawn_blocking_runs_the_job_off_the_executor_thread() {
         let here = std::thread::current().id();
-        let ran_on = run_planning(&SpawnBlocking, move || std::thread::current().id()).await;
+        let ran_on = run_planning(
+            &SpawnBlocking,
+            Step::Provisioning,
+            &mut Report::default(),
+            move || std::thread::current().id(),
+        )
+        .await;
         assert_ne!(ran_on.expect("it ran"), here);
     }
 
@@ -131,6 +154,12 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     #[should_panic(expected = "a planner bug")]
     async fn spawn_blocking_passes_a_panic_on() {
-        let _ = run_planning(&SpawnBlocking, || panic!("a planner bug")).await;
+        let _ = run_planning(
+            &SpawnBlocking,
+            Step::Provisioning,
+            &mut Report::default(),
+            || panic!("a planner bug"),
+        )
+        .await;
     }
 }

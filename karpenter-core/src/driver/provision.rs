@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
 use super::planning::run_planning;
+use super::report::Step;
 use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
@@ -151,8 +152,10 @@ pub(super) async fn run(
             .with_packing(driver.options.packing)
             .at(now);
         let runner = driver.options.planning_runner.as_ref();
-        let (snapshot, held, plan) =
-            run_planning(runner, move || plan_round(snapshot, &options, now)).await?;
+        let (snapshot, held, plan) = run_planning(runner, Step::Provisioning, report, move || {
+            plan_round(snapshot, &options, now)
+        })
+        .await?;
         // Settled only when no pod waits for the node it was nominated to.
         let waiting = in_flight || held > 0;
         let Some(plan) = plan else {

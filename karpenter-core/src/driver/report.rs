@@ -179,9 +179,32 @@ impl fmt::Display for Event {
 
 /// Everything one reconcile did, in order.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Report {
     /// The events.
     pub events: Vec<Event>,
+    /// How long each plan made during the reconcile took, in order (for a
+    /// controller's duration histograms; not part of what was decided).
+    pub timings: Vec<Timing>,
+}
+
+/// What the driver planned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Step {
+    /// Provisioning: a schedule for the pending pods.
+    Provisioning,
+    /// Disruption: the search for the next command.
+    Disruption,
+}
+
+/// How long one plan took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// What was planned.
+    pub step: Step,
+    /// The planning's own time, on the thread that ran it.
+    pub took: std::time::Duration,
 }
 
 impl Report {
