@@ -1,0 +1,139 @@
+//! The watch-backed stores: one reflector per kind the engine reads, each a
+//! `kube::runtime` watcher (list, then watch from the list's
+//! `resourceVersion`, bookmarks on; a `410 Gone` starts it over with a fresh
+//! list; failures back off exponentially) feeding a `reflector::Store`.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
+use karpenter_core::api::{NodeClaim, NodePool};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+
+/// A kind the stores watch.
+pub(crate) trait Watched:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// The stores of every kind the engine reads.
+#[derive(Clone)]
+pub(crate) struct Stores {
+    pub(crate) node_pools: Store<NodePool>,
+    pub(crate) nodes: Store<Node>,
+    pub(crate) node_claims: Store<NodeClaim>,
+    pub(crate) pods: Store<Pod>,
+    pub(crate) daemon_sets: Store<DaemonSet>,
+    pub(crate) pod_disruption_budgets: Store<PodDisruptionBudget>,
+    pub(crate) persistent_volumes: Store<PersistentVolume>,
+    pub(crate) persistent_volume_claims: Store<PersistentVolumeClaim>,
+    pub(crate) storage_classes: Store<StorageClass>,
+}
+
+/// The reflectors' tasks: aborted when the last handle goes, so dropping
+/// every `KubeCluster` clone stops the watches.
+#[derive(Debug, Default)]
+pub(crate) struct Reflectors(Vec<JoinHandle<()>>);
+
+impl Drop for Reflectors {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+impl Stores {
+    /// Starts a reflector per kind on the current tokio runtime.
+    pub(crate) fn watch(client: &Client, config: &watcher::Config) -> (Stores, Reflectors) {
+        let mut tasks = Vec::new();
+        let mut spawner = Spawner {
+            client,
+            config,
+            tasks: &mut tasks,
+        };
+        let stores = Stores {
+            node_pools: spawner.all("NodePool"),
+            nodes: spawner.all("Node"),
+            node_claims: spawner.all("NodeClaim"),
+            pods: spawner.all("Pod"),
+            daemon_sets: spawner.all("DaemonSet"),
+            pod_disruption_budgets: spawner.all("PodDisruptionBudget"),
+            persistent_volumes: spawner.all("PersistentVolume"),
+            persistent_volume_claims: spawner.all("PersistentVolumeClaim"),
+            storage_classes: spawner.all("StorageClass"),
+        };
+        (stores, Reflectors(tasks))
+    }
+
+    /// Waits until every store has its first complete list. `Err` only when
+    /// a reflector stopped before it had one.
+    pub(crate) async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
+        self.node_pools.wait_until_ready().await?;
+        self.nodes.wait_until_ready().await?;
+        self.node_claims.wait_until_ready().await?;
+        self.pods.wait_until_ready().await?;
+        self.daemon_sets.wait_until_ready().await?;
+        self.pod_disruption_budgets.wait_until_ready().await?;
+        self.persistent_volumes.wait_until_ready().await?;
+        self.persistent_volume_claims.wait_until_ready().await?;
+        self.storage_classes.wait_until_ready().await
+    }
+}
+
+/// Starts one reflector.
+struct Spawner<'a> {
+    client: &'a Client,
+    config: &'a watcher::Config,
+    tasks: &'a mut Vec<JoinHandle<()>>,
+}
+
+impl Spawner<'_> {
+    /// A store of every object of `K`, in every namespace, kept by a
+    /// reflector task.
+    fn all<K: Watched>(&mut self, kind: &'static str) -> Store<K> {
+        let (reader, writer) = reflector::store();
+        let api: Api<K> = Api::all(self.client.clone());
+        let stream = watcher(api, self.config.clone())
+            .default_backoff()
+            // Managed fields are most of an object's size, and the engine
+            // never reads them.
+            .modify(|object: &mut K| object.managed_fields_mut().clear())
+            .reflect(writer);
+        self.tasks.push(tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                if let Err(error) = event {
+                    // The watcher backs off and starts again (a fresh list
+                    // after `410 Gone`); the store keeps what it had.
+                    tracing::warn!(kind, error = %error, "watch failed; retrying");
+                }
+            }
+        }));
+        reader
+    }
+}
+
+/// The objects of `store` as owned values, ordered by namespace and name, so
+/// that the same cluster reads the same way every time.
+pub(crate) fn sorted<K: Watched>(objects: Vec<Arc<K>>) -> Vec<Arc<K>> {
+    let mut objects = objects;
+    objects.sort_by(|a, b| {
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+    });
+    objects
+}

@@ -1,0 +1,210 @@
+//! The flags of `karpenter-controller`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+use super::logging::LogFormat;
+
+/// Runs Karpenter's provisioning and disruption against a Kubernetes
+/// cluster: NodeClaims for pending pods, consolidation, drift, expiry.
+#[derive(Clone, Debug, Parser)]
+#[command(name = "karpenter-controller", version, about, long_about = None)]
+pub struct Args {
+    /// The kubeconfig to use; without it, the file `KUBECONFIG` names, else
+    /// the in-cluster service account.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The cloud: `fake` launches Node objects itself (as upstream's kwok
+    /// provider), from `--instance-types`; `azure` launches AKS VMs through
+    /// ARM.
+    #[arg(long, value_enum, default_value_t = ProviderKind::Fake)]
+    pub provider: ProviderKind,
+
+    /// With `--provider fake`: the InstanceType documents
+    /// (`karpenter.fake/v1alpha1`, as karpenter-sim reads them) the fake
+    /// cloud offers.
+    #[arg(long, value_name = "FILE", required_if_eq("provider", "fake"))]
+    pub instance_types: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub azure: AzureArgs,
+
+    /// Elect a leader through a `coordination.k8s.io/v1` Lease, so that two
+    /// replicas never act at once.
+    #[arg(long)]
+    pub leader_elect: bool,
+
+    /// The Lease's namespace.
+    #[arg(long, env = "POD_NAMESPACE", value_name = "NAMESPACE")]
+    pub lease_namespace: Option<String>,
+
+    /// The Lease's name.
+    #[arg(long, default_value = "karpenter-leader-election", value_name = "NAME")]
+    pub lease_name: String,
+
+    /// Where to serve Prometheus metrics (`/metrics`); `off` serves none.
+    #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDR")]
+    pub metrics_addr: Listen,
+
+    /// Where to serve `/healthz` and `/readyz` (ready once the watches have
+    /// synced); `off` serves none.
+    #[arg(long, default_value = "0.0.0.0:8081", value_name = "ADDR")]
+    pub health_addr: Listen,
+
+    /// How logs are written (filtered as `RUST_LOG` says; `info` without
+    /// it).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Read, plan and log every decision; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// One reconcile round after the initial sync, then exit.
+    #[arg(long)]
+    pub once: bool,
+
+    /// Time between reconcile rounds.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub interval: Duration,
+
+    /// How long to wait for the watches' first lists before giving up.
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    pub sync_timeout: Duration,
+
+    /// The field manager every write names.
+    #[arg(long, default_value = crate::FIELD_MANAGER, value_name = "NAME")]
+    pub field_manager: String,
+
+    /// Disrupt nodes (consolidation, drift, expiry, emptiness); without
+    /// it only provisioning runs.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub disruption: bool,
+}
+
+/// The cloud the controller launches in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    /// Node objects, launched by the controller itself.
+    Fake,
+    /// AKS VMs through Azure Resource Manager.
+    Azure,
+}
+
+/// The Azure settings (`--provider azure`); each also from its
+/// environment variable. The ARM token comes from `AZURE_ACCESS_TOKEN` and
+/// is never logged.
+#[derive(Clone, Debug, clap::Args)]
+pub struct AzureArgs {
+    /// The subscription ID.
+    #[arg(long, env = "AZURE_SUBSCRIPTION_ID", required_if_eq("provider", "azure"))]
+    pub azure_subscription_id: Option<String>,
+    /// The node resource group (`MC_...`).
+    #[arg(long, env = "AZURE_NODE_RESOURCE_GROUP", required_if_eq("provider", "azure"))]
+    pub azure_node_resource_group: Option<String>,
+    /// The region (`eastus`).
+    #[arg(long, env = "AZURE_LOCATION", required_if_eq("provider", "azure"))]
+    pub azure_location: Option<String>,
+    /// The AKS cluster's name.
+    #[arg(long, env = "CLUSTER_NAME", required_if_eq("provider", "azure"))]
+    pub cluster_name: Option<String>,
+    /// The subnet nodes join.
+    #[arg(long, env = "AZURE_SUBNET_ID", required_if_eq("provider", "azure"))]
+    pub azure_subnet_id: Option<String>,
+    /// The SSH public key of `azureuser` on nodes.
+    #[arg(long, env = "SSH_PUBLIC_KEY", default_value = "")]
+    pub ssh_public_key: String,
+    /// The ARM endpoint.
+    #[arg(long, env = "ARM_ENDPOINT", default_value = "https://management.azure.com")]
+    pub arm_endpoint: String,
+}
+
+/// An address to serve on, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// Serve on this address.
+    On(SocketAddr),
+    /// Serve nothing.
+    Off,
+}
+
+impl std::str::FromStr for Listen {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "off" {
+            return Ok(Listen::Off);
+        }
+        text.parse()
+            .map(Listen::On)
+            .map_err(|e| format!("`{text}` is not an address like 0.0.0.0:8080 (or `off`): {e}"))
+    }
+}
+
+/// A duration written as a number and a unit (`500ms`, `10s`, `5m`, `1h`).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{text}` has no unit (ms, s, m, h)"))?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a whole number"))?;
+    let seconds = match unit {
+        "ms" => return Ok(Duration::from_millis(number)),
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(format!("`{text}`: the unit must be ms, s, m or h")),
+    };
+    number
+        .checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("`{text}` is too long"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_flags_are_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_read_as_written() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert!(parse_duration("5").is_err());
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("99999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn fake_needs_its_instance_types() {
+        let parsed = Args::try_parse_from(["karpenter-controller", "--provider", "fake"]);
+        assert!(parsed.is_err());
+        let parsed =
+            Args::try_parse_from(["karpenter-controller", "--instance-types", "types.yaml"])
+                .expect("parses");
+        assert_eq!(parsed.provider, ProviderKind::Fake);
+        assert_eq!(parsed.metrics_addr, Listen::On("0.0.0.0:8080".parse().expect("addr")));
+        let off = Args::try_parse_from([
+            "karpenter-controller",
+            "--instance-types",
+            "t.yaml",
+            "--metrics-addr",
+            "off",
+        ])
+        .expect("parses");
+        assert_eq!(off.metrics_addr, Listen::Off);
+    }
+}

@@ -1,0 +1,404 @@
+//! The controller's main loop: connect, watch, wait for the first sync,
+//! take the Lease, then reconcile every `--interval` until SIGTERM (or once).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use karpenter_core::cloudprovider::CloudProvider;
+use karpenter_core::cluster::Cluster;
+use karpenter_core::disruption::plan_with;
+use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking};
+use karpenter_core::provisioning::schedule;
+use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
+use kube::Client;
+use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+use kube::runtime::events::Reporter;
+use thiserror::Error;
+use tokio::sync::watch;
+
+use super::args::{Args, Listen, ProviderKind};
+use super::http::{HttpError, Readiness, Server};
+use super::kwok::KwokProvider;
+use super::leader::{LeaderConfig, LeaderElector, LeaderError, Leadership};
+use super::metrics::Metrics;
+use super::{azure, instance_types};
+use crate::{EventRecorder, KubeCluster, KubeClusterOptions, SyncError};
+
+/// Why the controller stopped with an error.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// No cluster to talk to: the kubeconfig (or the in-cluster service
+    /// account) could not be read.
+    #[error("cannot configure the Kubernetes client from {from}")]
+    Config {
+        /// Where the configuration was looked for.
+        from: String,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The fake cloud's instance types could not be read.
+    #[error(transparent)]
+    InstanceTypes(#[from] karpenter::scenario::LoadError),
+    /// The instance types file holds no InstanceType document.
+    #[error("{0}: no InstanceType documents (apiVersion karpenter.fake/v1alpha1)")]
+    NoInstanceTypes(PathBuf),
+    /// The Azure provider could not be set up.
+    #[error("the Azure provider: {0}")]
+    Azure(String),
+    /// An endpoint could not be served.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// The watches did not sync.
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+    /// Leader election failed.
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    /// This replica lost the Lease: it stops so that it never acts beside
+    /// the new leader (its Deployment restarts it as a candidate).
+    #[error("lost the leader election Lease")]
+    LostLease,
+    /// With `--once`, the reconcile failed.
+    #[error("the reconcile failed")]
+    Reconcile(#[source] karpenter_core::Error),
+}
+
+/// Runs the controller as `args` say, until SIGTERM (or after one round
+/// with `--once`).
+pub async fn run(args: Args) -> Result<(), RunError> {
+    let (stop, stopping) = watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: finishing the write in flight");
+        let _ = stop.send(true);
+    });
+    run_until(args, stopping).await
+}
+
+/// Runs the controller until `stopping` turns true.
+pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<(), RunError> {
+    let client = client(&args).await?;
+    let metrics = Arc::new(Metrics::new());
+    let readiness = Readiness::new();
+    serve(args.metrics_addr, &metrics, &readiness, &stopping).await?;
+    serve(args.health_addr, &metrics, &readiness, &stopping).await?;
+
+    let identity = identity();
+    let events = if args.dry_run {
+        EventRecorder::disabled()
+    } else {
+        EventRecorder::new(
+            client.clone(),
+            Reporter {
+                controller: "karpenter".into(),
+                instance: Some(identity.clone()),
+            },
+        )
+    };
+    let options = KubeClusterOptions::default()
+        .with_field_manager(args.field_manager.clone())
+        .with_events(events.clone());
+    let cluster = KubeCluster::with_options(client.clone(), options);
+    let provider = provider(&args, &cluster).await?;
+
+    let mut stopped = stopping.clone();
+    tokio::select! {
+        synced = cluster.wait_until_synced(args.sync_timeout) => synced?,
+        _ = stopped.wait_for(|s| *s) => return Ok(()),
+    }
+    readiness.set_ready();
+
+    let leadership = match leader(&args, &client, &identity) {
+        Some(elector) => {
+            let mut stopped = stopping.clone();
+            tokio::select! {
+                won = elector.acquire() => Some(won?),
+                _ = stopped.wait_for(|s| *s) => return Ok(()),
+            }
+        }
+        None => None,
+    };
+
+    let result = reconcile_loop(&args, provider, &cluster, &metrics, &events, &leadership, stopping).await;
+    if let Some(leadership) = leadership {
+        leadership.release().await;
+    }
+    result
+}
+
+/// Reconciles until stopped; each round's errors are logged, and the next
+/// round tries again.
+async fn reconcile_loop(
+    args: &Args,
+    provider: Arc<dyn CloudProvider>,
+    cluster: &KubeCluster,
+    metrics: &Metrics,
+    events: &EventRecorder,
+    leadership: &Option<Leadership>,
+    mut stopping: watch::Receiver<bool>,
+) -> Result<(), RunError> {
+    let options = DriverOptions::default()
+        .with_disrupt(args.disruption)
+        .with_planning_runner(SpawnBlocking);
+    let mut driver = Driver::new(provider, Arc::new(cluster.clone())).with_options(options);
+    loop {
+        if leadership.as_ref().is_some_and(Leadership::is_lost) {
+            return Err(RunError::LostLease);
+        }
+        let round = if args.dry_run {
+            dry_run(&driver, args).await
+        } else {
+            reconcile(&mut driver, cluster, metrics, events).await
+        };
+        if let Err(error) = round {
+            if args.once {
+                return Err(RunError::Reconcile(error));
+            }
+            tracing::warn!(error = %karpenter_core::error::with_causes(&error), "reconcile failed; trying again next round");
+        }
+        if args.once {
+            return Ok(());
+        }
+        let lost = async {
+            match leadership {
+                Some(leadership) => leadership.lost().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(args.interval) => {}
+            _ = stopping.wait_for(|s| *s) => return Ok(()),
+            _ = lost => return Err(RunError::LostLease),
+        }
+    }
+}
+
+/// One reconcile: the driver acts; its report becomes events and metrics.
+async fn reconcile(
+    driver: &mut Driver,
+    cluster: &KubeCluster,
+    metrics: &Metrics,
+    events: &EventRecorder,
+) -> Result<(), karpenter_core::Error> {
+    let pools = pools_of_claims(cluster).await;
+    let report = driver.reconcile(jiff::Timestamp::now()).await?;
+    events.record_report(&report);
+    count(&report, &pools, metrics);
+    let pods = cluster.pods().await?;
+    let pending = pods
+        .iter()
+        .filter(|pod| pod.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
+        .filter(|pod| {
+            !matches!(
+                pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+                Some("Succeeded" | "Failed")
+            )
+        })
+        .count();
+    metrics.set_pending_pods(pending);
+    metrics.set_cluster_state(cluster.nodes().await?.len(), cluster.is_synced());
+    for timing in &report.timings {
+        match timing.step {
+            karpenter_core::driver::Step::Provisioning => metrics.observe_scheduling(timing.took),
+            karpenter_core::driver::Step::Disruption => {
+                metrics.observe_disruption_evaluation("", "", timing.took);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each claim's NodePool, as the round starts (a terminated claim is gone
+/// by the time its report is read).
+async fn pools_of_claims(cluster: &KubeCluster) -> BTreeMap<String, String> {
+    cluster
+        .node_claims()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|claim| {
+            let pool = claim.metadata.labels.as_ref()?.get(NODE_POOL_LABEL_KEY)?.clone();
+            Some((claim.metadata.name?, pool))
+        })
+        .collect()
+}
+
+/// The NodeClaim counters, from what the driver did.
+fn count(report: &Report, pools: &BTreeMap<String, String>, metrics: &Metrics) {
+    let pool_of = |claim: &str| pools.get(claim).map(String::as_str).unwrap_or_default();
+    for event in &report.events {
+        match event {
+            Event::ClaimCreated { pool, .. } => metrics.claim_created(pool, "provisioning"),
+            Event::CommandStarted {
+                reason,
+                candidates,
+                replacements,
+                ..
+            } => {
+                let reason = super::metrics::reason(*reason);
+                for claim in replacements {
+                    metrics.claim_created(pool_of(claim), reason);
+                }
+                for claim in candidates {
+                    metrics.claim_disrupted(pool_of(claim), reason);
+                }
+            }
+            Event::Terminated { claim } => metrics.claim_terminated(pool_of(claim), "deleted"),
+            _ => {}
+        }
+    }
+}
+
+/// A dry run: plans provisioning and disruption on the cluster as it
+/// stands, logs every decision, writes nothing.
+async fn dry_run(driver: &Driver, args: &Args) -> Result<(), karpenter_core::Error> {
+    let now = jiff::Timestamp::now();
+    let snapshot = driver.snapshot(now).await?;
+    let plan = schedule(&snapshot);
+    for claim in &plan.node_claims {
+        let launch = claim.launch.as_ref();
+        tracing::info!(
+            dry_run = true,
+            nodepool = claim.node_pool,
+            instance_type = launch.map(|l| l.instance_type.as_str()),
+            zone = launch.map(|l| l.zone.as_str()),
+            capacity_type = launch.map(|l| l.capacity_type.as_str()),
+            price = launch.map(|l| l.price),
+            pods = claim.pods.len(),
+            "would create a NodeClaim"
+        );
+    }
+    for unplaced in &plan.unschedulable {
+        tracing::info!(dry_run = true, pod = %unplaced.pod, reason = %unplaced.reason, "would leave a pod pending");
+    }
+    if args.disruption {
+        let options = karpenter_core::disruption::DisruptionOptions::default();
+        let disruption = plan_with(&snapshot, now, &options);
+        for command in &disruption.commands {
+            tracing::info!(
+                dry_run = true,
+                reason = ?command.reason,
+                candidates = ?command.candidates,
+                replacements = command.replacements.len(),
+                savings_per_hour = command.savings_per_hour,
+                "would disrupt"
+            );
+        }
+        for blocked in &disruption.blocked {
+            tracing::info!(dry_run = true, node = blocked.node, reason = blocked.reason, "disruption blocked");
+        }
+    }
+    Ok(())
+}
+
+/// The client: `--kubeconfig`, else the file `KUBECONFIG` names, else the
+/// in-cluster service account.
+async fn client(args: &Args) -> Result<Client, RunError> {
+    let path = args
+        .kubeconfig
+        .clone()
+        .or_else(|| std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let config = match &path {
+        Some(path) => {
+            let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Config {
+                from: path.display().to_string(),
+                source,
+            };
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| failed(Box::new(e)))?;
+            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| failed(Box::new(e)))?
+        }
+        None => Config::incluster().map_err(|e| RunError::Config {
+            from: "the in-cluster service account (no --kubeconfig, no KUBECONFIG)".into(),
+            source: Box::new(e),
+        })?,
+    };
+    Client::try_from(config).map_err(|e| RunError::Config {
+        from: path.map_or_else(|| "the in-cluster service account".into(), |p| p.display().to_string()),
+        source: Box::new(e),
+    })
+}
+
+/// The cloud the flags name.
+async fn provider(args: &Args, cluster: &KubeCluster) -> Result<Arc<dyn CloudProvider>, RunError> {
+    match args.provider {
+        ProviderKind::Fake => {
+            let path = args
+                .instance_types
+                .clone()
+                .ok_or_else(|| RunError::NoInstanceTypes(PathBuf::from("--instance-types")))?;
+            let types = instance_types::load_instance_types(&path)?;
+            if types.is_empty() {
+                return Err(RunError::NoInstanceTypes(path));
+            }
+            tracing::info!(instance_types = types.len(), file = %path.display(), "fake cloud");
+            Ok(Arc::new(KwokProvider::new(types, cluster.clone(), args.field_manager.clone())))
+        }
+        ProviderKind::Azure => azure::provider(&args.azure, cluster).map_err(RunError::Azure),
+    }
+}
+
+/// Serves the metrics and health endpoints on `listen`, until stopped.
+async fn serve(
+    listen: Listen,
+    metrics: &Arc<Metrics>,
+    readiness: &Readiness,
+    stopping: &watch::Receiver<bool>,
+) -> Result<(), RunError> {
+    let Listen::On(addr) = listen else {
+        return Ok(());
+    };
+    let server = Server::bind(addr, Arc::clone(metrics), readiness.clone()).await?;
+    let mut stopped = stopping.clone();
+    tokio::spawn(server.serve(async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    Ok(())
+}
+
+/// The elector, with `--leader-elect`.
+fn leader(args: &Args, client: &Client, identity: &str) -> Option<LeaderElector> {
+    if !args.leader_elect {
+        return None;
+    }
+    let namespace = args.lease_namespace.clone().unwrap_or_else(|| "default".into());
+    let api = kube::Api::namespaced(client.clone(), &namespace);
+    Some(LeaderElector::new(api, &args.lease_name, identity, LeaderConfig::default()))
+}
+
+/// Who this replica is: its pod's name (`POD_NAME`), else the host's, with
+/// the process ID.
+fn identity() -> String {
+    let host = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "karpenter".into());
+    format!("{host}_{}", std::process::id())
+}
+
+/// SIGTERM (what Kubernetes sends) or Ctrl-C.
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+

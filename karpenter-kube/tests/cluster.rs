@@ -1,0 +1,375 @@
+//! `KubeCluster` against a Kubernetes API served on 127.0.0.1 by the test
+//! (karpenter-apiserver): what its watches see, and how its writes meet
+//! the API server's answers.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use karpenter_apiserver::{ApiServer, Fault};
+use karpenter_core::api::NodeClaim;
+use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
+use karpenter_core::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, TERMINATION_FINALIZER};
+use karpenter_fake::conformance::run_cluster;
+use karpenter_kube::{FIELD_MANAGER, KubeCluster};
+use serde_json::json;
+
+const SYNC: Duration = Duration::from_secs(10);
+
+async fn synced(server: &ApiServer) -> KubeCluster {
+    let cluster = KubeCluster::new(server.client());
+    cluster
+        .wait_until_synced(SYNC)
+        .await
+        .expect("the watches sync");
+    cluster
+}
+
+/// Waits (at most ten seconds) until `check` holds.
+async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
+    for _ in 0..200 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} never happened");
+}
+
+fn node(name: &str) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {"providerID": format!("kwok://{name}")},
+    }))
+    .expect("a node")
+}
+
+fn pod(namespace: &str, name: &str, labels: serde_json::Value) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"namespace": namespace, "name": name, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": "node-a"},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }))
+    .expect("a pod")
+}
+
+fn claim(name: &str) -> NodeClaim {
+    serde_json::from_value(json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodeClaim",
+        "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+        "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": []},
+    }))
+    .expect("a claim")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kube_cluster_keeps_the_cluster_contract() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let cluster = synced(&server).await;
+    let checks = run_cluster(&cluster).await;
+    let failed: Vec<_> = checks.iter().filter(|c| c.outcome.is_err()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(
+        server.list::<NodeClaim>().is_empty(),
+        "it cleans up after itself"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_come_from_the_watches_after_the_first_list() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-b")).expect("put");
+    server.put(&node("node-a")).expect("put");
+    let cluster = synced(&server).await;
+    let names: Vec<_> = cluster
+        .nodes()
+        .await
+        .expect("nodes")
+        .into_iter()
+        .map(|n| n.metadata.name.unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["node-a", "node-b"], "listed, in name order");
+    // A change made by someone else arrives through the watch.
+    server.put(&node("node-c")).expect("put");
+    eventually("the new node is read", async || {
+        cluster.nodes().await.expect("nodes").len() == 3
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watches_recover_from_a_disconnect_and_from_410_gone() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-a")).expect("put");
+    let cluster = synced(&server).await;
+    server.disconnect_watches();
+    server.put(&node("node-b")).expect("put");
+    eventually("the node after a disconnect is read", async || {
+        cluster.nodes().await.expect("nodes").len() == 2
+    })
+    .await;
+    // History gone: the watch resumes with 410 and lists again; what was
+    // deleted meanwhile leaves the store.
+    server.compact();
+    server.remove::<Node>(None, "node-a");
+    server.put(&node("node-c")).expect("put");
+    eventually("the relist is read", async || {
+        let names: Vec<_> = cluster
+            .nodes()
+            .await
+            .expect("nodes")
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        names == ["node-b", "node-c"]
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_created_claim_has_the_termination_finalizer_and_its_status_written() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let cluster = synced(&server).await;
+    let mut created = claim("default-00001");
+    created
+        .status
+        .get_or_insert_with(Default::default)
+        .provider_id = Some("kwok://x".into());
+    cluster.create_node_claim(created).await.expect("create");
+    let stored = server
+        .get::<NodeClaim>(None, "default-00001")
+        .expect("stored");
+    assert_eq!(
+        stored.metadata.finalizers.as_deref(),
+        Some(&[TERMINATION_FINALIZER.to_owned()][..])
+    );
+    assert_eq!(
+        stored.status.and_then(|s| s.provider_id).as_deref(),
+        Some("kwok://x"),
+        "the status went through its subresource"
+    );
+    // Read at once, before the watch has it.
+    assert_eq!(cluster.node_claims().await.expect("claims").len(), 1);
+    let writes: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .collect();
+    assert!(!writes.is_empty());
+    for write in &writes {
+        assert_eq!(
+            write.field_manager.as_deref(),
+            Some(FIELD_MANAGER),
+            "{write:?}"
+        );
+    }
+    assert!(server.verbs_used().contains(&(
+        "karpenter.sh".into(),
+        "nodeclaims/status".into(),
+        "update".into()
+    )));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_after_a_conflict_reads_afresh_and_keeps_the_other_writers_change() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&claim("default-00001")).expect("put");
+    let cluster = synced(&server).await;
+    let mut mine = cluster.node_claims().await.expect("claims").remove(0);
+    // Someone else labels the claim after we read it.
+    let mut theirs = server
+        .get::<NodeClaim>(None, "default-00001")
+        .expect("there");
+    theirs
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("theirs".into(), "1".into());
+    server.put(&theirs).expect("put");
+    // Our label, written from the stale copy.
+    mine.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("mine".into(), "1".into());
+    // The store may have caught up already; make sure the first write is
+    // refused as stale.
+    server.inject(
+        Fault::new(409, "Conflict")
+            .method("PUT")
+            .path_contains("/nodeclaims/default-00001")
+            .times(1),
+    );
+    cluster
+        .update_node_claim(mine)
+        .await
+        .expect("the update lands");
+    let labels = server
+        .get::<NodeClaim>(None, "default-00001")
+        .expect("there")
+        .metadata
+        .labels
+        .unwrap_or_default();
+    assert_eq!(labels.get("mine").map(String::as_str), Some("1"));
+    assert_eq!(labels.get("theirs").map(String::as_str), Some("1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conflicts_without_end_give_a_retryable_error() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-a")).expect("put");
+    let cluster = synced(&server).await;
+    server.inject(Fault::new(409, "Conflict").method("PUT").times(100));
+    let error = cluster
+        .taint_node("node-a", DISRUPTED_NO_SCHEDULE_TAINT.to_taint())
+        .await
+        .expect_err("it gives up");
+    assert!(
+        matches!(
+            error,
+            ClusterError::Api {
+                retryable: true,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn taints_are_added_and_removed_once() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-a")).expect("put");
+    let cluster = synced(&server).await;
+    let taint: Taint = DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
+    cluster
+        .taint_node("node-a", taint.clone())
+        .await
+        .expect("taint");
+    cluster
+        .taint_node("node-a", taint.clone())
+        .await
+        .expect("again");
+    let taints = |server: &ApiServer| {
+        server
+            .get::<Node>(None, "node-a")
+            .and_then(|n| n.spec)
+            .and_then(|s| s.taints)
+            .unwrap_or_default()
+    };
+    assert_eq!(taints(&server), [taint.clone()]);
+    cluster
+        .untaint_node("node-a", &taint.key)
+        .await
+        .expect("untaint");
+    cluster
+        .untaint_node("node-a", &taint.key)
+        .await
+        .expect("again");
+    assert!(taints(&server).is_empty());
+    assert!(matches!(
+        cluster.taint_node("nobody", taint).await,
+        Err(ClusterError::NotFound { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_eviction_a_budget_forbids_is_blocked_not_an_error() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-a")).expect("put");
+    server
+        .put(&pod("web", "held", json!({"app": "held"})))
+        .expect("put");
+    server
+        .put(&pod("web", "free", json!({"app": "free"})))
+        .expect("put");
+    let budget: PodDisruptionBudget = serde_json::from_value(json!({
+        "metadata": {"namespace": "web", "name": "held"},
+        "spec": {"selector": {"matchLabels": {"app": "held"}}, "maxUnavailable": 0},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+    }))
+    .expect("a budget");
+    server.put(&budget).expect("put");
+    let cluster = synced(&server).await;
+    assert_eq!(
+        cluster
+            .evict_pod(&PodKey::new("web", "held"))
+            .await
+            .expect("answers"),
+        Eviction::Blocked
+    );
+    assert!(server.get::<Pod>(Some("web"), "held").is_some());
+    assert_eq!(
+        cluster
+            .evict_pod(&PodKey::new("web", "free"))
+            .await
+            .expect("answers"),
+        Eviction::Evicted
+    );
+    assert!(server.get::<Pod>(Some("web"), "free").is_none());
+    // Gone already: nothing left to do.
+    assert_eq!(
+        cluster
+            .evict_pod(&PodKey::new("web", "free"))
+            .await
+            .expect("answers"),
+        Eviction::Evicted
+    );
+    assert!(server.verbs_used().contains(&(
+        String::new(),
+        "pods/eviction".into(),
+        "create".into()
+    )));
+    // Throttling is not a budget: a 429 without the budget's cause is a
+    // retryable error.
+    server.inject(Fault::new(429, "TooManyRequests").path_contains("/eviction"));
+    let throttled = cluster.evict_pod(&PodKey::new("web", "held")).await;
+    assert!(
+        matches!(
+            throttled,
+            Err(ClusterError::Api {
+                retryable: true,
+                ..
+            })
+        ),
+        "{throttled:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_claim_releases_its_finalizer_and_deletes_its_node() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&node("node-a")).expect("put");
+    let cluster = synced(&server).await;
+    let mut launched = claim("default-00001");
+    launched
+        .status
+        .get_or_insert_with(Default::default)
+        .node_name = Some("node-a".into());
+    cluster.create_node_claim(launched).await.expect("create");
+    cluster
+        .delete_node_claim("default-00001")
+        .await
+        .expect("delete");
+    let deleting = server
+        .get::<NodeClaim>(None, "default-00001")
+        .expect("still there");
+    assert!(
+        deleting.metadata.deletion_timestamp.is_some(),
+        "the finalizer holds it"
+    );
+    cluster
+        .remove_node_claim("default-00001")
+        .await
+        .expect("remove");
+    assert!(server.get::<NodeClaim>(None, "default-00001").is_none());
+    assert!(server.get::<Node>(None, "node-a").is_none());
+    assert!(
+        cluster.node_claims().await.expect("claims").is_empty(),
+        "read at once"
+    );
+    assert!(matches!(
+        cluster.remove_node_claim("default-00001").await,
+        Err(ClusterError::NotFound { .. })
+    ));
+}
