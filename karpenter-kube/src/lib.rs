@@ -1,1 +1,4 @@
 //! The karpenter engine on a Kubernetes cluster.
+
+#[cfg(feature = "controller")]
+pub mod controller;
