@@ -4,4 +4,5 @@
 //! Each module stands alone: [`http`] serves what [`metrics`] renders.
 
 pub mod http;
+pub mod logging;
 pub mod metrics;
