@@ -4,5 +4,6 @@
 //! Each module stands alone: [`http`] serves what [`metrics`] renders.
 
 pub mod http;
+pub mod leader;
 pub mod logging;
 pub mod metrics;
