@@ -18,7 +18,11 @@ use karpenter_kube::KubeCluster;
 
 /// A synced cluster of `nodes` nodes and `pods` pods, with the server it
 /// watches.
-fn cluster(runtime: &tokio::runtime::Runtime, nodes: usize, pods: usize) -> (ApiServer, KubeCluster) {
+fn cluster(
+    runtime: &tokio::runtime::Runtime,
+    nodes: usize,
+    pods: usize,
+) -> (ApiServer, KubeCluster) {
     runtime.block_on(async {
         let server = ApiServer::start().await.expect("the server starts");
         let generated = running_cluster(nodes, pods, 7);
@@ -59,7 +63,9 @@ fn snapshot_assembly(c: &mut Criterion) {
         let (_server, cluster) = cluster(&runtime, nodes, pods);
         group.bench_function(format!("{nodes}_nodes_{pods}_pods"), |b| {
             b.iter(|| {
-                let snapshot = runtime.block_on(read_snapshot(&cluster)).expect("a snapshot");
+                let snapshot = runtime
+                    .block_on(read_snapshot(&cluster))
+                    .expect("a snapshot");
                 black_box(snapshot.pods.len())
             });
         });

@@ -16,6 +16,9 @@
 mod cluster;
 mod events;
 
+#[cfg(feature = "controller")]
+pub mod controller;
+
 pub use cluster::{FIELD_MANAGER, KubeCluster, KubeClusterOptions, SyncError};
 pub use events::{
     EVENT_QUEUE, EventRecorder, Recorded, kubernetes_events, node_claim_ref, node_ref, nominated,

@@ -11,7 +11,14 @@ use super::logging::LogFormat;
 /// Runs Karpenter's provisioning and disruption against a Kubernetes
 /// cluster: NodeClaims for pending pods, consolidation, drift, expiry.
 #[derive(Clone, Debug, Parser)]
-#[command(name = "karpenter-controller", version, about, long_about = None)]
+#[command(
+    name = "karpenter-controller",
+    version,
+    after_help = "Environment: KUBECONFIG (without --kubeconfig), POD_NAMESPACE (the Lease's \
+                  namespace), POD_NAME (this replica's name in the Lease and its events), \
+                  RUST_LOG (the log filter), AZURE_ACCESS_TOKEN (with --provider azure: the \
+                  ARM bearer token, never logged)."
+)]
 pub struct Args {
     /// The kubeconfig to use; without it, the file `KUBECONFIG` names, else
     /// the in-cluster service account.
@@ -30,9 +37,6 @@ pub struct Args {
     #[arg(long, value_name = "FILE", required_if_eq("provider", "fake"))]
     pub instance_types: Option<PathBuf>,
 
-    #[command(flatten)]
-    pub azure: AzureArgs,
-
     /// Elect a leader through a `coordination.k8s.io/v1` Lease, so that two
     /// replicas never act at once.
     #[arg(long)]
@@ -43,8 +47,21 @@ pub struct Args {
     pub lease_namespace: Option<String>,
 
     /// The Lease's name.
-    #[arg(long, default_value = "karpenter-leader-election", value_name = "NAME")]
+    #[arg(long, default_value = super::leader::DEFAULT_LEASE_NAME, value_name = "NAME")]
     pub lease_name: String,
+
+    /// How long a Lease holds after its last renewal.
+    #[arg(long, default_value = "15s", value_parser = parse_duration, value_name = "DURATION")]
+    pub lease_duration: Duration,
+
+    /// How long the leader acts without a successful renewal before it
+    /// stops (shorter than the lease duration).
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub renew_deadline: Duration,
+
+    /// The pause between attempts to take or renew the Lease.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
+    pub retry_period: Duration,
 
     /// Where to serve Prometheus metrics (`/metrics`); `off` serves none.
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDR")]
@@ -84,6 +101,10 @@ pub struct Args {
     /// it only provisioning runs.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub disruption: bool,
+
+    /// The Azure settings, for `--provider azure`.
+    #[command(flatten, next_help_heading = "Azure (--provider azure)")]
+    pub azure: AzureArgs,
 }
 
 /// The cloud the controller launches in.
@@ -101,10 +122,18 @@ pub enum ProviderKind {
 #[derive(Clone, Debug, clap::Args)]
 pub struct AzureArgs {
     /// The subscription ID.
-    #[arg(long, env = "AZURE_SUBSCRIPTION_ID", required_if_eq("provider", "azure"))]
+    #[arg(
+        long,
+        env = "AZURE_SUBSCRIPTION_ID",
+        required_if_eq("provider", "azure")
+    )]
     pub azure_subscription_id: Option<String>,
     /// The node resource group (`MC_...`).
-    #[arg(long, env = "AZURE_NODE_RESOURCE_GROUP", required_if_eq("provider", "azure"))]
+    #[arg(
+        long,
+        env = "AZURE_NODE_RESOURCE_GROUP",
+        required_if_eq("provider", "azure")
+    )]
     pub azure_node_resource_group: Option<String>,
     /// The region (`eastus`).
     #[arg(long, env = "AZURE_LOCATION", required_if_eq("provider", "azure"))]
@@ -119,7 +148,11 @@ pub struct AzureArgs {
     #[arg(long, env = "SSH_PUBLIC_KEY", default_value = "")]
     pub ssh_public_key: String,
     /// The ARM endpoint.
-    #[arg(long, env = "ARM_ENDPOINT", default_value = "https://management.azure.com")]
+    #[arg(
+        long,
+        env = "ARM_ENDPOINT",
+        default_value = "https://management.azure.com"
+    )]
     pub arm_endpoint: String,
 }
 
@@ -196,7 +229,10 @@ mod tests {
             Args::try_parse_from(["karpenter-controller", "--instance-types", "types.yaml"])
                 .expect("parses");
         assert_eq!(parsed.provider, ProviderKind::Fake);
-        assert_eq!(parsed.metrics_addr, Listen::On("0.0.0.0:8080".parse().expect("addr")));
+        assert_eq!(
+            parsed.metrics_addr,
+            Listen::On("0.0.0.0:8080".parse().expect("addr"))
+        );
         let off = Args::try_parse_from([
             "karpenter-controller",
             "--instance-types",

@@ -161,11 +161,10 @@ impl CloudProvider for KwokProvider {
         let created = match api.create(&params, &node).await {
             Ok(created) => created,
             // A launch whose answer was lost: the Node is there already.
-            Err(kube::Error::Api(status)) if status.code == 409 => {
-                api.get(&name).await.map_err(|e| {
-                    CloudProviderError::api(format!("reading Node {name}"), true, e)
-                })?
-            }
+            Err(kube::Error::Api(status)) if status.code == 409 => api
+                .get(&name)
+                .await
+                .map_err(|e| CloudProviderError::api(format!("reading Node {name}"), true, e))?,
             Err(error) => {
                 return Err(CloudProviderError::api(
                     format!("creating Node {name}"),
@@ -202,7 +201,11 @@ impl CloudProvider for KwokProvider {
             });
         };
         let name = node.metadata.name.clone().unwrap_or_default();
-        match self.nodes_api().delete(&name, &DeleteParams::default()).await {
+        match self
+            .nodes_api()
+            .delete(&name, &DeleteParams::default())
+            .await
+        {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 Err(CloudProviderError::NodeClaimNotFound {
@@ -232,7 +235,10 @@ impl CloudProvider for KwokProvider {
         Ok(self.instances().await?.iter().map(claim_of).collect())
     }
 
-    async fn instance_types(&self, pool: &NodePool) -> Result<Vec<InstanceType>, CloudProviderError> {
+    async fn instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Vec<InstanceType>, CloudProviderError> {
         self.offerings.instance_types(pool).await
     }
 

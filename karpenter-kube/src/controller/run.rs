@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::cluster::Cluster;
-use karpenter_core::disruption::plan_with;
-use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking};
+use karpenter_core::disruption::{CommandReason, plan_with};
+use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking, Step};
 use karpenter_core::provisioning::schedule;
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
@@ -20,8 +21,10 @@ use tokio::sync::watch;
 use super::args::{Args, Listen, ProviderKind};
 use super::http::{HttpError, Readiness, Server};
 use super::kwok::KwokProvider;
-use super::leader::{LeaderConfig, LeaderElector, LeaderError, Leadership};
-use super::metrics::Metrics;
+use super::leader::{
+    LeaderElectionConfig, LeaderElector, LeaderError, Leadership, default_identity,
+};
+use super::metrics::{Metrics, reason};
 use super::{azure, instance_types};
 use crate::{EventRecorder, KubeCluster, KubeClusterOptions, SyncError};
 
@@ -57,6 +60,9 @@ pub enum RunError {
     /// Leader election failed.
     #[error(transparent)]
     Leader(#[from] LeaderError),
+    /// `--leader-elect` without a namespace for the Lease.
+    #[error("--leader-elect needs --lease-namespace (or POD_NAMESPACE)")]
+    LeaseNamespace,
     /// This replica lost the Lease: it stops so that it never acts beside
     /// the new leader (its Deployment restarts it as a candidate).
     #[error("lost the leader election Lease")]
@@ -86,7 +92,7 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
     serve(args.metrics_addr, &metrics, &readiness, &stopping).await?;
     serve(args.health_addr, &metrics, &readiness, &stopping).await?;
 
-    let identity = identity();
+    let identity = default_identity();
     let events = if args.dry_run {
         EventRecorder::disabled()
     } else {
@@ -111,20 +117,35 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
     }
     readiness.set_ready();
 
-    let leadership = match leader(&args, &client, &identity) {
+    let leadership = match leader(&args, &client, &identity)? {
         Some(elector) => {
             let mut stopped = stopping.clone();
-            tokio::select! {
-                won = elector.acquire() => Some(won?),
-                _ = stopped.wait_for(|s| *s) => return Ok(()),
+            let shutdown = async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            };
+            match elector.acquire(shutdown).await? {
+                Some(leadership) => Some(leadership),
+                None => return Ok(()),
             }
         }
         None => None,
     };
 
-    let result = reconcile_loop(&args, provider, &cluster, &metrics, &events, &leadership, stopping).await;
+    let result = reconcile_loop(
+        &args,
+        provider,
+        &cluster,
+        &metrics,
+        &events,
+        &leadership,
+        stopping,
+    )
+    .await;
     if let Some(leadership) = leadership {
-        leadership.release().await;
+        // A failed release only makes the next leader wait out the Lease.
+        if let Err(error) = leadership.release().await {
+            tracing::warn!(%error, "releasing the Lease failed");
+        }
     }
     result
 }
@@ -202,10 +223,12 @@ async fn reconcile(
     metrics.set_cluster_state(cluster.nodes().await?.len(), cluster.is_synced());
     for timing in &report.timings {
         match timing.step {
-            karpenter_core::driver::Step::Provisioning => metrics.observe_scheduling(timing.took),
-            karpenter_core::driver::Step::Disruption => {
-                metrics.observe_disruption_evaluation("", "", timing.took);
+            Step::Provisioning => metrics.observe_scheduling(timing.took),
+            Step::Disruption => {
+                // One search over every method, where upstream times each.
+                metrics.observe_disruption_evaluation("all", "", timing.took);
             }
+            _ => {}
         }
     }
     Ok(())
@@ -220,7 +243,12 @@ async fn pools_of_claims(cluster: &KubeCluster) -> BTreeMap<String, String> {
         .unwrap_or_default()
         .into_iter()
         .filter_map(|claim| {
-            let pool = claim.metadata.labels.as_ref()?.get(NODE_POOL_LABEL_KEY)?.clone();
+            let pool = claim
+                .metadata
+                .labels
+                .as_ref()?
+                .get(NODE_POOL_LABEL_KEY)?
+                .clone();
             Some((claim.metadata.name?, pool))
         })
         .collect()
@@ -238,7 +266,7 @@ fn count(report: &Report, pools: &BTreeMap<String, String>, metrics: &Metrics) {
                 replacements,
                 ..
             } => {
-                let reason = super::metrics::reason(*reason);
+                let reason = reason_label(*reason);
                 for claim in replacements {
                     metrics.claim_created(pool_of(claim), reason);
                 }
@@ -249,6 +277,17 @@ fn count(report: &Report, pools: &BTreeMap<String, String>, metrics: &Metrics) {
             Event::Terminated { claim } => metrics.claim_terminated(pool_of(claim), "deleted"),
             _ => {}
         }
+    }
+}
+
+/// The `reason` label upstream's NodeClaim counters give a disruption.
+fn reason_label(why: CommandReason) -> &'static str {
+    match why {
+        CommandReason::Empty => reason::EMPTINESS,
+        CommandReason::Underutilized => reason::CONSOLIDATION,
+        CommandReason::Drifted => reason::DRIFT,
+        CommandReason::Expired => reason::EXPIRATION,
+        _ => "unhealthy",
     }
 }
 
@@ -288,7 +327,12 @@ async fn dry_run(driver: &Driver, args: &Args) -> Result<(), karpenter_core::Err
             );
         }
         for blocked in &disruption.blocked {
-            tracing::info!(dry_run = true, node = blocked.node, reason = blocked.reason, "disruption blocked");
+            tracing::info!(
+                dry_run = true,
+                node = blocked.node,
+                reason = blocked.reason,
+                "disruption blocked"
+            );
         }
     }
     Ok(())
@@ -297,10 +341,11 @@ async fn dry_run(driver: &Driver, args: &Args) -> Result<(), karpenter_core::Err
 /// The client: `--kubeconfig`, else the file `KUBECONFIG` names, else the
 /// in-cluster service account.
 async fn client(args: &Args) -> Result<Client, RunError> {
-    let path = args
-        .kubeconfig
-        .clone()
-        .or_else(|| std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let path = args.kubeconfig.clone().or_else(|| {
+        std::env::var_os("KUBECONFIG")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
     let config = match &path {
         Some(path) => {
             let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Config {
@@ -318,7 +363,10 @@ async fn client(args: &Args) -> Result<Client, RunError> {
         })?,
     };
     Client::try_from(config).map_err(|e| RunError::Config {
-        from: path.map_or_else(|| "the in-cluster service account".into(), |p| p.display().to_string()),
+        from: path.map_or_else(
+            || "the in-cluster service account".into(),
+            |p| p.display().to_string(),
+        ),
         source: Box::new(e),
     })
 }
@@ -336,7 +384,11 @@ async fn provider(args: &Args, cluster: &KubeCluster) -> Result<Arc<dyn CloudPro
                 return Err(RunError::NoInstanceTypes(path));
             }
             tracing::info!(instance_types = types.len(), file = %path.display(), "fake cloud");
-            Ok(Arc::new(KwokProvider::new(types, cluster.clone(), args.field_manager.clone())))
+            Ok(Arc::new(KwokProvider::new(
+                types,
+                cluster.clone(),
+                args.field_manager.clone(),
+            )))
         }
         ProviderKind::Azure => azure::provider(&args.azure, cluster).map_err(RunError::Azure),
     }
@@ -361,22 +413,30 @@ async fn serve(
 }
 
 /// The elector, with `--leader-elect`.
-fn leader(args: &Args, client: &Client, identity: &str) -> Option<LeaderElector> {
+fn leader(
+    args: &Args,
+    client: &Client,
+    identity: &str,
+) -> Result<Option<LeaderElector<kube::Api<Lease>>>, RunError> {
     if !args.leader_elect {
-        return None;
+        return Ok(None);
     }
-    let namespace = args.lease_namespace.clone().unwrap_or_else(|| "default".into());
+    let namespace = args
+        .lease_namespace
+        .clone()
+        .ok_or(RunError::LeaseNamespace)?;
     let api = kube::Api::namespaced(client.clone(), &namespace);
-    Some(LeaderElector::new(api, &args.lease_name, identity, LeaderConfig::default()))
-}
-
-/// Who this replica is: its pod's name (`POD_NAME`), else the host's, with
-/// the process ID.
-fn identity() -> String {
-    let host = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| "karpenter".into());
-    format!("{host}_{}", std::process::id())
+    let config = LeaderElectionConfig {
+        lease_duration: args.lease_duration,
+        renew_deadline: args.renew_deadline,
+        retry_period: args.retry_period,
+    };
+    Ok(Some(LeaderElector::new(
+        api,
+        &args.lease_name,
+        identity,
+        config,
+    )?))
 }
 
 /// SIGTERM (what Kubernetes sends) or Ctrl-C.
@@ -401,4 +461,3 @@ async fn wait_for_signal() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
-
