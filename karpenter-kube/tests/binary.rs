@@ -1,0 +1,134 @@
+//! The `karpenter-controller` binary as a process: its help names every
+//! flag, `--once` exits 0, SIGTERM stops it cleanly with its Lease
+//! released, and a kubeconfig that is not there is a clear error.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use serde_json::json;
+use support::World;
+
+fn controller() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let output = controller().arg("--help").output().expect("it runs");
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).expect("utf-8");
+    for flag in [
+        "--kubeconfig",
+        "--provider",
+        "--instance-types",
+        "--leader-elect",
+        "--lease-namespace",
+        "--metrics-addr",
+        "--health-addr",
+        "--log-format",
+        "--dry-run",
+        "--once",
+        "--azure-subscription-id",
+        "KUBECONFIG",
+        "POD_NAMESPACE",
+        "AZURE_ACCESS_TOKEN",
+    ] {
+        assert!(help.contains(flag), "--help does not mention {flag}:\n{help}");
+    }
+}
+
+#[test]
+fn a_missing_kubeconfig_is_a_clear_error() {
+    let output = controller()
+        .args(["--kubeconfig", "/nonexistent/kubeconfig", "--instance-types", "x.yaml"])
+        .args(["--metrics-addr", "off", "--health-addr", "off"])
+        .output()
+        .expect("it runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/nonexistent/kubeconfig"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_exits_zero_after_a_round() {
+    let mut world = World::new("binary-once").await;
+    world.add_pool(json!({}));
+    world.want("web", 2, "1");
+    world.play_cluster();
+    let kubeconfig = world.dir.join("kubeconfig");
+    let types = world.dir.join("instance-types.yaml");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--instance-types")
+        .arg(&types)
+        .args(["--metrics-addr", "off", "--health-addr", "off", "--once", "--log-format", "json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("it starts");
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("it exits")
+        .expect("it ran");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!world.claim_names().is_empty(), "it created claims");
+    // JSON logs: every line an object.
+    for line in stderr.lines().filter(|l| !l.is_empty()) {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
+    let world = World::new("binary-term").await;
+    world.add_pool(json!({}));
+    let kubeconfig = world.dir.join("kubeconfig");
+    let types = world.dir.join("instance-types.yaml");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--instance-types")
+        .arg(&types)
+        .args(["--metrics-addr", "off", "--health-addr", "off", "--interval", "100ms"])
+        .args(["--leader-elect", "--lease-namespace", "karpenter"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("it starts");
+    let holder = |world: &World| {
+        world
+            .server
+            .get::<Lease>(Some("karpenter"), "karpenter-leader-election")
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .unwrap_or_default()
+    };
+    let mut waited = 0;
+    while holder(&world).is_empty() {
+        assert!(waited < 300, "it never took the Lease");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let pid = child.id().expect("running");
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("it exits")
+        .expect("it ran");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(holder(&world), "", "the Lease is released");
+}
