@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !only_multi {
         let start = Instant::now();
         let options = single_node_options(&snapshot, now);
-        let commands = options.iter().filter(|(_, c)| c.is_some()).count();
+        let commands = options.iter().filter(|(_, c)| c.is_ok()).count();
         println!(
             "single-node, every candidate: {} evaluated, {commands} could go, {:.3} s",
             options.len(),

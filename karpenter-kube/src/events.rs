@@ -277,6 +277,20 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
                 })
                 .collect()
         }
+        DriverEvent::DisruptionBlocked { node, reason } => vec![on(
+            node_ref(node),
+            EventType::Normal,
+            "DisruptionBlocked",
+            "Disrupt",
+            format!("Cannot disrupt Node: {reason}"),
+        )],
+        DriverEvent::Unconsolidatable { node, reason } => vec![on(
+            node_ref(node),
+            EventType::Normal,
+            "Unconsolidatable",
+            "Consolidate",
+            reason.clone(),
+        )],
         DriverEvent::CandidatesDeleted { id } => vec![on(
             node_claim_ref(id),
             EventType::Normal,
@@ -324,6 +338,32 @@ mod tests {
         assert_eq!(
             recorded.event.note.as_deref(),
             Some("Pod should schedule on: nodeclaim/general-00001")
+        );
+    }
+
+    #[test]
+    fn blocked_and_unconsolidatable_nodes_say_why_on_the_node() {
+        let blocked = kubernetes_events(&DriverEvent::DisruptionBlocked {
+            node: "n1".into(),
+            reason: "pod default/keep has \"karpenter.sh/do-not-disrupt\" annotation".into(),
+        });
+        assert_eq!(blocked[0].regarding.kind.as_deref(), Some("Node"));
+        assert_eq!(blocked[0].event.reason, "DisruptionBlocked");
+        assert!(
+            blocked[0]
+                .event
+                .note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("Cannot disrupt Node: "))
+        );
+        let unconsolidatable = kubernetes_events(&DriverEvent::Unconsolidatable {
+            node: "n2".into(),
+            reason: "Can't replace with a cheaper node".into(),
+        });
+        assert_eq!(unconsolidatable[0].event.reason, "Unconsolidatable");
+        assert_eq!(
+            unconsolidatable[0].event.note.as_deref(),
+            Some("Can't replace with a cheaper node")
         );
     }
 

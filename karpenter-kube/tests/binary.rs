@@ -36,14 +36,22 @@ fn help_documents_every_flag() {
         "POD_NAMESPACE",
         "AZURE_ACCESS_TOKEN",
     ] {
-        assert!(help.contains(flag), "--help does not mention {flag}:\n{help}");
+        assert!(
+            help.contains(flag),
+            "--help does not mention {flag}:\n{help}"
+        );
     }
 }
 
 #[test]
 fn a_missing_kubeconfig_is_a_clear_error() {
     let output = controller()
-        .args(["--kubeconfig", "/nonexistent/kubeconfig", "--instance-types", "x.yaml"])
+        .args([
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--instance-types",
+            "x.yaml",
+        ])
         .args(["--metrics-addr", "off", "--health-addr", "off"])
         .output()
         .expect("it runs");
@@ -65,7 +73,15 @@ async fn once_exits_zero_after_a_round() {
         .arg(&kubeconfig)
         .arg("--instance-types")
         .arg(&types)
-        .args(["--metrics-addr", "off", "--health-addr", "off", "--once", "--log-format", "json"])
+        .args([
+            "--metrics-addr",
+            "off",
+            "--health-addr",
+            "off",
+            "--once",
+            "--log-format",
+            "json",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -95,7 +111,14 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
         .arg(&kubeconfig)
         .arg("--instance-types")
         .arg(&types)
-        .args(["--metrics-addr", "off", "--health-addr", "off", "--interval", "100ms"])
+        .args([
+            "--metrics-addr",
+            "off",
+            "--health-addr",
+            "off",
+            "--interval",
+            "100ms",
+        ])
         .args(["--leader-elect", "--lease-namespace", "karpenter"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

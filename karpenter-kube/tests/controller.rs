@@ -26,7 +26,8 @@ fn granted() -> BTreeSet<(String, String, String)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
     let mut rules = Vec::new();
     let read = |file: &str| std::fs::read_to_string(dir.join(file)).expect("readable");
-    let cluster_role: ClusterRole = serde_saphyr::from_str(&read("clusterrole.yaml")).expect("a ClusterRole");
+    let cluster_role: ClusterRole =
+        serde_saphyr::from_str(&read("clusterrole.yaml")).expect("a ClusterRole");
     rules.extend(cluster_role.rules.unwrap_or_default());
     let role: Role = serde_saphyr::from_str(&read("role.yaml")).expect("a Role");
     rules.extend(role.rules.unwrap_or_default());
@@ -48,7 +49,10 @@ fn assert_allowed(world: &World) -> BTreeSet<(String, String, String)> {
     let used = world.server.verbs_used();
     let granted = granted();
     let refused: Vec<_> = used.difference(&granted).collect();
-    assert!(refused.is_empty(), "requests deploy/ does not allow: {refused:?}");
+    assert!(
+        refused.is_empty(),
+        "requests deploy/ does not allow: {refused:?}"
+    );
     used
 }
 
@@ -69,7 +73,9 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
 
     // Provisioning: every pod runs on nodes the controller launched.
     world
-        .until("provisioning", LIMIT, |w| w.all_running() && w.claims_and_nodes_match())
+        .until("provisioning", LIMIT, |w| {
+            w.all_running() && w.claims_and_nodes_match()
+        })
         .await;
     let claims: Vec<NodeClaim> = world.server.list();
     assert!(!claims.is_empty());
@@ -111,7 +117,9 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
     // the new label, its pod moved there.
     world.want("web", 3, "1");
     world
-        .until("growing again", LIMIT, |w| w.all_running() && w.claims_and_nodes_match())
+        .until("growing again", LIMIT, |w| {
+            w.all_running() && w.claims_and_nodes_match()
+        })
         .await;
     let before: BTreeSet<String> = world.claim_names().into_iter().collect();
     world.add_pool(json!({"team": "b"}));
@@ -122,13 +130,20 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
                 && w.claims_and_nodes_match()
                 && !claims.is_empty()
                 && claims.iter().all(|c| {
-                    c.metadata.labels.as_ref().and_then(|l| l.get("team")).map(String::as_str)
+                    c.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get("team"))
+                        .map(String::as_str)
                         == Some("b")
                 })
         })
         .await;
     let after: BTreeSet<String> = world.claim_names().into_iter().collect();
-    assert!(before.is_disjoint(&after), "{before:?} were all replaced by {after:?}");
+    assert!(
+        before.is_disjoint(&after),
+        "{before:?} were all replaced by {after:?}"
+    );
 
     controller.stop().await.expect("a clean stop");
     let used = assert_allowed(&world);
@@ -160,20 +175,29 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     ];
     let first = world.start(&leader);
     world
-        .until("provisioning", LIMIT, |w| w.all_running() && w.claims_and_nodes_match())
+        .until("provisioning", LIMIT, |w| {
+            w.all_running() && w.claims_and_nodes_match()
+        })
         .await;
     let claims: BTreeSet<String> = world.claim_names().into_iter().collect();
 
     // A restart: the first releases the Lease on its way out, the second
     // takes it and finds everything in place.
     first.stop().await.expect("a clean stop");
-    let held = world.server.get::<Lease>(Some("karpenter"), "karpenter-leader-election");
+    let held = world
+        .server
+        .get::<Lease>(Some("karpenter"), "karpenter-leader-election");
     let holder = held.and_then(|l| l.spec).and_then(|s| s.holder_identity);
-    assert!(holder.is_none_or(|h| h.is_empty()), "released, not {holder:?}");
+    assert!(
+        holder.is_none_or(|h| h.is_empty()),
+        "released, not {holder:?}"
+    );
     let second = world.start(&leader);
     world.want("web", 6, "1");
     world
-        .until("after the restart", LIMIT, |w| w.all_running() && w.claims_and_nodes_match())
+        .until("after the restart", LIMIT, |w| {
+            w.all_running() && w.claims_and_nodes_match()
+        })
         .await;
     let now: BTreeSet<String> = world.claim_names().into_iter().collect();
     assert!(claims.is_subset(&now), "{claims:?} kept in {now:?}");
@@ -201,7 +225,9 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     let third = world.start(&leader);
     world.want("web", 8, "1");
     world
-        .until("after the lost Lease", LIMIT, |w| w.all_running() && w.claims_and_nodes_match())
+        .until("after the lost Lease", LIMIT, |w| {
+            w.all_running() && w.claims_and_nodes_match()
+        })
         .await;
     let names = world.claim_names();
     let unique: BTreeSet<&String> = names.iter().collect();
@@ -217,7 +243,11 @@ async fn a_dry_run_plans_and_writes_nothing() {
     world.want("web", 3, "1");
     world.play_cluster();
     world.server.clear_requests();
-    let ended = world.start(&["--dry-run", "--once"]).task.await.expect("ends");
+    let ended = world
+        .start(&["--dry-run", "--once"])
+        .task
+        .await
+        .expect("ends");
     assert!(ended.is_ok(), "{ended:?}");
     let writes: Vec<_> = world
         .server

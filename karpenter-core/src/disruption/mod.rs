@@ -8,7 +8,11 @@
 //! [`plan_with`] takes [`DisruptionOptions`] beyond upstream's defaults (the
 //! provider's repair policies, cost packing, M-to-N and spot-to-spot
 //! consolidation); [`first_command`] stops at the first command, for a driver
-//! that carries out one at a time.
+//! that carries out one at a time, and [`first_command_explained`] adds why
+//! the nodes it leaves alone stay: those [`Blocked`], and the candidates
+//! single-node consolidation evaluated and refused, each with its
+//! [`Unconsolidatable`] reason (upstream's `DisruptionBlocked` and
+//! `Unconsolidatable` events), from the same evaluation.
 //!
 //! ```
 //! use karpenter_core::Snapshot;
@@ -64,14 +68,19 @@ mod planner;
 mod pods;
 mod repair;
 mod simulate;
+mod unconsolidatable;
 
 pub use budgets::{Allowance, allowed_disruptions};
 pub use options::DisruptionOptions;
 pub use plan::{Blocked, Command, CommandReason, DisruptionPlan};
-pub use planner::{first_command, multi_node_command, plan, plan_with, single_node_options};
+pub use planner::{
+    FirstCommand, first_command, first_command_explained, multi_node_command, plan, plan_with,
+    single_node_options,
+};
 pub use simulate::{
     Simulation, SimulationOptions, Simulator, Stranded, StrandedReason, simulate, without_nodes,
 };
+pub use unconsolidatable::Unconsolidatable;
 
 /// The planning machinery that is not public is still `Send` and `Sync`, so
 /// that a method may weigh its candidates on several threads through one

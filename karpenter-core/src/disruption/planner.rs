@@ -19,12 +19,13 @@ use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
-use super::methods::single_node::SingleNode;
+use super::methods::single_node::{Refusal, SingleNode};
 use super::methods::{Method, Pass};
 use super::options::DisruptionOptions;
-use super::plan::{Command, DisruptionPlan};
+use super::plan::{Blocked, Command, DisruptionPlan};
 use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
+use super::unconsolidatable::Unconsolidatable;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
@@ -60,17 +61,67 @@ pub fn first_command(
     next_command(snapshot, now, &BTreeSet::new(), options).map(|(command, _)| command)
 }
 
-/// Plans disruption for `snapshot` at `now` with `options`: first the
-/// forceful commands (interruption notices, then unhealthy nodes, as the
-/// repair policies say; then expiration), then passes of the graceful
-/// methods (emptiness, drift, multi-node and single-node consolidation)
-/// until none finds a command; then the blocked nodes.
-pub fn plan_with(
+/// [`first_command`]'s answer, with why the nodes it leaves alone stay: what
+/// a driver reports alongside the command it starts (upstream's
+/// `DisruptionBlocked` and `Unconsolidatable` events).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct FirstCommand {
+    /// The first command of the plan, if any.
+    pub command: Option<Command>,
+    /// The nodes that would be candidates but may not be disrupted now, with
+    /// why, in name order: [`DisruptionPlan::blocked`] as a plan would start
+    /// it, less the nodes the command takes.
+    pub blocked: Vec<Blocked>,
+    /// The nodes single-node consolidation evaluated and could not
+    /// consolidate, each with why, in the order it tried them: those tried
+    /// before the one that gave the command, or all it tried when none did
+    /// (none when an earlier method gave the command; a candidate its pool's
+    /// budget holds back is not tried).
+    pub unconsolidatable: Vec<(String, Unconsolidatable)>,
+}
+
+/// [`first_command`], with the blocked nodes and the single-node
+/// consolidation candidates it evaluated and refused (see [`FirstCommand`]).
+///
+/// The command is the one [`first_command`] finds, and the reasons come from
+/// the same evaluation: nothing is simulated beyond what finding the command
+/// takes.
+pub fn first_command_explained(
     snapshot: &Snapshot,
     now: Timestamp,
     options: &DisruptionOptions,
-) -> DisruptionPlan {
-    let mut blocked = candidates(snapshot, now).blocked;
+) -> FirstCommand {
+    let forceful = FORCEFUL
+        .iter()
+        .find_map(|step| step(snapshot, now, options));
+    let (command, blocked, unconsolidatable) = match forceful {
+        Some(command) => (Some(command), candidates(snapshot, now).blocked, Vec::new()),
+        None => with_pass(snapshot, now, &BTreeSet::new(), options, |pass, blocked| {
+            let mut refused = Vec::new();
+            let command = graceful_command(pass, &mut refused);
+            (command, blocked.to_vec(), refused)
+        }),
+    };
+    let mut blocked = with_repair_blocked(blocked, snapshot, now, options);
+    if let Some(command) = &command {
+        blocked.retain(|b| !command.candidates.contains(&b.node));
+    }
+    FirstCommand {
+        command,
+        blocked,
+        unconsolidatable,
+    }
+}
+
+/// `blocked` (the candidates' blocked nodes) with the nodes due for repair in
+/// pools too unhealthy to repair, one entry per node, in name order.
+fn with_repair_blocked(
+    mut blocked: Vec<Blocked>,
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+) -> Vec<Blocked> {
     let (_, repair_blocked) = due(snapshot, now, &options.repair_policies);
     if !repair_blocked.is_empty() {
         // One entry per node: a node blocked for both reasons says both.
@@ -82,6 +133,21 @@ pub fn plan_with(
         }
         blocked.sort_by(|a, b| a.node.cmp(&b.node));
     }
+    blocked
+}
+
+/// Plans disruption for `snapshot` at `now` with `options`: first the
+/// forceful commands (interruption notices, then unhealthy nodes, as the
+/// repair policies say; then expiration), then passes of the graceful
+/// methods (emptiness, drift, multi-node and single-node consolidation)
+/// until none finds a command; then the blocked nodes.
+pub fn plan_with(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+) -> DisruptionPlan {
+    let mut blocked =
+        with_repair_blocked(candidates(snapshot, now).blocked, snapshot, now, options);
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
@@ -114,9 +180,8 @@ fn next_command(
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
 ) -> Option<(Command, Option<Simulation>)> {
-    let methods: [&dyn Method; 4] = [&Emptiness, &Drift, &MultiNode, &SingleNode];
-    with_pass(working, now, taken, options, |pass| {
-        let command = methods.iter().find_map(|m| m.next_command(pass))?;
+    with_pass(working, now, taken, options, |pass, _| {
+        let command = graceful_command(pass, &mut Vec::new())?;
         let mut removed = taken.clone();
         removed.extend(command.candidates.iter().cloned());
         let simulation = pass.recall(&removed, taken);
@@ -124,13 +189,27 @@ fn next_command(
     })
 }
 
+/// The first command of the graceful methods, in order (emptiness, drift,
+/// multi-node and single-node consolidation), with the candidates
+/// single-node consolidation evaluated and refused pushed to `refused`.
+fn graceful_command(pass: &Pass<'_, '_>, refused: &mut Vec<Refusal>) -> Option<Command> {
+    let methods: [&dyn Method; 3] = [&Emptiness, &Drift, &MultiNode];
+    methods
+        .iter()
+        .find_map(|m| m.next_command(pass))
+        .or_else(|| SingleNode.next_command_noting(pass, refused))
+}
+
 /// What single-node consolidation would do with each of the snapshot's
 /// candidates at `now`, in the order it would try them (by savings ratio),
 /// budgets aside: for each node, the command deleting or replacing it, or
-/// `None` when its pods cannot go more cheaply.
-pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, Option<Command>)> {
+/// why its pods cannot go more cheaply.
+pub fn single_node_options(
+    snapshot: &Snapshot,
+    now: Timestamp,
+) -> Vec<(String, Result<Command, Unconsolidatable>)> {
     let options = DisruptionOptions::default();
-    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {
+    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass, _| {
         SingleNode.every_option(pass)
     })
 }
@@ -139,24 +218,24 @@ pub fn single_node_options(snapshot: &Snapshot, now: Timestamp) -> Vec<(String, 
 /// `now`, as the first consolidation pass of a plan would find it.
 pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
     let options = DisruptionOptions::default();
-    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass| {
+    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass, _| {
         MultiNode.next_command(pass)
     })
 }
 
 /// Runs `f` on a pass over `working` at `now`, the nodes of `taken` being
-/// deleted already.
+/// deleted already, with the nodes the candidates' rules block.
 fn with_pass<T>(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    f: impl FnOnce(&Pass<'_, '_>) -> T,
+    f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
     let found = candidates(working, now);
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
     let pass = Pass::new(working, now, &left, &eventual, &allowances, taken, options);
-    f(&pass)
+    f(&pass, &found.blocked)
 }

@@ -5,6 +5,14 @@
 //! does not initialize in time, aborts the command: the candidates are
 //! untainted and the remaining replacements deleted.
 //!
+//! Planning also says why nodes are left alone: the nodes that may not be
+//! disrupted now ([`Event::DisruptionBlocked`]) and the candidates
+//! single-node consolidation evaluated and refused
+//! ([`Event::Unconsolidatable`]), both from the evaluation that looked for
+//! the command ([`first_command_explained`]), so nothing more is simulated
+//! for them. Each is reported once per node and reason (see
+//! [`report_reasons`]).
+//!
 //! A command lives on the cluster, not in the driver: its candidates' claims
 //! carry [`COMMAND_ANNOTATION`] (with the start time and the number of
 //! replacements), its replacements [`REPLACES_ANNOTATION`]. A driver started
@@ -24,7 +32,7 @@ use super::planning::run_planning;
 use super::report::{Event, Report, Step};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
-use crate::disruption::first_command;
+use crate::disruption::{FirstCommand, first_command_explained};
 use crate::error::{Error, with_causes};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
 use crate::snapshot::Snapshot;
@@ -273,12 +281,13 @@ pub(super) async fn start(
     // The plan is CPU-bound: it runs on the driver's planning runner, the
     // snapshot moved in and handed back.
     let runner = driver.options.planning_runner.as_ref();
-    let (snapshot, command) = run_planning(runner, Step::Disruption, report, move || {
-        let command = first_command(&snapshot, now, &options);
-        (snapshot, command)
+    let (snapshot, explained) = run_planning(runner, Step::Disruption, report, move || {
+        let explained = first_command_explained(&snapshot, now, &options);
+        (snapshot, explained)
     })
     .await?;
-    let Some(command) = command else {
+    report_reasons(driver, &snapshot, &explained, report);
+    let Some(command) = explained.command else {
         return Ok(());
     };
     let candidates: Vec<NodeClaim> = command
@@ -342,4 +351,73 @@ pub(super) async fn start(
         progress(driver, now, report).await?;
     }
     Ok(())
+}
+
+/// Reports why the plan leaves nodes alone, each node once per reason: a
+/// blocked node ([`Event::DisruptionBlocked`]) or a refused candidate
+/// ([`Event::Unconsolidatable`]) already reported with the same reason is not
+/// reported again.
+///
+/// The driver forgets a blocked node once a plan no longer blocks it. It
+/// forgets an unconsolidatable node when single-node consolidation gave it a
+/// command, when a plan that found no command (so tried every candidate it
+/// could) did not refuse it, or when it is gone; a plan whose command came
+/// before the node was tried says nothing of it, and changes nothing.
+fn report_reasons(
+    driver: &mut Driver,
+    snapshot: &Snapshot,
+    explained: &FirstCommand,
+    report: &mut Report,
+) {
+    let blocked = explained
+        .blocked
+        .iter()
+        .map(|b| (b.node.as_str(), b.reason.clone()));
+    let refused = explained
+        .unconsolidatable
+        .iter()
+        .map(|(node, why)| (node.as_str(), why.to_string()));
+    let refused: BTreeMap<&str, String> = refused.collect();
+    match &explained.command {
+        // Every candidate it could try was tried: the refused are all there is.
+        None => driver
+            .unconsolidatable
+            .retain(|node, _| refused.contains_key(node.as_str())),
+        Some(command) => {
+            let live: BTreeSet<&str> = snapshot.nodes.iter().map(|n| n.name()).collect();
+            driver.unconsolidatable.retain(|node, _| {
+                live.contains(node.as_str()) && !command.candidates.contains(node)
+            });
+        }
+    }
+    let blocked: BTreeMap<&str, String> = blocked.collect();
+    driver
+        .blocked
+        .retain(|node, _| blocked.contains_key(node.as_str()));
+    for (node, reason) in blocked {
+        if remember(&mut driver.blocked, node, &reason) {
+            report.push(Event::DisruptionBlocked {
+                node: node.to_owned(),
+                reason,
+            });
+        }
+    }
+    for (node, reason) in refused {
+        if remember(&mut driver.unconsolidatable, node, &reason) {
+            report.push(Event::Unconsolidatable {
+                node: node.to_owned(),
+                reason,
+            });
+        }
+    }
+}
+
+/// Remembers `reason` for `node`; whether it is new (the node was not
+/// remembered, or with another reason).
+fn remember(memory: &mut BTreeMap<String, String>, node: &str, reason: &str) -> bool {
+    if memory.get(node).map(String::as_str) == Some(reason) {
+        return false;
+    }
+    memory.insert(node.to_owned(), reason.to_owned());
+    true
 }

@@ -29,10 +29,15 @@
 //!    created and launched.
 //!
 //! Pods no plan can place are reported ([`Event::PodUnschedulable`]) once
-//! per pod and reason.
+//! per pod and reason. So are, when it plans disruption, the nodes that may
+//! not be disrupted now ([`Event::DisruptionBlocked`]) and the candidates
+//! single-node consolidation evaluated and could not consolidate
+//! ([`Event::Unconsolidatable`]), once per node and reason, from the same
+//! evaluation that looks for the command (no extra simulation).
 //!
 //! The driver keeps nothing a restart would lose but the unavailable
-//! offerings (and which unplaceable pods it reported): a command in progress is written on the cluster (annotations
+//! offerings (and which unplaceable pods, blocked and unconsolidatable nodes
+//! it reported): a command in progress is written on the cluster (annotations
 //! on its claims, [`COMMAND_ANNOTATION`] and [`REPLACES_ANNOTATION`]), so a
 //! new driver picks it up where the old one stopped. One command runs at a
 //! time (upstream overlaps them within the budgets): every plan starts from
@@ -201,6 +206,12 @@ pub struct Driver {
     /// The pods reported unschedulable, with the reason reported: each is
     /// reported once per reason, not once per reconcile.
     unschedulable: BTreeMap<PodKey, String>,
+    /// The nodes reported blocked from disruption, by name, with the reason
+    /// reported (the same once-per-reason rule).
+    blocked: BTreeMap<String, String>,
+    /// The nodes reported unconsolidatable, by name, with the reason
+    /// reported (the same rule).
+    unconsolidatable: BTreeMap<String, String>,
 }
 
 impl Driver {
@@ -213,6 +224,8 @@ impl Driver {
             unavailable: UnavailableOfferings::new(),
             sequence: 0,
             unschedulable: BTreeMap::new(),
+            blocked: BTreeMap::new(),
+            unconsolidatable: BTreeMap::new(),
         }
     }
 

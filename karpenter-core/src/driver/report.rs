@@ -29,6 +29,33 @@ pub enum Event {
         /// Why the plan cannot place it.
         reason: String,
     },
+    /// A node that would be a disruption candidate may not be disrupted now,
+    /// and why (upstream's `DisruptionBlocked` event: a pod with
+    /// `karpenter.sh/do-not-disrupt`, a PodDisruptionBudget, a NodePool
+    /// that is missing or has no instance types, a pool too unhealthy to
+    /// repair, ...). Reported when the driver plans disruption, once per node
+    /// and reason: again only when the reason changes, or when the node
+    /// stopped being blocked and is blocked again.
+    DisruptionBlocked {
+        /// The node's name.
+        node: String,
+        /// Why it may not be disrupted.
+        reason: String,
+    },
+    /// Single-node consolidation evaluated a node and could not consolidate
+    /// it, and why (upstream's `Unconsolidatable` event; the reason is an
+    /// [`Unconsolidatable`](crate::disruption::Unconsolidatable)). Reported
+    /// when the driver plans disruption, for the nodes it evaluated that
+    /// time, once per node and reason: again only when the reason changes,
+    /// or when the node stopped being unconsolidatable (it gave a command, or
+    /// a plan that tried every candidate no longer refused it) and is refused
+    /// again.
+    Unconsolidatable {
+        /// The node's name.
+        node: String,
+        /// Why it cannot be consolidated.
+        reason: String,
+    },
     /// Draining a node, the eviction of a pod was refused: a
     /// PodDisruptionBudget allows no disruption now. The node waits (its
     /// instance stays) and the eviction is tried again at the next
@@ -140,6 +167,12 @@ impl fmt::Display for Event {
             Self::PodUnschedulable { pod, reason } => {
                 write!(f, "failed to schedule pod {pod}: {reason}")
             }
+            Self::DisruptionBlocked { node, reason } => {
+                write!(f, "cannot disrupt node {node}: {reason}")
+            }
+            Self::Unconsolidatable { node, reason } => {
+                write!(f, "cannot consolidate node {node}: {reason}")
+            }
             Self::EvictionBlocked { pod, node } => write!(
                 f,
                 "draining {node}: a PodDisruptionBudget holds pod {pod} for now"
@@ -216,6 +249,9 @@ impl Report {
             | Event::ProviderError { .. }
             | Event::CommandAborted { .. }
             | Event::PodUnschedulable { .. } => tracing::warn!(%event),
+            Event::DisruptionBlocked { .. } | Event::Unconsolidatable { .. } => {
+                tracing::info!(%event)
+            }
             _ => tracing::info!(%event),
         }
         self.events.push(event);

@@ -134,7 +134,10 @@ impl World {
     /// room for it.
     pub fn play_cluster(&self) {
         let pods: Vec<Pod> = self.server.list();
-        let existing: BTreeSet<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        let existing: BTreeSet<String> = pods
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .collect();
         for pod in &pods {
             let name = pod.metadata.name.clone().unwrap_or_default();
             if !self.desired.contains_key(&name) {
@@ -158,7 +161,10 @@ impl World {
                 *used.entry(node).or_default() += millicores(pod);
             }
         }
-        for pod in pods.iter().filter(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_none())) {
+        for pod in pods
+            .iter()
+            .filter(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_none()))
+        {
             let need = millicores(pod);
             let fits = nodes.iter().find(|node| {
                 let name = node.metadata.name.clone().unwrap_or_default();
@@ -183,10 +189,13 @@ impl World {
                 *used.entry(name.clone()).or_default() += need;
                 let mut bound = pod.clone();
                 bound.spec.as_mut().expect("a spec").node_name = Some(name);
-                bound.status = Some(serde_json::from_value(json!({
-                    "phase": "Running",
-                    "conditions": [{"type": "Ready", "status": "True"}],
-                })).expect("a status"));
+                bound.status = Some(
+                    serde_json::from_value(json!({
+                        "phase": "Running",
+                        "conditions": [{"type": "Ready", "status": "True"}],
+                    }))
+                    .expect("a status"),
+                );
                 self.server.put(&bound).expect("put");
             }
         }
@@ -237,7 +246,12 @@ impl World {
         self.server
             .list::<Node>()
             .into_iter()
-            .filter(|n| n.metadata.labels.as_ref().is_some_and(|l| l.contains_key(LAUNCHED_LABEL)))
+            .filter(|n| {
+                n.metadata
+                    .labels
+                    .as_ref()
+                    .is_some_and(|l| l.contains_key(LAUNCHED_LABEL))
+            })
             .filter_map(|n| n.metadata.name)
             .collect()
     }

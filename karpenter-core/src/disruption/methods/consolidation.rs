@@ -11,6 +11,10 @@
 //!   [`m_to_n`](super::m_to_n));
 //! - anything else (a pod that cannot land, no cheaper type): no command.
 //!
+//! When there is no command, [`compute`] says why, as upstream's
+//! `Unconsolidatable` events do ([`Unconsolidatable`]); the decisions are
+//! the same whether or not anyone reads the reason.
+//!
 //! When every candidate is spot and the replacement may be spot, the
 //! spot-to-spot rules apply instead (upstream's `computeSpotToSpotConsolidation`):
 //! only with [`DisruptionOptions::spot_to_spot`](crate::disruption::DisruptionOptions)
@@ -31,33 +35,43 @@ use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, written};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason, launch_price};
+use crate::disruption::unconsolidatable::Unconsolidatable;
 use crate::provisioning::{PlannedClaim, read_requirements, round_price, unmet_min_values_of};
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
+use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement, Requirements};
 
-/// The command consolidating `candidates`, if any.
-pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command> {
+/// The command consolidating `candidates`, or why there is none.
+pub(crate) fn compute(
+    pass: &Pass<'_, '_>,
+    candidates: &[&Candidate<'_>],
+) -> Result<Command, Unconsolidatable> {
     let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
     let mut removed = deleting.clone();
     removed.extend(candidates.iter().map(|c| c.name));
     let simulation = pass.simulate(&removed, &deleting);
     if !simulation.all_moved() {
-        return None;
+        return Err(Unconsolidatable::PodsWouldNotSchedule {
+            stranded: simulation.stranded,
+        });
     }
     let candidate_price: f64 = candidates.iter().map(|c| c.price).sum();
     let names = candidates.iter().map(|c| c.name.to_owned()).collect();
     if simulation.new_claims() > 1 {
         let replacements = fewer_cheaper(pass, candidates, &simulation.plan.node_claims)?;
         let launched = launch_price(&replacements);
-        return Some(command(names, replacements, candidate_price - launched));
+        return Ok(command(names, replacements, candidate_price - launched));
     }
     let Some(claim) = simulation.plan.node_claims.first() else {
-        return Some(command(names, Vec::new(), candidate_price));
+        return Ok(command(names, Vec::new(), candidate_price));
     };
-    let types = pass.snapshot.instance_types.get(&claim.node_pool)?;
+    let types = pass
+        .snapshot
+        .instance_types
+        .get(&claim.node_pool)
+        .ok_or(Unconsolidatable::NoCheaperReplacement)?;
     let all_spot = candidates.iter().all(|c| c.capacity_type == Some(SPOT));
-    let replacement = if all_spot && allows(&read_requirements(&claim.requirements).ok()?, SPOT) {
+    let replacement = if all_spot && allows(&requirements_of(claim)?, SPOT) {
         if !pass.options.spot_to_spot {
-            return None;
+            return Err(Unconsolidatable::SpotToSpotDisabled);
         }
         let scope = if candidates.len() == 1 {
             SpotToSpot::SingleNode
@@ -74,8 +88,35 @@ pub(crate) fn compute(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Opt
     } else {
         cheaper_replacement(claim, types, candidate_price, pass.snapshot.launch_rank)?
     };
-    let price = replacement.launch.as_ref()?.price;
-    Some(command(names, vec![replacement], candidate_price - price))
+    let price = replacement
+        .launch
+        .as_ref()
+        .ok_or(Unconsolidatable::NoCheaperReplacement)?
+        .price;
+    Ok(command(names, vec![replacement], candidate_price - price))
+}
+
+/// The claim's requirements, read back; a claim whose requirements do not
+/// read (which the scheduler never writes) has no replacement.
+pub(super) fn requirements_of(claim: &PlannedClaim) -> Result<Requirements, Unconsolidatable> {
+    read_requirements(&claim.requirements).map_err(|_| Unconsolidatable::NoCheaperReplacement)
+}
+
+/// The types kept for a replacement, or why none will do: none kept (none
+/// cheaper), or too few for a requirement's `minValues`.
+pub(super) fn usable(
+    kept: &[&InstanceType],
+    requirements: &Requirements,
+) -> Result<(), Unconsolidatable> {
+    if kept.is_empty() {
+        return Err(Unconsolidatable::NoCheaperReplacement);
+    }
+    match unmet_min_values_of(kept.iter().copied(), requirements) {
+        Some(key) => Err(Unconsolidatable::MinValuesUnmet {
+            key: key.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The fewest cheaper types a single spot node is replaced from, as upstream
@@ -93,7 +134,7 @@ enum SpotToSpot {
 }
 
 /// The spot-only claim of the types cheaper than `limit` by worst spot launch
-/// price; for a single candidate, `None` below 15 such types, else the
+/// price; for a single candidate, refused below 15 such types, else the
 /// cheapest 15 (or as many as `minValues` needs).
 fn spot_to_spot(
     claim: &PlannedClaim,
@@ -101,16 +142,17 @@ fn spot_to_spot(
     limit: f64,
     scope: SpotToSpot,
     rank: LaunchRank,
-) -> Option<PlannedClaim> {
-    let mut requirements = read_requirements(&claim.requirements).ok()?;
+) -> Result<PlannedClaim, Unconsolidatable> {
+    let mut requirements = requirements_of(claim)?;
     requirements.add(Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [SPOT]));
     let mut kept = cheaper_types(claim, types, &requirements, limit);
-    if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
-        return None;
-    }
+    usable(&kept, &requirements)?;
     if scope == SpotToSpot::SingleNode {
         if kept.len() < MIN_SPOT_TO_SPOT_TYPES {
-            return None;
+            return Err(Unconsolidatable::SpotToSpotTooFewTypes {
+                required: MIN_SPOT_TO_SPOT_TYPES,
+                cheaper: kept.len(),
+            });
         }
         let needed = (1..=kept.len())
             .find(|&n| unmet_min_values_of(kept[..n].iter().copied(), &requirements).is_none())
@@ -118,6 +160,7 @@ fn spot_to_spot(
         kept.truncate(needed.max(MIN_SPOT_TO_SPOT_TYPES));
     }
     written(claim, &requirements, &kept, Pin::Spot, rank)
+        .ok_or(Unconsolidatable::NoCheaperReplacement)
 }
 
 /// What a consolidation command saves per hour, unrounded: the candidates'
@@ -150,18 +193,20 @@ fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings
 
 /// The claim kept to the types whose worst launch price is below `limit`,
 /// pinned to spot when it allows both spot and on-demand and a kept type
-/// offers spot; `None` when no type is cheaper.
+/// offers spot; refused when no type is cheaper (or too few for
+/// `minValues`).
 pub(super) fn cheaper_replacement(
     claim: &PlannedClaim,
     types: &[InstanceType],
     limit: f64,
     rank: LaunchRank,
-) -> Option<PlannedClaim> {
-    let requirements = read_requirements(&claim.requirements).ok()?;
+) -> Result<PlannedClaim, Unconsolidatable> {
+    let requirements = requirements_of(claim)?;
     let kept = cheaper_types(claim, types, &requirements, limit);
-    if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some() {
-        return None;
-    }
+    usable(&kept, &requirements)?;
     let pin = spot_pin(&requirements, &kept);
-    written(claim, &requirements, &kept, pin, rank)
+    written(claim, &requirements, &kept, pin, rank).ok_or(Unconsolidatable::NoCheaperReplacement)
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,21 +17,27 @@
 //! spot only).
 
 use super::Pass;
+use super::consolidation::{requirements_of, usable};
 use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, worst_launch_price, written};
 use crate::disruption::candidates::Candidate;
-use crate::provisioning::{PlannedClaim, read_requirements, unmet_min_values_of};
+use crate::disruption::unconsolidatable::Unconsolidatable;
+use crate::provisioning::PlannedClaim;
 use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
 
 /// The claims replacing `candidates`, each kept to types within its share of
-/// their price (see the module documentation); `None` when the claims are
-/// not fewer than the candidates, or cannot be kept cheaper together.
+/// their price (see the module documentation); refused when M-to-N
+/// consolidation is off or the claims are not fewer than the candidates
+/// ([`TooManyReplacements`](Unconsolidatable::TooManyReplacements)), or
+/// when they cannot be kept cheaper together.
 pub(super) fn fewer_cheaper(
     pass: &Pass<'_, '_>,
     candidates: &[&Candidate<'_>],
     claims: &[PlannedClaim],
-) -> Option<Vec<PlannedClaim>> {
+) -> Result<Vec<PlannedClaim>, Unconsolidatable> {
     if !pass.options.m_to_n || claims.len() >= candidates.len() {
-        return None;
+        return Err(Unconsolidatable::TooManyReplacements {
+            claims: claims.len(),
+        });
     }
     let limit: f64 = candidates.iter().map(|c| c.price).sum();
     let all_spot = candidates.iter().all(|c| c.capacity_type == Some(SPOT));
@@ -39,41 +45,44 @@ pub(super) fn fewer_cheaper(
     // types and the lowest worst launch price among them.
     let mut prepared = Vec::with_capacity(claims.len());
     for claim in claims {
-        let types = pass.snapshot.instance_types.get(&claim.node_pool)?;
-        let mut requirements = read_requirements(&claim.requirements).ok()?;
+        let types = pass
+            .snapshot
+            .instance_types
+            .get(&claim.node_pool)
+            .ok_or(Unconsolidatable::NoCheaperReplacement)?;
+        let mut requirements = requirements_of(claim)?;
         let spot_to_spot = all_spot && allows(&requirements, SPOT);
         if spot_to_spot {
             if !pass.options.spot_to_spot {
-                return None;
+                return Err(Unconsolidatable::SpotToSpotDisabled);
             }
             requirements.add(Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [SPOT]));
         }
         let lowest = cheaper_types(claim, types, &requirements, f64::INFINITY)
             .iter()
             .filter_map(|t| worst_launch_price(t, &requirements))
-            .min_by(f64::total_cmp)?;
+            .min_by(f64::total_cmp)
+            .ok_or(Unconsolidatable::NoCheaperReplacement)?;
         prepared.push((claim, types, requirements, spot_to_spot, lowest));
     }
     let floor: f64 = prepared.iter().map(|p| p.4).sum();
     let slack = limit - floor;
     if slack <= 0.0 || floor <= 0.0 {
-        return None;
+        return Err(Unconsolidatable::NoCheaperReplacement);
     }
     prepared
         .into_iter()
         .map(|(claim, types, requirements, spot_to_spot, lowest)| {
             let share = lowest + slack * (lowest / floor);
             let kept = cheaper_types(claim, types, &requirements, share);
-            if kept.is_empty() || unmet_min_values_of(kept.iter().copied(), &requirements).is_some()
-            {
-                return None;
-            }
+            usable(&kept, &requirements)?;
             let pin = if spot_to_spot {
                 Pin::Spot
             } else {
                 spot_pin(&requirements, &kept)
             };
             written(claim, &requirements, &kept, pin, pass.snapshot.launch_rank)
+                .ok_or(Unconsolidatable::NoCheaperReplacement)
         })
         .collect()
 }

@@ -57,6 +57,7 @@ fn first_n(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command
         let mid = (low + high) / 2;
         let prefix = &candidates[..=mid];
         let command = compute(pass, prefix)
+            .ok()
             .and_then(|command| without_same_types(pass, prefix, command))
             .filter(|command| approved(pass, prefix, command));
         match command {
@@ -105,7 +106,7 @@ fn without_same_types(
         return Some(command);
     };
     let types = pass.snapshot.instance_types.get(&replacement.node_pool)?;
-    let kept = cheaper_replacement(replacement, types, limit, pass.snapshot.launch_rank)?;
+    let kept = cheaper_replacement(replacement, types, limit, pass.snapshot.launch_rank).ok()?;
     let price: f64 = candidates.iter().map(|c| c.price).sum();
     let launched = kept.launch.as_ref()?.price;
     command.savings_per_hour = round_price(price - launched);

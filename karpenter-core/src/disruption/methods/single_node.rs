@@ -13,12 +13,27 @@
 //! and so on; ties by name); upstream also stops after three minutes and starts
 //! with the pools it did not reach next time, which a plan, without a wall
 //! clock, does not.
+//!
+//! Each candidate it evaluates and cannot consolidate is refused with an
+//! [`Unconsolidatable`] reason (upstream publishes it as an event); the
+//! refusals of a pass are what [`first_command_explained`] reports. A
+//! candidate its pool's budget holds back is not evaluated, as upstream; one
+//! the Balanced policy passes over without simulating is refused as
+//! [`NotWorthDisruption`](Unconsolidatable::NotWorthDisruption), which
+//! upstream only counts in a metric.
+//!
+//! [`first_command_explained`]: crate::disruption::first_command_explained
 
 use super::consolidation::{approved, compute};
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::{ConsolidationPolicy, DisruptionReason};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::Command;
+use crate::disruption::unconsolidatable::Unconsolidatable;
+
+/// A candidate single-node consolidation evaluated and refused, by name, with
+/// why.
+pub(crate) type Refusal = (String, Unconsolidatable);
 
 /// The single-node consolidation method.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,14 +54,43 @@ pub(crate) fn consolidatable(candidate: &Candidate<'_>, pass: &Pass<'_, '_>) -> 
 impl SingleNode {
     /// What this method would do with each candidate it considers, in the
     /// order it tries them, budgets aside: the command deleting or replacing
-    /// the node, or `None` when it cannot go. Upstream stops at the first
+    /// the node, or why it cannot go. Upstream stops at the first
     /// command; a capacity planner asking which nodes are worth
     /// consolidating wants every answer.
-    pub(crate) fn every_option(&self, pass: &Pass<'_, '_>) -> Vec<(String, Option<Command>)> {
+    pub(crate) fn every_option(
+        &self,
+        pass: &Pass<'_, '_>,
+    ) -> Vec<(String, Result<Command, Unconsolidatable>)> {
         interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)))
             .into_iter()
             .map(|candidate| (candidate.name.to_owned(), option(pass, candidate)))
             .collect()
+    }
+
+    /// The command of this pass ([`Method::next_command`]), with each
+    /// candidate evaluated before it (or all of them, when none gives a
+    /// command) and refused pushed to `refused`, in the order tried. A
+    /// candidate its pool's budget holds back is not evaluated.
+    pub(crate) fn next_command_noting(
+        &self,
+        pass: &Pass<'_, '_>,
+        refused: &mut Vec<Refusal>,
+    ) -> Option<Command> {
+        let ordered = interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)));
+        for candidate in ordered {
+            let pool = candidate.pool.name().unwrap_or_default();
+            if !pass
+                .allowances
+                .admits(pool, DisruptionReason::Underutilized)
+            {
+                continue;
+            }
+            match option(pass, candidate) {
+                Ok(command) => return Some(command),
+                Err(why) => refused.push((candidate.name.to_owned(), why)),
+            }
+        }
+        None
     }
 }
 
@@ -73,29 +117,24 @@ fn interleave<T: Copy, G: PartialEq>(sorted: Vec<T>, group: impl Fn(T) -> G) -> 
         .collect()
 }
 
-/// The command consolidating the candidate alone, if any: not tried when
-/// even deleting it could not pass the Balanced threshold, and kept only when
-/// the Balanced policy approves it.
-fn option(pass: &Pass<'_, '_>, candidate: &Candidate<'_>) -> Option<Command> {
+/// The command consolidating the candidate alone, or why there is none: not
+/// tried when even deleting it could not pass the Balanced threshold, and
+/// kept only when the Balanced policy approves it.
+fn option(pass: &Pass<'_, '_>, candidate: &Candidate<'_>) -> Result<Command, Unconsolidatable> {
     if !pass.balanced().can_pass(candidate) {
-        return None;
+        return Err(Unconsolidatable::NotWorthDisruption);
     }
-    compute(pass, &[candidate]).filter(|command| approved(pass, &[candidate], command))
+    let command = compute(pass, &[candidate])?;
+    if approved(pass, &[candidate], &command) {
+        Ok(command)
+    } else {
+        Err(Unconsolidatable::NotWorthDisruption)
+    }
 }
 
 impl Method for SingleNode {
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
-        let ordered = interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)));
-        ordered.into_iter().find_map(|candidate| {
-            let pool = candidate.pool.name().unwrap_or_default();
-            if !pass
-                .allowances
-                .admits(pool, DisruptionReason::Underutilized)
-            {
-                return None;
-            }
-            option(pass, candidate)
-        })
+        self.next_command_noting(pass, &mut Vec::new())
     }
 }
 
