@@ -24,3 +24,8 @@ pub use events::{
     EVENT_QUEUE, EventRecorder, Recorded, kubernetes_events, node_claim_ref, node_ref, nominated,
     pod_ref,
 };
+
+// The examples in docs/controller.md compile.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/controller.md")]
+struct ControllerDocs;

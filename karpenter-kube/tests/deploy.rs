@@ -68,6 +68,14 @@ fn every_manifest_reads_as_its_kind_with_nothing_left_over() {
 }
 
 #[test]
+fn the_example_node_pool_reads_as_one() {
+    let text = std::fs::read_to_string(deploy_dir().join("fake/nodepool.yaml")).expect("readable");
+    let value: Value = serde_saphyr::from_str(&text).expect("YAML");
+    let pool: karpenter_core::api::NodePool = lossless("fake/nodepool.yaml", &value);
+    assert_eq!(pool.metadata.name.as_deref(), Some("default"));
+}
+
+#[test]
 fn the_deployment_runs_the_controller_as_its_service_account() {
     let documents = documents();
     let (file, deployment) = documents
@@ -104,6 +112,10 @@ fn the_instance_types_in_the_config_map_load() {
     std::fs::write(&path, text).expect("writable");
     let types = karpenter_kube::controller::load_instance_types(&path).expect("they load");
     assert_eq!(types.len(), 2);
+    // The same types as the file the README runs the controller with.
+    let outside = deploy_dir().join("fake/instance-types.yaml");
+    let same = karpenter_kube::controller::load_instance_types(&outside).expect("they load");
+    assert_eq!(types, same);
     std::fs::remove_dir_all(dir).ok();
 }
 
