@@ -128,15 +128,17 @@ impl WatchState {
                     None => std::future::pending().await,
                 }
             };
+            // Biased: once told to end, a watch sends nothing more.
             tokio::select! {
+                biased;
+                _ = self.shutdown.changed() => return None,
+                _ = self.disconnects.changed() => return None,
                 changed = self.changes.changed() => {
                     if changed.is_err() {
                         return None;
                     }
                     self.catch_up();
                 }
-                _ = self.disconnects.changed() => return None,
-                _ = self.shutdown.changed() => return None,
                 () = tokio::time::sleep_until(self.deadline) => return None,
                 _ = tick => {
                     self.catch_up();
