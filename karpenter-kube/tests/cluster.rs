@@ -16,8 +16,16 @@ use serde_json::json;
 
 const SYNC: Duration = Duration::from_secs(10);
 
+/// A client as karpenter-controller makes it: kube's own retries of 429s
+/// off (the driver retries next round).
+fn client(server: &ApiServer) -> kube::Client {
+    let mut config = server.config();
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("a client")
+}
+
 async fn synced(server: &ApiServer) -> KubeCluster {
-    let cluster = KubeCluster::new(server.client());
+    let cluster = KubeCluster::new(client(server));
     cluster
         .wait_until_synced(SYNC)
         .await

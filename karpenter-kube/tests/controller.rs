@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
-use karpenter_core::api::{NodeClaim, condition_types};
+use karpenter_core::api::{ConditionStatus, NodeClaim, condition_types};
 use karpenter_core::scheduling::TERMINATION_FINALIZER;
 use karpenter_kube::controller::RunError;
 use serde_json::json;
@@ -61,7 +61,7 @@ fn is_true(claim: &NodeClaim, condition: &str) -> bool {
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == condition && c.status == "True"))
+        .is_some_and(|c| c.iter().any(|c| c.type_ == condition && c.status == ConditionStatus::True))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,7 +189,7 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
         .get::<Lease>(Some("karpenter"), "karpenter-leader-election");
     let holder = held.and_then(|l| l.spec).and_then(|s| s.holder_identity);
     assert!(
-        holder.is_none_or(|h| h.is_empty()),
+        holder.as_ref().is_none_or(|h| h.is_empty()),
         "released, not {holder:?}"
     );
     let second = world.start(&leader);

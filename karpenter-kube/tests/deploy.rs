@@ -83,12 +83,7 @@ fn the_deployment_runs_the_controller_as_its_service_account() {
         .find(|(_, v)| v["kind"] == "Deployment")
         .expect("a Deployment");
     let deployment: Deployment = lossless(file, deployment);
-    let pod = deployment
-        .spec
-        .expect("a spec")
-        .template
-        .spec
-        .expect("a pod spec");
+    let pod = deployment.spec.template.spec.expect("a pod spec");
     assert_eq!(pod.service_account_name.as_deref(), Some("karpenter"));
     let args = pod.containers[0].args.clone().unwrap_or_default();
     // Every flag the manifest passes is one the binary takes.

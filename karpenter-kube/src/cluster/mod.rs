@@ -98,6 +98,11 @@ pub enum SyncError {
 
 /// The engine's [`Cluster`] over a Kubernetes API server, through `kube`.
 ///
+/// Build its client with `kube::Config::default_retry` off, as
+/// karpenter-controller does: kube's default client retries a `429` for
+/// minutes, and an eviction a PodDisruptionBudget refuses is a `429` the
+/// driver should hear at once (it tries again next round).
+///
 /// Create it inside a tokio runtime (it starts its watches there); wait for
 /// [`wait_until_synced`](Self::wait_until_synced) before the first plan
 /// (until then, reads fail with a retryable [`ClusterError::Api`]). Clones

@@ -362,6 +362,12 @@ async fn client(args: &Args) -> Result<Client, RunError> {
             source: Box::new(e),
         })?,
     };
+    // kube's default client retries 429s by itself, for minutes: an
+    // eviction a PodDisruptionBudget refuses would hold the whole round.
+    // The driver tries again next round instead, as upstream's eviction
+    // queue does.
+    let mut config = config;
+    config.default_retry = false;
     Client::try_from(config).map_err(|e| RunError::Config {
         from: path.map_or_else(
             || "the in-cluster service account".into(),
