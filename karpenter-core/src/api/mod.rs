@@ -17,6 +17,10 @@
 //! absent. `metadata` and the core `Taint` keep only the fields Kubernetes
 //! defines, and `apiVersion`/`kind` are always written.
 //!
+//! [`NodePool::template_hash`] computes the template hash behind static drift
+//! (`karpenter.sh/nodepool-hash`), and [`NodePool::annotate_hash`] and
+//! [`NodePool::rehash_claim`] apply it as upstream's hash controller does.
+//!
 //! Validation beyond field syntax (CEL rules, label restrictions) is not done
 //! here, and the requirement algebra lives in [`crate::scheduling`].
 //!
@@ -53,6 +57,7 @@
 mod condition;
 mod disruption;
 mod duration;
+mod hash;
 mod nodeclaim;
 mod nodepool;
 mod object;

@@ -25,6 +25,18 @@ pub const DO_NOT_DISRUPT_ANNOTATION_KEY: &str = "karpenter.sh/do-not-disrupt";
 pub const NODE_POOL_HASH_ANNOTATION_KEY: &str = "karpenter.sh/nodepool-hash";
 /// NodeClaim annotation holding the version of the hashing scheme.
 pub const NODE_POOL_HASH_VERSION_ANNOTATION_KEY: &str = "karpenter.sh/nodepool-hash-version";
+/// The value of [`NODE_POOL_HASH_VERSION_ANNOTATION_KEY`] that goes with the
+/// hash [`NodePool::template_hash`](crate::api::NodePool::template_hash)
+/// computes.
+///
+/// Upstream writes its own versions (`v1` to `v3` so far) next to a hash of
+/// Go structs that this crate does not reproduce. A version of our own, which
+/// no upstream version can equal, makes a NodeClaim hashed by upstream count
+/// as hashed by another scheme: it is re-hashed
+/// ([`NodePool::rehash_claim`](crate::api::NodePool::rehash_claim)), never
+/// drifted by the difference. Bump it whenever the hash of an unchanged
+/// template would change.
+pub const NODE_POOL_HASH_VERSION: &str = "rs-v1";
 /// NodeClaim annotation holding the time by which the node must be terminated.
 pub const NODE_CLAIM_TERMINATION_TIMESTAMP_ANNOTATION_KEY: &str =
     "karpenter.sh/nodeclaim-termination-timestamp";
