@@ -265,7 +265,7 @@ async fn taints_are_added_and_removed_once() {
             .and_then(|s| s.taints)
             .unwrap_or_default()
     };
-    assert_eq!(taints(&server), [taint.clone()]);
+    assert_eq!(taints(&server), std::slice::from_ref(&taint));
     cluster
         .untaint_node("node-a", &taint.key)
         .await

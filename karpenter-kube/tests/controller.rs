@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
+use karpenter_apiserver::Fault;
 use karpenter_core::api::{ConditionStatus, NodeClaim, condition_types};
 use karpenter_core::scheduling::TERMINATION_FINALIZER;
 use karpenter_kube::controller::RunError;
@@ -56,12 +57,25 @@ fn assert_allowed(world: &World) -> BTreeSet<(String, String, String)> {
     used
 }
 
+/// Who holds the controller's Lease (empty when nobody does).
+fn holder(world: &World) -> String {
+    world
+        .server
+        .get::<Lease>(Some("karpenter"), "karpenter-leader-election")
+        .and_then(|l| l.spec)
+        .and_then(|s| s.holder_identity)
+        .unwrap_or_default()
+}
+
 fn is_true(claim: &NodeClaim, condition: &str) -> bool {
     claim
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == condition && c.status == ConditionStatus::True))
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.type_ == condition && c.status == ConditionStatus::True)
+        })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,12 +83,27 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
     let mut world = World::new("lifecycle").await;
     world.add_pool(json!({"team": "a"}));
     world.want("web", 6, "1");
+    // Writes meet stale copies now and then: each is read afresh and made
+    // again.
+    for kind in ["/nodeclaims/", "/nodes/"] {
+        world.server.inject(
+            Fault::new(409, "Conflict")
+                .method("PUT")
+                .path_contains(kind)
+                .times(2),
+        );
+    }
     let controller = world.start(&[]);
 
     // Provisioning: every pod runs on nodes the controller launched.
     world
         .until("provisioning", LIMIT, |w| {
-            w.all_running() && w.claims_and_nodes_match()
+            let claims: Vec<NodeClaim> = w.server.list();
+            w.all_running()
+                && w.claims_and_nodes_match()
+                && claims
+                    .iter()
+                    .all(|c| is_true(c, condition_types::INITIALIZED))
         })
         .await;
     let claims: Vec<NodeClaim> = world.server.list();
@@ -184,16 +213,15 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     // A restart: the first releases the Lease on its way out, the second
     // takes it and finds everything in place.
     first.stop().await.expect("a clean stop");
-    let held = world
-        .server
-        .get::<Lease>(Some("karpenter"), "karpenter-leader-election");
-    let holder = held.and_then(|l| l.spec).and_then(|s| s.holder_identity);
-    assert!(
-        holder.as_ref().is_none_or(|h| h.is_empty()),
-        "released, not {holder:?}"
-    );
+    assert_eq!(holder(&world), "", "released");
     let second = world.start(&leader);
-    world.want("web", 6, "1");
+    world
+        .until("the second takes the Lease", LIMIT, |w| {
+            !holder(w).is_empty()
+        })
+        .await;
+    // More than the nodes there hold: the second must launch.
+    world.want("web", 12, "1");
     world
         .until("after the restart", LIMIT, |w| {
             w.all_running() && w.claims_and_nodes_match()
@@ -223,7 +251,13 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     // A third takes over once the intruder's Lease runs out, and carries on
     // where they left off.
     let third = world.start(&leader);
-    world.want("web", 8, "1");
+    world
+        .until("the third takes the Lease", LIMIT, |w| {
+            let held = holder(w);
+            !held.is_empty() && held != "intruder"
+        })
+        .await;
+    world.want("web", 20, "1");
     world
         .until("after the lost Lease", LIMIT, |w| {
             w.all_running() && w.claims_and_nodes_match()

@@ -29,7 +29,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
-use karpenter_core::scheduling::TERMINATION_FINALIZER;
+use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, TERMINATION_FINALIZER};
 use kube::api::{DeleteParams, EvictParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -303,7 +303,7 @@ fn name_of<'a>(kind: &'static str, name: Option<&'a String>) -> Result<&'a str, 
 impl Cluster for KubeCluster {
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
         self.ready()?;
-        Ok(owned(stores::sorted(self.inner.stores.node_pools.state())))
+        Ok(self.hashed_pools())
     }
 
     async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
@@ -315,9 +315,9 @@ impl Cluster for KubeCluster {
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         self.ready()?;
         let inner = &self.inner;
-        Ok(owned(
-            inner.node_claims_written.read(&inner.stores.node_claims),
-        ))
+        let mut claims = owned(inner.node_claims_written.read(&inner.stores.node_claims));
+        rehash(&self.hashed_pools(), &mut claims);
+        Ok(claims)
     }
 
     async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
@@ -566,14 +566,15 @@ impl Cluster for KubeCluster {
     }
 
     async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError> {
-        let stores = &self.inner.stores;
+        // The driver nominates pods it read from the cache: one the cache
+        // no longer has is gone.
         let reference =
             kube::runtime::reflector::ObjectRef::new(pod.name()).within(pod.namespace());
-        if stores.pods.get(&reference).is_none() {
-            let api: Api<Pod> = Api::namespaced(self.inner.client.clone(), pod.namespace());
-            api.get(pod.name())
-                .await
-                .map_err(|e| cluster_error("Pod", pod.as_str(), e))?;
+        if self.inner.stores.pods.get(&reference).is_none() {
+            return Err(ClusterError::NotFound {
+                kind: "Pod",
+                name: pod.as_str().to_owned(),
+            });
         }
         // As upstream: an event, not a write to the pod (the kube-scheduler
         // binds it).
@@ -584,6 +585,63 @@ impl Cluster for KubeCluster {
 }
 
 impl KubeCluster {
+    /// The NodePools, each with its template's hash annotated as upstream's
+    /// hash controller keeps it (see [`NodePool::annotate_hash`]), whether or
+    /// not [`write_hashes`](Self::write_hashes) has written it yet.
+    fn hashed_pools(&self) -> Vec<NodePool> {
+        let mut pools = owned(stores::sorted(self.inner.stores.node_pools.state()));
+        for pool in &mut pools {
+            pool.annotate_hash();
+        }
+        pools
+    }
+
+    /// Writes what upstream's NodePool hash controller writes: each pool's
+    /// template hash, and the hash of each claim made under another hash
+    /// version (a claim upstream Karpenter made) brought to this one, so it
+    /// is not taken for drifted. Reads show both already; this makes them
+    /// visible to everyone else. Returns how many objects it wrote.
+    pub async fn write_hashes(&self) -> Result<usize, ClusterError> {
+        self.ready()?;
+        let mut written = 0;
+        let api: Api<NodePool> = Api::all(self.inner.client.clone());
+        for pool in stores::sorted(self.inner.stores.node_pools.state()) {
+            let mut hashed = (*pool).clone();
+            if !hashed.annotate_hash() {
+                continue;
+            }
+            let name = hashed.metadata.name.clone().unwrap_or_default();
+            let target = Target {
+                api: &api,
+                params: &self.inner.params,
+                kind: "NodePool",
+                name: &name,
+            };
+            match target
+                .modify(Some((*pool).clone()), Part::Main, NodePool::annotate_hash)
+                .await
+            {
+                Ok(_) => written += 1,
+                Err(ClusterError::NotFound { .. }) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        let stored = owned(
+            self.inner
+                .node_claims_written
+                .read(&self.inner.stores.node_claims),
+        );
+        let mut rehashed = stored.clone();
+        rehash(&self.hashed_pools(), &mut rehashed);
+        for (before, after) in stored.iter().zip(rehashed) {
+            if before.metadata.annotations != after.metadata.annotations {
+                self.update_node_claim(after).await?;
+                written += 1;
+            }
+        }
+        Ok(written)
+    }
+
     /// The name of the claim's Node: its status says, or the Node with its
     /// provider ID.
     fn node_of(&self, claim: &NodeClaim) -> Option<String> {
@@ -599,6 +657,25 @@ impl KubeCluster {
                 node.spec.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(provider_id)
             })
             .and_then(|node| node.metadata.name.clone())
+    }
+}
+
+/// Brings each claim's hash to its pool's version (see
+/// [`NodePool::rehash_claim`]).
+fn rehash(pools: &[NodePool], claims: &mut [NodeClaim]) {
+    for claim in claims {
+        let pool_name = claim
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+            .cloned();
+        if let Some(pool) = pools
+            .iter()
+            .find(|p| p.metadata.name.is_some() && p.metadata.name == pool_name)
+        {
+            pool.rehash_claim(claim);
+        }
     }
 }
 

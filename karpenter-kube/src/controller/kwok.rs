@@ -31,8 +31,11 @@ pub const KWOK_ANNOTATION: &str = "kwok.x-k8s.io/node";
 /// The provider ID scheme.
 pub const PROVIDER_ID_PREFIX: &str = "kwok://";
 
-/// The fake cloud whose instances are Node objects. See the [module
-/// documentation](self).
+/// The fake cloud whose instances are Node objects, as upstream's kwok
+/// provider: a launch picks an offering from the instance types it was given
+/// and creates the Node itself, Ready at once. It keeps nothing in memory
+/// (its instances are the Nodes labelled [`LAUNCHED_LABEL`]), so a
+/// restarted controller finds every instance again.
 pub struct KwokProvider {
     offerings: FakeCloudProvider,
     cluster: KubeCluster,

@@ -204,6 +204,9 @@ async fn reconcile(
     metrics: &Metrics,
     events: &EventRecorder,
 ) -> Result<(), karpenter_core::Error> {
+    // As upstream's NodePool hash controller: the pools' template hashes,
+    // for drift.
+    cluster.write_hashes().await?;
     let pools = pools_of_claims(cluster).await;
     let report = driver.reconcile(jiff::Timestamp::now()).await?;
     events.record_report(&report);

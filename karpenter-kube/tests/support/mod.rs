@@ -48,6 +48,14 @@ pub struct World {
 
 impl World {
     pub async fn new(test: &str) -> World {
+        // The controller's logs, shown with a failing test's output.
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| "info".into()),
+            )
+            .try_init();
         let server = ApiServer::start().await.expect("the API server starts");
         let dir = std::env::temp_dir().join(format!("karpenter-e2e-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");

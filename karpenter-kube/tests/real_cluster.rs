@@ -1,0 +1,166 @@
+//! karpenter-controller against a real cluster, when
+//! `KARPENTER_E2E_KUBECONFIG` names a kubeconfig (a throwaway kind cluster
+//! with upstream's CRDs, as the README sets up; the controller acts on the
+//! whole cluster). Skipped otherwise.
+//!
+//! A NodePool of its own (tainted, so nothing else lands there) and three
+//! pods that tolerate it: the controller launches nodes for them; once the
+//! pods are gone, it removes the nodes again.
+
+use std::time::Duration;
+
+use clap::Parser;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use karpenter_core::api::{ConditionStatus, NodeClaim, NodePool, condition_types};
+use karpenter_kube::controller::{Args, run_until};
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client};
+use serde_json::json;
+use tokio::sync::watch;
+
+const VARIABLE: &str = "KARPENTER_E2E_KUBECONFIG";
+
+async fn client(path: &str) -> Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("a kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a config");
+    Client::try_from(config).expect("a client")
+}
+
+async fn eventually<F: AsyncFn() -> bool>(what: &str, limit: Duration, check: F) {
+    let started = std::time::Instant::now();
+    while started.elapsed() < limit {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    panic!("{what}: not done after {limit:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
+    let Ok(kubeconfig) = std::env::var(VARIABLE) else {
+        eprintln!("skipped: set {VARIABLE} to run against a real cluster");
+        return;
+    };
+    let suffix = std::process::id();
+    let name = format!("e2e-{suffix}");
+    let client = client(&kubeconfig).await;
+    let post = PostParams::default();
+
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("a namespace");
+    namespaces
+        .create(&post, &namespace)
+        .await
+        .expect("the namespace");
+    let pools: Api<NodePool> = Api::all(client.clone());
+    let pool: NodePool = serde_json::from_value(json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"e2e": name}},
+                "spec": {
+                    "nodeClassRef": {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"},
+                    "requirements": [],
+                    "taints": [{"key": "e2e", "value": name, "effect": "NoSchedule"}],
+                },
+            },
+            "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s"},
+        },
+    }))
+    .expect("a NodePool");
+    pools.create(&post, &pool).await.expect("the NodePool");
+
+    let types =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/fake/instance-types.yaml");
+    let args = Args::try_parse_from([
+        "karpenter-controller",
+        "--kubeconfig",
+        &kubeconfig,
+        "--instance-types",
+        types.to_str().expect("utf-8"),
+        "--metrics-addr",
+        "off",
+        "--health-addr",
+        "off",
+        "--interval",
+        "1s",
+    ])
+    .expect("flags");
+    let (stop, stopping) = watch::channel(false);
+    let controller = tokio::spawn(run_until(args, stopping));
+
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &name);
+    for i in 0..3 {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": format!("pause-{i}")},
+            "spec": {
+                "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "1"}}}],
+                "nodeSelector": {"e2e": name},
+                "tolerations": [{"key": "e2e", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
+            },
+        }))
+        .expect("a pod");
+        pods.create(&post, &pod).await.expect("a pod");
+    }
+    let claims: Api<NodeClaim> = Api::all(client.clone());
+    let ours = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
+    eventually(
+        "nodes launched and initialized",
+        Duration::from_secs(180),
+        async || {
+            let listed = claims
+                .list(&ours)
+                .await
+                .map(|l| l.items)
+                .unwrap_or_default();
+            !listed.is_empty()
+                && listed.iter().all(|c| {
+                    c.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| {
+                            c.iter().any(|c| {
+                                c.type_ == condition_types::INITIALIZED
+                                    && c.status == ConditionStatus::True
+                            })
+                        })
+                })
+        },
+    )
+    .await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    let launched = nodes
+        .list(&ListParams::default().labels(&format!("e2e={name}")))
+        .await
+        .expect("nodes");
+    assert!(!launched.items.is_empty());
+
+    pods.delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("the pods go");
+    eventually(
+        "the empty nodes removed",
+        Duration::from_secs(300),
+        async || claims.list(&ours).await.is_ok_and(|l| l.items.is_empty()),
+    )
+    .await;
+
+    let _ = stop.send(true);
+    controller.await.expect("the task").expect("a clean stop");
+    pools
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("the NodePool goes");
+    namespaces
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("the namespace goes");
+}
