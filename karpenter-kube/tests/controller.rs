@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::events::v1::Event as KubeEvent;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use karpenter_apiserver::Fault;
 use karpenter_core::api::{ConditionStatus, NodeClaim, condition_types};
@@ -57,6 +58,25 @@ fn assert_allowed(world: &World) -> BTreeSet<(String, String, String)> {
     used
 }
 
+/// A port nothing listens on now, as `127.0.0.1:port`.
+fn free_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("an address").to_string()
+}
+
+/// The whole answer to `GET path` on `addr`.
+async fn get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("it listens");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("read");
+    answer
+}
+
 /// Who holds the controller's Lease (empty when nobody does).
 fn holder(world: &World) -> String {
     world
@@ -93,7 +113,9 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
                 .times(2),
         );
     }
-    let controller = world.start(&[]);
+    let metrics = free_port();
+    let health = free_port();
+    let controller = world.start(&["--metrics-addr", &metrics, "--health-addr", &health]);
 
     // Provisioning: every pod runs on nodes the controller launched.
     world
@@ -130,6 +152,27 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
         assert!(!used.contains(&(String::new(), "pods/binding".into(), verb.into())));
     }
     let provisioned = world.claim_names().len();
+    // What users look for: the decisions as Kubernetes Events, the counts
+    // as metrics, readiness once synced.
+    let reasons: BTreeSet<String> = world
+        .server
+        .list::<KubeEvent>()
+        .into_iter()
+        .filter_map(|e| e.reason)
+        .collect();
+    for reason in ["Nominated", "Launched", "Registered", "Initialized"] {
+        assert!(reasons.contains(reason), "no {reason} event in {reasons:?}");
+    }
+    let scraped = get(&metrics, "/metrics").await;
+    assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
+    assert!(
+        scraped.contains(
+            "karpenter_nodeclaims_created_total{nodepool=\"default\",reason=\"provisioning\"}"
+        ),
+        "{scraped}"
+    );
+    assert!(scraped.contains("karpenter_scheduler_scheduling_duration_seconds_count"));
+    assert!(get(&health, "/readyz").await.starts_with("HTTP/1.1 200"));
 
     // Consolidation: after a scale-down to one small pod, one node is
     // enough.

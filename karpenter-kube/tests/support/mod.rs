@@ -92,6 +92,14 @@ impl World {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        // A flag in `extra` replaces the default given here.
+        for flag in extra.iter().filter(|f| f.starts_with("--")) {
+            if let Some(at) = argv.iter().position(|a| a == flag)
+                && argv.get(at + 1).is_some_and(|v| !v.starts_with("--"))
+            {
+                argv.drain(at..at + 2);
+            }
+        }
         argv.extend(extra.iter().map(|s| s.to_string()));
         Args::try_parse_from(argv).expect("the flags parse")
     }
