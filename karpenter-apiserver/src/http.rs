@@ -211,9 +211,10 @@ impl Context<'_> {
 
     fn list(&self, target: &Target) -> Result<Response<Body>, ApiError> {
         let filter = self.filter(target)?;
-        let (mut items, rv) = self
+        let (items, rv) = self
             .shared
             .read(|store| (store.list(target.id, &filter), store.resource_version()));
+        let (mut items, next) = self.page(items)?;
         if !target.ty.custom {
             for item in &mut items {
                 if let Some(item) = item.as_object_mut() {
@@ -225,10 +226,62 @@ impl Context<'_> {
         let list = json!({
             "apiVersion": target.ty.api_version(),
             "kind": format!("{}List", target.ty.kind),
-            "metadata": { "resourceVersion": rv.to_string() },
+            "metadata": match next {
+                Some(token) => json!({ "resourceVersion": rv.to_string(), "continue": token }),
+                None => json!({ "resourceVersion": rv.to_string() }),
+            },
             "items": items,
         });
         Ok(json_response(StatusCode::OK, &list))
+    }
+
+    /// The page `limit` and `continue` ask for of `items` (in namespace and
+    /// name order), with the token of the next page when there is one. The
+    /// token is the last key served: a page lists what is there when it is
+    /// asked for (a real API server serves every page from the first page's
+    /// snapshot).
+    fn page(&self, items: Vec<Value>) -> Result<(Vec<Value>, Option<String>), ApiError> {
+        let limit = match self.query.get("limit").filter(|l| !l.is_empty()) {
+            None => None,
+            Some(limit) => match limit.parse::<usize>() {
+                Ok(0) => None,
+                Ok(limit) => Some(limit),
+                Err(_) => return Err(ApiError::bad_request(format!("invalid limit {limit:?}"))),
+            },
+        };
+        let after = self.query.get("continue").filter(|c| !c.is_empty());
+        let key_of = |item: &Value| {
+            let meta = &item["metadata"];
+            format!(
+                "{}/{}",
+                meta["namespace"].as_str().unwrap_or_default(),
+                meta["name"].as_str().unwrap_or_default()
+            )
+        };
+        let mut items: Vec<Value> = match after {
+            None => items,
+            Some(token) => {
+                let (namespace, name) = token.split_once('/').ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid continue token {token:?}"))
+                })?;
+                items
+                    .into_iter()
+                    .filter(|item| {
+                        let meta = &item["metadata"];
+                        (
+                            meta["namespace"].as_str().unwrap_or_default(),
+                            meta["name"].as_str().unwrap_or_default(),
+                        ) > (namespace, name)
+                    })
+                    .collect()
+            }
+        };
+        let Some(limit) = limit.filter(|&limit| items.len() > limit) else {
+            return Ok((items, None));
+        };
+        items.truncate(limit);
+        let token = items.last().map(key_of);
+        Ok((items, token))
     }
 
     fn watch(&self, target: &Target) -> Result<Response<Body>, ApiError> {

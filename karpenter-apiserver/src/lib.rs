@@ -48,7 +48,8 @@
 //!   ownership and conflicts are not tracked (the field manager is only
 //!   logged), and the body must be JSON (as kube-rs sends it), not YAML.
 //! - Pods are removed at once when deleted (no kubelet, no grace period);
-//!   list `limit`/`continue` are ignored (everything in one page);
+//!   list pages (`limit`, `continue`) list what is there when each is asked
+//!   for, not the first page's snapshot;
 //!   `dryRun` and `propagationPolicy` are ignored; nothing garbage-collects
 //!   owned objects.
 //! - The core and `events.k8s.io` Events are stored apart.

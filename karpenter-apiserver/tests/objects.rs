@@ -578,3 +578,35 @@ async fn kubeconfig_points_at_the_server() {
         1
     );
 }
+
+#[tokio::test]
+async fn lists_come_in_pages_when_asked() {
+    let server = ApiServer::start().await.expect("starts");
+    for name in ["a", "b", "c", "d", "e"] {
+        server.put(&node(name)).expect("put");
+    }
+    let nodes: Api<Node> = Api::all(server.client());
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut params = ListParams::default().limit(2);
+        if let Some(token) = &token {
+            params = params.continue_token(token);
+        }
+        let page = nodes.list(&params).await.expect("a page");
+        pages += 1;
+        assert!(page.items.len() <= 2);
+        names.extend(page.items.into_iter().filter_map(|n| n.metadata.name));
+        token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(names, ["a", "b", "c", "d", "e"]);
+    assert_eq!(pages, 3);
+    // No limit: one page.
+    let all = nodes.list(&ListParams::default()).await.expect("a list");
+    assert_eq!(all.items.len(), 5);
+    assert!(all.metadata.continue_.is_none());
+}
