@@ -6,6 +6,7 @@
 //! with a removed node.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -118,7 +119,7 @@ fn with_daemons(mut snapshot: Snapshot, newest: &str, newest_cpu: &str) -> Snaps
             .expect("a Pod"),
         );
     }
-    snapshot.pods.extend(pods);
+    snapshot.pods.extend(pods.into_iter().map(Arc::new));
     snapshot.daemon_sets.push(daemon_set);
     snapshot
 }

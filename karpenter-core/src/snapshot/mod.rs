@@ -38,8 +38,10 @@ pub struct Snapshot {
     /// Nodes and NodeClaims, joined: a node with its claim, a claim still in flight,
     /// or a node Karpenter does not manage.
     pub nodes: Vec<ClusterNode>,
-    /// Every pod: pending, bound, finished and daemon pods alike.
-    pub pods: Vec<Pod>,
+    /// Every pod: pending, bound, finished and daemon pods alike. Shared, as
+    /// a watch cache holds them: cloning a snapshot (or reading one from a
+    /// cache) copies pointers, not pods; change one with [`Arc::make_mut`].
+    pub pods: Vec<Arc<Pod>>,
     /// DaemonSets, whose pods land on every new node they tolerate.
     pub daemon_sets: Vec<DaemonSet>,
     /// PodDisruptionBudgets.
@@ -73,6 +75,15 @@ impl Snapshot {
         types: Vec<InstanceType>,
     ) -> Self {
         self.instance_types.insert(pool.into(), Arc::from(types));
+        self
+    }
+
+    /// This snapshot with `pods` added after those it has, each put in an
+    /// [`Arc`] of its own: for a snapshot written in code (one read from a
+    /// watch cache shares the cache's `Arc`s instead).
+    #[must_use]
+    pub fn with_pods(mut self, pods: impl IntoIterator<Item = Pod>) -> Self {
+        self.pods.extend(pods.into_iter().map(Arc::new));
         self
     }
 }

@@ -320,9 +320,10 @@ impl Cluster for KubeCluster {
         Ok(claims)
     }
 
-    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
+    /// The watch cache's pods, shared: no pod is copied.
+    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
         self.ready()?;
-        Ok(owned(stores::sorted(self.inner.stores.pods.state())))
+        Ok(stores::sorted(self.inner.stores.pods.state()))
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
