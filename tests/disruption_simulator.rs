@@ -142,7 +142,9 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
     let mut snapshot = running_cluster(12, 240, 6);
     let node = &mut snapshot.nodes[0];
     for labels in [
-        node.node.as_mut().and_then(|n| n.metadata.labels.as_mut()),
+        node.node
+            .as_mut()
+            .and_then(|n| Arc::make_mut(n).metadata.labels.as_mut()),
         node.node_claim
             .as_mut()
             .and_then(|c| c.metadata.labels.as_mut()),

@@ -81,8 +81,8 @@ pub enum ClusterError {
 pub trait Cluster: Send + Sync + fmt::Debug {
     /// The NodePools.
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError>;
-    /// The Nodes.
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError>;
+    /// The Nodes; shared, as a watch cache holds them.
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError>;
     /// The NodeClaims.
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError>;
     /// Every pod, bound or pending; shared, as a watch cache holds them (an

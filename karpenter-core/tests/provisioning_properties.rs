@@ -854,7 +854,7 @@ impl Cluster {
                 }
             }
             nodes.push(ClusterNode {
-                node: Some(Node {
+                node: Some(Arc::new(Node {
                     metadata: ObjectMeta {
                         name: Some(name.clone()),
                         labels: Some(labels),
@@ -869,7 +869,7 @@ impl Cluster {
                         capacity: Some(allocatable),
                         ..Default::default()
                     }),
-                }),
+                })),
                 node_claim: None,
             });
             registered.push(name.clone());

@@ -389,8 +389,8 @@ impl Cluster for InMemoryCluster {
         Ok(self.lock().node_pools.values().cloned().collect())
     }
 
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
-        Ok(self.node_list())
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
+        Ok(self.node_list().into_iter().map(Arc::new).collect())
     }
 
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {

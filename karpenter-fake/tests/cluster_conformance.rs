@@ -43,7 +43,7 @@ impl Cluster for Forgetful {
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
         self.0.node_pools().await
     }
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
         self.0.nodes().await
     }
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {

@@ -31,7 +31,7 @@ fn cluster(
         }
         for node in &generated.nodes {
             if let Some(object) = &node.node {
-                server.put(object).expect("a Node");
+                server.put(&**object).expect("a Node");
             }
             if let Some(claim) = &node.node_claim {
                 server.put(claim).expect("a NodeClaim");

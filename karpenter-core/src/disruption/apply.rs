@@ -114,7 +114,7 @@ impl Applier {
             .filter(|n| command.candidates.iter().any(|c| c == n.name()))
         {
             if let Some(kube) = node.node.as_mut() {
-                kube.metadata.deletion_timestamp = deleted.clone();
+                Arc::make_mut(kube).metadata.deletion_timestamp = deleted.clone();
             }
             if let Some(claim) = node.node_claim.as_mut() {
                 claim.metadata.deletion_timestamp = deleted.clone();

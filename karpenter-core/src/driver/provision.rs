@@ -249,7 +249,7 @@ mod tests {
             );
         }
         ClusterNode {
-            node: Some(node),
+            node: Some(Arc::new(node)),
             node_claim: None,
         }
     }

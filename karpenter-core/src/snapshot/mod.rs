@@ -91,8 +91,9 @@ impl Snapshot {
 /// A node of the cluster: a Node, a NodeClaim, or both joined.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterNode {
-    /// The Node, once it has registered.
-    pub node: Option<Node>,
+    /// The Node, once it has registered. Shared, as a watch cache holds it;
+    /// change it with [`Arc::make_mut`].
+    pub node: Option<Arc<Node>>,
     /// The NodeClaim, for a node Karpenter launched.
     pub node_claim: Option<NodeClaim>,
 }
@@ -307,7 +308,14 @@ fn parse_claim_list(list: &crate::api::Quantities) -> ResourceList {
 /// Joins Nodes and NodeClaims: a claim goes with the node its `status.nodeName`
 /// names, else with the node of its `status.providerID`. Nodes keep their order;
 /// claims without a node follow, in their order.
-pub fn join_nodes(nodes: Vec<Node>, claims: Vec<NodeClaim>) -> Vec<ClusterNode> {
+///
+/// The nodes may be owned (`Vec<Node>`) or shared (`Vec<Arc<Node>>`, as a
+/// watch cache holds them); either way the joined nodes share them.
+pub fn join_nodes(
+    nodes: impl IntoIterator<Item: Into<Arc<Node>>>,
+    claims: Vec<NodeClaim>,
+) -> Vec<ClusterNode> {
+    let nodes: Vec<Arc<Node>> = nodes.into_iter().map(Into::into).collect();
     let mut by_name = HashMap::new();
     let mut by_provider_id = HashMap::new();
     for (i, node) in nodes.iter().enumerate() {
