@@ -24,10 +24,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let snapshot = Snapshot {
         instance_types: [("default".to_string(), types)].into(),
         node_pools: vec![pool],
-        pods: workload::diverse_pods(n, 42),
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
-    };
+    }
+    .with_pods(workload::diverse_pods(n, 42));
     let start = Instant::now();
     let plan = schedule(&snapshot);
     let took = start.elapsed();

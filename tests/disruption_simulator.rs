@@ -6,6 +6,7 @@
 //! with a removed node.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -118,7 +119,7 @@ fn with_daemons(mut snapshot: Snapshot, newest: &str, newest_cpu: &str) -> Snaps
             .expect("a Pod"),
         );
     }
-    snapshot.pods.extend(pods);
+    snapshot.pods.extend(pods.into_iter().map(Arc::new));
     snapshot.daemon_sets.push(daemon_set);
     snapshot
 }
@@ -141,7 +142,9 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
     let mut snapshot = running_cluster(12, 240, 6);
     let node = &mut snapshot.nodes[0];
     for labels in [
-        node.node.as_mut().and_then(|n| n.metadata.labels.as_mut()),
+        node.node
+            .as_mut()
+            .and_then(|n| Arc::make_mut(n).metadata.labels.as_mut()),
         node.node_claim
             .as_mut()
             .and_then(|c| c.metadata.labels.as_mut()),

@@ -9,6 +9,7 @@
 //! kubelet and the kube-scheduler.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -80,12 +81,13 @@ pub enum ClusterError {
 pub trait Cluster: Send + Sync + fmt::Debug {
     /// The NodePools.
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError>;
-    /// The Nodes.
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError>;
+    /// The Nodes; shared, as a watch cache holds them.
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError>;
     /// The NodeClaims.
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError>;
-    /// Every pod, bound or pending.
-    async fn pods(&self) -> Result<Vec<Pod>, ClusterError>;
+    /// Every pod, bound or pending; shared, as a watch cache holds them (an
+    /// implementation over one hands out its `Arc`s, no pod copied).
+    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError>;
     /// The DaemonSets.
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError>;
     /// The PodDisruptionBudgets.

@@ -19,9 +19,9 @@
 //!
 //! let snapshot = Snapshot {
 //!     node_pools: vec![NodePoolBuilder::new("default").build()],
-//!     pods: vec![PodBuilder::new("default", "web").requests("1", "2Gi").build()],
 //!     ..Snapshot::default()
 //! }
+//! .with_pods([PodBuilder::new("default", "web").requests("1", "2Gi").build()])
 //! .with_instance_types(
 //!     "default",
 //!     vec![

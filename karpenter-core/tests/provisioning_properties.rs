@@ -854,7 +854,7 @@ impl Cluster {
                 }
             }
             nodes.push(ClusterNode {
-                node: Some(Node {
+                node: Some(Arc::new(Node {
                     metadata: ObjectMeta {
                         name: Some(name.clone()),
                         labels: Some(labels),
@@ -869,7 +869,7 @@ impl Cluster {
                         capacity: Some(allocatable),
                         ..Default::default()
                     }),
-                }),
+                })),
                 node_claim: None,
             });
             registered.push(name.clone());
@@ -1123,7 +1123,7 @@ impl Cluster {
             node_pools,
             instance_types,
             nodes,
-            pods,
+            pods: pods.into_iter().map(Arc::new).collect(),
             daemon_sets,
             well_known_labels: WellKnownLabels::new().with(PRIORITY),
             ..Default::default()
@@ -1516,8 +1516,10 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
         live
     };
     // Listed first but created first too: the stale one.
-    snapshot.pods.insert(0, live("old-node", 100, -100));
-    snapshot.pods.push(live("new-node", 1500, 100));
+    snapshot
+        .pods
+        .insert(0, Arc::new(live("old-node", 100, -100)));
+    snapshot.pods.push(Arc::new(live("new-node", 1500, 100)));
     let plan = schedule(&snapshot);
     let violations = validate(&snapshot, &plan);
     assert!(violations.is_empty(), "{}", report(&violations));

@@ -2,7 +2,7 @@
 //! kubelet, the kube-scheduler and the ReplicaSet controller.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -32,8 +32,9 @@ struct Objects {
     node_pools: BTreeMap<String, NodePool>,
     nodes: BTreeMap<String, Node>,
     node_claims: BTreeMap<String, NodeClaim>,
-    /// Pods by key.
-    pods: BTreeMap<PodKey, Pod>,
+    /// Pods by key, shared as a watch cache holds them: a read hands out
+    /// `Arc`s, a write changes its own copy ([`Arc::make_mut`]).
+    pods: BTreeMap<PodKey, Arc<Pod>>,
     daemon_sets: Vec<DaemonSet>,
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
     /// PersistentVolumes by name.
@@ -99,7 +100,7 @@ impl InMemoryCluster {
 
     /// Adds or replaces a pod (pending unless it names a node).
     pub fn apply_pod(&self, pod: Pod) {
-        self.lock().pods.insert(pod_key(&pod), pod);
+        self.lock().pods.insert(pod_key(&pod), Arc::new(pod));
     }
 
     /// Deletes a pod, as scaling a deployment down does.
@@ -170,7 +171,7 @@ impl InMemoryCluster {
 
     /// A copy of every pod.
     pub fn pod_list(&self) -> Vec<Pod> {
-        self.lock().pods.values().cloned().collect()
+        self.lock().pods.values().map(|p| Pod::clone(p)).collect()
     }
 
     /// A copy of every Node.
@@ -311,6 +312,7 @@ fn bind_nominated(objects: &mut Objects, now: Timestamp) {
             continue;
         }
         *on_node = after;
+        let pod = Arc::make_mut(pod);
         pod.spec.get_or_insert_with(Default::default).node_name = Some(target);
         let status = pod.status.get_or_insert_with(PodStatus::default);
         status.phase = Some("Running".to_owned());
@@ -367,6 +369,7 @@ fn take_off(objects: &mut Objects, key: &PodKey) {
         objects.pods.remove(key);
         return;
     }
+    let pod = Arc::make_mut(pod);
     if let Some(spec) = pod.spec.as_mut() {
         spec.node_name = None;
     }
@@ -386,16 +389,16 @@ impl Cluster for InMemoryCluster {
         Ok(self.lock().node_pools.values().cloned().collect())
     }
 
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
-        Ok(self.node_list())
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
+        Ok(self.node_list().into_iter().map(Arc::new).collect())
     }
 
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         Ok(self.node_claim_list())
     }
 
-    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
-        Ok(self.pod_list())
+    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
+        Ok(self.lock().pods.values().cloned().collect())
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
@@ -547,7 +550,7 @@ impl Cluster for InMemoryCluster {
             .pods
             .get_mut(pod)
             .ok_or_else(|| not_found("Pod", pod.as_str()))?;
-        stored
+        Arc::make_mut(stored)
             .status
             .get_or_insert_with(PodStatus::default)
             .nominated_node_name = Some(node.to_owned());

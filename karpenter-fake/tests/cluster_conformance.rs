@@ -1,6 +1,8 @@
 //! The in-memory cluster passes the cluster conformance suite; a cluster that
 //! breaks the contract fails it.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
@@ -41,13 +43,13 @@ impl Cluster for Forgetful {
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
         self.0.node_pools().await
     }
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
         self.0.nodes().await
     }
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         self.0.node_claims().await
     }
-    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
+    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
         self.0.pods().await
     }
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {

@@ -31,14 +31,14 @@ fn cluster(
         }
         for node in &generated.nodes {
             if let Some(object) = &node.node {
-                server.put(object).expect("a Node");
+                server.put(&**object).expect("a Node");
             }
             if let Some(claim) = &node.node_claim {
                 server.put(claim).expect("a NodeClaim");
             }
         }
         for pod in &generated.pods {
-            server.put(pod).expect("a Pod");
+            server.put(&**pod).expect("a Pod");
         }
         for budget in &generated.pod_disruption_budgets {
             server.put(budget).expect("a PodDisruptionBudget");

@@ -95,7 +95,7 @@ async fn reads_come_from_the_watches_after_the_first_list() {
         .await
         .expect("nodes")
         .into_iter()
-        .map(|n| n.metadata.name.unwrap_or_default())
+        .map(|n| n.metadata.name.clone().unwrap_or_default())
         .collect();
     assert_eq!(names, ["node-a", "node-b"], "listed, in name order");
     // A change made by someone else arrives through the watch.
@@ -128,7 +128,7 @@ async fn the_watches_recover_from_a_disconnect_and_from_410_gone() {
             .await
             .expect("nodes")
             .into_iter()
-            .filter_map(|n| n.metadata.name)
+            .filter_map(|n| n.metadata.name.clone())
             .collect();
         names == ["node-b", "node-c"]
     })

@@ -108,7 +108,7 @@ impl Scenario {
                 .node_pool()
                 .and_then(|pool| azure.node_classes.get(pool));
             if let Some(reason) =
-                class.and_then(|class| is_drifted(class, claim, node.node.as_ref()))
+                class.and_then(|class| is_drifted(class, claim, node.node.as_deref()))
             {
                 let name = claim.name().unwrap_or_default().to_owned();
                 snapshot.provider_drift.insert(name, reason.to_string());

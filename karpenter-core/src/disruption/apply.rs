@@ -5,6 +5,7 @@
 //! holding the pods that needed them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -100,7 +101,8 @@ impl Applier {
         }
         for pod in &mut working.pods {
             if let Some(node) = destination.get(&pod_key(pod))
-                && let Some(spec) = pod.spec.as_mut()
+                && pod.spec.is_some()
+                && let Some(spec) = Arc::make_mut(pod).spec.as_mut()
             {
                 spec.node_name = Some(node.clone());
             }
@@ -112,7 +114,7 @@ impl Applier {
             .filter(|n| command.candidates.iter().any(|c| c == n.name()))
         {
             if let Some(kube) = node.node.as_mut() {
-                kube.metadata.deletion_timestamp = deleted.clone();
+                Arc::make_mut(kube).metadata.deletion_timestamp = deleted.clone();
             }
             if let Some(claim) = node.node_claim.as_mut() {
                 claim.metadata.deletion_timestamp = deleted.clone();

@@ -20,6 +20,7 @@
 //! candidates that could not pass even as a pure delete (`CanPassThreshold`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::candidates::{Candidate, node_price};
 use super::pods::{is_reschedulable, reschedule_disruption_cost};
@@ -88,7 +89,12 @@ impl Balanced {
             *fallback.entry(pool_name(candidate)).or_default() += candidate.price;
         }
         let mut reschedulable: BTreeMap<&str, Vec<_>> = BTreeMap::new();
-        for pod in snapshot.pods.iter().filter(|p| is_reschedulable(p)) {
+        for pod in snapshot
+            .pods
+            .iter()
+            .map(Arc::as_ref)
+            .filter(|p| is_reschedulable(p))
+        {
             if let Some(node) = bound_node(pod) {
                 reschedulable.entry(node).or_default().push(pod);
             }

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -410,7 +410,7 @@ pub fn without_nodes(
                     // Unbound and marked unschedulable, as the kube-scheduler
                     // leaves a pod it has no room for: provisioning plans it.
                     moved.push(pod_key(pod));
-                    changed.pods.push(as_unschedulable(pod));
+                    changed.pods.push(Arc::new(as_unschedulable(pod)));
                 }
             }
             _ => changed.pods.push(pod.clone()),

@@ -92,7 +92,7 @@ pub(super) async fn progress(
                 .and_then(|s| s.taints.as_ref())
                 .is_some_and(|t| t.iter().any(|t| t.key == DISRUPTED_TAINT_KEY))
         })
-        .filter_map(|n| n.metadata.name)
+        .filter_map(|n| n.metadata.name.clone())
         .collect();
     for claim in &claims {
         let node = node_name_of(claim);

@@ -5,6 +5,8 @@
 //! pods), each through the Eviction API, so that a PodDisruptionBudget that
 //! allows no disruption holds its pod (and the node) until it does.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Pod;
 
 use super::Driver;
@@ -39,9 +41,10 @@ fn group(pod: &Pod) -> usize {
 /// The pods to evict next: the first group, in [`group`] order, with a pod
 /// waiting for eviction that is not already on its way out. Empty when only
 /// terminating pods are left (or none).
-fn next_group<'p>(pods: &'p [Pod], node: &str) -> Vec<&'p Pod> {
+fn next_group<'p>(pods: &'p [Arc<Pod>], node: &str) -> Vec<&'p Pod> {
     let evictable = || {
         pods.iter()
+            .map(Arc::as_ref)
             .filter(|p| bound_node(p) == Some(node) && goes_through_eviction(p))
     };
     (0..GROUPS)
@@ -127,13 +130,14 @@ mod tests {
     fn groups_go_ordinary_first_critical_daemons_last() {
         let mut critical_daemon = daemon();
         json_patch(&mut critical_daemon, critical());
-        let pods = vec![
+        let pods = [
             pod("critical-daemon", critical_daemon),
             pod("critical", critical()),
             pod("daemon", daemon()),
             pod("web", json!({})),
-        ];
-        let groups: Vec<usize> = pods.iter().map(group).collect();
+        ]
+        .map(Arc::new);
+        let groups: Vec<usize> = pods.iter().map(|p| group(p)).collect();
         assert_eq!(groups, [3, 2, 1, 0]);
         let first: Vec<_> = next_group(&pods, "node-a")
             .into_iter()
@@ -170,6 +174,6 @@ mod tests {
         );
         // Still waiting, but not evicted again.
         assert!(waiting_eviction(&leaving, "node-a"));
-        assert!(next_group(std::slice::from_ref(&leaving), "node-a").is_empty());
+        assert!(next_group(&[Arc::new(leaving)], "node-a").is_empty());
     }
 }

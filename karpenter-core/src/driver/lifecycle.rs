@@ -5,6 +5,7 @@
 //! whose instance is gone are deleted too.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Node;
@@ -92,7 +93,7 @@ pub(super) async fn run(
     }
     let nodes_by_id: BTreeMap<&str, &Node> = nodes
         .iter()
-        .filter_map(|n| Some((n.spec.as_ref()?.provider_id.as_deref()?, n)))
+        .filter_map(|n| Some((n.spec.as_ref()?.provider_id.as_deref()?, Arc::as_ref(n))))
         .collect();
     let mut finishing: BTreeSet<&str> = BTreeSet::new();
     for claim in &claims {

@@ -4,6 +4,7 @@
 //! tell later whether the template changed.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
@@ -76,8 +77,8 @@ pub(super) fn node_claim(
 }
 
 /// The snapshot's pods by key.
-pub(super) fn pods_by_key(pods: &[Pod]) -> BTreeMap<PodKey, &Pod> {
-    pods.iter().map(|p| (pod_key(p), p)).collect()
+pub(super) fn pods_by_key(pods: &[Arc<Pod>]) -> BTreeMap<PodKey, &Pod> {
+    pods.iter().map(|p| (pod_key(p), Arc::as_ref(p))).collect()
 }
 
 #[cfg(test)]
@@ -102,7 +103,7 @@ mod tests {
             }},
         }))
         .expect("a NodePool");
-        let pods: Vec<Pod> = ["a", "b"]
+        let pods: Vec<Arc<Pod>> = ["a", "b"]
             .iter()
             .map(|name| {
                 serde_json::from_value(json!({

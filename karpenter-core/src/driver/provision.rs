@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -77,13 +78,17 @@ fn with_nominations_read(snapshot: &Snapshot) -> (Cow<'_, Snapshot>, usize) {
         let pod = &mut read.pods[i];
         match destination {
             Some(node) => {
-                if let Some(spec) = pod.spec.as_mut() {
+                if pod.spec.is_some()
+                    && let Some(spec) = Arc::make_mut(pod).spec.as_mut()
+                {
                     spec.node_name = Some(node);
                     held += 1;
                 }
             }
             None => {
-                if let Some(status) = pod.status.as_mut() {
+                if pod.status.is_some()
+                    && let Some(status) = Arc::make_mut(pod).status.as_mut()
+                {
                     status.nominated_node_name = None;
                 }
             }
@@ -105,7 +110,8 @@ fn plan_round(
     let (planned, held) = with_nominations_read(&snapshot);
     // The pods to plan: the pending ones, and those leaving the nodes on
     // their way out (a command's candidates, tainted, among them).
-    let any = planned.pods.iter().any(is_pending) || !leaving_pods(&planned, Some(now)).is_empty();
+    let any =
+        planned.pods.iter().any(|p| is_pending(p)) || !leaving_pods(&planned, Some(now)).is_empty();
     let plan = any.then(|| schedule_with(&planned, options));
     drop(planned);
     (snapshot, held, plan)
@@ -243,7 +249,7 @@ mod tests {
             );
         }
         ClusterNode {
-            node: Some(node),
+            node: Some(Arc::new(node)),
             node_claim: None,
         }
     }
@@ -269,26 +275,28 @@ mod tests {
                 node("node-b", false),
                 node("node-c", true),
             ],
-            pods: vec![
+            pods: [
                 nominated("launching", Some("default-a")),
                 nominated("binding", Some("node-b")),
                 nominated("deleting", Some("node-c")),
                 nominated("gone", Some("default-z")),
                 nominated("free", None),
-            ],
+            ]
+            .map(Arc::new)
+            .into(),
             ..Snapshot::default()
         };
         // Nominated pods are not pending, as upstream's IsPreempting.
-        let pending: Vec<bool> = snapshot.pods.iter().map(is_pending).collect();
+        let pending: Vec<bool> = snapshot.pods.iter().map(|p| is_pending(p)).collect();
         assert_eq!(pending, [false, false, false, false, true]);
 
         let (read, held) = with_nominations_read(&snapshot);
         assert_eq!(held, 2);
-        let nodes: Vec<Option<&str>> = read.pods.iter().map(bound_node).collect();
+        let nodes: Vec<Option<&str>> = read.pods.iter().map(|p| bound_node(p)).collect();
         assert_eq!(nodes, [Some("default-a"), Some("node-b"), None, None, None]);
         // The nominations to a deleting node and to a claim that is gone are
         // void: those pods are planned again.
-        let pending: Vec<bool> = read.pods.iter().map(is_pending).collect();
+        let pending: Vec<bool> = read.pods.iter().map(|p| is_pending(p)).collect();
         assert_eq!(pending, [false, false, true, true, true]);
     }
 
@@ -296,7 +304,7 @@ mod tests {
     fn a_snapshot_without_nominations_is_not_copied() {
         let snapshot = Snapshot {
             nodes: vec![node("node-b", false)],
-            pods: vec![nominated("free", None)],
+            pods: vec![Arc::new(nominated("free", None))],
             ..Snapshot::default()
         };
         let (read, held) = with_nominations_read(&snapshot);

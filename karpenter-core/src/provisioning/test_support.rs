@@ -52,7 +52,7 @@ pub(crate) fn snapshot_with_limits(
     Snapshot {
         node_pools: vec![pool],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
-        pods,
+        pods: pods.into_iter().map(Arc::new).collect(),
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     }

@@ -38,8 +38,10 @@ pub struct Snapshot {
     /// Nodes and NodeClaims, joined: a node with its claim, a claim still in flight,
     /// or a node Karpenter does not manage.
     pub nodes: Vec<ClusterNode>,
-    /// Every pod: pending, bound, finished and daemon pods alike.
-    pub pods: Vec<Pod>,
+    /// Every pod: pending, bound, finished and daemon pods alike. Shared, as
+    /// a watch cache holds them: cloning a snapshot (or reading one from a
+    /// cache) copies pointers, not pods; change one with [`Arc::make_mut`].
+    pub pods: Vec<Arc<Pod>>,
     /// DaemonSets, whose pods land on every new node they tolerate.
     pub daemon_sets: Vec<DaemonSet>,
     /// PodDisruptionBudgets.
@@ -75,13 +77,23 @@ impl Snapshot {
         self.instance_types.insert(pool.into(), Arc::from(types));
         self
     }
+
+    /// This snapshot with `pods` added after those it has, each put in an
+    /// [`Arc`] of its own: for a snapshot written in code (one read from a
+    /// watch cache shares the cache's `Arc`s instead).
+    #[must_use]
+    pub fn with_pods(mut self, pods: impl IntoIterator<Item = Pod>) -> Self {
+        self.pods.extend(pods.into_iter().map(Arc::new));
+        self
+    }
 }
 
 /// A node of the cluster: a Node, a NodeClaim, or both joined.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterNode {
-    /// The Node, once it has registered.
-    pub node: Option<Node>,
+    /// The Node, once it has registered. Shared, as a watch cache holds it;
+    /// change it with [`Arc::make_mut`].
+    pub node: Option<Arc<Node>>,
     /// The NodeClaim, for a node Karpenter launched.
     pub node_claim: Option<NodeClaim>,
 }
@@ -296,7 +308,14 @@ fn parse_claim_list(list: &crate::api::Quantities) -> ResourceList {
 /// Joins Nodes and NodeClaims: a claim goes with the node its `status.nodeName`
 /// names, else with the node of its `status.providerID`. Nodes keep their order;
 /// claims without a node follow, in their order.
-pub fn join_nodes(nodes: Vec<Node>, claims: Vec<NodeClaim>) -> Vec<ClusterNode> {
+///
+/// The nodes may be owned (`Vec<Node>`) or shared (`Vec<Arc<Node>>`, as a
+/// watch cache holds them); either way the joined nodes share them.
+pub fn join_nodes(
+    nodes: impl IntoIterator<Item: Into<Arc<Node>>>,
+    claims: Vec<NodeClaim>,
+) -> Vec<ClusterNode> {
+    let nodes: Vec<Arc<Node>> = nodes.into_iter().map(Into::into).collect();
     let mut by_name = HashMap::new();
     let mut by_provider_id = HashMap::new();
     for (i, node) in nodes.iter().enumerate() {

@@ -85,7 +85,7 @@ pub fn running_cluster(nodes: usize, pods: usize, seed: u64) -> Snapshot {
         claims.push(claim);
         for mut pod in node_pods {
             run_on(&mut pod, &name);
-            all_pods.push(pod);
+            all_pods.push(Arc::new(pod));
         }
     }
     Snapshot {

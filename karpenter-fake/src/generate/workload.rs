@@ -243,7 +243,7 @@ pub fn unconstrained_mix(n: usize, seed: u64) -> Vec<Pod> {
 pub fn one_pool_snapshot(
     types: &[karpenter_core::cloudprovider::InstanceType],
     well_known: &karpenter_core::scheduling::WellKnownLabels,
-    pods: Vec<Pod>,
+    pods: impl IntoIterator<Item = Pod>,
 ) -> karpenter_core::snapshot::Snapshot {
     let pool: karpenter_core::api::NodePool = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "default"},
@@ -253,7 +253,7 @@ pub fn one_pool_snapshot(
     karpenter_core::snapshot::Snapshot {
         instance_types: BTreeMap::from([("default".to_owned(), types.to_vec().into())]),
         node_pools: vec![pool],
-        pods,
+        pods: pods.into_iter().map(std::sync::Arc::new).collect(),
         well_known_labels: well_known.clone(),
         ..karpenter_core::snapshot::Snapshot::default()
     }

@@ -306,10 +306,12 @@ impl Cluster for KubeCluster {
         Ok(self.hashed_pools())
     }
 
-    async fn nodes(&self) -> Result<Vec<Node>, ClusterError> {
+    /// The watch cache's Nodes (this process's writes read over them),
+    /// shared: no Node is copied.
+    async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
         self.ready()?;
         let inner = &self.inner;
-        Ok(owned(inner.nodes_written.read(&inner.stores.nodes)))
+        Ok(inner.nodes_written.read(&inner.stores.nodes))
     }
 
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
@@ -320,9 +322,10 @@ impl Cluster for KubeCluster {
         Ok(claims)
     }
 
-    async fn pods(&self) -> Result<Vec<Pod>, ClusterError> {
+    /// The watch cache's pods, shared: no pod is copied.
+    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
         self.ready()?;
-        Ok(owned(stores::sorted(self.inner.stores.pods.state())))
+        Ok(stores::sorted(self.inner.stores.pods.state()))
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {

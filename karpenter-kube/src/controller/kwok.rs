@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo};
@@ -68,7 +69,7 @@ impl KwokProvider {
     }
 
     /// The Nodes this provider launched.
-    async fn instances(&self) -> Result<Vec<Node>, CloudProviderError> {
+    async fn instances(&self) -> Result<Vec<Arc<Node>>, CloudProviderError> {
         let nodes = self
             .cluster
             .nodes()
@@ -228,14 +229,19 @@ impl CloudProvider for KwokProvider {
             .await?
             .iter()
             .find(|node| provider_id(node) == Some(provider_id_wanted))
-            .map(claim_of)
+            .map(|node| claim_of(node))
             .ok_or_else(|| CloudProviderError::NodeClaimNotFound {
                 provider_id: provider_id_wanted.to_owned(),
             })
     }
 
     async fn list(&self) -> Result<Vec<NodeClaim>, CloudProviderError> {
-        Ok(self.instances().await?.iter().map(claim_of).collect())
+        Ok(self
+            .instances()
+            .await?
+            .iter()
+            .map(|node| claim_of(node))
+            .collect())
     }
 
     async fn instance_types(

@@ -128,7 +128,7 @@ fn snapshot(nodes: Vec<ClusterNode>, pods: Vec<Pod>) -> Snapshot {
         node_pools: vec![pool("default")],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(vec![small()]))]),
         nodes,
-        pods,
+        pods: pods.into_iter().map(Arc::new).collect(),
         ..Snapshot::default()
     }
 }

@@ -23,6 +23,7 @@
 //! shares.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
 
@@ -468,6 +469,7 @@ impl ProvisioningPlan {
         let pods: Vec<&Pod> = snapshot
             .pods
             .iter()
+            .map(Arc::as_ref)
             .filter(|p| wanted.contains(pod_key(p).as_str()))
             .collect();
         self.lower_bound_per_hour = lower_bound(snapshot, &pods).map(|b| (b * 1e9).floor() / 1e9);

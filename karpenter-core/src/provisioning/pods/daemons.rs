@@ -1,6 +1,8 @@
 //! DaemonSet pods: every new node runs the daemons that tolerate it and whose node
 //! selection admits it, so their requests are overhead on that node.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint, Toleration};
 
@@ -30,11 +32,11 @@ pub(crate) struct DaemonPod {
 /// Resource Allocation claims is left out too: upstream's default
 /// `ignore-dra-requests` counts it neither as overhead of new nodes nor as room
 /// to keep on existing ones.
-pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Pod]) -> Vec<DaemonPod> {
+pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Arc<Pod>]) -> Vec<DaemonPod> {
     daemon_sets
         .iter()
         .filter_map(|ds| {
-            let live = newest(pods.iter().filter(|p| is_pod_of(ds, p)));
+            let live = newest(pods.iter().map(Arc::as_ref).filter(|p| is_pod_of(ds, p)));
             daemon_pod(ds, live)
         })
         .filter(|daemon| !has_dra_requirements(&daemon.spec))

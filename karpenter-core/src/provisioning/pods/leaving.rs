@@ -52,6 +52,8 @@ pub(crate) fn leaving_pods(snapshot: &Snapshot, now: Option<Timestamp>) -> Vec<u
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use k8s_openapi::api::core::v1::{Node, Pod};
     use serde_json::json;
 
@@ -74,7 +76,7 @@ mod tests {
         }))
         .expect("a Node");
         ClusterNode {
-            node: Some(node),
+            node: Some(Arc::new(node)),
             node_claim: None,
         }
     }

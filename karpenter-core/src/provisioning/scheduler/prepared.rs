@@ -67,6 +67,7 @@ impl<'s> Prepared<'s> {
                 snapshot
                     .pods
                     .iter()
+                    .map(Arc::as_ref)
                     .filter(|p| is_pod_of(ds, p))
                     .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
                     .collect()

@@ -107,7 +107,7 @@ impl<'s> Scheduler<'s> {
             .collect();
         let leaving: HashSet<*const Pod> = leaving
             .iter()
-            .map(|&i| std::ptr::from_ref(&snapshot.pods[i]))
+            .map(|&i| Arc::as_ptr(&snapshot.pods[i]))
             .collect();
         let base = setup.topology_base(snapshot, &moving, &leaving, false);
         let topology = Topology::sole(base, &pending);

@@ -84,7 +84,7 @@ impl<'s> Checker<'s> {
             if is_pending(pod) {
                 let key = pod_key(pod);
                 *expected.entry(key.clone()).or_insert(0) += 1;
-                pending.entry(key).or_insert(pod);
+                pending.entry(key).or_insert(&**pod);
             } else if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(pod);
                 if leaving.contains(node) && is_reschedulable(pod) {

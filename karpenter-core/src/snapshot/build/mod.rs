@@ -27,13 +27,13 @@
 //!             .allocatable("pods", "110")
 //!             .build(),
 //!     ],
-//!     pods: vec![
-//!         PodBuilder::new("default", "db").requests("3", "8Gi").on_node("node-a").build(),
-//!         PodBuilder::new("default", "web").requests("500m", "1Gi").build(),
-//!         PodBuilder::new("default", "batch").requests("2", "4Gi").build(),
-//!     ],
 //!     ..Snapshot::default()
 //! }
+//! .with_pods([
+//!     PodBuilder::new("default", "db").requests("3", "8Gi").on_node("node-a").build(),
+//!     PodBuilder::new("default", "web").requests("500m", "1Gi").build(),
+//!     PodBuilder::new("default", "batch").requests("2", "4Gi").build(),
+//! ])
 //! .with_instance_types("default", vec![m4]);
 //! let plan = schedule(&snapshot);
 //! // web fits beside db; batch needs a new node.

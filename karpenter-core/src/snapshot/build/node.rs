@@ -1,6 +1,7 @@
 //! An existing node (a Node joined to its NodeClaim) written in code.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus, Taint};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -181,7 +182,7 @@ impl NodeBuilder {
             }),
         };
         ClusterNode {
-            node: Some(node),
+            node: Some(Arc::new(node)),
             node_claim,
         }
     }

@@ -138,7 +138,7 @@ fn snapshot(node: ClusterNode, pods: Vec<Pod>, types: Vec<InstanceType>) -> Snap
         node_pools: vec![pool()],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
         nodes: vec![node],
-        pods,
+        pods: pods.into_iter().map(Arc::new).collect(),
         ..Snapshot::default()
     }
 }

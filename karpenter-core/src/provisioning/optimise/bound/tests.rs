@@ -3,7 +3,7 @@ use crate::provisioning::schedule;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
 fn bound_of(snapshot: &Snapshot) -> f64 {
-    let pods: Vec<&Pod> = snapshot.pods.iter().collect();
+    let pods: Vec<&Pod> = snapshot.pods.iter().map(Arc::as_ref).collect();
     lower_bound(snapshot, &pods).expect("solved")
 }
 
@@ -203,7 +203,7 @@ fn column_generation_reaches_the_full_lps_bound() {
     let cluster = snapshot(types, pods);
     let generated = bound_of(&cluster);
     // The same groups and columns, every column in one LP.
-    let pods: Vec<&Pod> = cluster.pods.iter().collect();
+    let pods: Vec<&Pod> = cluster.pods.iter().map(Arc::as_ref).collect();
     let full = {
         let _ = &pods;
         let catalog_types: Vec<&InstanceType> = cluster.instance_types["default"].iter().collect();

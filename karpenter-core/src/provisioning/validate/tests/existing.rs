@@ -27,7 +27,7 @@ fn catches_an_over_committed_node_and_a_bad_destination() {
     running.spec.as_mut().unwrap().node_name = Some("node-0".to_string());
     let mut snapshot = snapshot(vec![pod("web-0", "web", 1000), running]);
     snapshot.nodes = vec![ClusterNode {
-        node: Some(node.clone()),
+        node: Some(Arc::new(node.clone())),
         node_claim: None,
     }];
     let mut bad = plan(vec![]);
@@ -49,7 +49,7 @@ fn catches_an_over_committed_node_and_a_bad_destination() {
         }]),
         ..Default::default()
     });
-    snapshot.nodes[0].node = Some(node);
+    snapshot.nodes[0].node = Some(Arc::new(node));
     assert!(
         rules(&validate(&snapshot, &bad))
             .is_superset(&BTreeSet::from([Rule::NotADestination, Rule::Taint]))

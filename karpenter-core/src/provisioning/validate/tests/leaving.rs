@@ -31,7 +31,7 @@ fn old_node() -> ClusterNode {
         }),
     };
     ClusterNode {
-        node: Some(node),
+        node: Some(Arc::new(node)),
         node_claim: None,
     }
 }
@@ -145,7 +145,7 @@ fn a_moved_pod_counts_for_topology_where_it_lands_only() {
     let web = zone_anti_affine(on_old(pod("web-0", "web", 1000)));
     let mut snapshot = snapshot(vec![web, pod("web-1", "web", 1000)]);
     let mut new = old_node();
-    let node = new.node.as_mut().unwrap();
+    let node = Arc::make_mut(new.node.as_mut().unwrap());
     node.metadata.name = Some("new".to_string());
     node.metadata.labels = Some(BTreeMap::from([(
         LABEL_TOPOLOGY_ZONE.to_string(),

@@ -48,7 +48,7 @@ fn nodes_on_their_way_out_count_against_no_limit() {
         "status": {"capacity": {"cpu": "2", "memory": "4Gi"}},
     });
     let old: crate::api::NodeClaim = serde_json::from_value(claim_json).expect("a NodeClaim");
-    snapshot.nodes = crate::snapshot::join_nodes(vec![], vec![old]);
+    snapshot.nodes = crate::snapshot::join_nodes(Vec::<Node>::new(), vec![old]);
     let one = plan(vec![claim(
         &["small"],
         launch("small", "zone-a", "spot", 0.05),

@@ -175,7 +175,7 @@ fn snapshot(pods: Vec<Pod>) -> Snapshot {
     Snapshot {
         node_pools: vec![pool("default")],
         instance_types: BTreeMap::from([("default".to_string(), catalog())]),
-        pods,
+        pods: pods.into_iter().map(Arc::new).collect(),
         ..Default::default()
     }
 }
