@@ -211,10 +211,15 @@ impl Context<'_> {
 
     fn list(&self, target: &Target) -> Result<Response<Body>, ApiError> {
         let filter = self.filter(target)?;
-        let (items, rv) = self
-            .shared
-            .read(|store| (store.list(target.id, &filter), store.resource_version()));
-        let (mut items, next) = self.page(items)?;
+        let (limit, after) = self.paging()?;
+        let after = after
+            .as_ref()
+            .map(|(ns, name)| (ns.as_str(), name.as_str()));
+        let (mut items, more, rv) = self.shared.read(|store| {
+            let (items, more) = store.list_page(target.id, &filter, after, limit);
+            (items, more, store.resource_version())
+        });
+        let next = if more { items.last().map(key_of) } else { None };
         if !target.ty.custom {
             for item in &mut items {
                 if let Some(item) = item.as_object_mut() {
@@ -235,53 +240,30 @@ impl Context<'_> {
         Ok(json_response(StatusCode::OK, &list))
     }
 
-    /// The page `limit` and `continue` ask for of `items` (in namespace and
-    /// name order), with the token of the next page when there is one. The
-    /// token is the last key served: a page lists what is there when it is
-    /// asked for (a real API server serves every page from the first page's
-    /// snapshot).
-    fn page(&self, items: Vec<Value>) -> Result<(Vec<Value>, Option<String>), ApiError> {
+    /// What `limit` (0 or absent: no limit) and `continue` ask for: the
+    /// most items a page may hold, and the key (namespace, name) the page
+    /// starts after. The token is the last key served, so a page lists
+    /// what is there when it is asked for (a real API server serves every
+    /// page from the first page's snapshot).
+    fn paging(&self) -> Result<(usize, Option<(String, String)>), ApiError> {
         let limit = match self.query.get("limit").filter(|l| !l.is_empty()) {
-            None => None,
+            None => usize::MAX,
             Some(limit) => match limit.parse::<usize>() {
-                Ok(0) => None,
-                Ok(limit) => Some(limit),
+                Ok(0) => usize::MAX,
+                Ok(limit) => limit,
                 Err(_) => return Err(ApiError::bad_request(format!("invalid limit {limit:?}"))),
             },
         };
-        let after = self.query.get("continue").filter(|c| !c.is_empty());
-        let key_of = |item: &Value| {
-            let meta = &item["metadata"];
-            format!(
-                "{}/{}",
-                meta["namespace"].as_str().unwrap_or_default(),
-                meta["name"].as_str().unwrap_or_default()
-            )
-        };
-        let mut items: Vec<Value> = match after {
-            None => items,
+        let after = match self.query.get("continue").filter(|c| !c.is_empty()) {
+            None => None,
             Some(token) => {
                 let (namespace, name) = token.split_once('/').ok_or_else(|| {
                     ApiError::bad_request(format!("invalid continue token {token:?}"))
                 })?;
-                items
-                    .into_iter()
-                    .filter(|item| {
-                        let meta = &item["metadata"];
-                        (
-                            meta["namespace"].as_str().unwrap_or_default(),
-                            meta["name"].as_str().unwrap_or_default(),
-                        ) > (namespace, name)
-                    })
-                    .collect()
+                Some((namespace.to_owned(), name.to_owned()))
             }
         };
-        let Some(limit) = limit.filter(|&limit| items.len() > limit) else {
-            return Ok((items, None));
-        };
-        items.truncate(limit);
-        let token = items.last().map(key_of);
-        Ok((items, token))
+        Ok((limit, after))
     }
 
     fn watch(&self, target: &Target) -> Result<Response<Body>, ApiError> {
@@ -434,6 +416,16 @@ fn non_resource(method: &str, path: &str) -> Result<Response<Body>, ApiError> {
         )),
         _ => Err(ApiError::no_such_path()),
     }
+}
+
+/// The continue token naming `item`: its namespace and name.
+fn key_of(item: &Value) -> String {
+    let meta = &item["metadata"];
+    format!(
+        "{}/{}",
+        meta["namespace"].as_str().unwrap_or_default(),
+        meta["name"].as_str().unwrap_or_default()
+    )
 }
 
 async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {

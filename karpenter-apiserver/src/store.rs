@@ -157,6 +157,29 @@ impl Store {
             .ok_or_else(|| self.not_found(id, name))
     }
 
+    /// At most `limit` matching objects after the key `after` (namespace,
+    /// name), by namespace then name, and whether more match beyond them.
+    pub(crate) fn list_page(
+        &self,
+        id: ResourceId,
+        filter: &Filter,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> (Vec<Value>, bool) {
+        use std::ops::Bound;
+        let start = match after {
+            Some((namespace, name)) => Bound::Excluded((namespace.to_owned(), name.to_owned())),
+            None => Bound::Unbounded,
+        };
+        let mut matching = self.objects[id]
+            .range((start, Bound::Unbounded))
+            .map(|(_, object)| object)
+            .filter(|object| filter.matches(object));
+        let page: Vec<Value> = matching.by_ref().take(limit).cloned().collect();
+        let more = matching.next().is_some();
+        (page, more)
+    }
+
     /// The matching objects, by namespace then name.
     pub(crate) fn list(&self, id: ResourceId, filter: &Filter) -> Vec<Value> {
         self.objects[id]

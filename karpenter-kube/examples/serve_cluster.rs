@@ -39,14 +39,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for node in &cluster.nodes {
         if let Some(object) = &node.node {
-            server.put(object)?;
+            server.put(object.as_ref())?;
         }
         if let Some(claim) = &node.node_claim {
             server.put(claim)?;
         }
     }
     for pod in &cluster.pods {
-        server.put(pod)?;
+        server.put(pod.as_ref())?;
     }
     for budget in &cluster.pod_disruption_budgets {
         server.put(budget)?;

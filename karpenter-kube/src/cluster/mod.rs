@@ -13,6 +13,7 @@
 
 mod errors;
 mod merge;
+mod ordered;
 mod overlay;
 mod stores;
 mod writes;
@@ -325,39 +326,35 @@ impl Cluster for KubeCluster {
     /// The watch cache's pods, shared: no pod is copied.
     async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
         self.ready()?;
-        Ok(stores::sorted(self.inner.stores.pods.state()))
+        Ok(self.inner.stores.pods.state())
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
         self.ready()?;
-        Ok(owned(stores::sorted(self.inner.stores.daemon_sets.state())))
+        Ok(owned(self.inner.stores.daemon_sets.state()))
     }
 
     async fn pod_disruption_budgets(&self) -> Result<Vec<PodDisruptionBudget>, ClusterError> {
         self.ready()?;
         let stores = &self.inner.stores;
-        Ok(owned(stores::sorted(stores.pod_disruption_budgets.state())))
+        Ok(owned(stores.pod_disruption_budgets.state()))
     }
 
     async fn persistent_volumes(&self) -> Result<Vec<PersistentVolume>, ClusterError> {
         self.ready()?;
         let stores = &self.inner.stores;
-        Ok(owned(stores::sorted(stores.persistent_volumes.state())))
+        Ok(owned(stores.persistent_volumes.state()))
     }
 
     async fn persistent_volume_claims(&self) -> Result<Vec<PersistentVolumeClaim>, ClusterError> {
         self.ready()?;
         let stores = &self.inner.stores;
-        Ok(owned(stores::sorted(
-            stores.persistent_volume_claims.state(),
-        )))
+        Ok(owned(stores.persistent_volume_claims.state()))
     }
 
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError> {
         self.ready()?;
-        Ok(owned(stores::sorted(
-            self.inner.stores.storage_classes.state(),
-        )))
+        Ok(owned(self.inner.stores.storage_classes.state()))
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
@@ -571,9 +568,13 @@ impl Cluster for KubeCluster {
     async fn nominate_pod(&self, pod: &PodKey, node: &str) -> Result<(), ClusterError> {
         // The driver nominates pods it read from the cache: one the cache
         // no longer has is gone.
-        let reference =
-            kube::runtime::reflector::ObjectRef::new(pod.name()).within(pod.namespace());
-        if self.inner.stores.pods.get(&reference).is_none() {
+        if self
+            .inner
+            .stores
+            .pods
+            .get(Some(pod.namespace()), pod.name())
+            .is_none()
+        {
             return Err(ClusterError::NotFound {
                 kind: "Pod",
                 name: pod.as_str().to_owned(),
@@ -592,7 +593,7 @@ impl KubeCluster {
     /// hash controller keeps it (see [`NodePool::annotate_hash`]), whether or
     /// not [`write_hashes`](Self::write_hashes) has written it yet.
     fn hashed_pools(&self) -> Vec<NodePool> {
-        let mut pools = owned(stores::sorted(self.inner.stores.node_pools.state()));
+        let mut pools = owned(self.inner.stores.node_pools.state());
         for pool in &mut pools {
             pool.annotate_hash();
         }
@@ -608,7 +609,7 @@ impl KubeCluster {
         self.ready()?;
         let mut written = 0;
         let api: Api<NodePool> = Api::all(self.inner.client.clone());
-        for pool in stores::sorted(self.inner.stores.node_pools.state()) {
+        for pool in self.inner.stores.node_pools.state() {
             let mut hashed = (*pool).clone();
             if !hashed.annotate_hash() {
                 continue;

@@ -15,12 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use kube::runtime::reflector::{ObjectRef, Store};
-
-use super::stores::{Watched, sorted};
-
-/// The key of an object: namespace (none for a cluster-scoped kind) and name.
-type Key = (Option<String>, String);
+use super::ordered::{Key, Ordered, key, key_of};
+use super::stores::Watched;
 
 /// One write's answer.
 #[derive(Debug)]
@@ -67,7 +63,7 @@ impl<K: Watched> Overlay<K> {
     /// Records that the object is gone.
     pub(crate) fn removed(&self, namespace: Option<&str>, name: &str) {
         self.lock().insert(
-            (namespace.map(str::to_owned), name.to_owned()),
+            key(namespace, name),
             Written {
                 object: None,
                 resource_version: None,
@@ -78,11 +74,11 @@ impl<K: Watched> Overlay<K> {
 
     /// Every object of `store`, with this process's writes read over them,
     /// ordered by namespace and name.
-    pub(crate) fn read(&self, store: &Store<K>) -> Vec<Arc<K>> {
+    pub(crate) fn read(&self, store: &Ordered<K>) -> Vec<Arc<K>> {
         let mut written = self.lock();
         self.forget_seen(&mut written, store);
         if written.is_empty() {
-            return sorted(store.state());
+            return store.state();
         }
         let mut objects: BTreeMap<Key, Arc<K>> = store
             .state()
@@ -106,26 +102,27 @@ impl<K: Watched> Overlay<K> {
     /// first.
     pub(crate) fn get(
         &self,
-        store: &Store<K>,
+        store: &Ordered<K>,
         namespace: Option<&str>,
         name: &str,
     ) -> Option<Arc<K>> {
-        let key = (namespace.map(str::to_owned), name.to_owned());
+        let key = key(namespace, name);
         let mut written = self.lock();
         self.forget_seen(&mut written, store);
         match written.get(&key) {
             Some(answer) => answer.object.clone(),
-            None => store.get(&object_ref(namespace, name)),
+            None => store.get(namespace, name),
         }
     }
 
     /// Drops the answers the store has caught up with, and the old ones.
-    fn forget_seen(&self, written: &mut BTreeMap<Key, Written<K>>, store: &Store<K>) {
+    fn forget_seen(&self, written: &mut BTreeMap<Key, Written<K>>, store: &Ordered<K>) {
         written.retain(|(namespace, name), answer| {
+            let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
             if answer.at.elapsed() > self.ttl {
                 return false;
             }
-            let stored = store.get(&object_ref(namespace.as_deref(), name));
+            let stored = store.get(namespace, name);
             !caught_up(stored.as_deref(), answer)
         });
     }
@@ -153,20 +150,5 @@ fn caught_up<K: Watched>(stored: Option<&K>, answer: &Written<K>) -> bool {
                 _ => seen == wrote,
             }
         }
-    }
-}
-
-fn key_of<K: Watched>(object: &K) -> Key {
-    (
-        object.meta().namespace.clone(),
-        object.meta().name.clone().unwrap_or_default(),
-    )
-}
-
-fn object_ref<K: Watched>(namespace: Option<&str>, name: &str) -> ObjectRef<K> {
-    let reference = ObjectRef::new(name);
-    match namespace {
-        Some(namespace) => reference.within(namespace),
-        None => reference,
     }
 }

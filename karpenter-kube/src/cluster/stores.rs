@@ -1,10 +1,10 @@
 //! The watch-backed stores: one reflector per kind the engine reads, each a
 //! `kube::runtime` watcher (list, then watch from the list's
 //! `resourceVersion`, bookmarks on; a `410 Gone` starts it over with a fresh
-//! list; failures back off exponentially) feeding a `reflector::Store`.
+//! list; failures back off exponentially) feeding a cache ordered by
+//! namespace and name.
 
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -12,9 +12,10 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
-use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
+
+use super::ordered::{Ordered, ordered};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
@@ -32,15 +33,15 @@ impl<K> Watched for K where
 /// The stores of every kind the engine reads.
 #[derive(Clone)]
 pub(crate) struct Stores {
-    pub(crate) node_pools: Store<NodePool>,
-    pub(crate) nodes: Store<Node>,
-    pub(crate) node_claims: Store<NodeClaim>,
-    pub(crate) pods: Store<Pod>,
-    pub(crate) daemon_sets: Store<DaemonSet>,
-    pub(crate) pod_disruption_budgets: Store<PodDisruptionBudget>,
-    pub(crate) persistent_volumes: Store<PersistentVolume>,
-    pub(crate) persistent_volume_claims: Store<PersistentVolumeClaim>,
-    pub(crate) storage_classes: Store<StorageClass>,
+    pub(crate) node_pools: Ordered<NodePool>,
+    pub(crate) nodes: Ordered<Node>,
+    pub(crate) node_claims: Ordered<NodeClaim>,
+    pub(crate) pods: Ordered<Pod>,
+    pub(crate) daemon_sets: Ordered<DaemonSet>,
+    pub(crate) pod_disruption_budgets: Ordered<PodDisruptionBudget>,
+    pub(crate) persistent_volumes: Ordered<PersistentVolume>,
+    pub(crate) persistent_volume_claims: Ordered<PersistentVolumeClaim>,
+    pub(crate) storage_classes: Ordered<StorageClass>,
 }
 
 /// The reflectors' tasks: aborted when the last handle goes, so dropping
@@ -81,7 +82,9 @@ impl Stores {
 
     /// Waits until every store has its first complete list. `Err` only when
     /// a reflector stopped before it had one.
-    pub(crate) async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
+    pub(crate) async fn wait_until_ready(
+        &self,
+    ) -> Result<(), tokio::sync::watch::error::RecvError> {
         self.node_pools.wait_until_ready().await?;
         self.nodes.wait_until_ready().await?;
         self.node_claims.wait_until_ready().await?;
@@ -104,36 +107,25 @@ struct Spawner<'a> {
 impl Spawner<'_> {
     /// A store of every object of `K`, in every namespace, kept by a
     /// reflector task.
-    fn all<K: Watched>(&mut self, kind: &'static str) -> Store<K> {
-        let (reader, writer) = reflector::store();
+    fn all<K: Watched>(&mut self, kind: &'static str) -> Ordered<K> {
+        let (reader, mut writer) = ordered();
         let api: Api<K> = Api::all(self.client.clone());
         let stream = watcher(api, self.config.clone())
             .default_backoff()
             // Managed fields are most of an object's size, and the engine
             // never reads them.
-            .modify(|object: &mut K| object.managed_fields_mut().clear())
-            .reflect(writer);
+            .modify(|object: &mut K| object.managed_fields_mut().clear());
         self.tasks.push(tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
-                if let Err(error) = event {
+                match event {
+                    Ok(event) => writer.apply(event),
                     // The watcher backs off and starts again (a fresh list
-                    // after `410 Gone`); the store keeps what it had.
-                    tracing::warn!(kind, error = %error, "watch failed; retrying");
+                    // after `410 Gone`); the cache keeps what it had.
+                    Err(error) => tracing::warn!(kind, error = %error, "watch failed; retrying"),
                 }
             }
         }));
         reader
     }
-}
-
-/// The objects of `store` as owned values, ordered by namespace and name, so
-/// that the same cluster reads the same way every time.
-pub(crate) fn sorted<K: Watched>(objects: Vec<Arc<K>>) -> Vec<Arc<K>> {
-    let mut objects = objects;
-    objects.sort_by(|a, b| {
-        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
-            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
-    });
-    objects
 }
