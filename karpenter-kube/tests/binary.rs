@@ -15,6 +15,22 @@ fn controller() -> Command {
     Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
 }
 
+/// The binary against `world`'s API server, its endpoints off, with
+/// `extra` flags; its standard error piped.
+fn spawn(world: &World, extra: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+        .arg("--kubeconfig")
+        .arg(world.dir.join("kubeconfig"))
+        .arg("--instance-types")
+        .arg(world.dir.join("instance-types.yaml"))
+        .args(["--metrics-addr", "off", "--health-addr", "off"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("it starts")
+}
+
 #[test]
 fn help_documents_every_flag() {
     let output = controller().arg("--help").output().expect("it runs");
@@ -66,26 +82,7 @@ async fn once_exits_zero_after_a_round() {
     world.add_pool(json!({}));
     world.want("web", 2, "1");
     world.play_cluster();
-    let kubeconfig = world.dir.join("kubeconfig");
-    let types = world.dir.join("instance-types.yaml");
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--instance-types")
-        .arg(&types)
-        .args([
-            "--metrics-addr",
-            "off",
-            "--health-addr",
-            "off",
-            "--once",
-            "--log-format",
-            "json",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("it starts");
+    let child = spawn(&world, &["--once", "--log-format", "json"]);
     let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
         .await
         .expect("it exits")
@@ -104,26 +101,16 @@ async fn once_exits_zero_after_a_round() {
 async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
     let world = World::new("binary-term").await;
     world.add_pool(json!({}));
-    let kubeconfig = world.dir.join("kubeconfig");
-    let types = world.dir.join("instance-types.yaml");
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--instance-types")
-        .arg(&types)
-        .args([
-            "--metrics-addr",
-            "off",
-            "--health-addr",
-            "off",
+    let child = spawn(
+        &world,
+        &[
             "--interval",
             "100ms",
-        ])
-        .args(["--leader-elect", "--lease-namespace", "karpenter"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("it starts");
+            "--leader-elect",
+            "--lease-namespace",
+            "karpenter",
+        ],
+    );
     let holder = |world: &World| {
         world
             .server
