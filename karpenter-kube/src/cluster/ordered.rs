@@ -4,12 +4,24 @@
 //! than the rest of a snapshot read together).
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use kube::Resource;
 use kube::runtime::watcher::Event;
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
-use super::stores::Watched;
+/// A kind the caches hold.
+pub(crate) trait Watched:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
 
 /// The key of an object: namespace (empty for a cluster-scoped kind) and
 /// name.

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::ordered::Watched;
 use super::ordered::{Key, Ordered, key, key_of};
-use super::stores::Watched;
 
 /// One write's answer.
 #[derive(Debug)]

@@ -4,8 +4,6 @@
 //! list; failures back off exponentially) feeding a cache ordered by
 //! namespace and name.
 
-use std::fmt::Debug;
-
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
@@ -13,22 +11,10 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 
-use super::ordered::{Ordered, ordered};
-use serde::de::DeserializeOwned;
+use super::ordered::{Ordered, Watched, ordered};
 use tokio::task::JoinHandle;
-
-/// A kind the stores watch.
-pub(crate) trait Watched:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
-}
-
-impl<K> Watched for K where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
-}
 
 /// The stores of every kind the engine reads.
 #[derive(Clone)]

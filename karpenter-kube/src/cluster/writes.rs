@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::errors::{cluster_error, is_conflict, retryable};
 use super::merge::apply;
-use super::stores::Watched;
+use super::ordered::Watched;
 
 /// How many fresh reads a write makes after conflicts before it gives up
 /// (the driver tries again at its next reconcile).

@@ -31,13 +31,13 @@ use std::collections::BTreeSet;
 
 use super::Pass;
 use super::m_to_n::fewer_cheaper;
-use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, written};
+use super::prices::{Pin, SPOT, allows, cheaper_types, requirements_of, spot_pin, usable, written};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::{Command, CommandReason, launch_price};
 use crate::disruption::unconsolidatable::Unconsolidatable;
-use crate::provisioning::{PlannedClaim, read_requirements, round_price, unmet_min_values_of};
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement, Requirements};
+use crate::provisioning::{PlannedClaim, round_price, unmet_min_values_of};
+use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, Requirement};
 
 /// The command consolidating `candidates`, or why there is none.
 pub(crate) fn compute(
@@ -94,29 +94,6 @@ pub(crate) fn compute(
         .ok_or(Unconsolidatable::NoCheaperReplacement)?
         .price;
     Ok(command(names, vec![replacement], candidate_price - price))
-}
-
-/// The claim's requirements, read back; a claim whose requirements do not
-/// read (which the scheduler never writes) has no replacement.
-pub(super) fn requirements_of(claim: &PlannedClaim) -> Result<Requirements, Unconsolidatable> {
-    read_requirements(&claim.requirements).map_err(|_| Unconsolidatable::NoCheaperReplacement)
-}
-
-/// The types kept for a replacement, or why none will do: none kept (none
-/// cheaper), or too few for a requirement's `minValues`.
-pub(super) fn usable(
-    kept: &[&InstanceType],
-    requirements: &Requirements,
-) -> Result<(), Unconsolidatable> {
-    if kept.is_empty() {
-        return Err(Unconsolidatable::NoCheaperReplacement);
-    }
-    match unmet_min_values_of(kept.iter().copied(), requirements) {
-        Some(key) => Err(Unconsolidatable::MinValuesUnmet {
-            key: key.to_owned(),
-        }),
-        None => Ok(()),
-    }
 }
 
 /// The fewest cheaper types a single spot node is replaced from, as upstream

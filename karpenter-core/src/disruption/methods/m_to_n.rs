@@ -17,8 +17,10 @@
 //! spot only).
 
 use super::Pass;
-use super::consolidation::{requirements_of, usable};
-use super::prices::{Pin, SPOT, allows, cheaper_types, spot_pin, worst_launch_price, written};
+use super::prices::{
+    Pin, SPOT, allows, cheaper_types, requirements_of, spot_pin, usable, worst_launch_price,
+    written,
+};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::unconsolidatable::Unconsolidatable;
 use crate::provisioning::PlannedClaim;

@@ -4,7 +4,10 @@
 //! is pinned to spot, and the claim written for the types kept.
 
 use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
-use crate::provisioning::{Launch, NameList, PlannedClaim, RequirementOutput};
+use crate::disruption::unconsolidatable::Unconsolidatable;
+use crate::provisioning::{
+    Launch, NameList, PlannedClaim, RequirementOutput, read_requirements, unmet_min_values_of,
+};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_ON_DEMAND as ON_DEMAND,
     CAPACITY_TYPE_RESERVED as RESERVED, CAPACITY_TYPE_SPOT, LABEL_INSTANCE_TYPE_STABLE,
@@ -141,4 +144,27 @@ pub(super) fn worst_launch_price(
                 .map(|o| o.price)
                 .max_by(f64::total_cmp)
         })
+}
+
+/// The claim's requirements, read back; a claim whose requirements do not
+/// read (which the scheduler never writes) has no replacement.
+pub(super) fn requirements_of(claim: &PlannedClaim) -> Result<Requirements, Unconsolidatable> {
+    read_requirements(&claim.requirements).map_err(|_| Unconsolidatable::NoCheaperReplacement)
+}
+
+/// The types kept for a replacement, or why none will do: none kept (none
+/// cheaper), or too few for a requirement's `minValues`.
+pub(super) fn usable(
+    kept: &[&InstanceType],
+    requirements: &Requirements,
+) -> Result<(), Unconsolidatable> {
+    if kept.is_empty() {
+        return Err(Unconsolidatable::NoCheaperReplacement);
+    }
+    match unmet_min_values_of(kept.iter().copied(), requirements) {
+        Some(key) => Err(Unconsolidatable::MinValuesUnmet {
+            key: key.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }

@@ -26,6 +26,58 @@ pub struct Leadership {
     task: Option<JoinHandle<Result<(), LeaderError>>>,
 }
 
+impl<S: LeaseStore> LeaderElector<S> {
+    /// Waits until this candidate holds the Lease, trying every retry
+    /// period, and returns the [`Leadership`] renewing it. `None` when
+    /// `shutdown` completes first. Errors other than a refused access
+    /// (401, 403) are logged and retried, as are lost races (409).
+    pub async fn acquire(
+        &self,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Option<Leadership>, LeaderError> {
+        tokio::pin!(shutdown);
+        let mut waiting_on: Option<String> = None;
+        loop {
+            let attempt = tokio::select! {
+                biased;
+                () = &mut shutdown => return Ok(None),
+                attempt = tokio::time::timeout(self.config.renew_deadline, self.attempt(false)) => attempt,
+            };
+            match attempt {
+                Ok(Ok(Attempt::Held)) => {
+                    tracing::info!(
+                        lease = %self.lease_name,
+                        identity = %self.identity,
+                        "acquired leadership"
+                    );
+                    return Ok(Some(Leadership::start(self)));
+                }
+                Ok(Ok(Attempt::Waiting { holder, until })) => {
+                    if waiting_on.as_ref() != Some(&holder) {
+                        tracing::info!(
+                            lease = %self.lease_name,
+                            %holder,
+                            %until,
+                            "waiting for the leader's lease to expire"
+                        );
+                        waiting_on = Some(holder);
+                    }
+                }
+                Ok(Err((verb, error))) => self.check_retryable(verb, error)?,
+                Err(_) => tracing::warn!(
+                    lease = %self.lease_name,
+                    "acquiring leadership timed out; retrying"
+                ),
+            }
+            tokio::select! {
+                biased;
+                () = &mut shutdown => return Ok(None),
+                () = tokio::time::sleep(self.config.retry_period) => {}
+            }
+        }
+    }
+}
+
 impl Leadership {
     /// Starts renewing the Lease `elector` just acquired.
     pub(super) fn start<S: LeaseStore>(elector: &LeaderElector<S>) -> Self {
