@@ -142,3 +142,48 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
     );
     assert_eq!(holder(&world), "", "the Lease is released");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_without_a_token_says_which_variable_to_set() {
+    let world = World::new("binary-azure").await;
+    let output = Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+        .arg("--kubeconfig")
+        .arg(world.dir.join("kubeconfig"))
+        .args([
+            "--provider",
+            "azure",
+            "--metrics-addr",
+            "off",
+            "--health-addr",
+            "off",
+        ])
+        .args([
+            "--azure-subscription-id",
+            "sub",
+            "--azure-node-resource-group",
+            "MC_rg",
+        ])
+        .args([
+            "--azure-location",
+            "eastus",
+            "--cluster-name",
+            "c",
+            "--azure-subnet-id",
+            "s",
+        ])
+        .env_remove("AZURE_ACCESS_TOKEN")
+        .output()
+        .expect("it runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("AZURE_ACCESS_TOKEN"), "{stderr}");
+    // Missing settings are named before anything runs.
+    let output = Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
+        .args(["--provider", "azure"])
+        .env_remove("AZURE_SUBSCRIPTION_ID")
+        .output()
+        .expect("it runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--azure-subscription-id"), "{stderr}");
+}
