@@ -169,10 +169,19 @@ async fn reconcile_loop(
         if leadership.as_ref().is_some_and(Leadership::is_lost) {
             return Err(RunError::LostLease);
         }
-        let round = if args.dry_run {
-            dry_run(&driver, args).await
-        } else {
-            reconcile(&mut driver, cluster, metrics, events).await
+        let lost = lease_lost(leadership);
+        let round = async {
+            if args.dry_run {
+                dry_run(&driver, args).await
+            } else {
+                reconcile(&mut driver, cluster, metrics, events).await
+            }
+        };
+        // A leader that lost its Lease stops at once, between two requests,
+        // as client-go's leaders exit: the new leader may be acting already.
+        let round = tokio::select! {
+            round = round => round,
+            () = lost => return Err(RunError::LostLease),
         };
         if let Err(error) = round {
             if args.once {
@@ -183,17 +192,20 @@ async fn reconcile_loop(
         if args.once {
             return Ok(());
         }
-        let lost = async {
-            match leadership {
-                Some(leadership) => leadership.lost().await,
-                None => std::future::pending().await,
-            }
-        };
+        let lost = lease_lost(leadership);
         tokio::select! {
             _ = tokio::time::sleep(args.interval) => {}
             _ = stopping.wait_for(|s| *s) => return Ok(()),
             _ = lost => return Err(RunError::LostLease),
         }
+    }
+}
+
+/// Completes when the Lease is lost; never without leader election.
+async fn lease_lost(leadership: &Option<Leadership>) {
+    match leadership {
+        Some(leadership) => leadership.lost().await,
+        None => std::future::pending().await,
     }
 }
 
