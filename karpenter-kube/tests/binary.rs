@@ -7,7 +7,6 @@ mod support;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
 use serde_json::json;
 use support::World;
 
@@ -111,16 +110,8 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
             "karpenter",
         ],
     );
-    let holder = |world: &World| {
-        world
-            .server
-            .get::<Lease>(Some("karpenter"), "karpenter-leader-election")
-            .and_then(|l| l.spec)
-            .and_then(|s| s.holder_identity)
-            .unwrap_or_default()
-    };
     let mut waited = 0;
-    while holder(&world).is_empty() {
+    while world.lease_holder().is_empty() {
         assert!(waited < 300, "it never took the Lease");
         tokio::time::sleep(Duration::from_millis(100)).await;
         waited += 1;
@@ -140,7 +131,7 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(holder(&world), "", "the Lease is released");
+    assert_eq!(world.lease_holder(), "", "the Lease is released");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -77,16 +77,6 @@ async fn get(addr: &str, path: &str) -> String {
     answer
 }
 
-/// Who holds the controller's Lease (empty when nobody does).
-fn holder(world: &World) -> String {
-    world
-        .server
-        .get::<Lease>(Some("karpenter"), "karpenter-leader-election")
-        .and_then(|l| l.spec)
-        .and_then(|s| s.holder_identity)
-        .unwrap_or_default()
-}
-
 fn is_true(claim: &NodeClaim, condition: &str) -> bool {
     claim
         .status
@@ -256,11 +246,11 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     // A restart: the first releases the Lease on its way out, the second
     // takes it and finds everything in place.
     first.stop().await.expect("a clean stop");
-    assert_eq!(holder(&world), "", "released");
+    assert_eq!(world.lease_holder(), "", "released");
     let second = world.start(&leader);
     world
         .until("the second takes the Lease", LIMIT, |w| {
-            !holder(w).is_empty()
+            !w.lease_holder().is_empty()
         })
         .await;
     // More than the nodes there hold: the second must launch.
@@ -296,7 +286,7 @@ async fn a_restart_and_a_lost_lease_leave_no_duplicate_claim_and_no_orphan() {
     let third = world.start(&leader);
     world
         .until("the third takes the Lease", LIMIT, |w| {
-            let held = holder(w);
+            let held = w.lease_holder();
             !held.is_empty() && held != "intruder"
         })
         .await;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use k8s_openapi::api::coordination::v1::Lease;
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::cluster::Cluster;
-use karpenter_core::disruption::{CommandReason, plan_with};
+use karpenter_core::disruption::{CommandReason, DisruptionOptions, plan_with};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking, Step};
-use karpenter_core::provisioning::schedule;
+use karpenter_core::provisioning::{Packing, ProvisioningOptions, is_pending, schedule_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig};
@@ -164,6 +164,15 @@ async fn reconcile_loop(
     let options = DriverOptions::default()
         .with_disrupt(args.disruption)
         .with_planning_runner(SpawnBlocking);
+    // A dry run plans as the driver would: its packing, the provider's
+    // repair policies.
+    let planned = Planned {
+        packing: options.packing,
+        disruption: options
+            .disruption
+            .clone()
+            .with_repair_policies(provider.repair_policies()),
+    };
     let mut driver = Driver::new(provider, Arc::new(cluster.clone())).with_options(options);
     loop {
         if leadership.as_ref().is_some_and(Leadership::is_lost) {
@@ -172,7 +181,7 @@ async fn reconcile_loop(
         let lost = lease_lost(leadership);
         let round = async {
             if args.dry_run {
-                dry_run(&driver, args).await
+                dry_run(&driver, &planned, args).await
             } else {
                 reconcile(&mut driver, cluster, metrics, events).await
             }
@@ -224,16 +233,7 @@ async fn reconcile(
     events.record_report(&report);
     count(&report, &pools, metrics);
     let pods = cluster.pods().await?;
-    let pending = pods
-        .iter()
-        .filter(|pod| pod.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
-        .filter(|pod| {
-            !matches!(
-                pod.status.as_ref().and_then(|s| s.phase.as_deref()),
-                Some("Succeeded" | "Failed")
-            )
-        })
-        .count();
+    let pending = pods.iter().filter(|pod| is_pending(pod)).count();
     metrics.set_pending_pods(pending);
     metrics.set_cluster_state(cluster.nodes().await?.len(), cluster.is_synced());
     for timing in &report.timings {
@@ -306,12 +306,25 @@ fn reason_label(why: CommandReason) -> &'static str {
     }
 }
 
+/// How the driver plans, for a dry run to plan the same way.
+struct Planned {
+    packing: Packing,
+    disruption: DisruptionOptions,
+}
+
 /// A dry run: plans provisioning and disruption on the cluster as it
 /// stands, logs every decision, writes nothing.
-async fn dry_run(driver: &Driver, args: &Args) -> Result<(), karpenter_core::Error> {
+async fn dry_run(
+    driver: &Driver,
+    planned: &Planned,
+    args: &Args,
+) -> Result<(), karpenter_core::Error> {
     let now = jiff::Timestamp::now();
     let snapshot = driver.snapshot(now).await?;
-    let plan = schedule(&snapshot);
+    let options = ProvisioningOptions::default()
+        .with_packing(planned.packing)
+        .at(now);
+    let plan = schedule_with(&snapshot, &options);
     for claim in &plan.node_claims {
         let launch = claim.launch.as_ref();
         tracing::info!(
@@ -329,8 +342,7 @@ async fn dry_run(driver: &Driver, args: &Args) -> Result<(), karpenter_core::Err
         tracing::info!(dry_run = true, pod = %unplaced.pod, reason = %unplaced.reason, "would leave a pod pending");
     }
     if args.disruption {
-        let options = karpenter_core::disruption::DisruptionOptions::default();
-        let disruption = plan_with(&snapshot, now, &options);
+        let disruption = plan_with(&snapshot, now, &planned.disruption);
         for command in &disruption.commands {
             tracing::info!(
                 dry_run = true,

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use karpenter_apiserver::ApiServer;
 use karpenter_core::api::{NodeClaim, NodePool};
@@ -283,6 +284,17 @@ impl World {
             .filter_map(|c| c.metadata.name.clone())
             .collect();
         nodes == claimed
+    }
+}
+
+impl World {
+    /// Who holds the controller's Lease (empty when nobody does).
+    pub fn lease_holder(&self) -> String {
+        self.server
+            .get::<Lease>(Some("karpenter"), "karpenter-leader-election")
+            .and_then(|l| l.spec)
+            .and_then(|s| s.holder_identity)
+            .unwrap_or_default()
     }
 }
 
