@@ -11,30 +11,6 @@
 use karpenter::fake::generate::{catalog, manifest, workload};
 use serde_json::{Value, json};
 
-fn instance_type_document(it: &karpenter::core::cloudprovider::InstanceType) -> Value {
-    let quantities = |list: &karpenter::core::resources::ResourceList| -> Value {
-        list.iter()
-            .map(|(name, milli)| {
-                (
-                    name.to_string(),
-                    json!(karpenter::core::resources::format_quantity(milli)),
-                )
-            })
-            .collect::<serde_json::Map<_, _>>()
-            .into()
-    };
-    json!({
-        "apiVersion": "karpenter.fake/v1alpha1",
-        "kind": "InstanceType",
-        "metadata": {"name": it.name},
-        "capacity": quantities(&it.capacity),
-        "overhead": quantities(&it.overhead),
-        "offerings": it.offerings.iter().map(|o| json!({
-            "zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: usize = args
@@ -47,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "benchmark-workload.yaml".to_string());
     let mut items: Vec<Value> = catalog::sized_instance_types(400)
         .iter()
-        .map(instance_type_document)
+        .map(manifest::instance_type_document)
         .collect();
     items.push(json!({
         "apiVersion": "karpenter.sh/v1",

@@ -9,8 +9,11 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use karpenter_core::cloudprovider::InstanceType;
+use karpenter_core::resources::{ResourceList, format_quantity};
+use karpenter_core::snapshot::Snapshot;
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The keys of an object, `apiVersion` and `kind` first, then the rest sorted.
 fn envelope_first(map: &Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
@@ -37,6 +40,66 @@ impl Serialize for Item<'_> {
         }
         out.end()
     }
+}
+
+/// An instance type as the scenario format's `karpenter.fake/v1alpha1`
+/// `InstanceType` document: capacity, overhead and offerings (its labels are the
+/// format's defaults, `amd64` and `linux`, and are not written).
+pub fn instance_type_document(it: &InstanceType) -> Value {
+    let quantities = |list: &ResourceList| -> Value {
+        list.iter()
+            .map(|(name, milli)| (name.to_string(), json!(format_quantity(milli))))
+            .collect::<Map<_, _>>()
+            .into()
+    };
+    json!({
+        "apiVersion": "karpenter.fake/v1alpha1",
+        "kind": "InstanceType",
+        "metadata": {"name": it.name},
+        "capacity": quantities(&it.capacity),
+        "overhead": quantities(&it.overhead),
+        "offerings": it.offerings.iter().map(|o| json!({
+            "zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The documents `karpenter-sim` reads back as `snapshot`: its NodePools, the
+/// instance types they offer (each once), Nodes, NodeClaims, Pods and
+/// PodDisruptionBudgets. For generated clusters, whose instance types carry
+/// only the default labels.
+pub fn snapshot_documents(snapshot: &Snapshot) -> Result<Vec<Value>, serde_json::Error> {
+    let mut items = Vec::new();
+    for pool in &snapshot.node_pools {
+        items.push(serde_json::to_value(pool)?);
+    }
+    let mut written = std::collections::BTreeSet::new();
+    for it in snapshot
+        .instance_types
+        .values()
+        .flat_map(|types| types.iter())
+    {
+        if written.insert(it.name.as_str()) {
+            items.push(instance_type_document(it));
+        }
+    }
+    for node in &snapshot.nodes {
+        if let Some(node) = &node.node {
+            items.push(serde_json::to_value(node.as_ref())?);
+        }
+    }
+    for node in &snapshot.nodes {
+        if let Some(claim) = &node.node_claim {
+            items.push(serde_json::to_value(claim)?);
+        }
+    }
+    for pod in &snapshot.pods {
+        items.push(serde_json::to_value(pod.as_ref())?);
+    }
+    for pdb in &snapshot.pod_disruption_budgets {
+        items.push(serde_json::to_value(pdb)?);
+    }
+    Ok(items)
 }
 
 /// The list around the items.

@@ -8,9 +8,11 @@
 //!   one-pool snapshot around them;
 //! - [`running`]: clusters of managed nodes already running a workload, for
 //!   disruption;
+//! - [`scale`]: the large, busy running cluster of the scale benchmarks;
 //! - [`manifest`]: objects written as `kubectl get -o yaml|json` prints them.
 
 pub mod catalog;
 pub mod manifest;
 pub mod running;
+pub mod scale;
 pub mod workload;

@@ -93,7 +93,7 @@ pub fn running_cluster(nodes: usize, pods: usize, seed: u64) -> Snapshot {
         instance_types: BTreeMap::from([(POOL.to_string(), types)]),
         nodes: join_nodes(cluster_nodes, claims),
         pods: all_pods,
-        pod_disruption_budgets: guarded_apps.iter().map(|app| pdb(app)).collect(),
+        pod_disruption_budgets: guarded_apps.iter().map(|app| pdb(app, REPLICAS)).collect(),
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     }
@@ -101,6 +101,11 @@ pub fn running_cluster(nodes: usize, pods: usize, seed: u64) -> Snapshot {
 
 /// The pool of the generated cluster.
 fn pool() -> NodePool {
+    pool_with_budget("100%")
+}
+
+/// The generated clusters' pool, with one budget of `nodes` (`"10%"`, `"5"`).
+pub(super) fn pool_with_budget(nodes: &str) -> NodePool {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": POOL},
         "spec": {
@@ -112,7 +117,7 @@ fn pool() -> NodePool {
             "disruption": {
                 "consolidationPolicy": "WhenEmptyOrUnderutilized",
                 "consolidateAfter": "0s",
-                "budgets": [{"nodes": "100%"}],
+                "budgets": [{"nodes": nodes}],
             },
         },
     }))
@@ -148,7 +153,7 @@ fn relabel(pod: &mut Pod, app: &str) {
 }
 
 /// Binds a generated pod to `node`, running and ready.
-fn run_on(pod: &mut Pod, node: &str) {
+pub(super) fn run_on(pod: &mut Pod, node: &str) {
     if let Some(spec) = pod.spec.as_mut() {
         spec.node_name = Some(node.to_string());
     }
@@ -194,7 +199,11 @@ fn requests(pod: &Pod) -> ResourceList {
 }
 
 /// A registered, initialized node of the pool and its NodeClaim.
-fn managed_node(name: &str, zone: &str, instance_type: &InstanceType) -> (Node, NodeClaim) {
+pub(super) fn managed_node(
+    name: &str,
+    zone: &str,
+    instance_type: &InstanceType,
+) -> (Node, NodeClaim) {
     let labels = BTreeMap::from([
         ("karpenter.sh/nodepool".to_string(), POOL.to_string()),
         (
@@ -257,14 +266,15 @@ fn managed_node(name: &str, zone: &str, instance_type: &InstanceType) -> (Node, 
     (node, claim)
 }
 
-/// A PodDisruptionBudget over the app that allows one disruption.
-fn pdb(app: &str) -> PodDisruptionBudget {
+/// A PodDisruptionBudget over the app (of `replicas` healthy pods) that allows
+/// one disruption.
+pub(super) fn pdb(app: &str, replicas: usize) -> PodDisruptionBudget {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": format!("{app}-pdb"), "namespace": "default"},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}},
         "status": {
-            "currentHealthy": REPLICAS, "desiredHealthy": REPLICAS - 1,
-            "disruptionsAllowed": 1, "expectedPods": REPLICAS,
+            "currentHealthy": replicas, "desiredHealthy": replicas.saturating_sub(1),
+            "disruptionsAllowed": 1, "expectedPods": replicas,
         },
     }))
     .unwrap_or_default()
