@@ -77,6 +77,7 @@ pub mod cluster;
 pub mod disruption;
 pub mod driver;
 pub mod error;
+mod hash;
 mod memo;
 mod pods;
 pub mod provisioning;

@@ -14,6 +14,7 @@ use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, SimulationOptions, simulate};
 use crate::api::Quantities;
+use crate::pods::{Pdbs, bound_node};
 use crate::provisioning::{PlannedClaim, PodKey, pod_key};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
@@ -70,7 +71,7 @@ impl Applier {
         // remaining capacity (the replacements' pods are the command's own).
         let forceful = matches!(origin, Origin::Forceful);
         let simulation = match origin {
-            Origin::Method(Some(simulation)) => simulation,
+            Origin::Method(Some(simulation)) => Some(simulation),
             Origin::Forceful | Origin::Method(None) => {
                 let mut removed: BTreeSet<&str> = deleting.iter().map(String::as_str).collect();
                 removed.extend(command.candidates.iter().map(String::as_str));
@@ -79,14 +80,24 @@ impl Applier {
                 } else {
                     deleting.iter().map(String::as_str).collect()
                 };
-                simulate(working, &removed, &exempt, now, self.simulation)
+                // A simulation moves only currently reschedulable pods: with
+                // none on the way out (an empty node's command), it would
+                // move nothing, and planning the whole cluster again to
+                // learn that is the costliest step of a plan.
+                if moves_nothing(working, &removed, now) {
+                    None
+                } else {
+                    Some(simulate(working, &removed, &exempt, now, self.simulation))
+                }
             }
         };
-        let moved: BTreeSet<&PodKey> = simulation.moved.iter().collect();
         let mut destination: BTreeMap<PodKey, String> = BTreeMap::new();
-        for placement in &simulation.plan.existing_nodes {
-            for pod in placement.pods.iter().filter(|p| moved.contains(p)) {
-                destination.insert(pod.clone(), placement.name.clone());
+        if let Some(simulation) = &simulation {
+            let moved: BTreeSet<&PodKey> = simulation.moved.iter().collect();
+            for placement in &simulation.plan.existing_nodes {
+                for pod in placement.pods.iter().filter(|p| moved.contains(p)) {
+                    destination.insert(pod.clone(), placement.name.clone());
+                }
             }
         }
         for claim in &command.replacements {
@@ -121,6 +132,25 @@ impl Applier {
             }
         }
     }
+}
+
+/// Whether a simulation removing `removed` (and the nodes on their way out)
+/// from `working` would move no pod: none bound to them is currently
+/// reschedulable.
+fn moves_nothing(working: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> bool {
+    let mut leaving = removed.clone();
+    leaving.extend(
+        working
+            .nodes
+            .iter()
+            .filter(|n| n.is_marked_for_deletion())
+            .map(|n| n.name()),
+    );
+    let pdbs = Pdbs::new(&working.pod_disruption_budgets);
+    !working.pods.iter().any(|pod| {
+        bound_node(pod).is_some_and(|node| leaving.contains(node))
+            && pdbs.is_currently_reschedulable(pod, now)
+    })
 }
 
 /// A replacement as an in-flight NodeClaim: its pool's template, the launch's

@@ -43,11 +43,13 @@
 //! duration, 10 s)). A snapshot has neither a queue nor nominations, so
 //! neither is checked here.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
+
+use rayon::prelude::*;
 
 use super::drift::{DriftReason, drift_with};
 use super::plan::Blocked;
@@ -58,6 +60,7 @@ use super::pods::{
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
+use crate::hash::HashMap;
 use crate::provisioning::bound_node;
 use crate::provisioning::pod_key;
 use crate::scheduling::{
@@ -209,8 +212,15 @@ impl<'s> Candidates<'s> {
 pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
     let lookup = Lookup::new(snapshot);
     let mut found = Candidates::default();
-    for node in &snapshot.nodes {
-        match lookup.assess(node, now) {
+    // Each node assessed on its own, on the pool's threads; gathered in node
+    // order.
+    let assessed: Vec<_> = snapshot
+        .nodes
+        .par_iter()
+        .map(|node| lookup.assess(node, now))
+        .collect();
+    for assessment in assessed {
+        match assessment {
             None => {}
             Some(Err(blocked)) => found.blocked.push(blocked),
             Some(Ok(candidate)) => match &candidate.pod_block {
@@ -245,7 +255,7 @@ struct Lookup<'s> {
 
 impl<'s> Lookup<'s> {
     fn new(snapshot: &'s Snapshot) -> Self {
-        let mut pools = HashMap::new();
+        let mut pools = HashMap::default();
         for pool in &snapshot.node_pools {
             if let Some(name) = pool.name() {
                 pools.entry(name).or_insert(pool);
@@ -260,15 +270,14 @@ impl<'s> Lookup<'s> {
                 (pool.as_str(), by_name)
             })
             .collect();
-        let mut pods: HashMap<&str, Vec<&Pod>> = HashMap::new();
+        let mut pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
                 pods.entry(node).or_default().push(pod);
             }
         }
-        for bound in pods.values_mut() {
-            bound.sort_by_cached_key(|pod| pod_key(pod));
-        }
+        pods.par_iter_mut()
+            .for_each(|(_, bound)| bound.sort_by_cached_key(|pod| pod_key(pod)));
         Self {
             pools,
             types,

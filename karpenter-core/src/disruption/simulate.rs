@@ -21,7 +21,7 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -29,6 +29,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
+use crate::hash::HashMap;
 use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
     Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
@@ -161,7 +162,7 @@ impl std::fmt::Debug for Simulator<'_> {
 impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
-        let mut bound: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
         let mut bound_pods: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
         for (i, pod) in snapshot.pods.iter().enumerate() {
             if let Some(node) = bound_node(pod) {
@@ -169,7 +170,7 @@ impl<'s> Simulator<'s> {
                 bound_pods.entry(node).or_default().push(pod);
             }
         }
-        let mut nodes: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
         for (i, node) in snapshot.nodes.iter().enumerate() {
             nodes.entry(node.name()).or_default().push(i);
         }

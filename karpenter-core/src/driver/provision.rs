@@ -7,7 +7,7 @@
 //! capacity they were nominated to, while it can take them.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -20,9 +20,10 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
+use crate::hash::HashMap;
 use crate::provisioning::{
-    PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, is_destination, is_pending,
-    is_pending_but_for_nomination, leaving_pods, nominated_node, schedule_with,
+    PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
+    is_pending, is_pending_but_for_nomination, leaving_pods, nominated_node, schedule_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -48,7 +49,7 @@ use crate::snapshot::Snapshot;
 ///
 /// Copied only when some pod is held or released.
 fn with_nominations_read(snapshot: &Snapshot) -> (Cow<'_, Snapshot>, usize) {
-    let mut destinations: HashMap<&str, &str> = HashMap::new();
+    let mut destinations: HashMap<&str, &str> = HashMap::default();
     for node in snapshot.nodes.iter().filter(|n| is_destination(n)) {
         destinations.insert(node.name(), node.name());
         if let Some(claim) = node
@@ -110,8 +111,7 @@ fn plan_round(
     let (planned, held) = with_nominations_read(&snapshot);
     // The pods to plan: the pending ones, and those leaving the nodes on
     // their way out (a command's candidates, tainted, among them).
-    let any =
-        planned.pods.iter().any(|p| is_pending(p)) || !leaving_pods(&planned, Some(now)).is_empty();
+    let any = has_pods_to_plan(&planned, Some(now));
     let plan = any.then(|| schedule_with(&planned, options));
     drop(planned);
     (snapshot, held, plan)

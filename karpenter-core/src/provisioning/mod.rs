@@ -63,6 +63,8 @@ pub use validate::{Rule, Subject, Violation, validate};
 
 pub use crate::pods::{PodKey, PodKeyError, bound_node, is_daemon_pod, is_terminal, pod_key};
 
+use k8s_openapi::jiff::Timestamp;
+
 use crate::snapshot::Snapshot;
 use scheduler::solve::Scheduler;
 
@@ -87,9 +89,21 @@ pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
 /// assert!(cost.total_price_per_hour <= schedule(&snapshot).total_price_per_hour);
 /// ```
 pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> ProvisioningPlan {
+    // No work for nothing: with no pod to place, the plan is empty whatever
+    // the cluster, and reading every node into a destination would only say so
+    // slowly (this is what a controller asks most often).
+    if !has_pods_to_plan(snapshot, options.now) {
+        return ProvisioningPlan::default();
+    }
     let mut scheduler = Scheduler::new(snapshot, options.now);
     scheduler.packing = options.packing;
     solve(scheduler)
+}
+
+/// Whether the snapshot has any pod for provisioning to place at `now`: a
+/// pending pod, or one leaving a node on its way out.
+pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
+    Scheduler::has_pods_to_plan(snapshot, now)
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
@@ -121,4 +135,57 @@ pub(crate) fn schedule_fenced(
     scheduler.fence = fence;
     scheduler.packing = packing;
     solve(scheduler)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{instance_type, pod, snapshot};
+    use super::*;
+    use crate::snapshot::build::{NodeBuilder, PodBuilder};
+
+    /// A pool with a running node holding two pods, and `pending` pods.
+    fn cluster(pending: Vec<k8s_openapi::api::core::v1::Pod>, deleting: bool) -> Snapshot {
+        let mut cluster = snapshot(vec![instance_type("small", 2, 4, 0.1)], pending);
+        let mut node = NodeBuilder::managed("node-a", "default", "small")
+            .zone("zone-a")
+            .allocatable("cpu", "2")
+            .allocatable("memory", "4Gi")
+            .build();
+        if deleting && let Some(claim) = node.node_claim.as_mut() {
+            claim.metadata.deletion_timestamp =
+                Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    "2026-01-01T00:00:00Z".parse().expect("a time"),
+                ));
+        }
+        cluster.nodes.push(node);
+        for name in ["bound-a", "bound-b"] {
+            let bound = PodBuilder::new("default", name)
+                .requests("500m", "1Gi")
+                .on_node("node-a")
+                .build();
+            cluster.pods.push(std::sync::Arc::new(bound));
+        }
+        cluster
+    }
+
+    #[test]
+    fn with_nothing_to_place_the_plan_is_what_a_full_run_gives() {
+        let quiet = cluster(Vec::new(), false);
+        let options = ProvisioningOptions::default();
+        assert!(!Scheduler::has_pods_to_plan(&quiet, options.now));
+        let full = solve(Scheduler::new(&quiet, options.now));
+        assert_eq!(schedule_with(&quiet, &options), full);
+        assert_eq!(full, ProvisioningPlan::default());
+    }
+
+    #[test]
+    fn pending_pods_and_a_deleting_nodes_pods_are_planned() {
+        let options = ProvisioningOptions::default();
+        let waiting = cluster(vec![pod("web", "1", "1Gi")], false);
+        assert!(Scheduler::has_pods_to_plan(&waiting, options.now));
+        assert_eq!(schedule_with(&waiting, &options).node_claims.len(), 1);
+        let leaving = cluster(Vec::new(), true);
+        assert!(Scheduler::has_pods_to_plan(&leaving, options.now));
+        assert_eq!(schedule_with(&leaving, &options).node_claims.len(), 1);
+    }
 }

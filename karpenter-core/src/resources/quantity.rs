@@ -203,7 +203,47 @@ fn parse(s: &str) -> Result<i64, QuantityErrorKind> {
         Some(ch) if !ch.is_ascii_alphabetic() => return Err(unexpected(s, suffix, ch)),
         _ => suffix_scale(suffix)?,
     };
+    if fraction.is_empty()
+        && let Some(milli) = whole_to_milli(negative, whole, &scale)
+    {
+        return Ok(milli);
+    }
     to_milli(negative, whole, fraction, scale)
+}
+
+/// The common case of [`to_milli`] without its digit vector: a whole number
+/// of at most 18 digits (`250m`, `2Gi`, `4`), scaled in checked `i128`.
+/// `None` when the exponent or the result is beyond what this handles;
+/// [`to_milli`] then decides, with the same rounding.
+fn whole_to_milli(negative: bool, whole: &str, scale: &Scale) -> Option<i64> {
+    if whole.len() > 18 {
+        return None;
+    }
+    let mut value: i128 = 0;
+    for d in whole.bytes() {
+        value = value * 10 + i128::from(d - b'0');
+    }
+    let milli = match *scale {
+        Scale::Binary(power) => value.checked_mul(1i128 << power)?.checked_mul(1000)?,
+        Scale::Decimal(exponent) => {
+            let shift = exponent.checked_add(3)?;
+            if !(-18..=18).contains(&shift) {
+                return None;
+            }
+            let factor = 10i128.pow(shift.unsigned_abs() as u32);
+            if shift >= 0 {
+                value.checked_mul(factor)?
+            } else if negative {
+                // Rounding towards +infinity drops a negative value's fraction.
+                value / factor
+            } else {
+                (value + factor - 1) / factor
+            }
+        }
+    };
+    let milli = if negative { -milli } else { milli };
+    // Out of range is the general path's error to give.
+    i64::try_from(milli).ok()
 }
 
 /// The error for `ch`, the first character of the tail `rest` of `s`.
@@ -540,6 +580,25 @@ mod tests {
             let expected = if negative { -(n / d) } else { (n + d - 1) / d };
             let expected = i64::try_from(expected).map_err(|_| QuantityErrorKind::OutOfRange);
             proptest::prop_assert_eq!(parse_milli(&text).map_err(|e| e.kind().clone()), expected);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn whole_numbers_take_a_short_way_to_the_same_answer(
+            negative in proptest::bool::ANY,
+            whole in "[0-9]{1,20}",
+            suffix in proptest::sample::select(vec![
+                "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti",
+                "Pi", "Ei", "e-25", "e-21", "e-20", "e-3", "e0", "E3", "e15", "e16", "e30",
+            ]),
+        ) {
+            let scale = suffix_scale(suffix).map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))?;
+            let short = whole_to_milli(negative, &whole, &scale);
+            let general = to_milli(negative, &whole, "", suffix_scale(suffix).unwrap_or(Scale::Decimal(0)));
+            if let Some(short) = short {
+                proptest::prop_assert_eq!(Ok(short), general);
+            }
         }
     }
 

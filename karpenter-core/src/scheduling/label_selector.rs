@@ -11,12 +11,13 @@
 //! own (`provisioning/validate/pods.rs`): it checks the engine, so it does
 //! not share the engine's code.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::{validate_label_key, validate_label_value};
+use crate::hash::HashMap;
 
 /// Read access to a pod's labels, borrowed (pending pods) or stored (placed
 /// pods).

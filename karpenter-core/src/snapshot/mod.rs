@@ -7,7 +7,7 @@
 
 pub mod build;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
@@ -18,6 +18,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::{InstanceType, LaunchRank};
+use crate::hash::HashMap;
 use crate::resources::ResourceList;
 use crate::scheduling::{
     DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY,
@@ -316,8 +317,8 @@ pub fn join_nodes(
     claims: Vec<NodeClaim>,
 ) -> Vec<ClusterNode> {
     let nodes: Vec<Arc<Node>> = nodes.into_iter().map(Into::into).collect();
-    let mut by_name = HashMap::new();
-    let mut by_provider_id = HashMap::new();
+    let mut by_name = HashMap::default();
+    let mut by_provider_id = HashMap::default();
     for (i, node) in nodes.iter().enumerate() {
         if let Some(name) = node.metadata.name.clone() {
             by_name.insert(name, i);

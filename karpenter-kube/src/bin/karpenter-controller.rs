@@ -6,6 +6,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use karpenter_kube::controller::{Args, logging, run};
 
+/// Planning allocates many small objects on several threads; mimalloc does
+/// that in about half the time glibc's malloc takes.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();

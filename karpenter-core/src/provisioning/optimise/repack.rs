@@ -14,11 +14,10 @@
 //! only the types that fit what the limits leave, and charged its largest
 //! type; a repacking the limits cannot take is not made.
 
-use std::collections::HashMap;
-
 use petgraph::unionfind::UnionFind;
 
 use super::pack::{Kind, pack};
+use crate::hash::HashMap;
 use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::TypeSet;
@@ -135,7 +134,7 @@ impl Scheduler<'_> {
             })
             .collect();
         // Group ids by first appearance; each group's first claim.
-        let mut group_ids: HashMap<(usize, &Requirements), usize> = HashMap::new();
+        let mut group_ids: HashMap<(usize, &Requirements), usize> = HashMap::default();
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut first_claim: Vec<usize> = Vec::new();
         // Claims are joined when they hold pods of one group: the components
@@ -156,7 +155,7 @@ impl Scheduler<'_> {
             }
         }
         let mut components: Vec<Component> = Vec::new();
-        let mut index_of: HashMap<usize, usize> = HashMap::new();
+        let mut index_of: HashMap<usize, usize> = HashMap::default();
         for &c in &loose {
             let root = joined.find_mut(c);
             let next = components.len();

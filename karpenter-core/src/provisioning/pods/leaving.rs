@@ -14,10 +14,9 @@
 //!
 //! [`ClusterNode::is_marked_for_deletion`]: crate::snapshot::ClusterNode::is_marked_for_deletion
 
-use std::collections::HashSet;
-
 use k8s_openapi::jiff::Timestamp;
 
+use crate::hash::HashSet;
 use crate::pods::{Pdbs, bound_node};
 use crate::snapshot::Snapshot;
 

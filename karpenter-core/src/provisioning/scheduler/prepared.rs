@@ -13,7 +13,7 @@
 //! destinations it fills, its claims, its topology counts) is in its
 //! [`Scheduler`], which borrows the destinations until a pod lands on one.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::Pod;
 use super::existing::Destination;
 use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
+use crate::hash::{HashMap, HashSet};
 use crate::pods::bound_node;
 use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
 use crate::provisioning::pods::pending::is_pending;
@@ -46,7 +47,7 @@ impl<'s> Prepared<'s> {
     pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
         let setup = Setup::new(snapshot);
         let topology =
-            Arc::new(setup.topology_base(snapshot, &HashSet::new(), &HashSet::new(), true));
+            Arc::new(setup.topology_base(snapshot, &HashSet::default(), &HashSet::default(), true));
         let pending = snapshot
             .pods
             .iter()

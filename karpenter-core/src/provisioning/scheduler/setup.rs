@@ -4,13 +4,16 @@
 //! [`read_pending`] reads each pod to place. Many runs can start from one
 //! setup (see `prepared.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
+use rayon::prelude::*;
+
 use super::existing::{ExistingNode, is_destination};
 use super::reasons::{PoolSkipped, SkippedPool};
+use crate::hash::HashSet;
 use crate::provisioning::pods::daemons::daemon_pods;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
@@ -151,9 +154,11 @@ impl<'s> Setup<'s> {
                 bound.entry(node).or_default().push(pod);
             }
         }
+        // Each node read on its own (their pods' requests parsed, their
+        // labels made requirements), on the pool's threads, in node order.
         let mut existing: Vec<(usize, ExistingNode)> = snapshot
             .nodes
-            .iter()
+            .par_iter()
             .enumerate()
             .filter(|(_, n)| is_destination(n))
             .map(|(i, n)| {

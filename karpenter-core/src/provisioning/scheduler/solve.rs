@@ -4,7 +4,7 @@
 //! preference and tries again, and a pod that still fails goes to the back of the
 //! queue until a whole cycle makes no progress.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -17,6 +17,7 @@ use super::existing::Destination;
 use super::reasons::{PoolReason, PoolRefusal, SkippedPool, Unplaced};
 use super::setup::{Limits, Setup, read_pending};
 use crate::cloudprovider::LaunchRank;
+use crate::hash::{HashMap, HashSet};
 use crate::pods::PodKey;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
@@ -78,6 +79,12 @@ pub(crate) struct Fence {
 }
 
 impl<'s> Scheduler<'s> {
+    /// Whether [`new`](Self::new) would have any pod to place: a pending
+    /// pod, or a pod of a node on its way out.
+    pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
+        snapshot.pods.iter().any(|p| is_pending(p)) || !leaving_pods(snapshot, now).is_empty()
+    }
+
     /// A scheduler for the snapshot's pending pods and the pods that leave
     /// its nodes on their way out (judged at `now`, see [`leaving_pods`]).
     pub(crate) fn new(snapshot: &'s Snapshot, now: Option<Timestamp>) -> Scheduler<'s> {
@@ -142,7 +149,7 @@ impl<'s> Scheduler<'s> {
             claim_order: ClaimOrder::default(),
             claims_by_key: ClaimsByKey::default(),
             final_refusals: Vec::new(),
-            signatures: HashMap::new(),
+            signatures: HashMap::default(),
             last_signed: None,
             pods,
             errors,

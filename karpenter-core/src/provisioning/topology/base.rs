@@ -12,7 +12,7 @@
 //! entry depends only on what it is looked up by, so the topologies built
 //! from a base are the same whatever the threads do.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
@@ -24,6 +24,7 @@ use super::group::{anti_affinity_identity, required_anti_affinity};
 use super::inputs::NodeInfo;
 use super::inputs::{DomainSource, PlacedPod};
 use super::selector::StoredLabels;
+use crate::hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
 use crate::scheduling::{LABEL_HOSTNAME, WellKnownLabels};
 
@@ -146,11 +147,11 @@ impl TopologyBase {
             well_known: well_known.clone(),
             none_known: WellKnownLabels::empty(),
             inverse: Vec::new(),
-            inverse_index: HashMap::new(),
+            inverse_index: HashMap::default(),
             carriers: Vec::new(),
-            memo: memoize.then(|| RwLock::new(HashMap::new())),
+            memo: memoize.then(|| RwLock::new(HashMap::default())),
             by_label: GrowOnly::new(),
-            by_pod_label: HashMap::new(),
+            by_pod_label: HashMap::default(),
             domain_sets: GrowOnly::new(),
         };
         let mut nodes = NodeTable::default();
@@ -165,7 +166,7 @@ impl TopologyBase {
                     .insert(Arc::from(hostname.as_str()));
             }
         }
-        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::new();
+        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::default();
         let mut ordinal = 0;
         for placed_pod in placed {
             let pod = &placed_pod.pod;
@@ -429,7 +430,7 @@ impl TopologyBase {
         let (_, values) = self.by_label.find_or_add(
             |(k, _)| k == key,
             || {
-                let mut values: ValueIndex = HashMap::new();
+                let mut values: ValueIndex = HashMap::default();
                 for (at, &index) in self.existing.iter().enumerate() {
                     if let Some(value) = self.nodes[index].label(key) {
                         values.entry(Arc::from(value)).or_default().push(at);

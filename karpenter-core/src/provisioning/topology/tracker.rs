@@ -1,7 +1,7 @@
 //! [`Topology`]: the groups of a scheduling run, their counts, and which pods
 //! own which groups, after upstream's `topology.go`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
@@ -15,6 +15,7 @@ use super::group::{
 };
 use super::inputs::{NodeKind, PodView};
 use super::selector::Namespaces;
+use crate::hash::{HashMap, HashSet};
 use crate::scheduling::label_selector::AnchorIndex;
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_label_key};
@@ -139,7 +140,7 @@ impl Topology {
         let base = &topology.base;
         // The pending pods by label, so a group is checked against the pods
         // carrying the label its selector needs.
-        let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::default();
         for (i, pod) in pending.iter().enumerate() {
             for (key, value) in pod.labels {
                 by_label.entry((key, value)).or_default().push(i);
@@ -175,16 +176,16 @@ impl Topology {
             base,
             removed,
             groups: Vec::new(),
-            group_index: HashMap::new(),
+            group_index: HashMap::default(),
             inverse: Vec::new(),
-            inverse_index: HashMap::new(),
-            members: HashMap::new(),
+            inverse_index: HashMap::default(),
+            members: HashMap::default(),
             group_anchors: AnchorIndex::default(),
             inverse_anchors: AnchorIndex::default(),
             dropped,
             added: BTreeMap::new(),
             keys: Vec::new(),
-            requirement_ids: HashMap::new(),
+            requirement_ids: HashMap::default(),
             id_requirements: Vec::new(),
         }
     }
@@ -536,7 +537,7 @@ impl Topology {
             owned.push(self.group(identity, PoolDomains::ToleratedBy(tolerations)));
         }
         // Keep the first occurrence of each group, in constraint order.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         owned.retain(|id| seen.insert(*id));
         Memberships {
             owned: owned.into(),

@@ -2,7 +2,7 @@
 //! NodePools and their catalogs, and where the plan places each pod.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -12,6 +12,7 @@ use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
 use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
+use crate::hash::HashSet;
 use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;

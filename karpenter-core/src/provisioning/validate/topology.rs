@@ -1,7 +1,7 @@
 //! Topology: required pod anti-affinity on hostname and zone, and zonal
 //! `DoNotSchedule` topology spread.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec, TopologySpreadConstraint};
 
@@ -12,6 +12,7 @@ use super::pods::{
 };
 use super::pools::{pool_requirements, pool_usable};
 use super::violation::{Rule, Subject, Violation};
+use crate::hash::HashSet;
 use crate::pods::PodKey;
 use crate::resources;
 use crate::scheduling::{

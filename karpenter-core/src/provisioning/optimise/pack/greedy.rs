@@ -16,10 +16,9 @@
 //! on a logarithmic scale), so a fill looks at one item per cell rather than
 //! at every item.
 
-use std::collections::HashMap;
-
 use super::bins::{Kind, Open, cheapest_holding, fits, total};
 use super::packer::{Packer, classes};
+use crate::hash::HashMap;
 use crate::provisioning::optimise::dual::{Column, Demand, unit_prices};
 
 /// Cells per doubling of a resource: requests in one cell differ by less
@@ -48,7 +47,7 @@ struct Cells {
 
 impl Cells {
     fn new(items: &[Vec<i64>], order: &[usize]) -> Cells {
-        let mut index: HashMap<Vec<i32>, usize> = HashMap::new();
+        let mut index: HashMap<Vec<i32>, usize> = HashMap::default();
         let mut cells = Cells {
             items: Vec::new(),
             least: Vec::new(),
