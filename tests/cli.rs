@@ -330,6 +330,46 @@ fn timings_go_to_stderr_and_change_nothing_on_stdout() {
 }
 
 #[test]
+fn the_number_of_threads_changes_no_plan() {
+    let now = "2026-06-01T00:00:00Z";
+    let disrupt = example("disrupt-basic.yaml");
+    let one = sim(&[
+        "disrupt",
+        "-f",
+        &disrupt,
+        "--now",
+        now,
+        "-o",
+        "json",
+        "--threads",
+        "1",
+    ]);
+    let three = sim(&[
+        "disrupt",
+        "-f",
+        &disrupt,
+        "--now",
+        now,
+        "-o",
+        "json",
+        "--threads",
+        "3",
+    ]);
+    let default = sim(&["disrupt", "-f", &disrupt, "--now", now, "-o", "json"]);
+    assert_status(&one, 0);
+    assert_eq!(one.stdout, three.stdout);
+    assert_eq!(one.stdout, default.stdout);
+    let provision = sim(&["provision", "-f", &provision_basic(), "--threads", "2"]);
+    assert_eq!(
+        provision.stdout,
+        sim(&["provision", "-f", &provision_basic()]).stdout
+    );
+    let none = sim(&["summary", "-f", &provision_basic(), "--threads", "0"]);
+    assert_status(&none, 2);
+    assert_contains(&stderr(&none), &["--threads", "0"]);
+}
+
+#[test]
 fn skipped_unknown_kind_warns_and_summary_still_succeeds() {
     let mut input = std::fs::read_to_string(provision_basic()).unwrap();
     input.push_str("\n---\n");

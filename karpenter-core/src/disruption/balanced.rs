@@ -78,15 +78,19 @@ fn pool_name<'c>(candidate: &Candidate<'c>) -> &'c str {
 }
 
 impl Balanced {
-    /// The totals of every pool some `candidates` belong to, over all of the
-    /// snapshot's nodes; a pool whose nodes have no known price falls back to
-    /// its candidates' prices.
+    /// The totals of every Balanced pool some `candidates` belong to, over
+    /// all of the snapshot's nodes; a pool whose nodes have no known price
+    /// falls back to its candidates' prices. Pools of other policies have no
+    /// vote, so with none Balanced the cluster is not read at all.
     pub(super) fn new(snapshot: &Snapshot, candidates: &[&Candidate<'_>]) -> Balanced {
         let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
         let mut fallback: BTreeMap<&str, f64> = BTreeMap::new();
-        for candidate in candidates {
+        for candidate in candidates.iter().filter(|c| is_balanced(c)) {
             totals.entry(pool_name(candidate).to_owned()).or_default();
             *fallback.entry(pool_name(candidate)).or_default() += candidate.price;
+        }
+        if totals.is_empty() {
+            return Balanced { totals };
         }
         let mut reschedulable: BTreeMap<&str, Vec<_>> = BTreeMap::new();
         for pod in snapshot
@@ -121,7 +125,7 @@ impl Balanced {
         Balanced { totals }
     }
 
-    /// A pool's totals.
+    /// A Balanced pool's totals.
     pub(super) fn totals(&self, pool: &str) -> Option<PoolTotals> {
         self.totals.get(pool).copied()
     }

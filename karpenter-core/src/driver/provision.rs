@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::hash::HashMap;
 use crate::provisioning::{
     PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
-    is_pending, is_pending_but_for_nomination, leaving_pods, nominated_node, schedule_with,
+    is_pending_but_for_nomination, nominated_node, schedule_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -219,7 +219,7 @@ mod tests {
 
     use super::*;
     use crate::api::NodeClaim;
-    use crate::provisioning::bound_node;
+    use crate::provisioning::{bound_node, is_pending};
     use crate::snapshot::ClusterNode;
 
     /// A pod the kube-scheduler marked unschedulable, nominated to `node`.

@@ -52,14 +52,37 @@ fn first_n(pass: &Pass<'_, '_>, candidates: &[&Candidate<'_>]) -> Option<Command
     } else {
         MOST_CANDIDATES
     };
+    let workable = |mid: usize| {
+        let prefix = &candidates[..=mid];
+        compute(pass, prefix)
+            .ok()
+            .and_then(|command| without_same_types(pass, prefix, command))
+            .filter(|command| approved(pass, prefix, command))
+    };
+    let speculate = rayon::current_num_threads() > 1;
+    // The answer for the prefix the search tries next if this one works,
+    // found alongside it on another thread.
+    let mut ahead: Option<(usize, Option<Command>)> = None;
     let mut best = None;
     while low <= high {
         let mid = (low + high) / 2;
-        let prefix = &candidates[..=mid];
-        let command = compute(pass, prefix)
-            .ok()
-            .and_then(|command| without_same_types(pass, prefix, command))
-            .filter(|command| approved(pass, prefix, command));
+        let command = match ahead.take() {
+            Some((known, command)) if known == mid => command,
+            _ => {
+                // A workable prefix sends the search to a longer one:
+                // weigh that one at once, on another thread. A prefix that
+                // does not work wastes it; the search, and so the command,
+                // are the sequential search's either way.
+                let next = (mid + 1 + high) / 2;
+                if speculate && mid < high {
+                    let (command, longer) = rayon::join(|| workable(mid), || workable(next));
+                    ahead = Some((next, longer));
+                    command
+                } else {
+                    workable(mid)
+                }
+            }
+        };
         match command {
             Some(command) => {
                 // Upstream keeps the longest workable prefix. A longer M-to-N

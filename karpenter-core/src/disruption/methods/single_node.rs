@@ -24,12 +24,18 @@
 //!
 //! [`first_command_explained`]: crate::disruption::first_command_explained
 
+use rayon::prelude::*;
+
 use super::consolidation::{approved, compute};
 use super::{Method, Pass, by_savings_ratio};
 use crate::api::{ConsolidationPolicy, DisruptionReason};
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::Command;
 use crate::disruption::unconsolidatable::Unconsolidatable;
+
+/// The most candidates weighed at once (see
+/// [`SingleNode::next_command_noting`]).
+const BATCH: usize = 8;
 
 /// A candidate single-node consolidation evaluated and refused, by name, with
 /// why.
@@ -61,8 +67,10 @@ impl SingleNode {
         &self,
         pass: &Pass<'_, '_>,
     ) -> Vec<(String, Result<Command, Unconsolidatable>)> {
+        // Each candidate weighed on its own, on the pool's threads; gathered
+        // in the order tried.
         interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)))
-            .into_iter()
+            .into_par_iter()
             .map(|candidate| (candidate.name.to_owned(), option(pass, candidate)))
             .collect()
     }
@@ -76,18 +84,32 @@ impl SingleNode {
         pass: &Pass<'_, '_>,
         refused: &mut Vec<Refusal>,
     ) -> Option<Command> {
-        let ordered = interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)));
-        for candidate in ordered {
-            let pool = candidate.pool.name().unwrap_or_default();
-            if !pass
-                .allowances
-                .admits(pool, DisruptionReason::Underutilized)
-            {
-                continue;
-            }
-            match option(pass, candidate) {
-                Ok(command) => return Some(command),
-                Err(why) => refused.push((candidate.name.to_owned(), why)),
+        let ordered: Vec<&Candidate<'_>> =
+            interleaved(by_savings_ratio(pass, |c| consolidatable(c, pass)))
+                .into_iter()
+                .filter(|c| {
+                    let pool = c.pool.name().unwrap_or_default();
+                    pass.allowances
+                        .admits(pool, DisruptionReason::Underutilized)
+                })
+                .collect();
+        // Candidates are weighed a batch at a time, the batch's on the pool's
+        // threads at once, and read in order: the command is the first the
+        // sequential walk would find, the refusals those it would note before
+        // it. A batch is small (two per thread, at most `BATCH`), so little
+        // is weighed past the command, and the pass still remembers the
+        // command's simulation (it keeps the latest sixteen).
+        let batch = (2 * rayon::current_num_threads()).clamp(1, BATCH);
+        for chunk in ordered.chunks(batch) {
+            let options: Vec<_> = chunk
+                .par_iter()
+                .map(|candidate| option(pass, candidate))
+                .collect();
+            for (candidate, option) in chunk.iter().zip(options) {
+                match option {
+                    Ok(command) => return Some(command),
+                    Err(why) => refused.push((candidate.name.to_owned(), why)),
+                }
             }
         }
         None
