@@ -331,31 +331,16 @@ fn timings_go_to_stderr_and_change_nothing_on_stdout() {
 
 #[test]
 fn the_number_of_threads_changes_no_plan() {
-    let now = "2026-06-01T00:00:00Z";
     let disrupt = example("disrupt-basic.yaml");
-    let one = sim(&[
-        "disrupt",
-        "-f",
-        &disrupt,
-        "--now",
-        now,
-        "-o",
-        "json",
-        "--threads",
-        "1",
-    ]);
-    let three = sim(&[
-        "disrupt",
-        "-f",
-        &disrupt,
-        "--now",
-        now,
-        "-o",
-        "json",
-        "--threads",
-        "3",
-    ]);
-    let default = sim(&["disrupt", "-f", &disrupt, "--now", now, "-o", "json"]);
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["disrupt", "-f", &disrupt, "--now", "2026-06-01T00:00:00Z"];
+        args.extend(["-o", "json"]);
+        args.extend(extra);
+        sim(&args)
+    };
+    let one = plan(&["--threads", "1"]);
+    let three = plan(&["--threads", "3"]);
+    let default = plan(&[]);
     assert_status(&one, 0);
     assert_eq!(one.stdout, three.stdout);
     assert_eq!(one.stdout, default.stdout);
