@@ -163,7 +163,7 @@ impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
         let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
-        let mut bound_pods: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        let mut bound_pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
         for (i, pod) in snapshot.pods.iter().enumerate() {
             if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(i);
@@ -174,7 +174,7 @@ impl<'s> Simulator<'s> {
         for (i, node) in snapshot.nodes.iter().enumerate() {
             nodes.entry(node.name()).or_default().push(i);
         }
-        let consolidating = consolidating(snapshot, &snapshot.nodes, &bound_pods, now);
+        let consolidating = consolidating(snapshot, &snapshot.nodes, |n| bound_pods.get(n), now);
         Simulator {
             snapshot,
             now,
@@ -344,7 +344,7 @@ fn fence(
             bound.entry(node).or_default().push(pod);
         }
     }
-    let nodes = consolidating(snapshot, &changed.nodes, &bound, now);
+    let nodes = consolidating(snapshot, &changed.nodes, |n| bound.get(n), now);
     let pods = removed
         .iter()
         .filter(|node| !deleting.contains(*node))
@@ -355,18 +355,18 @@ fn fence(
 }
 
 /// The names of `nodes` inside their pool's `consolidateAfter` window at
-/// `now`, given the pods bound to each node.
-fn consolidating(
+/// `now`, given the pods bound to each node (by `bound`, from its name).
+fn consolidating<'a>(
     snapshot: &Snapshot,
     nodes: &[crate::snapshot::ClusterNode],
-    bound: &BTreeMap<&str, Vec<&Pod>>,
+    bound: impl Fn(&str) -> Option<&'a Vec<&'a Pod>>,
     now: Timestamp,
 ) -> BTreeSet<String> {
     let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
     nodes
         .iter()
         .filter(|node| {
-            let pods = bound.get(node.name()).map_or(&[][..], Vec::as_slice);
+            let pods = bound(node.name()).map_or(&[][..], Vec::as_slice);
             node.node_pool()
                 .and_then(pool)
                 .is_some_and(|pool| under_consolidate_after(node, pool, pods, now))

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::existing::{ExistingNode, is_destination};
 use super::reasons::{PoolSkipped, SkippedPool};
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
 use crate::provisioning::pods::daemons::daemon_pods;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
@@ -68,7 +68,7 @@ pub(crate) struct Setup<'s> {
     /// with the node's index in the snapshot, in snapshot order.
     pool_capacities: Vec<Vec<(usize, ResourceList)>>,
     /// The pods bound to each node, by node name, in snapshot order.
-    pub(crate) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
+    pub(crate) bound: HashMap<&'s str, Vec<&'s Pod>>,
     /// The destinations, in the order pods try them, each with its index in
     /// the snapshot's nodes.
     pub(crate) existing: Vec<(usize, ExistingNode)>,
@@ -148,7 +148,7 @@ impl<'s> Setup<'s> {
                     .collect(),
             })
             .collect();
-        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        let mut bound: HashMap<&str, Vec<&Pod>> = HashMap::default();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(pod);
