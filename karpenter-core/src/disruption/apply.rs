@@ -12,9 +12,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::options::DisruptionOptions;
 use super::plan::Command;
-use super::simulate::{Simulation, SimulationOptions, simulate};
+use super::simulate::{Simulation, SimulationOptions, moves_any, simulate};
 use crate::api::Quantities;
-use crate::pods::{Pdbs, bound_node};
 use crate::provisioning::{PlannedClaim, PodKey, pod_key};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
@@ -84,7 +83,7 @@ impl Applier {
                 // none on the way out (an empty node's command), it would
                 // move nothing, and planning the whole cluster again to
                 // learn that is the costliest step of a plan.
-                if moves_nothing(working, &removed, now) {
+                if !moves_any(working, &removed, now) {
                     None
                 } else {
                     Some(simulate(working, &removed, &exempt, now, self.simulation))
@@ -132,25 +131,6 @@ impl Applier {
             }
         }
     }
-}
-
-/// Whether a simulation removing `removed` (and the nodes on their way out)
-/// from `working` would move no pod: none bound to them is currently
-/// reschedulable.
-fn moves_nothing(working: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> bool {
-    let mut leaving = removed.clone();
-    leaving.extend(
-        working
-            .nodes
-            .iter()
-            .filter(|n| n.is_marked_for_deletion())
-            .map(|n| n.name()),
-    );
-    let pdbs = Pdbs::new(&working.pod_disruption_budgets);
-    !working.pods.iter().any(|pod| {
-        bound_node(pod).is_some_and(|node| leaving.contains(node))
-            && pdbs.is_currently_reschedulable(pod, now)
-    })
 }
 
 /// A replacement as an in-flight NodeClaim: its pool's template, the launch's

@@ -421,6 +421,20 @@ pub fn without_nodes(
     (changed, moved)
 }
 
+/// Whether [`simulate`] with `removed` would move any pod: whether a pod
+/// bound to those nodes, or to the nodes on their way out, is currently
+/// reschedulable. Without one, the simulation's placements hold none of the
+/// removed nodes' pods, which is all a command applied to the cluster needs
+/// of it.
+pub(super) fn moves_any(snapshot: &Snapshot, removed: &BTreeSet<&str>, now: Timestamp) -> bool {
+    let (removed, _) = with_nodes_on_their_way_out(snapshot, removed, &BTreeSet::new());
+    let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
+    snapshot.pods.iter().any(|pod| {
+        bound_node(pod).is_some_and(|node| removed.contains(node))
+            && pdbs.is_currently_reschedulable(pod, now)
+    })
+}
+
 /// The moved pods the plan leaves unplaced, or places on a node that is not
 /// initialized.
 fn stranded(changed: &Snapshot, plan: &ProvisioningPlan, moved: &[PodKey]) -> Vec<Stranded> {

@@ -99,10 +99,12 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     solve(scheduler)
 }
 
-/// Whether the snapshot has any pod for provisioning to place at `now`: a
-/// pending pod, or one leaving a node on its way out.
+/// Whether the snapshot has any pod for provisioning to place at `now`, the
+/// pods a scheduler plans for: a pending pod, or one leaving a node on its
+/// way out.
 pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
-    Scheduler::has_pods_to_plan(snapshot, now)
+    snapshot.pods.iter().any(|p| is_pending(p))
+        || !pods::leaving::leaving_pods(snapshot, now).is_empty()
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
@@ -171,7 +173,7 @@ mod tests {
     fn with_nothing_to_place_the_plan_is_what_a_full_run_gives() {
         let quiet = cluster(Vec::new(), false);
         let options = ProvisioningOptions::default();
-        assert!(!Scheduler::has_pods_to_plan(&quiet, options.now));
+        assert!(!has_pods_to_plan(&quiet, options.now));
         let full = solve(Scheduler::new(&quiet, options.now));
         assert_eq!(schedule_with(&quiet, &options), full);
         assert_eq!(full, ProvisioningPlan::default());
@@ -181,10 +183,10 @@ mod tests {
     fn pending_pods_and_a_deleting_nodes_pods_are_planned() {
         let options = ProvisioningOptions::default();
         let waiting = cluster(vec![pod("web", "1", "1Gi")], false);
-        assert!(Scheduler::has_pods_to_plan(&waiting, options.now));
+        assert!(has_pods_to_plan(&waiting, options.now));
         assert_eq!(schedule_with(&waiting, &options).node_claims.len(), 1);
         let leaving = cluster(Vec::new(), true);
-        assert!(Scheduler::has_pods_to_plan(&leaving, options.now));
+        assert!(has_pods_to_plan(&leaving, options.now));
         assert_eq!(schedule_with(&leaving, &options).node_claims.len(), 1);
     }
 }

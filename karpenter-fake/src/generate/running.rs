@@ -73,27 +73,46 @@ pub fn running_cluster(nodes: usize, pods: usize, seed: u64) -> Snapshot {
         }
         bound[j % nodes].push(pod);
     }
-    let mut cluster_nodes = Vec::with_capacity(nodes);
-    let mut claims = Vec::with_capacity(nodes);
-    let mut all_pods = Vec::with_capacity(pods);
-    for (i, node_pods) in bound.into_iter().enumerate() {
+    // Each node's type, in node order (the random growth is drawn in that order).
+    let typed: Vec<(Vec<Pod>, &InstanceType)> = bound
+        .into_iter()
+        .map(|node_pods| {
+            let instance_type = node_type(&types, &node_pods, &mut rng);
+            (node_pods, instance_type)
+        })
+        .collect();
+    let pdbs = guarded_apps.iter().map(|app| pdb(app, REPLICAS)).collect();
+    running_snapshot(pool(), &types, typed, pdbs)
+}
+
+/// The snapshot of a generated running cluster: node `i` (`node-{i:05}`, in
+/// zone `i % 3`, with its NodeClaim) of each type given, running its pods, in
+/// one pool offered `types`.
+pub(super) fn running_snapshot(
+    pool: NodePool,
+    types: &Arc<[InstanceType]>,
+    nodes: Vec<(Vec<Pod>, &InstanceType)>,
+    pod_disruption_budgets: Vec<PodDisruptionBudget>,
+) -> Snapshot {
+    let mut cluster_nodes = Vec::with_capacity(nodes.len());
+    let mut claims = Vec::with_capacity(nodes.len());
+    let mut pods = Vec::new();
+    for (i, (node_pods, instance_type)) in nodes.into_iter().enumerate() {
         let name = format!("node-{i:05}");
-        let zone = ZONES[i % ZONES.len()];
-        let instance_type = node_type(&types, &node_pods, &mut rng);
-        let (node, claim) = managed_node(&name, zone, instance_type);
+        let (node, claim) = managed_node(&name, ZONES[i % ZONES.len()], instance_type);
         cluster_nodes.push(node);
         claims.push(claim);
         for mut pod in node_pods {
             run_on(&mut pod, &name);
-            all_pods.push(Arc::new(pod));
+            pods.push(Arc::new(pod));
         }
     }
     Snapshot {
-        node_pools: vec![pool()],
-        instance_types: BTreeMap::from([(POOL.to_string(), types)]),
+        node_pools: vec![pool],
+        instance_types: BTreeMap::from([(POOL.to_string(), Arc::clone(types))]),
         nodes: join_nodes(cluster_nodes, claims),
-        pods: all_pods,
-        pod_disruption_budgets: guarded_apps.iter().map(|app| pdb(app, REPLICAS)).collect(),
+        pods,
+        pod_disruption_budgets,
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     }
@@ -153,7 +172,7 @@ fn relabel(pod: &mut Pod, app: &str) {
 }
 
 /// Binds a generated pod to `node`, running and ready.
-pub(super) fn run_on(pod: &mut Pod, node: &str) {
+fn run_on(pod: &mut Pod, node: &str) {
     if let Some(spec) = pod.spec.as_mut() {
         spec.node_name = Some(node.to_string());
     }
@@ -191,7 +210,7 @@ fn node_type<'t>(
 }
 
 /// What a generated pod requests (`pods: 1` included), as Kubernetes counts it.
-fn requests(pod: &Pod) -> ResourceList {
+pub(super) fn requests(pod: &Pod) -> ResourceList {
     pod.spec
         .as_ref()
         .and_then(|spec| resources::pod_requests(spec).ok())

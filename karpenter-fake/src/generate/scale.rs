@@ -22,11 +22,10 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::resources::{self, ResourceList};
-use karpenter_core::scheduling::WellKnownLabels;
-use karpenter_core::snapshot::{Snapshot, join_nodes};
+use karpenter_core::snapshot::Snapshot;
 
-use super::catalog::{ZONES, three_families};
-use super::running::{POOL, managed_node, pdb, pool_with_budget, run_on};
+use super::catalog::three_families;
+use super::running::{pdb, pool_with_budget, requests, running_snapshot};
 use super::workload::{Shape, SplitMix64, pending_pod};
 
 /// The vCPU sizes the pool offers.
@@ -139,28 +138,8 @@ pub fn scale_cluster(nodes: usize, seed: u64) -> Snapshot {
             }
         }
     }
-    let mut cluster_nodes = Vec::with_capacity(nodes);
-    let mut claims = Vec::with_capacity(nodes);
-    let mut pods = Vec::new();
-    for (i, (node_pods, instance_type)) in filled.into_iter().zip(node_types).enumerate() {
-        let name = format!("node-{i:05}");
-        let (node, claim) = managed_node(&name, ZONES[i % ZONES.len()], instance_type);
-        cluster_nodes.push(node);
-        claims.push(claim);
-        for mut pod in node_pods {
-            run_on(&mut pod, &name);
-            pods.push(Arc::new(pod));
-        }
-    }
-    Snapshot {
-        node_pools: vec![pool_with_budget(BUDGET)],
-        instance_types: BTreeMap::from([(POOL.to_string(), types)]),
-        nodes: join_nodes(cluster_nodes, claims),
-        pods,
-        pod_disruption_budgets: guarded,
-        well_known_labels: WellKnownLabels::core().clone(),
-        ..Snapshot::default()
-    }
+    let nodes = filled.into_iter().zip(node_types).collect();
+    running_snapshot(pool_with_budget(BUDGET), &types, nodes, guarded)
 }
 
 /// Replica `i` of `app`, owned by the app's ReplicaSet.
@@ -194,14 +173,6 @@ fn replica(app: &App, i: usize) -> Pod {
         }
     }
     pod
-}
-
-/// What a generated pod requests (`pods: 1` included).
-fn requests(pod: &Pod) -> ResourceList {
-    pod.spec
-        .as_ref()
-        .and_then(|spec| resources::pod_requests(spec).ok())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -79,12 +79,6 @@ pub(crate) struct Fence {
 }
 
 impl<'s> Scheduler<'s> {
-    /// Whether [`new`](Self::new) would have any pod to place: a pending
-    /// pod, or a pod of a node on its way out.
-    pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
-        snapshot.pods.iter().any(|p| is_pending(p)) || !leaving_pods(snapshot, now).is_empty()
-    }
-
     /// A scheduler for the snapshot's pending pods and the pods that leave
     /// its nodes on their way out (judged at `now`, see [`leaving_pods`]).
     pub(crate) fn new(snapshot: &'s Snapshot, now: Option<Timestamp>) -> Scheduler<'s> {
