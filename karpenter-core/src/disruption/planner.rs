@@ -26,6 +26,7 @@ use super::plan::{Blocked, Command, DisruptionPlan};
 use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
 use super::unconsolidatable::Unconsolidatable;
+use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
@@ -58,7 +59,14 @@ pub fn first_command(
     {
         return Some(command);
     }
-    next_command(snapshot, now, &BTreeSet::new(), options).map(|(command, _)| command)
+    next_command(
+        snapshot,
+        now,
+        &BTreeSet::new(),
+        options,
+        &mut Carried::default(),
+    )
+    .map(|(command, _)| command)
 }
 
 /// [`first_command`]'s answer, with why the nodes it leaves alone stay: what
@@ -97,11 +105,18 @@ pub fn first_command_explained(
         .find_map(|step| step(snapshot, now, options));
     let (command, blocked, unconsolidatable) = match forceful {
         Some(command) => (Some(command), candidates(snapshot, now).blocked, Vec::new()),
-        None => with_pass(snapshot, now, &BTreeSet::new(), options, |pass, blocked| {
-            let mut refused = Vec::new();
-            let command = graceful_command(pass, &mut refused);
-            (command, blocked.to_vec(), refused)
-        }),
+        None => with_pass(
+            snapshot,
+            now,
+            &BTreeSet::new(),
+            options,
+            &mut Carried::default(),
+            |pass, blocked| {
+                let mut refused = Vec::new();
+                let command = graceful_command(pass, &mut refused);
+                (command, blocked.to_vec(), refused)
+            },
+        ),
     };
     let mut blocked = with_repair_blocked(blocked, snapshot, now, options);
     if let Some(command) = &command {
@@ -152,6 +167,9 @@ pub fn plan_with(
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
     let mut applier = Applier::new(now, options);
+    // What each pass's simulator read, for the next pass to take where the
+    // command between them changed nothing.
+    let mut carried = Carried::default();
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
     for step in FORCEFUL {
@@ -162,7 +180,9 @@ pub fn plan_with(
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
-    while let Some((command, simulation)) = next_command(&working, now, &taken, options) {
+    while let Some((command, simulation)) =
+        next_command(&working, now, &taken, options, &mut carried)
+    {
         applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
@@ -173,14 +193,16 @@ pub fn plan_with(
 }
 
 /// The first command of the methods, in order, on the cluster as it stands,
-/// with the simulation it came from when the pass still has it.
+/// with the simulation it came from when the pass still has it; what the
+/// pass's simulator read is left in `carried` for the next pass.
 fn next_command(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
+    carried: &mut Carried,
 ) -> Option<(Command, Option<Simulation>)> {
-    with_pass(working, now, taken, options, |pass, _| {
+    with_pass(working, now, taken, options, carried, |pass, _| {
         let command = graceful_command(pass, &mut Vec::new())?;
         let mut removed = taken.clone();
         removed.extend(command.candidates.iter().cloned());
@@ -209,33 +231,59 @@ pub fn single_node_options(
     now: Timestamp,
 ) -> Vec<(String, Result<Command, Unconsolidatable>)> {
     let options = DisruptionOptions::default();
-    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass, _| {
-        SingleNode.every_option(pass)
-    })
+    with_pass(
+        snapshot,
+        now,
+        &BTreeSet::new(),
+        &options,
+        &mut Carried::default(),
+        |pass, _| SingleNode.every_option(pass),
+    )
 }
 
 /// The command multi-node consolidation would start on the snapshot at
 /// `now`, as the first consolidation pass of a plan would find it.
 pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
     let options = DisruptionOptions::default();
-    with_pass(snapshot, now, &BTreeSet::new(), &options, |pass, _| {
-        MultiNode.next_command(pass)
-    })
+    with_pass(
+        snapshot,
+        now,
+        &BTreeSet::new(),
+        &options,
+        &mut Carried::default(),
+        |pass, _| MultiNode.next_command(pass),
+    )
 }
 
 /// Runs `f` on a pass over `working` at `now`, the nodes of `taken` being
-/// deleted already, with the nodes the candidates' rules block.
+/// deleted already, with the nodes the candidates' rules block. The pass
+/// takes the destinations `carried` from an earlier one where nothing
+/// changed, and leaves there what it read.
 fn with_pass<T>(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
+    carried: &mut Carried,
     f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
     let found = candidates(working, now);
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
-    let pass = Pass::new(working, now, &left, &eventual, &allowances, taken, options);
-    f(&pass, &found.blocked)
+    let pass = Pass::new(
+        working,
+        now,
+        &left,
+        &eventual,
+        &allowances,
+        taken,
+        options,
+        carried,
+    );
+    let found_here = f(&pass, &found.blocked);
+    if let Some(simulator) = pass.into_simulator() {
+        *carried = simulator.carry(std::mem::take(carried));
+    }
+    found_here
 }

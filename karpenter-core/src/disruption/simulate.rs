@@ -32,7 +32,7 @@ use super::candidates::under_consolidate_after;
 use crate::hash::HashMap;
 use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
-    Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
+    Carried, Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
     schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
@@ -162,6 +162,17 @@ impl std::fmt::Debug for Simulator<'_> {
 impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
+        Simulator::carrying(snapshot, now, None)
+    }
+
+    /// [`Simulator::new`], taking the destinations `carried` from a
+    /// simulator of an earlier copy of the cluster for the nodes that have
+    /// not changed since.
+    pub(crate) fn carrying(
+        snapshot: &'s Snapshot,
+        now: Timestamp,
+        carried: Option<&Carried>,
+    ) -> Simulator<'s> {
         let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
         let mut bound_pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
         for (i, pod) in snapshot.pods.iter().enumerate() {
@@ -178,7 +189,7 @@ impl<'s> Simulator<'s> {
         Simulator {
             snapshot,
             now,
-            prepared: Prepared::new(snapshot),
+            prepared: Prepared::new(snapshot, carried),
             bound,
             pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
@@ -186,6 +197,12 @@ impl<'s> Simulator<'s> {
             consolidating,
             options: SimulationOptions::default(),
         }
+    }
+
+    /// The destinations to carry to a simulator of a later copy of this
+    /// cluster, those of `previous` this one took kept as they are.
+    pub(crate) fn carry(&self, previous: Carried) -> Carried {
+        self.prepared.carry(previous)
     }
 
     /// This simulator, its simulations made as `options` say.

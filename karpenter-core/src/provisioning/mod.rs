@@ -55,6 +55,7 @@ pub(crate) use plan::{read_requirements, round_price};
 pub use pods::dra::{DRA_UNSUPPORTED, has_dra_requirements};
 pub(crate) use pods::pending::{as_unschedulable, is_pending_but_for_nomination};
 pub use pods::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
+pub(crate) use scheduler::carried::Carried;
 pub(crate) use scheduler::existing::is_destination;
 pub(crate) use scheduler::prepared::Prepared;
 pub(crate) use scheduler::solve::Fence;

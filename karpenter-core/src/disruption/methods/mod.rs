@@ -27,6 +27,7 @@ use super::candidates::Candidate;
 use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, Simulator};
+use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 
 /// What a method sees in one pass.
@@ -53,6 +54,9 @@ pub(super) struct Pass<'p, 's> {
     pub taken: &'p BTreeSet<String>,
     /// What the plan may do beyond upstream's defaults.
     pub options: &'p DisruptionOptions,
+    /// The destinations an earlier pass's simulator read, for this pass's
+    /// to take where nothing changed.
+    carried: &'p Carried,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
     simulator: OnceLock<Simulator<'s>>,
@@ -76,7 +80,9 @@ impl<'p, 's> Pass<'p, 's> {
     /// A pass over `snapshot` at `now`, with the candidates no earlier
     /// command took (and those of the eventual class), what the budgets still
     /// allow and the nodes earlier commands take; it simulates nothing until
-    /// a method asks.
+    /// a method asks; its simulator takes the destinations `carried` from an
+    /// earlier pass where nothing changed.
+    #[allow(clippy::too_many_arguments)] // each is a part of the pass, named
     pub(crate) fn new(
         snapshot: &'s Snapshot,
         now: Timestamp,
@@ -85,6 +91,7 @@ impl<'p, 's> Pass<'p, 's> {
         allowances: &'p Allowances<'s>,
         taken: &'p BTreeSet<String>,
         options: &'p DisruptionOptions,
+        carried: &'p Carried,
     ) -> Pass<'p, 's> {
         Pass {
             snapshot,
@@ -94,6 +101,7 @@ impl<'p, 's> Pass<'p, 's> {
             allowances,
             taken,
             options,
+            carried,
             simulator: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
             balanced: OnceLock::new(),
@@ -103,8 +111,15 @@ impl<'p, 's> Pass<'p, 's> {
     /// The simulator this pass's simulations share, built on first use.
     pub(super) fn simulator(&self) -> &Simulator<'s> {
         self.simulator.get_or_init(|| {
-            Simulator::new(self.snapshot, self.now).with_options(self.options.simulation())
+            Simulator::carrying(self.snapshot, self.now, Some(self.carried))
+                .with_options(self.options.simulation())
         })
+    }
+
+    /// The simulator this pass built, if a method simulated: what it read
+    /// can be carried to a later pass.
+    pub(crate) fn into_simulator(self) -> Option<Simulator<'s>> {
+        self.simulator.into_inner()
     }
 
     /// The cluster's pods rescheduled without the nodes of `removed` (those

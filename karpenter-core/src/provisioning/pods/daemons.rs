@@ -15,7 +15,7 @@ use crate::scheduling::{
 };
 
 /// A DaemonSet's pod as provisioning counts it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct DaemonPod {
     /// The pod spec: a live pod's when one runs (it carries what the cluster really
     /// asks for), else the template's; node affinity always the template's (the

@@ -2,6 +2,7 @@
 //! registered. Pods go there first.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Pod, Taint};
 
@@ -16,7 +17,7 @@ use crate::scheduling::{
 use crate::snapshot::ClusterNode;
 
 /// A node (or in-flight claim) as a destination for pending pods.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ExistingNode {
     /// The node's name.
     pub name: String,
@@ -41,7 +42,11 @@ pub(crate) type Refusal = String;
 
 impl ExistingNode {
     /// A destination from a cluster node and the pods bound to it.
-    pub(crate) fn new(node: &ClusterNode, bound: &[&Pod], daemons: &[DaemonPod]) -> ExistingNode {
+    pub(crate) fn new(
+        node: &ClusterNode,
+        bound: &[&Arc<Pod>],
+        daemons: &[DaemonPod],
+    ) -> ExistingNode {
         let name = node.name().to_string();
         let mut labels = node.labels().cloned().unwrap_or_default();
         labels

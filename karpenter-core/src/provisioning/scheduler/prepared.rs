@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 
+use super::carried::Carried;
 use super::existing::Destination;
 use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
@@ -43,9 +44,10 @@ pub(crate) struct Prepared<'s> {
 }
 
 impl<'s> Prepared<'s> {
-    /// Builds what every run shares.
-    pub(crate) fn new(snapshot: &'s Snapshot) -> Prepared<'s> {
-        let setup = Setup::new(snapshot);
+    /// Builds what every run shares, taking the destinations `carried` from
+    /// an earlier set-up for the nodes that have not changed since.
+    pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
+        let setup = Setup::carrying(snapshot, carried);
         let topology =
             Arc::new(setup.topology_base(snapshot, &HashSet::default(), &HashSet::default(), true));
         let pending = snapshot
@@ -105,7 +107,7 @@ impl<'s> Prepared<'s> {
             .existing
             .iter()
             .filter(|(i, _)| !removed.contains(i))
-            .map(|(_, n)| Destination::Shared(n))
+            .map(|(_, n)| Destination::Shared(n.as_ref()))
             .collect();
         // Pending pods in snapshot order, the moved ones among them.
         let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
@@ -139,6 +141,12 @@ impl<'s> Prepared<'s> {
             Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
         scheduler.fence = fence;
         Some(scheduler)
+    }
+
+    /// The destinations to carry to a later copy of this cluster (see
+    /// [`Setup::carry`]).
+    pub(crate) fn carry(&self, previous: Carried) -> Carried {
+        self.setup.carry(self.snapshot, previous)
     }
 
     /// Whether every DaemonSet's pods still ask the same of new nodes once

@@ -11,10 +11,11 @@ use k8s_openapi::api::core::v1::{Pod, Taint};
 
 use rayon::prelude::*;
 
+use super::carried::Carried;
 use super::existing::{ExistingNode, is_destination};
 use super::reasons::{PoolSkipped, SkippedPool};
 use crate::hash::{HashMap, HashSet};
-use crate::provisioning::pods::daemons::daemon_pods;
+use crate::provisioning::pods::daemons::{DaemonPod, daemon_pods};
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
 
@@ -68,10 +69,12 @@ pub(crate) struct Setup<'s> {
     /// with the node's index in the snapshot, in snapshot order.
     pool_capacities: Vec<Vec<(usize, ResourceList)>>,
     /// The pods bound to each node, by node name, in snapshot order.
-    pub(crate) bound: HashMap<&'s str, Vec<&'s Pod>>,
+    pub(crate) bound: HashMap<&'s str, Vec<&'s Arc<Pod>>>,
+    /// The DaemonSet pods every node makes room for.
+    daemons: Vec<DaemonPod>,
     /// The destinations, in the order pods try them, each with its index in
     /// the snapshot's nodes.
-    pub(crate) existing: Vec<(usize, ExistingNode)>,
+    pub(crate) existing: Vec<(usize, Arc<ExistingNode>)>,
 }
 
 /// Why a pool has no instance types to plan with: none in the snapshot under its
@@ -94,7 +97,14 @@ fn no_instance_types(snapshot: &Snapshot) -> PoolSkipped {
 }
 
 impl<'s> Setup<'s> {
+    /// Reads what every run over `snapshot` needs.
     pub(crate) fn new(snapshot: &'s Snapshot) -> Setup<'s> {
+        Setup::carrying(snapshot, None)
+    }
+
+    /// [`Setup::new`], taking the destinations `carried` from an earlier
+    /// set-up for the nodes that have not changed since.
+    pub(crate) fn carrying(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Setup<'s> {
         let well_known = &snapshot.well_known_labels;
         let daemons = daemon_pods(&snapshot.daemon_sets, &snapshot.pods);
         let pools = pool_order(&snapshot.node_pools);
@@ -148,22 +158,26 @@ impl<'s> Setup<'s> {
                     .collect(),
             })
             .collect();
-        let mut bound: HashMap<&str, Vec<&Pod>> = HashMap::default();
+        let mut bound: HashMap<&str, Vec<&Arc<Pod>>> = HashMap::default();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(pod);
             }
         }
+        let carried = carried.and_then(|c| c.for_daemons(&daemons));
         // Each node read on its own (their pods' requests parsed, their
         // labels made requirements), on the pool's threads, in node order.
-        let mut existing: Vec<(usize, ExistingNode)> = snapshot
+        let mut existing: Vec<(usize, Arc<ExistingNode>)> = snapshot
             .nodes
             .par_iter()
             .enumerate()
             .filter(|(_, n)| is_destination(n))
             .map(|(i, n)| {
                 let pods = bound.get(n.name()).map_or(&[][..], |v| &v[..]);
-                (i, ExistingNode::new(n, pods, &daemons))
+                let node = carried
+                    .and_then(|c| c.get(n, pods))
+                    .unwrap_or_else(|| Arc::new(ExistingNode::new(n, pods, &daemons)));
+                (i, node)
             })
             .collect();
         // As upstream's `sortExistingNodes`: initialized first, then by the
@@ -184,8 +198,21 @@ impl<'s> Setup<'s> {
             written_limits,
             pool_capacities,
             bound,
+            daemons,
             existing,
         }
+    }
+
+    /// The destinations to carry to a set-up over a later copy of
+    /// `snapshot` (this set-up's), those of `previous` this set-up took
+    /// kept as they are.
+    pub(crate) fn carry(&self, snapshot: &Snapshot, previous: Carried) -> Carried {
+        let destinations = self.existing.iter().map(|(i, destination)| {
+            let node = &snapshot.nodes[*i];
+            let pods = self.bound.get(node.name()).map_or(&[][..], |v| &v[..]);
+            (node, pods, destination)
+        });
+        previous.next(&self.daemons, destinations)
     }
 
     /// The pools' limits less what their nodes use, leaving out the nodes of
@@ -243,9 +270,9 @@ impl<'s> Setup<'s> {
                 continue;
             };
             let labels = node.labels().unwrap_or(&NO_LABELS);
-            let counted = pods_on_node.iter().filter(|p| {
-                !ignored_for_topology(p) && !leaving.contains(&std::ptr::from_ref(**p))
-            });
+            let counted = pods_on_node
+                .iter()
+                .filter(|p| !ignored_for_topology(p) && !leaving.contains(&Arc::as_ptr(p)));
             for pod in counted {
                 let (Some(spec), Some(namespace)) =
                     (pod.spec.as_ref(), pod.metadata.namespace.as_deref())

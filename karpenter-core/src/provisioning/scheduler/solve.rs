@@ -116,7 +116,7 @@ impl<'s> Scheduler<'s> {
         // The only run of this set-up: it takes the destinations.
         let existing = std::mem::take(&mut setup.existing)
             .into_iter()
-            .map(|(_, n)| Destination::Own(Box::new(n)))
+            .map(|(_, n)| Destination::Own(Box::new(Arc::unwrap_or_clone(n))))
             .collect();
         let limits = setup.limits(&BTreeSet::new());
         Scheduler::assemble(&setup, existing, limits, pods, rejected, topology)

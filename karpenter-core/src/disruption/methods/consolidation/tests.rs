@@ -13,6 +13,7 @@ use crate::cloudprovider::Offering;
 use crate::disruption::DisruptionOptions;
 use crate::disruption::allowances::Allowances;
 use crate::disruption::candidates::candidates;
+use crate::provisioning::Carried;
 use crate::resources::ResourceList;
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -151,6 +152,7 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
     assert_eq!(left.len(), 1, "node-a is the one candidate");
     let eventual = found.eventual();
     let taken = BTreeSet::new();
+    let carried = Carried::default();
     let pass = Pass::new(
         snapshot,
         now(),
@@ -159,6 +161,7 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
         &allowances,
         &taken,
         options,
+        &carried,
     );
     compute(&pass, &left)
 }

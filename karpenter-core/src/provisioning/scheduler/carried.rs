@@ -1,0 +1,235 @@
+//! Destinations carried from one scheduling set-up to the next one over a
+//! later copy of the same cluster.
+//!
+//! A disruption plan builds a set-up for each of its passes, and reading
+//! every node into a destination (its pods' requests summed, its labels made
+//! requirements) was a fifth of a 5,000-node plan. A command changes a few
+//! hundred nodes at most, so a pass takes the destinations of the pass before
+//! for every node nothing changed on.
+//!
+//! Whether anything changed is told by identity rather than by comparing
+//! contents: the memo holds a reference to the Node and to each Pod a
+//! destination was read from, and an `Arc` that another holder shares cannot
+//! be changed in place ([`Arc::make_mut`] copies it first), so the same
+//! allocation still holds the same content. The NodeClaim, which a snapshot
+//! holds by value, is compared; so are the DaemonSet pods every destination
+//! made room for.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+
+use super::existing::ExistingNode;
+use crate::api::NodeClaim;
+use crate::hash::HashMap;
+use crate::provisioning::pods::daemons::DaemonPod;
+use crate::snapshot::ClusterNode;
+
+/// The destinations one set-up read, each with what it was read from, for
+/// the next set-up to take unread (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    /// The DaemonSet pods the destinations made room for.
+    daemons: Vec<DaemonPod>,
+    /// By node name.
+    nodes: HashMap<String, Read>,
+}
+
+/// A destination and what it was read from.
+#[derive(Debug)]
+struct Read {
+    node: Option<Arc<Node>>,
+    claim: Option<NodeClaim>,
+    /// The pods bound to the node, in the snapshot's order.
+    pods: Vec<Arc<Pod>>,
+    destination: Arc<ExistingNode>,
+}
+
+impl Carried {
+    /// These destinations, if they made room for the same `daemons`: none of
+    /// them is of use otherwise.
+    pub(crate) fn for_daemons(&self, daemons: &[DaemonPod]) -> Option<&Carried> {
+        (self.daemons == daemons).then_some(self)
+    }
+
+    /// The destination read from `node` with `bound` pods, if it is carried
+    /// and neither has changed since.
+    pub(crate) fn get(&self, node: &ClusterNode, bound: &[&Arc<Pod>]) -> Option<Arc<ExistingNode>> {
+        let read = self.nodes.get(node.name())?;
+        let same_node = match (&read.node, &node.node) {
+            (Some(was), Some(is)) => Arc::ptr_eq(was, is),
+            (None, None) => true,
+            _ => false,
+        };
+        let same_pods = read.pods.len() == bound.len()
+            && read
+                .pods
+                .iter()
+                .zip(bound)
+                .all(|(was, is)| Arc::ptr_eq(was, is));
+        (same_node && same_pods && read.claim == node.node_claim)
+            .then(|| Arc::clone(&read.destination))
+    }
+
+    /// The destinations of a set-up to carry to the next: each of
+    /// `destinations` (with the node it was read from and its bound pods);
+    /// those taken from `self` keep what they were read from without copying
+    /// it again.
+    pub(crate) fn next<'a>(
+        mut self,
+        daemons: &[DaemonPod],
+        destinations: impl Iterator<Item = (&'a ClusterNode, &'a [&'a Arc<Pod>], &'a Arc<ExistingNode>)>,
+    ) -> Carried {
+        let mut nodes = HashMap::default();
+        for (node, bound, destination) in destinations {
+            let name = node.name();
+            let read = match self.nodes.remove(name) {
+                Some(read) if Arc::ptr_eq(&read.destination, destination) => read,
+                _ => Read {
+                    node: node.node.clone(),
+                    claim: node.node_claim.clone(),
+                    pods: bound.iter().map(|&pod| Arc::clone(pod)).collect(),
+                    destination: Arc::clone(destination),
+                },
+            };
+            nodes.insert(name.to_owned(), read);
+        }
+        if self.daemons != daemons {
+            self.daemons = daemons.to_vec();
+        }
+        Carried {
+            daemons: self.daemons,
+            nodes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use proptest::prelude::*;
+
+    use super::Carried;
+    use crate::provisioning::scheduler::setup::Setup;
+    use crate::provisioning::test_support::{instance_type, snapshot};
+    use crate::snapshot::Snapshot;
+    use crate::snapshot::build::{NodeBuilder, PodBuilder};
+
+    /// `nodes` managed nodes of 8 cpu, the last still a NodeClaim alone (in
+    /// flight, its labels the claim's), and a pod of `millis` on each
+    /// `(node, millis)`.
+    fn cluster(nodes: usize, pods: &[(usize, u32)]) -> Snapshot {
+        let mut cluster = snapshot(vec![instance_type("m-8", 8, 32, 1.0)], vec![]);
+        cluster.nodes = (0..nodes)
+            .map(|n| {
+                NodeBuilder::managed(format!("node-{n}"), "default", "m-8")
+                    .allocatable("cpu", "8")
+                    .allocatable("memory", "32Gi")
+                    .allocatable("pods", "110")
+                    .build()
+            })
+            .collect();
+        if let Some(last) = cluster.nodes.last_mut() {
+            last.node = None;
+        }
+        cluster.pods = pods
+            .iter()
+            .enumerate()
+            .map(|(i, &(node, millis))| {
+                let pod = PodBuilder::new("default", format!("pod-{i}"))
+                    .requests(format!("{millis}m"), "1Gi")
+                    .on_node(format!("node-{}", node % nodes))
+                    .build();
+                Arc::new(pod)
+            })
+            .collect();
+        cluster
+    }
+
+    /// What a later pass's cluster may differ in.
+    #[derive(Clone, Debug)]
+    enum Change {
+        /// The pod at this index (modulo) moves to the node at that index.
+        Rebind(usize, usize),
+        /// The node at this index is being deleted.
+        Delete(usize),
+        /// The NodeClaim of the node at this index gains a label.
+        Relabel(usize),
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            (any::<usize>(), any::<usize>()).prop_map(|(p, n)| Change::Rebind(p, n)),
+            any::<usize>().prop_map(Change::Delete),
+            any::<usize>().prop_map(Change::Relabel),
+        ]
+    }
+
+    fn apply(cluster: &mut Snapshot, change: &Change) {
+        let nodes = cluster.nodes.len();
+        match *change {
+            Change::Rebind(pod, node) if !cluster.pods.is_empty() => {
+                let at = pod % cluster.pods.len();
+                let pod = Arc::make_mut(&mut cluster.pods[at]);
+                if let Some(spec) = pod.spec.as_mut() {
+                    spec.node_name = Some(format!("node-{}", node % nodes));
+                }
+            }
+            Change::Rebind(..) => {}
+            Change::Delete(node) => {
+                if let Some(claim) = cluster.nodes[node % nodes].node_claim.as_mut() {
+                    claim.metadata.deletion_timestamp =
+                        Some(Time("2026-06-01T00:00:00Z".parse().expect("a time")));
+                }
+            }
+            Change::Relabel(node) => {
+                if let Some(claim) = cluster.nodes[node % nodes].node_claim.as_mut() {
+                    claim
+                        .metadata
+                        .labels
+                        .get_or_insert_with(Default::default)
+                        .insert("team".to_owned(), "blue".to_owned());
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// A set-up that takes destinations carried from an earlier copy of
+        /// the cluster reads the changed cluster exactly as a fresh set-up
+        /// does, and takes unread the destinations of the nodes no change
+        /// touched.
+        #[test]
+        fn carried_destinations_read_as_fresh_ones(
+            nodes in 1..6usize,
+            pods in prop::collection::vec((any::<usize>(), 100..2000u32), 0..24),
+            changes in prop::collection::vec(change(), 0..6),
+        ) {
+            let before = cluster(nodes, &pods);
+            let carried = Setup::new(&before).carry(&before, Carried::default());
+            let mut after = before.clone();
+            for change in &changes {
+                apply(&mut after, change);
+            }
+            let fresh = Setup::new(&after);
+            let taking = Setup::carrying(&after, Some(&carried));
+            let read = |setup: &Setup<'_>| {
+                setup.existing.iter().map(|(i, n)| (*i, (**n).clone())).collect::<Vec<_>>()
+            };
+            prop_assert_eq!(read(&taking), read(&fresh));
+            let first = Setup::new(&before);
+            for (i, node) in &taking.existing {
+                let unchanged = before.nodes[*i] == after.nodes[*i]
+                    && first.bound.get(after.nodes[*i].name()).map(Vec::len)
+                        == taking.bound.get(after.nodes[*i].name()).map(Vec::len)
+                    && !changes.iter().any(|c| matches!(c, Change::Rebind(..)));
+                if unchanged {
+                    let name = after.nodes[*i].name();
+                    prop_assert!(carried.nodes.get(name).is_some_and(|r| Arc::ptr_eq(&r.destination, node)));
+                }
+            }
+        }
+    }
+}
