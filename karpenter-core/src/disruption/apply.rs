@@ -4,7 +4,7 @@
 //! simulation placed them, and its replacements are in-flight NodeClaims
 //! holding the pods that needed them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -14,7 +14,8 @@ use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, SimulationOptions, moves_any, simulate};
 use crate::api::Quantities;
-use crate::provisioning::{PlannedClaim, PodKey, pod_key};
+use crate::hash::{HashMap, HashSet};
+use crate::provisioning::{PlannedClaim, PodKey};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };
@@ -90,7 +91,7 @@ impl Applier {
                 }
             }
         };
-        let mut destination: BTreeMap<PodKey, String> = BTreeMap::new();
+        let mut destination: HashMap<PodKey, String> = HashMap::default();
         if let Some(simulation) = &simulation {
             let moved: BTreeSet<&PodKey> = simulation.moved.iter().collect();
             for placement in &simulation.plan.existing_nodes {
@@ -109,8 +110,13 @@ impl Applier {
                 }
             }
         }
-        for pod in &mut working.pods {
-            if let Some(node) = destination.get(&pod_key(pod))
+        // Each pod's key written into one buffer: a plan applies a command
+        // to every pod of the cluster, and a key allocated per pod was a
+        // tenth of a 5,000-node plan.
+        let mut key = String::new();
+        for pod in working.pods.iter_mut().filter(|_| !destination.is_empty()) {
+            PodKey::write_of(pod, &mut key);
+            if let Some(node) = destination.get(key.as_str())
                 && pod.spec.is_some()
                 && let Some(spec) = Arc::make_mut(pod).spec.as_mut()
             {
@@ -118,10 +124,11 @@ impl Applier {
             }
         }
         let deleted = Some(Time(now));
+        let taken: HashSet<&str> = command.candidates.iter().map(String::as_str).collect();
         for node in working
             .nodes
             .iter_mut()
-            .filter(|n| command.candidates.iter().any(|c| c == n.name()))
+            .filter(|n| taken.contains(n.name()))
         {
             if let Some(kube) = node.node.as_mut() {
                 Arc::make_mut(kube).metadata.deletion_timestamp = deleted.clone();

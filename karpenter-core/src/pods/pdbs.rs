@@ -139,16 +139,23 @@ impl<'a> Pdbs<'a> {
         if !goes_through_eviction(pod) {
             return None;
         }
-        match self.selecting(pod).collect::<Vec<_>>().as_slice() {
-            [] => None,
-            [budget] if budget.evicts_unready && is_unready(pod) => None,
-            [budget] => refuses(budget).then(|| PodBlock::PdbAllowsNone {
+        // Most pods have no budget or one: the budgets are counted as they
+        // come, and listed only when there are several.
+        let mut selecting = self.selecting(pod);
+        let first = selecting.next()?;
+        match selecting.next() {
+            None if first.evicts_unready && is_unready(pod) => None,
+            None => refuses(first).then(|| PodBlock::PdbAllowsNone {
                 pod: pod_key(pod),
-                pdb: budget.key.clone(),
+                pdb: first.key.clone(),
             }),
-            several => Some(PodBlock::MultiplePdbs {
+            Some(second) => Some(PodBlock::MultiplePdbs {
                 pod: pod_key(pod),
-                pdbs: several.iter().map(|budget| budget.key.clone()).collect(),
+                pdbs: [first, second]
+                    .into_iter()
+                    .chain(selecting)
+                    .map(|budget| budget.key.clone())
+                    .collect(),
             }),
         }
     }

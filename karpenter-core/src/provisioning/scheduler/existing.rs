@@ -37,9 +37,6 @@ pub(crate) struct ExistingNode {
     pub pods: Vec<usize>,
 }
 
-/// Why a pod cannot go to an existing node (only the last one tried is reported).
-pub(crate) type Refusal = String;
-
 impl ExistingNode {
     /// A destination from a cluster node and the pods bound to it.
     pub(crate) fn new(
@@ -111,23 +108,21 @@ impl ExistingNode {
 
     /// Whether the pod may go here as far as the node itself is concerned (taints,
     /// host ports, resources, labels); topology is checked by the scheduler.
-    pub(crate) fn admits(&self, pod: &PendingPod, pod_ports: &[HostPort]) -> Result<(), Refusal> {
+    ///
+    /// A yes or no, with no why: a pod is tried against every node until one
+    /// takes it, and a refusal is never reported (a pod no node takes is
+    /// reported with why no claim could take it), so words for the thousands
+    /// of refusals of a big cluster would be written for nobody.
+    pub(crate) fn admits(&self, pod: &PendingPod, pod_ports: &[HostPort]) -> bool {
         let tolerations = pod.spec.tolerations.as_deref().unwrap_or_default();
-        tolerates_all(&self.taints, tolerations).map_err(|e| e.to_string())?;
-        if let Some(port) = conflict(&self.host_ports, pod_ports) {
-            return Err(format!(
-                "host port {}/{} is in use",
-                port.port, port.protocol
-            ));
-        }
-        if !pod.requests.fits(&self.available) {
-            let short: Vec<&str> = pod.requests.exceeding(&self.available).collect();
-            return Err(format!("not enough {} left", short.join(", ")));
-        }
-        // A node's labels are concrete: no well-known label is left undefined.
-        self.requirements
-            .compatible(&pod.requirements, &WellKnownLabels::empty())
-            .map_err(|e| format!("incompatible requirements, {e}"))
+        // Cheapest first: most nodes of a busy cluster are too full.
+        pod.requests.fits(&self.available)
+            && conflict(&self.host_ports, pod_ports).is_none()
+            && tolerates_all(&self.taints, tolerations).is_ok()
+            // A node's labels are concrete: no well-known label is left undefined.
+            && self
+                .requirements
+                .is_compatible(&pod.requirements, &WellKnownLabels::empty())
     }
 
     /// Places the pod here.

@@ -26,7 +26,7 @@ use crate::provisioning::instance_types::templates::{
 };
 use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
-    DomainSource, PlacedPod, PodView, TopologyBase, ignored_for_topology,
+    DomainSource, ExistingView, PlacedPod, PodView, TopologyBase, ignored_for_topology,
 };
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -258,18 +258,32 @@ impl<'s> Setup<'s> {
                 taints: &t.taints,
             })
             .collect();
-        let nodes: Vec<_> = self
+        let nodes: Vec<ExistingView<'_>> = self
             .existing
             .iter()
-            .map(|(i, n)| (*i, &n.labels, &n.taints[..]))
+            .map(|(i, n)| ExistingView {
+                id: *i,
+                labels: &n.labels,
+                taints: &n.taints,
+                requirements: Some(&n.requirements),
+            })
             .collect();
         let node_taints: Vec<Vec<Taint>> = snapshot.nodes.iter().map(|n| n.taints()).collect();
+        let mut destination_of: Vec<Option<&ExistingNode>> = vec![None; snapshot.nodes.len()];
+        for (i, node) in &self.existing {
+            destination_of[*i] = Some(node);
+        }
         let mut placed = Vec::new();
         for ((i, node), taints) in snapshot.nodes.iter().enumerate().zip(&node_taints) {
             let Some(pods_on_node) = self.bound.get(node.name()) else {
                 continue;
             };
             let labels = node.labels().unwrap_or(&NO_LABELS);
+            // The destination read the same labels (its hostname was there
+            // already): its requirements are these labels'.
+            let requirements = destination_of[i]
+                .filter(|d| d.labels == *labels)
+                .map(|d| &d.requirements);
             let counted = pods_on_node
                 .iter()
                 .filter(|p| !ignored_for_topology(p) && !leaving.contains(&Arc::as_ptr(p)));
@@ -288,6 +302,7 @@ impl<'s> Setup<'s> {
                         spec,
                     },
                     node_labels: labels,
+                    node_requirements: requirements,
                     node_taints: taints,
                 });
             }

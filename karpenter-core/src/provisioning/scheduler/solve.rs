@@ -247,7 +247,9 @@ impl<'s> Scheduler<'s> {
             if fenced && self.fence.nodes.contains(&node.name) {
                 return None;
             }
-            node.admits(p, ports).ok()?;
+            if !node.admits(p, ports) {
+                return None;
+            }
             let mut requirements = node.requirements.clone();
             requirements.add_all(&p.requirements);
             if !p.volume_alternatives.is_empty() {

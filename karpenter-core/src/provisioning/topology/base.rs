@@ -22,11 +22,11 @@ use super::filter::NodeFilter;
 use super::group::{Group, GroupIdentity};
 use super::group::{anti_affinity_identity, required_anti_affinity};
 use super::inputs::NodeInfo;
-use super::inputs::{DomainSource, PlacedPod};
+use super::inputs::{DomainSource, ExistingView, PlacedPod};
 use super::selector::StoredLabels;
 use crate::hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
-use crate::scheduling::{LABEL_HOSTNAME, WellKnownLabels};
+use crate::scheduling::{LABEL_HOSTNAME, Requirements, WellKnownLabels};
 
 /// A placed pod, kept for groups made later.
 #[derive(Clone, Debug)]
@@ -129,7 +129,7 @@ impl TopologyBase {
     /// topologies of the same cluster without some nodes.
     pub(crate) fn new<'p>(
         pools: &[DomainSource<'_>],
-        existing_nodes: &[(usize, &BTreeMap<String, String>, &[Taint])],
+        existing_nodes: &[ExistingView<'_>],
         placed: &[PlacedPod<'p>],
         moving: &HashSet<&str>,
         well_known: &WellKnownLabels,
@@ -155,11 +155,17 @@ impl TopologyBase {
             domain_sets: GrowOnly::new(),
         };
         let mut nodes = NodeTable::default();
-        for &(id, labels, taints) in existing_nodes {
-            let index = base.node_index(&mut nodes, id, labels, taints);
+        for node in existing_nodes {
+            let index = base.node_index(
+                &mut nodes,
+                node.id,
+                node.labels,
+                node.requirements,
+                node.taints,
+            );
             base.existing.push(index);
-            base.existing_ids.push(id);
-            if let Some(hostname) = labels.get(LABEL_HOSTNAME) {
+            base.existing_ids.push(node.id);
+            if let Some(hostname) = node.labels.get(LABEL_HOSTNAME) {
                 base.registered
                     .entry(Arc::from(LABEL_HOSTNAME))
                     .or_default()
@@ -177,6 +183,7 @@ impl TopologyBase {
                 &mut nodes,
                 placed_pod.node_id,
                 placed_pod.node_labels,
+                placed_pod.node_requirements,
                 placed_pod.node_taints,
             );
             let mut intern =
@@ -212,9 +219,10 @@ impl TopologyBase {
         table: &mut NodeTable,
         id: usize,
         labels: &BTreeMap<String, String>,
+        read: Option<&Requirements>,
         taints: &[Taint],
     ) -> usize {
-        let (index, new) = table.index(&mut self.nodes, labels, taints);
+        let (index, new) = table.index(&mut self.nodes, labels, read, taints);
         if new {
             self.node_ids.push(id);
             self.on_node.push(Vec::new());
@@ -621,6 +629,7 @@ impl NodeTable {
         &mut self,
         nodes: &mut Vec<NodeInfo>,
         labels: &BTreeMap<String, String>,
+        read: Option<&Requirements>,
         taints: &[Taint],
     ) -> (usize, bool) {
         let address = (
@@ -630,7 +639,7 @@ impl NodeTable {
         );
         let mut new = false;
         let index = *self.by_address.entry(address).or_insert_with(|| {
-            nodes.push(NodeInfo::new(labels, taints));
+            nodes.push(NodeInfo::new(labels, read, taints));
             new = true;
             nodes.len() - 1
         });

@@ -23,6 +23,21 @@ pub(crate) struct PodView<'a> {
     pub spec: &'a PodSpec,
 }
 
+/// An existing node as the topology reads it: a domain pods may go to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExistingView<'a> {
+    /// The caller's id for it.
+    pub id: usize,
+    /// Its labels.
+    pub labels: &'a BTreeMap<String, String>,
+    /// Its taints.
+    pub taints: &'a [Taint],
+    /// Its labels as requirements, when the caller has read them already
+    /// (`Requirements::from_labels` of `labels`): a 5,000-node cluster's
+    /// labels are not read twice.
+    pub requirements: Option<&'a Requirements>,
+}
+
 /// Where a pod already runs, for counting: the pod and its node's labels and
 /// taints. Only pods that count belong here: bound to a node, neither
 /// terminal nor terminating (see [`ignored_for_topology`]).
@@ -34,6 +49,9 @@ pub(crate) struct PlacedPod<'a> {
     pub pod: PodView<'a>,
     /// Its node's labels.
     pub node_labels: &'a BTreeMap<String, String>,
+    /// Its node's labels as requirements, when the caller has read them
+    /// already (as [`ExistingView::requirements`]).
+    pub node_requirements: Option<&'a Requirements>,
     /// Its node's taints.
     pub node_taints: &'a [Taint],
 }
@@ -90,10 +108,15 @@ pub(crate) struct NodeInfo {
 }
 
 impl NodeInfo {
-    /// A node with these labels and taints.
-    pub(crate) fn new(labels: &BTreeMap<String, String>, taints: &[Taint]) -> NodeInfo {
+    /// A node with these labels (`read` if given: the same labels as
+    /// requirements) and taints.
+    pub(crate) fn new(
+        labels: &BTreeMap<String, String>,
+        read: Option<&Requirements>,
+        taints: &[Taint],
+    ) -> NodeInfo {
         NodeInfo {
-            labels: Requirements::from_labels(labels),
+            labels: read.map_or_else(|| Requirements::from_labels(labels), Clone::clone),
             taints: taints.into(),
         }
     }

@@ -67,5 +67,7 @@ pub(crate) use base::TopologyBase;
 #[cfg(test)]
 pub(crate) use error::ConstraintKind;
 pub(crate) use error::TopologyError;
-pub(crate) use inputs::{DomainSource, NodeKind, PlacedPod, PodView, ignored_for_topology};
+pub(crate) use inputs::{
+    DomainSource, ExistingView, NodeKind, PlacedPod, PodView, ignored_for_topology,
+};
 pub(crate) use tracker::{NodeKeys, Topology, Verdict};

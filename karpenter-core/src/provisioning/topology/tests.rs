@@ -225,11 +225,16 @@ impl World {
                 taints,
             })
             .collect();
-        let nodes: Vec<(usize, &BTreeMap<String, String>, &[Taint])> = self
+        let nodes: Vec<ExistingView<'_>> = self
             .nodes
             .iter()
             .enumerate()
-            .map(|(id, (labels, taints))| (id, labels, &taints[..]))
+            .map(|(id, (labels, taints))| ExistingView {
+                id,
+                labels,
+                taints,
+                requirements: None,
+            })
             .collect();
         let placed: Vec<PlacedPod<'_>> = self
             .placed
@@ -238,6 +243,7 @@ impl World {
                 node_id: *node,
                 pod: pod.view(),
                 node_labels: &self.nodes[*node].0,
+                node_requirements: None,
                 node_taints: &self.nodes[*node].1,
             })
             .collect();

@@ -98,7 +98,7 @@ impl Topology {
     #[cfg(test)]
     pub(crate) fn new<'p>(
         pools: &[super::inputs::DomainSource<'_>],
-        existing_nodes: &[(usize, &BTreeMap<String, String>, &[Taint])],
+        existing_nodes: &[super::inputs::ExistingView<'_>],
         placed: &[super::inputs::PlacedPod<'p>],
         pending: &[PodView<'_>],
         well_known: &crate::scheduling::WellKnownLabels,
