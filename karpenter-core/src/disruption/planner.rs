@@ -230,20 +230,18 @@ pub fn single_node_options(
     snapshot: &Snapshot,
     now: Timestamp,
 ) -> Vec<(String, Result<Command, Unconsolidatable>)> {
-    let options = DisruptionOptions::default();
-    with_pass(
-        snapshot,
-        now,
-        &BTreeSet::new(),
-        &options,
-        &mut Carried::default(),
-        |pass, _| SingleNode.every_option(pass),
-    )
+    first_pass(snapshot, now, |pass| SingleNode.every_option(pass))
 }
 
 /// The command multi-node consolidation would start on the snapshot at
 /// `now`, as the first consolidation pass of a plan would find it.
 pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
+    first_pass(snapshot, now, |pass| MultiNode.next_command(pass))
+}
+
+/// Runs `f` on the first pass of a plan over `snapshot` at `now` with
+/// upstream's defaults: no node taken yet, nothing carried from a pass before.
+fn first_pass<T>(snapshot: &Snapshot, now: Timestamp, f: impl FnOnce(&Pass<'_, '_>) -> T) -> T {
     let options = DisruptionOptions::default();
     with_pass(
         snapshot,
@@ -251,7 +249,7 @@ pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command
         &BTreeSet::new(),
         &options,
         &mut Carried::default(),
-        |pass, _| MultiNode.next_command(pass),
+        |pass, _| f(pass),
     )
 }
 
