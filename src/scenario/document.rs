@@ -128,7 +128,27 @@ pub enum Object {
     InstanceType(Box<InstanceTypeDocument>),
 }
 
+impl Object {
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Pod(_) => Kind::Pod,
+            Object::Node(_) => Kind::Node,
+            Object::NodePool(_) => Kind::NodePool,
+            Object::NodeClaim(_) => Kind::NodeClaim,
+            Object::DaemonSet(_) => Kind::DaemonSet,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
+            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
+            Object::PersistentVolume(_) => Kind::PersistentVolume,
+            Object::StorageClass(_) => Kind::StorageClass,
+            Object::AKSNodeClass(_) => Kind::AKSNodeClass,
+            Object::InstanceType(_) => Kind::InstanceType,
+        }
+    }
+}
+
 /// What one document (or one item of a list) turned into.
+#[derive(Debug)]
 pub(crate) enum Parsed {
     Object(Object),
     /// Not read; the message says what it was and why.
