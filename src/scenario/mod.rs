@@ -11,6 +11,10 @@
 //! fields (never in what `kubectl` prints, which sorts keys), a quick first pass over
 //! the file finds every document's kind, and the file is read again with them.
 //!
+//! A big file that is one list (what `kubectl get -o json|yaml` prints of a cluster)
+//! has its items read on several threads, to the same objects in the same order; a
+//! list that does not read cleanly so is read whole, which gives the same error.
+//!
 //! ```
 //! use karpenter::scenario::{LoadOptions, Scenario};
 //!
@@ -31,8 +35,10 @@ mod azure;
 mod document;
 mod error;
 mod limits;
+mod parallel;
 mod parse;
 mod snapshot;
+mod split;
 mod state;
 mod validate;
 
