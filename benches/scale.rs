@@ -10,8 +10,9 @@
 //! - `plan_one_thread/<nodes>`: the same plan on one thread, for the speed-up;
 //! - `provision_nothing_pending/5000`: provisioning a 5,000-node cluster with no
 //!   pending pod;
-//! - `scale_read/json/5000`: reading the 5,000-node cluster's `kubectl get -o
-//!   json` list (about 76,000 pods, 143 MB) through `karpenter-sim`'s loader.
+//! - `scale_read/json/5000` and `scale_read/yaml/5000`: reading the 5,000-node
+//!   cluster's `kubectl get -o json` list (about 76,000 pods, 143 MB) and its
+//!   `kubectl get -o yaml` list (63 MB) through `karpenter-sim`'s loader.
 //!
 //! `cargo bench --bench scale`; `-- plan/` for the plans alone. The README's
 //! "Scale" section keeps the figures.
@@ -65,14 +66,17 @@ fn scale(c: &mut Criterion) {
     };
     let items = manifest::snapshot_documents(&cluster).expect("serializes");
     drop(cluster);
-    let text = manifest::to_kubectl_json(items);
+    let yaml = manifest::to_kubectl_yaml(&items);
+    let json = manifest::to_kubectl_json(items);
     let options = LoadOptions::default();
     let mut group = c.benchmark_group("scale_read");
     group.sample_size(10);
-    group.throughput(Throughput::Bytes(text.len() as u64));
-    group.bench_with_input(BenchmarkId::new("json", 5_000), &text, |b, text| {
-        b.iter(|| Scenario::from_str("cluster.json", text, &options).expect("loads"))
-    });
+    for (format, text) in [("json", &json), ("yaml", &yaml)] {
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::new(format, 5_000), text, |b, text| {
+            b.iter(|| Scenario::from_str(format, text, &options).expect("loads"))
+        });
+    }
     group.finish();
 }
 

@@ -128,7 +128,27 @@ pub enum Object {
     InstanceType(Box<InstanceTypeDocument>),
 }
 
+impl Object {
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Pod(_) => Kind::Pod,
+            Object::Node(_) => Kind::Node,
+            Object::NodePool(_) => Kind::NodePool,
+            Object::NodeClaim(_) => Kind::NodeClaim,
+            Object::DaemonSet(_) => Kind::DaemonSet,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
+            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
+            Object::PersistentVolume(_) => Kind::PersistentVolume,
+            Object::StorageClass(_) => Kind::StorageClass,
+            Object::AKSNodeClass(_) => Kind::AKSNodeClass,
+            Object::InstanceType(_) => Kind::InstanceType,
+        }
+    }
+}
+
 /// What one document (or one item of a list) turned into.
+#[derive(Debug)]
 pub(crate) enum Parsed {
     Object(Object),
     /// Not read; the message says what it was and why.
@@ -377,14 +397,7 @@ impl<'de> Visitor<'de> for ItemsVisitor {
         let own = state::enter_list();
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
         let mut index = 0;
-        loop {
-            if own {
-                state::set_item(index);
-            }
-            let Some(items) = seq.next_element_seed(ItemSeed)? else {
-                break;
-            };
-            out.extend(items.into_iter().map(|(_, parsed)| (Some(index), parsed)));
+        while read_item(&mut out, index, own, |seed| seq.next_element_seed(seed))? {
             index += 1;
         }
         state::leave_list();
@@ -392,7 +405,27 @@ impl<'de> Visitor<'de> for ItemsVisitor {
     }
 }
 
-struct ItemSeed;
+/// Reads the item `index` of a list with `next` (`false` past the last item) onto
+/// `out`; `own` says whether the list is the document's own, whose items are
+/// numbered.
+pub(crate) fn read_item<E>(
+    out: &mut Items,
+    index: usize,
+    own: bool,
+    next: impl FnOnce(ItemSeed) -> Result<Option<Items>, E>,
+) -> Result<bool, E> {
+    if own {
+        state::set_item(index);
+    }
+    let Some(items) = next(ItemSeed)? else {
+        return Ok(false);
+    };
+    out.extend(items.into_iter().map(|(_, parsed)| (Some(index), parsed)));
+    Ok(true)
+}
+
+/// One item of a list: an object, or a list whose items all take its index.
+pub(crate) struct ItemSeed;
 
 impl<'de> DeserializeSeed<'de> for ItemSeed {
     type Value = Items;

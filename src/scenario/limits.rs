@@ -117,12 +117,17 @@ pub(crate) fn read_input(
         file: name.to_string(),
         source,
     };
-    let reader: Box<dyn Read> = if path.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
+    let (reader, size): (Box<dyn Read>, u64) = if path.as_os_str() == "-" {
+        (Box::new(std::io::stdin().lock()), 0)
     } else {
-        Box::new(std::fs::File::open(path).map_err(io_error)?)
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        // The size, when known, sizes the buffer once: growing it by doubling
+        // would copy a 143 MB dump several times over (`take` hides the size).
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        (Box::new(file), size)
     };
-    let mut bytes = Vec::new();
+    let mut bytes =
+        Vec::with_capacity(usize::try_from(size.min(options.max_file_bytes)).unwrap_or_default());
     reader
         .take(options.max_file_bytes.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -11,6 +11,10 @@
 //! fields (never in what `kubectl` prints, which sorts keys), a quick first pass over
 //! the file finds every document's kind, and the file is read again with them.
 //!
+//! A big file that is one list (what `kubectl get -o json|yaml` prints of a cluster)
+//! has its items read on several threads, to the same objects in the same order; a
+//! list that does not read cleanly so is read whole, which gives the same error.
+//!
 //! ```
 //! use karpenter::scenario::{LoadOptions, Scenario};
 //!
@@ -31,8 +35,10 @@ mod azure;
 mod document;
 mod error;
 mod limits;
+mod parallel;
 mod parse;
 mod snapshot;
+mod split;
 mod state;
 mod validate;
 
@@ -203,7 +209,19 @@ impl Scenario {
         bytes: &[u8],
         options: &LoadOptions,
     ) -> Result<(), LoadError> {
-        for (source, parsed) in parse::parse_file(&file, bytes, options)? {
+        let parsed = parse::parse_file(&file, bytes, options)?;
+        // Each kind's list grows once: a list of 75,000 pods holds 190 MB, which
+        // growing by doubling would copy and fault in twice over.
+        let mut counts = [0usize; Kind::ALL.len()];
+        for (_, parsed) in &parsed {
+            if let document::Parsed::Object(object) = parsed {
+                counts[object.kind() as usize] += 1;
+            }
+        }
+        for kind in Kind::ALL {
+            self.reserve(kind, counts[kind as usize]);
+        }
+        for (source, parsed) in parsed {
             match parsed {
                 document::Parsed::Object(object) => self.push(object, source),
                 document::Parsed::Skipped(message) => {
@@ -212,6 +230,22 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    fn reserve(&mut self, kind: Kind, additional: usize) {
+        match kind {
+            Kind::Pod => self.pods.reserve(additional),
+            Kind::Node => self.nodes.reserve(additional),
+            Kind::NodePool => self.node_pools.reserve(additional),
+            Kind::NodeClaim => self.node_claims.reserve(additional),
+            Kind::DaemonSet => self.daemon_sets.reserve(additional),
+            Kind::PodDisruptionBudget => self.pod_disruption_budgets.reserve(additional),
+            Kind::PersistentVolumeClaim => self.persistent_volume_claims.reserve(additional),
+            Kind::PersistentVolume => self.persistent_volumes.reserve(additional),
+            Kind::StorageClass => self.storage_classes.reserve(additional),
+            Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
+            Kind::InstanceType => self.instance_types.reserve(additional),
+        }
     }
 
     fn push(&mut self, object: Object, source: Source) {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::aliases;
 use super::document::{Parsed, TrackedDocument};
+use super::parallel::{self, Split};
 use super::state::{self, KindScan};
 use super::{LoadError, LoadOptions, Source};
 
@@ -19,17 +20,32 @@ const BASE_STACK: usize = 4 << 20;
 /// [`LoadOptions::max_depth`] levels of nesting, so that no caller (a test thread,
 /// an async runtime's worker with a small stack) can be overflowed by a document
 /// that stays within the limit.
+///
+/// A file that is one big list (what `kubectl get -o json|yaml` prints) has its
+/// items read on several threads ([`parallel`]), to the same objects.
 pub(crate) fn parse_file(
     file: &Arc<str>,
     bytes: &[u8],
     options: &LoadOptions,
+) -> Result<Vec<(Source, Parsed)>, LoadError> {
+    parse_file_split(file, bytes, options, Split::Auto)
+}
+
+/// [`parse_file`], with the choice of reading a list's items in parallel.
+pub(crate) fn parse_file_split(
+    file: &Arc<str>,
+    bytes: &[u8],
+    options: &LoadOptions,
+    split: Split,
 ) -> Result<Vec<(Source, Parsed)>, LoadError> {
     let stack = BASE_STACK.saturating_add(options.max_depth.saturating_mul(STACK_PER_LEVEL));
     std::thread::scope(|scope| {
         let parser = std::thread::Builder::new()
             .name("karpenter-load".to_string())
             .stack_size(stack)
-            .spawn_scoped(scope, || parse_on_this_thread(file, bytes, options))
+            .spawn_scoped(scope, || {
+                parse_on_this_thread(file, bytes, options, stack, split)
+            })
             .map_err(|e| LoadError::Io {
                 file: file.to_string(),
                 source: e,
@@ -44,6 +60,8 @@ fn parse_on_this_thread(
     file: &Arc<str>,
     bytes: &[u8],
     options: &LoadOptions,
+    stack: usize,
+    split: Split,
 ) -> Result<Vec<(Source, Parsed)>, LoadError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| LoadError::Parse {
@@ -54,7 +72,9 @@ fn parse_on_this_thread(
         field: None,
         message: format!("not UTF-8 text (byte {})", e.valid_up_to()),
     })?;
-    let documents = if looks_like_json(text) {
+    let documents = if let Some(documents) = parallel::read(text, options, stack, split) {
+        documents
+    } else if looks_like_json(text) {
         match parse_json(file, text, options) {
             Ok(documents) => documents,
             // JSON is YAML too, and flow-style YAML (`{kind: Pod}`) looks like JSON:
@@ -88,7 +108,7 @@ fn line_of(bytes: &[u8], offset: usize) -> u64 {
         .count() as u64
 }
 
-fn looks_like_json(text: &str) -> bool {
+pub(crate) fn looks_like_json(text: &str) -> bool {
     matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
 

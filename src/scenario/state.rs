@@ -4,7 +4,8 @@
 //! serde's entry points (`from_multiple`, `StreamDeserializer`) take a type, not a
 //! seed, so per-file state cannot travel through them; it lives here, on the thread
 //! that parses the file (each file is parsed on a thread of its own, see
-//! `parse::parse_file`).
+//! `parse::parse_file`), or, for the items of a big list read in parallel, on each
+//! thread that reads a run of them (`parallel`).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -51,6 +52,19 @@ pub(crate) fn start_file(kinds: Option<Vec<DocumentKinds>>) {
     with(|s| {
         *s = ParseState {
             kinds,
+            ..ParseState::default()
+        }
+    });
+}
+
+/// Starts a run of items of document `document`'s own list on this thread, as the
+/// whole file's parse would be placed on reaching them (see `parallel`): no kinds
+/// from a first pass, so an item that names its kind last fails here.
+pub(crate) fn start_list_items(document: usize) {
+    with(|s| {
+        *s = ParseState {
+            documents_started: document,
+            list_depth: 1,
             ..ParseState::default()
         }
     });
