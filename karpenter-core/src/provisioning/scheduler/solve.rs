@@ -305,17 +305,7 @@ impl<'s> Scheduler<'s> {
                 }
             }
         }
-        // When most claims are skipped, the few left are put in order directly.
-        let few_left: Option<Vec<usize>> = (skip.len() * 2 > self.claims.len()).then(|| {
-            let mut left: Vec<usize> = skip.absent_below(self.claims.len()).collect();
-            left.sort_by_key(|&c| self.claim_order.key(c));
-            left
-        });
-        let few = few_left.iter().flatten().copied();
-        let all = few_left
-            .is_none()
-            .then(|| self.claim_order.iter().filter(|&c| !skip.contains(c)));
-        let mut order = few.chain(all.into_iter().flatten());
+        let mut order = self.claim_order.except(&skip);
         let needs = HEADROOM_RESOURCES.map(|name| p.requests.get(name));
         let mut refused = Vec::new();
         let found = order.find_map(|c| {
