@@ -1,38 +1,38 @@
 //! Plans upstream's benchmark workload once and prints what it made, how long it
-//! took and the plan's price: `cargo run --release --example schedule_benchmark_once -- 20000`.
+//! took and the plan's price: `cargo run --release --example schedule_benchmark_once -- 20000`,
+//! or with a number of instance types (400 by default):
+//! `cargo run --release --example schedule_benchmark_once -- 100000 400`. The whole
+//! process's peak memory: `/usr/bin/time -v target/release/examples/schedule_benchmark_once 100000`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use karpenter::core::api::NodePool;
 use karpenter::core::provisioning::schedule;
 use karpenter::core::scheduling::WellKnownLabels;
-use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::{catalog, workload};
 
+/// As the binaries plan (see `karpenter-sim`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let n: usize = std::env::args()
-        .nth(1)
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(1_000);
-    let pool: NodePool = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "default"},
-        "spec": {"template": {"spec": {"requirements": []}}},
-    }))?;
-    let types: Arc<[_]> = catalog::sized_instance_types(400).into();
-    let snapshot = Snapshot {
-        instance_types: [("default".to_string(), types)].into(),
-        node_pools: vec![pool],
-        well_known_labels: WellKnownLabels::core().clone(),
-        ..Snapshot::default()
-    }
-    .with_pods(workload::diverse_pods(n, 42));
+    let mut args = std::env::args().skip(1);
+    let mut number = |default: usize| -> Result<usize, std::num::ParseIntError> {
+        args.next().map_or(Ok(default), |a| a.parse())
+    };
+    let n = number(1_000)?;
+    let type_count = number(400)?;
+    let types = catalog::sized_instance_types(type_count);
+    let snapshot = workload::one_pool_snapshot(
+        &types,
+        WellKnownLabels::core(),
+        workload::diverse_pods_lazily(n, 42),
+    );
+    drop(types);
     let start = Instant::now();
     let plan = schedule(&snapshot);
     let took = start.elapsed();
     println!(
-        "{n} pods: {} new claims, {} unschedulable, {:.2}/h, planned in {:.3} s ({:.0} pods/s)",
+        "{n} pods, {type_count} instance types: {} new claims, {} unschedulable, {:.2}/h, planned in {:.3} s ({:.0} pods/s)",
         plan.node_claims.len(),
         plan.unschedulable.len(),
         plan.total_price_per_hour,

@@ -103,7 +103,9 @@ impl Scenario {
             instance_types,
             node_pools,
             nodes: join_nodes(into_objects(self.nodes), into_objects(self.node_claims)),
-            pods: into_objects(self.pods).into_iter().map(Arc::new).collect(),
+            // Added by `with_pods` below: collected here, each pod's `Arc` would
+            // take the list's buffer (kilobytes a pod) and keep it for the run.
+            pods: Vec::new(),
             daemon_sets: into_objects(self.daemon_sets),
             pod_disruption_budgets: into_objects(self.pod_disruption_budgets),
             persistent_volume_claims: into_objects(self.persistent_volume_claims),
@@ -116,5 +118,6 @@ impl Scenario {
             // so with its `Drifted` condition.
             provider_drift: Default::default(),
         }
+        .with_pods(self.pods.into_iter().map(|pod| pod.object))
     }
 }

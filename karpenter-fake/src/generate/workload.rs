@@ -84,15 +84,19 @@ impl Shape {
 /// `n` pending pods of the diverse mix in namespace `default`, named
 /// `<shape>-<i>`, in groups of the same shape (one fifth each).
 pub fn diverse_pods(n: usize, seed: u64) -> Vec<Pod> {
+    diverse_pods_lazily(n, seed).collect()
+}
+
+/// [`diverse_pods`], made one at a time: a snapshot built from them never
+/// holds the pods twice (a pod is kilobytes, and 100,000 of them are large).
+pub fn diverse_pods_lazily(n: usize, seed: u64) -> impl Iterator<Item = Pod> {
     let mut rng = SplitMix64::new(seed);
-    (0..n)
-        .map(|i| {
-            let shape = Shape::ALL[i * Shape::ALL.len() / n.max(1)];
-            let cpu = CPUS[rng.below(CPUS.len())];
-            let memory = MEMORIES[rng.below(MEMORIES.len())];
-            pending_pod(&format!("{}-{i}", shape.label()), shape, cpu, memory)
-        })
-        .collect()
+    (0..n).map(move |i| {
+        let shape = Shape::ALL[i * Shape::ALL.len() / n.max(1)];
+        let cpu = CPUS[rng.below(CPUS.len())];
+        let memory = MEMORIES[rng.below(MEMORIES.len())];
+        pending_pod(&format!("{}-{i}", shape.label()), shape, cpu, memory)
+    })
 }
 
 fn selector(app: &str) -> LabelSelector {
@@ -250,13 +254,15 @@ pub fn one_pool_snapshot(
         "spec": {"template": {"spec": {"requirements": []}}},
     }))
     .expect("a valid NodePool");
+    // `with_pods` extends: collecting a `Vec<Pod>` into `Arc`s would reuse
+    // (and keep) its buffer, kilobytes a pod, for the snapshot's life.
     karpenter_core::snapshot::Snapshot {
         instance_types: BTreeMap::from([("default".to_owned(), types.to_vec().into())]),
         node_pools: vec![pool],
-        pods: pods.into_iter().map(std::sync::Arc::new).collect(),
         well_known_labels: well_known.clone(),
         ..karpenter_core::snapshot::Snapshot::default()
     }
+    .with_pods(pods)
 }
 
 #[cfg(test)]

@@ -9,8 +9,23 @@
 //!
 //! Every pod walks this order, often far (a pod with hostname anti-affinity
 //! passes every claim that holds a pod like it), while each placement moves one
-//! claim one step: so the order is a flat list sorted by count, quick to walk,
-//! that a placement shifts by a rotation rather than a map re-sorted or rebuilt.
+//! claim from its count to the next: so the order is kept as one list per
+//! count, quick to walk, where a claim that gains a pod is put at the front of
+//! its new count's list and left behind as a stale entry in its old one
+//! (passed over, and swept out when a list is half stale), rather than a
+//! sorted list shifted by each move, which costs the whole list when
+//! thousands of claims hold as many pods.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::claim_sets::ClaimSet;
+
+/// How many places of the order a pod walks per claim left, when most claims
+/// are skipped, before the claims left are gathered instead (see
+/// [`ClaimOrder::except`]): gathering one costs about as much as walking this
+/// many places, so neither way costs much more than the other would have.
+const WALK_PER_CLAIM_LEFT: usize = 8;
 
 /// The claims by pod count, equal counts in upstream's order: each claim's
 /// key is its count and a tie-break, positive and rising for claims in the
@@ -18,7 +33,12 @@
 /// claims as they gain a pod (first among their new count).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ClaimOrder {
-    order: Vec<usize>,
+    /// The claims of each count (by count), by tie-break: an entry whose
+    /// claim has since gained a pod (its count is no longer the list's) is
+    /// stale.
+    lists: Vec<VecDeque<usize>>,
+    /// How many stale entries each list holds.
+    stale: Vec<usize>,
     /// Each claim's pod count, by claim index.
     counts: Vec<usize>,
     /// Each claim's tie-break among equal counts, by claim index.
@@ -29,13 +49,56 @@ pub(crate) struct ClaimOrder {
 
 impl ClaimOrder {
     /// The claims in order.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.order.iter().copied()
+        self.lists
+            .iter()
+            .enumerate()
+            .flat_map(move |(count, list)| {
+                list.iter()
+                    .copied()
+                    .filter(move |&claim| self.counts[claim] == count)
+            })
+    }
+
+    /// The claims not in `skip`, in order. When most claims are skipped, the
+    /// few left may lie anywhere in the order, and walking all of it for every
+    /// pod would cost the whole order each time: after a walk in proportion to
+    /// the claims left (see [`WALK_PER_CLAIM_LEFT`]), the claims left beyond
+    /// it are gathered from the complement of `skip` and taken from a heap,
+    /// least key first. A pod usually takes one of the first claims it meets,
+    /// so sorting them all would be wasted; the sequence is the same either
+    /// way (keys are unique).
+    pub(crate) fn except<'a>(&'a self, skip: &'a ClaimSet) -> Except<'a> {
+        let claims = self.counts.len();
+        let left = claims.saturating_sub(skip.len());
+        let walk = if left * 2 < claims {
+            left.saturating_mul(WALK_PER_CLAIM_LEFT).max(64)
+        } else {
+            usize::MAX
+        };
+        Except {
+            order: self,
+            skip,
+            list: 0,
+            at: 0,
+            walk,
+            rest: None,
+        }
     }
 
     /// Where `claim` stands: claims order by this key.
-    pub(crate) fn key(&self, claim: usize) -> (usize, i64) {
+    fn key(&self, claim: usize) -> (usize, i64) {
         (self.counts[claim], self.ties[claim])
+    }
+
+    /// The list of claims holding `count` pods.
+    fn list_mut(&mut self, count: usize) -> &mut VecDeque<usize> {
+        if self.lists.len() <= count {
+            self.lists.resize_with(count + 1, VecDeque::new);
+            self.stale.resize(count + 1, 0);
+        }
+        &mut self.lists[count]
     }
 
     /// Adds the next claim (its index is the number of claims so far) holding
@@ -45,27 +108,87 @@ impl ClaimOrder {
         self.counts.push(count);
         self.ties
             .push(i64::try_from(claim).unwrap_or(i64::MAX).saturating_add(1));
-        let at = self.position_before(self.key(claim));
-        self.order.insert(at, claim);
+        self.list_mut(count).push_back(claim);
     }
 
     /// Counts one more pod on `claim`, which goes first among the claims of
     /// its new count.
     pub(crate) fn bump(&mut self, claim: usize) {
-        let from = self.position_before(self.key(claim));
+        let from = self.counts[claim];
         self.bumps = self.bumps.saturating_add(1);
-        let new_key = (self.counts[claim] + 1, -self.bumps);
-        // Every claim ordered before the claim's new place, itself included
-        // (still at its old key, which is below the new one).
-        let to = self.position_before(new_key);
-        self.order[from..to].rotate_left(1);
-        self.counts[claim] = new_key.0;
-        self.ties[claim] = new_key.1;
+        self.counts[claim] = from + 1;
+        self.ties[claim] = -self.bumps;
+        self.list_mut(from + 1).push_front(claim);
+        // Its entry in the old list is stale now; a list half stale is swept,
+        // which keeps walks and sweeps to a constant per placement.
+        self.stale[from] += 1;
+        if self.stale[from] * 2 > self.lists[from].len() {
+            let counts = &self.counts;
+            self.lists[from].retain(|&c| counts[c] == from);
+            self.stale[from] = 0;
+        }
     }
+}
 
-    /// How many claims order before `key`.
-    fn position_before(&self, key: (usize, i64)) -> usize {
-        self.order.partition_point(|&c| self.key(c) < key)
+/// Claims by their key in a [`ClaimOrder`], least key first.
+type ByKey = BinaryHeap<Reverse<((usize, i64), usize)>>;
+
+/// The claims of a [`ClaimOrder`] outside a set, in order (see
+/// [`ClaimOrder::except`]).
+pub(crate) struct Except<'a> {
+    order: &'a ClaimOrder,
+    skip: &'a ClaimSet,
+    /// The next place of the order to look at: a list, and a place in it.
+    list: usize,
+    at: usize,
+    /// How many places are left to walk before the rest is gathered.
+    walk: usize,
+    /// Once gathered: the claims left from the place reached on, by key.
+    rest: Option<ByKey>,
+}
+
+impl Except<'_> {
+    /// The claim at the next place that is not stale (moving there), if any.
+    fn current(&mut self) -> Option<usize> {
+        let lists = &self.order.lists;
+        while let Some(list) = lists.get(self.list) {
+            match list.get(self.at) {
+                Some(&claim) if self.order.counts[claim] == self.list => return Some(claim),
+                Some(_) => self.at += 1,
+                None => (self.list, self.at) = (self.list + 1, 0),
+            }
+        }
+        None
+    }
+}
+
+impl Iterator for Except<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if let Some(rest) = &mut self.rest {
+                return rest.pop().map(|Reverse((_, claim))| claim);
+            }
+            let claim = self.current()?;
+            if self.walk == 0 {
+                // Every claim from this place on orders at or after it.
+                let from = self.order.key(claim);
+                let order = self.order;
+                let left = self.skip.absent_below(order.counts.len());
+                self.rest = Some(
+                    left.map(|c| Reverse((order.key(c), c)))
+                        .filter(|Reverse((key, _))| *key >= from)
+                        .collect(),
+                );
+                continue;
+            }
+            self.at += 1;
+            self.walk -= 1;
+            if !self.skip.contains(claim) {
+                return Some(claim);
+            }
+        }
     }
 }
 
@@ -99,6 +222,43 @@ mod tests {
             // `sort_by_key` is stable.
             expected.sort_by_key(|&c| counts[c]);
             assert_eq!(order.iter().collect::<Vec<_>>(), expected, "step {step}");
+        }
+    }
+
+    /// The claims outside a set come in the order's sequence, whether the
+    /// walk finds them all or gives way to gathering the rest.
+    #[test]
+    fn the_claims_outside_a_set_come_in_order() {
+        let mut order = ClaimOrder::default();
+        let mut state: u64 = 11;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        for step in 0..1_500 {
+            let claims = order.counts.len();
+            if claims == 0 || step % 5 == 0 {
+                order.push(1);
+            } else {
+                order.bump(next() % claims);
+            }
+            let claims = order.counts.len();
+            // Sets from nearly empty to nearly full, so that both ways are taken.
+            let mut skip = ClaimSet::default();
+            let keep_one_in = 1 + step % 40;
+            for claim in 0..claims {
+                if next() % keep_one_in != 0 {
+                    skip.insert(claim);
+                }
+            }
+            let expected: Vec<usize> = order.iter().filter(|&c| !skip.contains(c)).collect();
+            assert_eq!(
+                order.except(&skip).collect::<Vec<_>>(),
+                expected,
+                "step {step}"
+            );
         }
     }
 }
