@@ -9,6 +9,7 @@
 //! same way.
 
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
@@ -115,7 +116,7 @@ impl fmt::Display for Kind {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)] // each variant is the kind of the same name
 pub enum Object {
-    Pod(Box<Pod>),
+    Pod(Arc<Pod>),
     Node(Box<Node>),
     NodePool(Box<NodePool>),
     NodeClaim(Box<NodeClaim>),
@@ -286,7 +287,7 @@ fn read_object<'de, D: Deserializer<'de>>(
         )));
     }
     let object = match known {
-        Kind::Pod => Object::Pod(boxed(rest)?),
+        Kind::Pod => Object::Pod(Pod::deserialize(rest).map(Arc::new)?),
         Kind::Node => Object::Node(boxed(rest)?),
         Kind::NodePool => Object::NodePool(boxed(rest)?),
         Kind::NodeClaim => Object::NodeClaim(boxed(rest)?),

@@ -119,8 +119,10 @@ impl fmt::Display for Warning {
 /// Every object read from a scenario's files, by kind, in input order.
 #[derive(Clone, Debug, Default)]
 pub struct Scenario {
-    /// `v1` `Pod`: pending pods, bound pods and daemon pods alike.
-    pub pods: Vec<Sourced<Pod>>,
+    /// `v1` `Pod`: pending pods, bound pods and daemon pods alike. Shared, as the
+    /// engine's [`Snapshot`](karpenter_core::Snapshot) holds them: a snapshot of the
+    /// scenario points at these pods rather than copying them.
+    pub pods: Vec<Sourced<Arc<Pod>>>,
     /// `v1` `Node`.
     pub nodes: Vec<Sourced<Node>>,
     /// `karpenter.sh/v1` `NodePool`.
@@ -253,7 +255,7 @@ impl Scenario {
             list.push(Sourced { object, source });
         }
         match object {
-            Object::Pod(o) => put(&mut self.pods, *o, source),
+            Object::Pod(o) => put(&mut self.pods, o, source),
             Object::Node(o) => put(&mut self.nodes, *o, source),
             Object::NodePool(o) => put(&mut self.node_pools, *o, source),
             Object::NodeClaim(o) => put(&mut self.node_claims, *o, source),

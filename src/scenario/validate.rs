@@ -201,7 +201,7 @@ macro_rules! has_metadata {
 }
 
 has_metadata!(
-    k8s_openapi::api::core::v1::Pod,
+    std::sync::Arc<k8s_openapi::api::core::v1::Pod>,
     k8s_openapi::api::core::v1::Node,
     k8s_openapi::api::apps::v1::DaemonSet,
     karpenter_core::api::NodePool,
