@@ -265,7 +265,19 @@ fn with_pass<T>(
     carried: &mut Carried,
     f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
-    let found = candidates(working, now);
+    // A pass after one that simulated most likely simulates too: its
+    // simulator (whose set-up reads every placed pod on one thread) is built
+    // while the candidates are found, on the cores they leave idle. The
+    // first pass builds it only when a method asks.
+    let (found, simulator) = if carried.is_empty() {
+        (candidates(working, now), None)
+    } else {
+        let carried = &*carried;
+        rayon::join(
+            || candidates(working, now),
+            || Some(Pass::build_simulator(working, now, carried, options)),
+        )
+    };
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
@@ -278,6 +290,7 @@ fn with_pass<T>(
         taken,
         options,
         carried,
+        simulator,
     );
     let found_here = f(&pass, &found.blocked);
     if let Some(simulator) = pass.into_simulator() {

@@ -173,25 +173,35 @@ impl<'s> Simulator<'s> {
         now: Timestamp,
         carried: Option<&Carried>,
     ) -> Simulator<'s> {
-        let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
-        let mut bound_pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
-        for (i, pod) in snapshot.pods.iter().enumerate() {
-            if let Some(node) = bound_node(pod) {
-                bound.entry(node).or_default().push(i);
-                bound_pods.entry(node).or_default().push(pod);
-            }
-        }
-        let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
-        for (i, node) in snapshot.nodes.iter().enumerate() {
-            nodes.entry(node.name()).or_default().push(i);
-        }
-        let consolidating = consolidating(snapshot, &snapshot.nodes, |n| bound_pods.get(n), now);
+        // The set-up reads every placed pod on one thread: the indices below
+        // are made on another meanwhile.
+        let (prepared, (bound, nodes, consolidating, pdbs)) = rayon::join(
+            || Prepared::new(snapshot, carried),
+            || {
+                let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
+                let mut bound_pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
+                for (i, pod) in snapshot.pods.iter().enumerate() {
+                    if let Some(node) = bound_node(pod) {
+                        bound.entry(node).or_default().push(i);
+                        bound_pods.entry(node).or_default().push(pod);
+                    }
+                }
+                let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
+                for (i, node) in snapshot.nodes.iter().enumerate() {
+                    nodes.entry(node.name()).or_default().push(i);
+                }
+                let consolidating =
+                    consolidating(snapshot, &snapshot.nodes, |n| bound_pods.get(n), now);
+                let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
+                (bound, nodes, consolidating, pdbs)
+            },
+        );
         Simulator {
             snapshot,
             now,
-            prepared: Prepared::new(snapshot, carried),
+            prepared,
             bound,
-            pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
+            pdbs,
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             nodes,
             consolidating,

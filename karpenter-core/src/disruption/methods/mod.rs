@@ -81,7 +81,8 @@ impl<'p, 's> Pass<'p, 's> {
     /// command took (and those of the eventual class), what the budgets still
     /// allow and the nodes earlier commands take; it simulates nothing until
     /// a method asks; its simulator takes the destinations `carried` from an
-    /// earlier pass where nothing changed.
+    /// earlier pass where nothing changed. A `simulator` built beforehand
+    /// for this very cluster (see [`Pass::simulator`]) is taken as the pass's.
     #[allow(clippy::too_many_arguments)] // each is a part of the pass, named
     pub(crate) fn new(
         snapshot: &'s Snapshot,
@@ -92,6 +93,7 @@ impl<'p, 's> Pass<'p, 's> {
         taken: &'p BTreeSet<String>,
         options: &'p DisruptionOptions,
         carried: &'p Carried,
+        simulator: Option<Simulator<'s>>,
     ) -> Pass<'p, 's> {
         Pass {
             snapshot,
@@ -102,7 +104,7 @@ impl<'p, 's> Pass<'p, 's> {
             taken,
             options,
             carried,
-            simulator: OnceLock::new(),
+            simulator: simulator.map_or_else(OnceLock::new, OnceLock::from),
             recent: Mutex::new(Vec::new()),
             balanced: OnceLock::new(),
         }
@@ -111,9 +113,19 @@ impl<'p, 's> Pass<'p, 's> {
     /// The simulator this pass's simulations share, built on first use.
     pub(super) fn simulator(&self) -> &Simulator<'s> {
         self.simulator.get_or_init(|| {
-            Simulator::carrying(self.snapshot, self.now, Some(self.carried))
-                .with_options(self.options.simulation())
+            Pass::build_simulator(self.snapshot, self.now, self.carried, self.options)
         })
+    }
+
+    /// The simulator a pass over `snapshot` at `now` with `options` uses,
+    /// taking the destinations `carried` from an earlier pass.
+    pub(crate) fn build_simulator(
+        snapshot: &'s Snapshot,
+        now: Timestamp,
+        carried: &Carried,
+        options: &DisruptionOptions,
+    ) -> Simulator<'s> {
+        Simulator::carrying(snapshot, now, Some(carried)).with_options(options.simulation())
     }
 
     /// The simulator this pass built, if a method simulated: what it read

@@ -46,6 +46,11 @@ struct Read {
 }
 
 impl Carried {
+    /// Whether nothing is carried: no pass before this one built a set-up.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
     /// These destinations, if they made room for the same `daemons`: none of
     /// them is of use otherwise.
     pub(crate) fn for_daemons(&self, daemons: &[DaemonPod]) -> Option<&Carried> {

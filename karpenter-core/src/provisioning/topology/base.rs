@@ -91,6 +91,9 @@ pub(crate) struct TopologyBase {
 /// A placed pod as its namespace and its index among that namespace's.
 type PlacedAt = (Arc<str>, usize);
 
+/// A label, a value of it, and the placed pods that have it, in order.
+type LabelPods = (Arc<str>, Arc<str>, Vec<PlacedAt>);
+
 /// A domain set shared by the groups made alike.
 type DomainSet = (Arc<str>, Tolerated, NodeFilter, Arc<BTreeSet<Arc<str>>>);
 
@@ -173,6 +176,11 @@ impl TopologyBase {
             }
         }
         let mut strings: HashMap<&'p str, Arc<str>> = HashMap::default();
+        // The pods by label and value, gathered by the interned strings'
+        // addresses (equal strings share one), and keyed by the strings once
+        // each pair is complete: a pair's pods are hashed by two words each,
+        // not by two strings.
+        let mut by_pair: HashMap<(*const u8, *const u8), LabelPods> = HashMap::default();
         let mut ordinal = 0;
         for placed_pod in placed {
             let pod = &placed_pod.pod;
@@ -201,15 +209,20 @@ impl TopologyBase {
             ordinal += 1;
             let list = base.placed.entry(Arc::clone(&namespace)).or_default();
             for (label, value) in labels.iter() {
-                base.by_pod_label
-                    .entry(Arc::clone(label))
-                    .or_default()
-                    .entry(Arc::clone(value))
-                    .or_default()
+                by_pair
+                    .entry((label.as_ptr(), value.as_ptr()))
+                    .or_insert_with(|| (Arc::clone(label), Arc::clone(value), Vec::new()))
+                    .2
                     .push((Arc::clone(&namespace), list.len()));
             }
             base.on_node[node].push((namespace, list.len()));
             list.push(Placed { labels, node });
+        }
+        for (label, value, pods) in by_pair.into_values() {
+            base.by_pod_label
+                .entry(label)
+                .or_default()
+                .insert(value, pods);
         }
         base
     }
@@ -621,6 +634,8 @@ impl TopologyBase {
 #[derive(Default)]
 struct NodeTable {
     by_address: HashMap<(usize, usize, usize), usize>,
+    /// The node asked last: placed pods come node by node.
+    last: Option<((usize, usize, usize), usize)>,
 }
 
 impl NodeTable {
@@ -637,12 +652,18 @@ impl NodeTable {
             taints.as_ptr() as usize,
             taints.len(),
         );
+        if let Some((last, index)) = self.last
+            && last == address
+        {
+            return (index, false);
+        }
         let mut new = false;
         let index = *self.by_address.entry(address).or_insert_with(|| {
             nodes.push(NodeInfo::new(labels, read, taints));
             new = true;
             nodes.len() - 1
         });
+        self.last = Some((address, index));
         (index, new)
     }
 }

@@ -162,6 +162,7 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
         &taken,
         options,
         &carried,
+        None,
     );
     compute(&pass, &left)
 }
