@@ -12,7 +12,8 @@
 //!   pending pod;
 //! - `scale_read/json/5000` and `scale_read/yaml/5000`: reading the 5,000-node
 //!   cluster's `kubectl get -o json` list (about 76,000 pods, 143 MB) and its
-//!   `kubectl get -o yaml` list (63 MB) through `karpenter-sim`'s loader.
+//!   `kubectl get -o yaml` list (63 MB) through `karpenter-sim`'s loader;
+//!   `scale_read/json_compact/5000` the same JSON on one line (57 MB).
 //!
 //! `cargo bench --bench scale`; `-- plan/` for the plans alone. The README's
 //! "Scale" section keeps the figures.
@@ -67,11 +68,12 @@ fn scale(c: &mut Criterion) {
     let items = manifest::snapshot_documents(&cluster).expect("serializes");
     drop(cluster);
     let yaml = manifest::to_kubectl_yaml(&items);
+    let compact = manifest::to_compact_json(items.clone());
     let json = manifest::to_kubectl_json(items);
     let options = LoadOptions::default();
     let mut group = c.benchmark_group("scale_read");
     group.sample_size(10);
-    for (format, text) in [("json", &json), ("yaml", &yaml)] {
+    for (format, text) in [("json", &json), ("json_compact", &compact), ("yaml", &yaml)] {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new(format, 5_000), text, |b, text| {
             b.iter(|| Scenario::from_str(format, text, &options).expect("loads"))

@@ -117,6 +117,11 @@ impl Serialize for List<'_> {
     }
 }
 
+/// A `kind: List` of `items` as JSON on one line (`kubectl get -o json | jq -c`).
+pub fn to_compact_json(items: Vec<Value>) -> String {
+    serde_json::to_string(&List(&items)).expect("a Value always serializes")
+}
+
 /// A `kind: List` of `items` as kubectl's JSON (4-space indent).
 pub fn to_kubectl_json(items: Vec<Value>) -> String {
     let mut out = Vec::new();
@@ -346,6 +351,18 @@ mod tests {
         let yaml = to_kubectl_yaml(&[item]);
         let expected = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    labels:\n      app: web\n    name: web-0\n  spec:\n    containers:\n    - name: app\n      ports:\n      - containerPort: 80\n    tolerations: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
         assert_eq!(yaml, expected);
+    }
+
+    #[test]
+    fn compact_json_is_the_kubectl_list_on_one_line() {
+        let item = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0"}});
+        let compact = to_compact_json(vec![item.clone()]);
+        assert_eq!(
+            compact,
+            r#"{"apiVersion":"v1","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0"}}],"kind":"List","metadata":{"resourceVersion":""}}"#
+        );
+        let indented: Value = serde_json::from_str(&to_kubectl_json(vec![item])).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&compact).unwrap(), indented);
     }
 
     #[test]
