@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::budgets::{Allowance, allowed_disruptions};
+use super::budgets::allowed_count;
 use crate::api::{DisruptionReason, NodePool};
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -61,27 +61,13 @@ impl<'s> Allowances<'s> {
         Allowances { pools, now }
     }
 
-    /// How many more of `pool`'s nodes may be disrupted for `reason` (`None`:
-    /// no limit), and the budget that says so.
-    pub(super) fn remaining(
-        &self,
-        pool: &str,
-        reason: DisruptionReason,
-    ) -> (Option<u64>, Allowance) {
-        let Some(counts) = self.pools.get(pool) else {
-            let none = Allowance {
-                allowed: Some(0),
-                reason: Some(format!("nodepool {pool:?} not found")),
-            };
-            return (Some(0), none);
-        };
-        let allowance = allowed_disruptions(counts.pool, reason, self.now, counts.nodes);
-        (allowance.remaining(counts.disrupting), allowance)
-    }
-
     /// Whether one more of `pool`'s nodes may be disrupted for `reason`.
     pub(super) fn admits(&self, pool: &str, reason: DisruptionReason) -> bool {
-        self.remaining(pool, reason).0.is_none_or(|left| left > 0)
+        let Some(counts) = self.pools.get(pool) else {
+            return false;
+        };
+        allowed_count(counts.pool, reason, self.now, counts.nodes)
+            .is_none_or(|allowed| allowed.saturating_sub(counts.disrupting) > 0)
     }
 
     /// Counts a node of `pool` a command takes.

@@ -111,40 +111,61 @@ pub fn allowed_disruptions(
     num_nodes: u64,
 ) -> Allowance {
     let name = pool.name().unwrap_or_default();
-    let mut tightest: Option<(u64, usize, &Budget)> = None;
-    let budgets = pool.spec.effective_budgets();
-    for (index, budget) in budgets.iter().enumerate() {
-        let limit = match budget_limit(budget, now, num_nodes) {
-            Ok(limit) => limit,
-            Err(problem) => {
-                return Allowance {
-                    allowed: Some(0),
-                    reason: Some(format!(
-                        "budget {index} of nodepool {name:?} has {problem}; it allows none"
-                    )),
-                };
-            }
-        };
-        if let Some(allowed) = limit
-            && budget.applies_to(reason)
-            && tightest.is_none_or(|(least, ..)| allowed < least)
-        {
-            tightest = Some((allowed, index, budget));
-        }
-    }
-    match tightest {
-        Some((allowed, index, budget)) => Allowance {
+    match tightest_budget(pool, reason, now, num_nodes) {
+        Err((index, problem)) => Allowance {
+            allowed: Some(0),
+            reason: Some(format!(
+                "budget {index} of nodepool {name:?} has {problem}; it allows none"
+            )),
+        },
+        Ok(Some((allowed, index))) => Allowance {
             allowed: Some(allowed),
             reason: Some(format!(
                 "budget {index} of nodepool {name:?} ({:?} of {num_nodes} nodes) allows {allowed}",
-                budget.nodes()
+                pool.spec.effective_budgets()[index].nodes()
             )),
         },
-        None => Allowance {
+        Ok(None) => Allowance {
             allowed: None,
             reason: None,
         },
     }
+}
+
+/// [`allowed_disruptions`]' number alone, without the sentence saying which
+/// budget sets it: what a check asked once per candidate needs.
+pub(crate) fn allowed_count(
+    pool: &NodePool,
+    reason: DisruptionReason,
+    now: Timestamp,
+    num_nodes: u64,
+) -> Option<u64> {
+    match tightest_budget(pool, reason, now, num_nodes) {
+        Err(_) => Some(0),
+        Ok(tightest) => tightest.map(|(allowed, ..)| allowed),
+    }
+}
+
+/// The budget of `pool` allowing the fewest disruptions for `reason` now, as
+/// (what it allows, its index); or the first budget that cannot be read, with
+/// why (the pool then allows none, as upstream).
+fn tightest_budget(
+    pool: &NodePool,
+    reason: DisruptionReason,
+    now: Timestamp,
+    num_nodes: u64,
+) -> Result<Option<(u64, usize)>, (usize, BudgetError)> {
+    let mut tightest: Option<(u64, usize)> = None;
+    for (index, budget) in pool.spec.effective_budgets().iter().enumerate() {
+        let limit = budget_limit(budget, now, num_nodes).map_err(|problem| (index, problem))?;
+        if let Some(allowed) = limit
+            && budget.applies_to(reason)
+            && tightest.is_none_or(|(least, ..)| allowed < least)
+        {
+            tightest = Some((allowed, index));
+        }
+    }
+    Ok(tightest)
 }
 
 /// One budget's limit now: `None` while inactive, or what is wrong with it.

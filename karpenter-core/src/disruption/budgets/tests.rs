@@ -38,8 +38,12 @@ fn pool(budgets: Option<Vec<Budget>>) -> NodePool {
     pool
 }
 
+/// What the pool allows, as `allowed_disruptions` says it and, the same,
+/// as `allowed_count` (the number alone) does.
 fn allowed(pool: &NodePool, reason: DisruptionReason, now: &str, nodes: u64) -> Option<u64> {
-    allowed_disruptions(pool, reason, at(now), nodes).allowed
+    let allowed = allowed_disruptions(pool, reason, at(now), nodes).allowed;
+    assert_eq!(allowed_count(pool, reason, at(now), nodes), allowed);
+    allowed
 }
 
 /// Whether a budget on `schedule` for `duration` is active at `now`.
