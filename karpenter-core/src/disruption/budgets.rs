@@ -111,7 +111,8 @@ pub fn allowed_disruptions(
     num_nodes: u64,
 ) -> Allowance {
     let name = pool.name().unwrap_or_default();
-    match tightest_budget(pool, reason, now, num_nodes) {
+    let budgets = pool.spec.effective_budgets();
+    match tightest_budget(&budgets, reason, now, num_nodes) {
         Err((index, problem)) => Allowance {
             allowed: Some(0),
             reason: Some(format!(
@@ -122,7 +123,7 @@ pub fn allowed_disruptions(
             allowed: Some(allowed),
             reason: Some(format!(
                 "budget {index} of nodepool {name:?} ({:?} of {num_nodes} nodes) allows {allowed}",
-                pool.spec.effective_budgets()[index].nodes()
+                budgets[index].nodes()
             )),
         },
         Ok(None) => Allowance {
@@ -140,23 +141,23 @@ pub(crate) fn allowed_count(
     now: Timestamp,
     num_nodes: u64,
 ) -> Option<u64> {
-    match tightest_budget(pool, reason, now, num_nodes) {
+    match tightest_budget(&pool.spec.effective_budgets(), reason, now, num_nodes) {
         Err(_) => Some(0),
         Ok(tightest) => tightest.map(|(allowed, ..)| allowed),
     }
 }
 
-/// The budget of `pool` allowing the fewest disruptions for `reason` now, as
-/// (what it allows, its index); or the first budget that cannot be read, with
-/// why (the pool then allows none, as upstream).
+/// The one of a pool's `budgets` allowing the fewest disruptions for `reason`
+/// now, as (what it allows, its index); or the first budget that cannot be
+/// read, with why (the pool then allows none, as upstream).
 fn tightest_budget(
-    pool: &NodePool,
+    budgets: &[Budget],
     reason: DisruptionReason,
     now: Timestamp,
     num_nodes: u64,
 ) -> Result<Option<(u64, usize)>, (usize, BudgetError)> {
     let mut tightest: Option<(u64, usize)> = None;
-    for (index, budget) in pool.spec.effective_budgets().iter().enumerate() {
+    for (index, budget) in budgets.iter().enumerate() {
         let limit = budget_limit(budget, now, num_nodes).map_err(|problem| (index, problem))?;
         if let Some(allowed) = limit
             && budget.applies_to(reason)
