@@ -105,13 +105,20 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// taken.
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError>;
     /// Replaces a NodeClaim (metadata, spec and status) by its name.
+    ///
+    /// `claim` is a copy read from this cluster and then changed. An
+    /// implementation others write to too should write only that change (as
+    /// `karpenter-kube`'s does, diffing against the version the copy was
+    /// read at), and may refuse a copy too old to tell with a retryable
+    /// [`ClusterError::Api`].
     async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError>;
     /// Asks for a NodeClaim's deletion (sets `deletionTimestamp`); idempotent.
     async fn delete_node_claim(&self, name: &str) -> Result<(), ClusterError>;
     /// Removes a NodeClaim whose instance is gone, with its Node (the
     /// finalizer released).
     async fn remove_node_claim(&self, name: &str) -> Result<(), ClusterError>;
-    /// Replaces a Node (labels, annotations, spec) by its name.
+    /// Replaces a Node (labels, annotations, spec) by its name; a copy read
+    /// and changed, as for [`update_node_claim`](Self::update_node_claim).
     async fn update_node(&self, node: Node) -> Result<(), ClusterError>;
     /// Adds a taint to a node; idempotent.
     async fn taint_node(&self, name: &str, taint: Taint) -> Result<(), ClusterError>;

@@ -186,15 +186,7 @@ async fn an_update_after_a_conflict_reads_afresh_and_keeps_the_other_writers_cha
     let cluster = synced(&server).await;
     let mut mine = cluster.node_claims().await.expect("claims").remove(0);
     // Someone else labels the claim after we read it.
-    let mut theirs = server
-        .get::<NodeClaim>(None, "default-00001")
-        .expect("there");
-    theirs
-        .metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert("theirs".into(), "1".into());
-    server.put(&theirs).expect("put");
+    label_theirs(&server, "1");
     // Our label, written from the stale copy.
     mine.metadata
         .labels
@@ -212,14 +204,99 @@ async fn an_update_after_a_conflict_reads_afresh_and_keeps_the_other_writers_cha
         .update_node_claim(mine)
         .await
         .expect("the update lands");
-    let labels = server
+    let labels = claim_labels(&server);
+    assert_eq!(labels.get("mine").map(String::as_str), Some("1"));
+    assert_eq!(labels.get("theirs").map(String::as_str), Some("1"));
+}
+
+/// Fails unless `error` is one to try again later.
+fn assert_retryable(error: &ClusterError) {
+    assert!(
+        matches!(
+            error,
+            ClusterError::Api {
+                retryable: true,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+/// The labels of the claim `default-00001` as the API server has them.
+fn claim_labels(server: &ApiServer) -> std::collections::BTreeMap<String, String> {
+    server
         .get::<NodeClaim>(None, "default-00001")
         .expect("there")
         .metadata
         .labels
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Labels the claim `theirs=value` on the API server, as someone else would.
+fn label_theirs(server: &ApiServer, value: &str) {
+    let mut theirs = server
+        .get::<NodeClaim>(None, "default-00001")
+        .expect("there");
+    theirs
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("theirs".into(), value.into());
+    server.put(&theirs).expect("put");
+}
+
+/// Labels the claim as someone else would, `times` times, and waits until
+/// the cluster's cache holds the last of these.
+async fn label_elsewhere(server: &ApiServer, cluster: &KubeCluster, times: usize) {
+    for round in 1..=times {
+        label_theirs(server, &round.to_string());
+    }
+    let last = times.to_string();
+    eventually("the cache holds the other writer's change", async || {
+        cluster.node_claims().await.expect("claims")[0]
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get("theirs"))
+            == Some(&last)
+    })
+    .await;
+}
+
+/// Reads the claim, lets someone else label it `others` times, then labels
+/// the copy read and updates the claim from it.
+async fn label_a_copy_others_changed_since(others: usize) -> (ApiServer, Result<(), ClusterError>) {
+    let server = ApiServer::start().await.expect("the server starts");
+    server.put(&claim("default-00001")).expect("put");
+    let cluster = synced(&server).await;
+    let mut mine = cluster.node_claims().await.expect("claims").remove(0);
+    label_elsewhere(&server, &cluster, others).await;
+    mine.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("mine".into(), "1".into());
+    let updated = cluster.update_node_claim(mine).await;
+    (server, updated)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_from_a_copy_older_than_the_cache_keeps_the_other_writers_change() {
+    let (server, updated) = label_a_copy_others_changed_since(2).await;
+    updated.expect("the update lands");
+    let labels = claim_labels(&server);
     assert_eq!(labels.get("mine").map(String::as_str), Some("1"));
-    assert_eq!(labels.get("theirs").map(String::as_str), Some("1"));
+    assert_eq!(labels.get("theirs").map(String::as_str), Some("2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_from_a_copy_older_than_every_version_kept_is_refused_for_now() {
+    let (server, updated) = label_a_copy_others_changed_since(8).await;
+    let error = updated.expect_err("the copy is too old to tell what changed");
+    assert_retryable(&error);
+    let labels = claim_labels(&server);
+    assert_eq!(labels.get("mine"), None, "nothing written");
+    assert_eq!(labels.get("theirs").map(String::as_str), Some("8"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -232,16 +309,7 @@ async fn conflicts_without_end_give_a_retryable_error() {
         .taint_node("node-a", DISRUPTED_NO_SCHEDULE_TAINT.to_taint())
         .await
         .expect_err("it gives up");
-    assert!(
-        matches!(
-            error,
-            ClusterError::Api {
-                retryable: true,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    assert_retryable(&error);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

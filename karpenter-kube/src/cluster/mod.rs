@@ -390,10 +390,14 @@ impl Cluster for KubeCluster {
         let name = name_of("NodeClaim", claim.metadata.name.as_ref())?.to_owned();
         let api = self.claims();
         let target = self.claim_target(&api, &name);
-        let base = match self.cached_claim(&name) {
-            Some(base) => base,
-            None => target.fresh().await?,
-        };
+        let inner = &self.inner;
+        let base = target
+            .base_of(
+                &claim,
+                &inner.node_claims_written,
+                &inner.stores.node_claims,
+            )
+            .await?;
         let (base_json, desired_json) = (
             json("NodeClaim", &name, &base)?,
             json("NodeClaim", &name, &claim)?,
@@ -490,10 +494,10 @@ impl Cluster for KubeCluster {
         let name = name_of("Node", node.metadata.name.as_ref())?.to_owned();
         let api = self.node_api();
         let target = self.node_target(&api, &name);
-        let base = match self.cached_node(&name) {
-            Some(base) => base,
-            None => target.fresh().await?,
-        };
+        let inner = &self.inner;
+        let base = target
+            .base_of(&node, &inner.nodes_written, &inner.stores.nodes)
+            .await?;
         let main = merge::diff(
             &without_finalizers(merge::writable(&json("Node", &name, &base)?)),
             &without_finalizers(merge::writable(&json("Node", &name, &node)?)),

@@ -115,6 +115,27 @@ impl<K: Watched> Overlay<K> {
         }
     }
 
+    /// The object `name` (in `namespace`) as it was at `resource_version`:
+    /// this process's last write of it, or a version the store holds.
+    pub(crate) fn at_version(
+        &self,
+        store: &Ordered<K>,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+    ) -> Option<Arc<K>> {
+        let key = key(namespace, name);
+        let mut written = self.lock();
+        self.forget_seen(&mut written, store);
+        if let Some(answer) = written.get(&key)
+            && answer.resource_version.as_deref() == Some(resource_version)
+        {
+            return answer.object.clone();
+        }
+        drop(written);
+        store.at_version(namespace, name, resource_version)
+    }
+
     /// Drops the answers the store has caught up with, and the old ones.
     fn forget_seen(&self, written: &mut BTreeMap<Key, Written<K>>, store: &Ordered<K>) {
         written.retain(|(namespace, name), answer| {

@@ -16,6 +16,11 @@ use kube::{Api, Client, ResourceExt};
 use super::ordered::{Ordered, Watched, ordered};
 use tokio::task::JoinHandle;
 
+/// How many versions before the current one a store of Nodes or NodeClaims
+/// keeps. A plan takes about a second; a node or claim changes a few times
+/// in a minute at most.
+const HISTORY: usize = 4;
+
 /// The stores of every kind the engine reads.
 #[derive(Clone)]
 pub(crate) struct Stores {
@@ -54,8 +59,8 @@ impl Stores {
         };
         let stores = Stores {
             node_pools: spawner.all("NodePool"),
-            nodes: spawner.all("Node"),
-            node_claims: spawner.all("NodeClaim"),
+            nodes: spawner.all_with_history("Node"),
+            node_claims: spawner.all_with_history("NodeClaim"),
             pods: spawner.all("Pod"),
             daemon_sets: spawner.all("DaemonSet"),
             pod_disruption_budgets: spawner.all("PodDisruptionBudget"),
@@ -94,7 +99,17 @@ impl Spawner<'_> {
     /// A store of every object of `K`, in every namespace, kept by a
     /// reflector task.
     fn all<K: Watched>(&mut self, kind: &'static str) -> Ordered<K> {
-        let (reader, mut writer) = ordered();
+        self.watch(kind, 0)
+    }
+
+    /// As [`all`](Self::all), keeping each object's last few versions too:
+    /// for the kinds the driver updates from a copy it read earlier.
+    fn all_with_history<K: Watched>(&mut self, kind: &'static str) -> Ordered<K> {
+        self.watch(kind, HISTORY)
+    }
+
+    fn watch<K: Watched>(&mut self, kind: &'static str, history: usize) -> Ordered<K> {
+        let (reader, mut writer) = ordered(history);
         let api: Api<K> = Api::all(self.client.clone());
         let stream = watcher(api, self.config.clone())
             .default_backoff()

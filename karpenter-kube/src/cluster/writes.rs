@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::errors::{cluster_error, is_conflict, retryable};
 use super::merge::apply;
-use super::ordered::Watched;
+use super::ordered::{Ordered, Watched};
+use super::overlay::Overlay;
 
 /// How many fresh reads a write makes after conflicts before it gives up
 /// (the driver tries again at its next reconcile).
@@ -41,6 +42,45 @@ impl<K: Watched + serde::Serialize> Target<'_, K> {
             .get(self.name)
             .await
             .map_err(|e| cluster_error(self.kind, self.name, e))
+    }
+
+    /// The version `copy` was read from, so that diffing `copy` against it
+    /// gives the caller's change alone, not the undoing of what others
+    /// wrote since the caller read. Found by `copy`'s `resourceVersion`
+    /// among this process's writes and the versions the store keeps, else
+    /// read afresh. A copy older than every version known is refused with a
+    /// retryable error (read again, then change); a copy without a
+    /// `resourceVersion` (made, not read) is taken to change the newest
+    /// version known.
+    pub(crate) async fn base_of(
+        &self,
+        copy: &K,
+        written: &Overlay<K>,
+        store: &Ordered<K>,
+    ) -> Result<K, ClusterError> {
+        let namespace = copy.meta().namespace.as_deref();
+        let newest = || written.get(store, namespace, self.name);
+        let Some(version) = copy.meta().resource_version.as_deref() else {
+            return match newest() {
+                Some(base) => Ok(std::sync::Arc::unwrap_or_clone(base)),
+                None => self.fresh().await,
+            };
+        };
+        if let Some(base) = written.at_version(store, namespace, self.name, version) {
+            return Ok(std::sync::Arc::unwrap_or_clone(base));
+        }
+        let fresh = self.fresh().await?;
+        let now = fresh.meta().resource_version.as_deref();
+        if now == Some(version) {
+            return Ok(fresh);
+        }
+        Err(retryable(format!(
+            "{} {}: the copy to write was read at resourceVersion {version}, no longer known \
+             (now {}); read it again and make the change on that",
+            self.kind,
+            self.name,
+            now.unwrap_or("unset")
+        )))
     }
 
     /// Applies `change` to `current` (read afresh when `None`) and replaces
