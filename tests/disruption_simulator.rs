@@ -119,7 +119,9 @@ fn with_daemons(mut snapshot: Snapshot, newest: &str, newest_cpu: &str) -> Snaps
             .expect("a Pod"),
         );
     }
-    snapshot.pods.extend(pods.into_iter().map(Arc::new));
+    snapshot
+        .pods
+        .extend(pods.into_iter().map(|p| Arc::new(p.into())));
     snapshot.daemon_sets.push(daemon_set);
     snapshot
 }

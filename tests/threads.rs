@@ -55,9 +55,6 @@ fn single_node_options_and_the_first_command_are_the_same_on_any_number_of_threa
 
 #[test]
 fn provisioning_is_the_same_on_any_number_of_threads() {
-    let mut cluster = scale_cluster(200, 3);
-    cluster
-        .pods
-        .extend(diverse_pods(600, 5).into_iter().map(std::sync::Arc::new));
+    let cluster = scale_cluster(200, 3).with_pods(diverse_pods(600, 5));
     same_on_any_pool(|| schedule(&cluster));
 }

@@ -18,6 +18,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use thiserror::Error;
 
+use crate::pods::PodFields;
 pub use crate::pods::PodKey;
 
 use crate::api::{NodeClaim, NodePool};
@@ -159,20 +160,22 @@ pub enum Eviction {
 /// `unhealthyPodEvictionPolicy` is `AlwaysAllow`), or more than one budget
 /// selects it. For a [`Cluster`] that plays the API server, as
 /// karpenter-fake's in-memory one does.
-pub fn eviction_refused(budgets: &[PodDisruptionBudget], pod: &Pod) -> bool {
+pub fn eviction_refused(budgets: &[PodDisruptionBudget], pod: &(impl PodFields + ?Sized)) -> bool {
     crate::pods::Pdbs::new(budgets).blocks(pod).is_some()
 }
 
 /// Reads the cluster into a [`Snapshot`]: nodes joined with their claims,
-/// the core's well-known labels. The caller adds what the cloud provider
+/// pods read as planning reads them ([`PodInfo`](crate::snapshot::PodInfo),
+/// replicas sharing their specs), the core's well-known labels. The caller adds what the cloud provider
 /// knows: instance types, drift verdicts, more well-known labels.
 pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterError> {
     let nodes = cluster.nodes().await?;
     let claims = cluster.node_claims().await?;
+    let pods = Snapshot::default().with_pods(cluster.pods().await?).pods;
     Ok(Snapshot {
         node_pools: cluster.node_pools().await?,
         nodes: join_nodes(nodes, claims),
-        pods: cluster.pods().await?,
+        pods,
         daemon_sets: cluster.daemon_sets().await?,
         pod_disruption_budgets: cluster.pod_disruption_budgets().await?,
         persistent_volumes: cluster.persistent_volumes().await?,

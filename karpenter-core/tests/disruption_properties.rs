@@ -216,7 +216,7 @@ fn snapshot(spec: &ClusterSpec) -> Snapshot {
         node_pools: pools,
         instance_types,
         nodes: join_nodes(nodes, claims),
-        pods: pods.into_iter().map(Arc::new).collect(),
+        pods: pods.into_iter().map(|p| Arc::new(p.into())).collect(),
         pod_disruption_budgets: vec![pdb],
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()

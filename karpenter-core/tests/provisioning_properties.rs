@@ -1123,7 +1123,7 @@ impl Cluster {
             node_pools,
             instance_types,
             nodes,
-            pods: pods.into_iter().map(Arc::new).collect(),
+            pods: pods.into_iter().map(|p| Arc::new(p.into())).collect(),
             daemon_sets,
             well_known_labels: WellKnownLabels::new().with(PRIORITY),
             ..Default::default()
@@ -1518,8 +1518,10 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
     // Listed first but created first too: the stale one.
     snapshot
         .pods
-        .insert(0, Arc::new(live("old-node", 100, -100)));
-    snapshot.pods.push(Arc::new(live("new-node", 1500, 100)));
+        .insert(0, Arc::new(live("old-node", 100, -100).into()));
+    snapshot
+        .pods
+        .push(Arc::new(live("new-node", 1500, 100).into()));
     let plan = schedule(&snapshot);
     let violations = validate(&snapshot, &plan);
     assert!(violations.is_empty(), "{}", report(&violations));

@@ -38,7 +38,7 @@ fn cluster(
             }
         }
         for pod in &generated.pods {
-            server.put(&**pod).expect("a Pod");
+            server.put(&pod.to_pod()).expect("a Pod");
         }
         for budget in &generated.pod_disruption_budgets {
             server.put(budget).expect("a PodDisruptionBudget");

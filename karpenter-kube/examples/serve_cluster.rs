@@ -46,7 +46,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for pod in &cluster.pods {
-        server.put(pod.as_ref())?;
+        server.put(&pod.to_pod())?;
     }
     for budget in &cluster.pod_disruption_budgets {
         server.put(budget)?;

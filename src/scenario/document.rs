@@ -17,6 +17,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::snapshot::{PodInfo, PodInterner};
 use karpenter_fake::InstanceTypeDocument;
 use serde::de::value::{MapAccessDeserializer, MapDeserializer, StringDeserializer};
 use serde::de::{
@@ -116,7 +117,7 @@ impl fmt::Display for Kind {
 #[derive(Clone, Debug)]
 #[allow(missing_docs)] // each variant is the kind of the same name
 pub enum Object {
-    Pod(Arc<Pod>),
+    Pod(Arc<PodInfo>),
     Node(Box<Node>),
     NodePool(Box<NodePool>),
     NodeClaim(Box<NodeClaim>),
@@ -158,6 +159,19 @@ pub(crate) enum Parsed {
 
 /// Parsed objects with their item index when they came from a list.
 pub(crate) type Items = Vec<(Option<usize>, Parsed)>;
+
+/// Shares the specs of the pods among `items` with the equal ones `interner`
+/// has seen: replicas of a template keep one spec between them.
+pub(crate) fn share_pod_specs<'a>(
+    items: impl IntoIterator<Item = &'a mut Parsed>,
+    interner: &mut PodInterner,
+) {
+    for parsed in items {
+        if let Parsed::Object(Object::Pod(pod)) = parsed {
+            interner.intern(Arc::make_mut(pod));
+        }
+    }
+}
 
 /// The error a document that names its kind after other fields returns when no
 /// first pass has found its kind yet; the parser then runs one and starts again.
@@ -287,7 +301,8 @@ fn read_object<'de, D: Deserializer<'de>>(
         )));
     }
     let object = match known {
-        Kind::Pod => Object::Pod(Pod::deserialize(rest).map(Arc::new)?),
+        // Only what planning reads is kept; the caller shares the specs.
+        Kind::Pod => Object::Pod(Arc::new(PodInfo::of(&Pod::deserialize(rest)?))),
         Kind::Node => Object::Node(boxed(rest)?),
         Kind::NodePool => Object::NodePool(boxed(rest)?),
         Kind::NodeClaim => Object::NodeClaim(boxed(rest)?),

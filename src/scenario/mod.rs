@@ -48,11 +48,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::snapshot::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
 pub use azure::AzureInstanceTypes;
@@ -122,7 +123,7 @@ pub struct Scenario {
     /// `v1` `Pod`: pending pods, bound pods and daemon pods alike. Shared, as the
     /// engine's [`Snapshot`](karpenter_core::Snapshot) holds them: a snapshot of the
     /// scenario points at these pods rather than copying them.
-    pub pods: Vec<Sourced<Arc<Pod>>>,
+    pub pods: Vec<Sourced<Arc<PodInfo>>>,
     /// `v1` `Node`.
     pub nodes: Vec<Sourced<Node>>,
     /// `karpenter.sh/v1` `NodePool`.

@@ -16,7 +16,9 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError, mpsc};
+
+use karpenter_core::snapshot::PodInterner;
 
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_saphyr::granit_parser::{Event, Parser};
@@ -69,7 +71,7 @@ pub(crate) fn read(
         #[cfg(test)]
         Split::Always { run_bytes } => run_bytes,
     };
-    if super::parse::looks_like_json(text) {
+    if split::looks_like_json(text) {
         read_json(text, options, stack, run_bytes)
     } else {
         read_yaml(text, options, stack, run_bytes)
@@ -210,9 +212,12 @@ fn read_runs(
         .build()
         .ok()?;
     let failed = AtomicBool::new(false);
+    // One interner for the whole list, so that the replicas of a template
+    // share a spec whichever runs they fall in.
+    let interner = Mutex::new(PodInterner::new());
     let (done, read) = mpsc::channel();
     let layout = pool.scope(|scope| {
-        let (read_run, failed) = (&read_run, &failed);
+        let (read_run, failed, interner) = (&read_run, &failed, &interner);
         let spawn = |number: usize, first: usize, items: Vec<Range<usize>>| {
             let done = done.clone();
             scope.spawn(move |_| {
@@ -221,7 +226,15 @@ fn read_runs(
                 } else {
                     // Where the whole file's parse would be on reaching these items.
                     state::start_list_items(1);
-                    read_run(first, &items)
+                    let mut read = read_run(first, &items);
+                    if let Some(read) = read.as_mut() {
+                        let mut interner = interner.lock().unwrap_or_else(PoisonError::into_inner);
+                        document::share_pod_specs(
+                            read.iter_mut().map(|(_, parsed)| parsed),
+                            &mut interner,
+                        );
+                    }
+                    read
                 };
                 failed.fetch_or(read.is_none(), Ordering::Relaxed);
                 // The receiver outlives the scope.

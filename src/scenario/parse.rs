@@ -3,8 +3,11 @@
 use std::sync::Arc;
 
 use super::aliases;
-use super::document::{Parsed, TrackedDocument};
+use karpenter_core::snapshot::PodInterner;
+
+use super::document::{Parsed, TrackedDocument, share_pod_specs};
 use super::parallel::{self, Split};
+use super::split;
 use super::state::{self, KindScan};
 use super::{LoadError, LoadOptions, Source};
 
@@ -72,10 +75,12 @@ fn parse_on_this_thread(
         field: None,
         message: format!("not UTF-8 text (byte {})", e.valid_up_to()),
     })?;
-    let documents = if let Some(documents) = parallel::read(text, options, stack, split) {
-        documents
-    } else if looks_like_json(text) {
-        match parse_json(file, text, options) {
+    // A list read in parallel comes with its pods' specs shared already.
+    let mut interner = PodInterner::new();
+    let (documents, shared) = if let Some(documents) = parallel::read(text, options, stack, split) {
+        (documents, true)
+    } else if split::looks_like_json(text) {
+        let documents = match parse_json(file, text, options) {
             Ok(documents) => documents,
             // JSON is YAML too, and flow-style YAML (`{kind: Pod}`) looks like JSON:
             // give YAML a try before blaming the JSON syntax.
@@ -83,12 +88,16 @@ fn parse_on_this_thread(
                 (json_error, true) => parse_yaml(file, text, options).map_err(|_| json_error)?,
                 (json_error, false) => return Err(json_error),
             },
-        }
+        };
+        (documents, false)
     } else {
-        parse_yaml(file, text, options)?
+        (parse_yaml(file, text, options)?, false)
     };
     let mut out = Vec::new();
-    for (index, TrackedDocument(items)) in documents.into_iter().enumerate() {
+    for (index, TrackedDocument(mut items)) in documents.into_iter().enumerate() {
+        if !shared {
+            share_pod_specs(items.iter_mut().map(|(_, parsed)| parsed), &mut interner);
+        }
         for (item, parsed) in items {
             let source = Source {
                 file: file.clone(),
@@ -106,10 +115,6 @@ fn line_of(bytes: &[u8], offset: usize) -> u64 {
         .iter()
         .filter(|&&b| b == b'\n')
         .count() as u64
-}
-
-pub(crate) fn looks_like_json(text: &str) -> bool {
-    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
 
 /// Runs a pass over the file; when a document named its kind after other fields, a

@@ -9,6 +9,12 @@
 
 use std::ops::Range;
 
+/// Whether the text reads as JSON: its first non-blank character opens an
+/// object or a list. (JSON is YAML too; a caller tries YAML when this fails.)
+pub(crate) fn looks_like_json(text: &str) -> bool {
+    matches!(text.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
 /// Where a list document's items are (each scan also hands each item's text, in
 /// order, to a callback as it finds it, so that reading can start at once).
 #[derive(Debug, PartialEq, Eq)]

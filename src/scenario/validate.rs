@@ -56,7 +56,7 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), LoadError> {
         let well_known = WellKnownLabels::core();
         check_all(Kind::Pod, &self.pods, |pod| {
-            pod_spec(pod.spec.as_ref(), None)
+            pod_spec(pod.spec.as_deref(), None)
         })?;
         check_all(Kind::Node, &self.nodes, |node| {
             let status = node.status.as_ref();
@@ -201,7 +201,7 @@ macro_rules! has_metadata {
 }
 
 has_metadata!(
-    std::sync::Arc<k8s_openapi::api::core::v1::Pod>,
+    std::sync::Arc<karpenter_core::snapshot::PodInfo>,
     k8s_openapi::api::core::v1::Node,
     k8s_openapi::api::apps::v1::DaemonSet,
     karpenter_core::api::NodePool,

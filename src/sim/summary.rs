@@ -81,7 +81,7 @@ impl Summary {
         }
         let mut pending = ResourceList::new();
         let (mut pending_pods, mut bound_pods, mut daemon_pods, mut finished_pods) = (0, 0, 0, 0);
-        for pod in &scenario.pods {
+        for pod in scenario.pods.iter().map(|pod| &*pod.object) {
             let daemon = is_daemon_pod(pod);
             daemon_pods += usize::from(daemon);
             if is_terminal(pod) {
@@ -90,7 +90,7 @@ impl Summary {
                 bound_pods += 1;
             } else if is_pending(pod) {
                 pending_pods += 1;
-                if let Some(Ok(requests)) = pod.spec.as_ref().map(resources::pod_requests) {
+                if let Some(Ok(requests)) = pod.spec.as_deref().map(resources::pod_requests) {
                     pending += &requests;
                 }
             }

@@ -118,9 +118,8 @@ impl Applier {
             PodKey::write_of(pod, &mut key);
             if let Some(node) = destination.get(key.as_str())
                 && pod.spec.is_some()
-                && let Some(spec) = Arc::make_mut(pod).spec.as_mut()
             {
-                spec.node_name = Some(node.clone());
+                Arc::make_mut(pod).node_name = Some(node.clone());
             }
         }
         let deleted = Some(Time(now));

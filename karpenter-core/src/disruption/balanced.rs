@@ -97,7 +97,7 @@ impl Balanced {
             .pods
             .iter()
             .map(Arc::as_ref)
-            .filter(|p| is_reschedulable(p))
+            .filter(is_reschedulable)
         {
             if let Some(node) = bound_node(pod) {
                 reschedulable.entry(node).or_default().push(pod);

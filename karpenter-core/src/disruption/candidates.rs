@@ -46,7 +46,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use rayon::prelude::*;
@@ -98,9 +98,9 @@ pub(super) struct Candidate<'s> {
             reason = "what upstream's candidate records; only the tests read it"
         )
     )]
-    pub pods: Vec<&'s Pod>,
+    pub pods: Vec<&'s PodInfo>,
     /// The pods that need a new home when it goes ([`is_reschedulable`]).
-    pub reschedulable: Vec<&'s Pod>,
+    pub reschedulable: Vec<&'s PodInfo>,
     /// [`reschedule_disruption_cost`] of its pods: at least 1.0.
     pub reschedule_cost: f64,
     /// The legacy [`disruption_cost`]: every pod's eviction cost, scaled by the
@@ -247,7 +247,7 @@ struct Lookup<'s> {
     /// Each pool's instance types by name; a pool without any is absent.
     types: HashMap<&'s str, HashMap<&'s str, &'s InstanceType>>,
     /// The pods bound to each node, in `namespace/name` order.
-    pods: HashMap<&'s str, Vec<&'s Pod>>,
+    pods: HashMap<&'s str, Vec<&'s PodInfo>>,
     pdbs: Pdbs<'s>,
     /// The provider's drift reasons, by NodeClaim name.
     provider_drift: &'s BTreeMap<String, String>,
@@ -270,14 +270,14 @@ impl<'s> Lookup<'s> {
                 (pool.as_str(), by_name)
             })
             .collect();
-        let mut pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
+        let mut pods: HashMap<&str, Vec<&PodInfo>> = HashMap::default();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
                 pods.entry(node).or_default().push(pod);
             }
         }
         pods.par_iter_mut()
-            .for_each(|(_, bound)| bound.sort_by_cached_key(|pod| pod_key(pod)));
+            .for_each(|(_, bound)| bound.sort_by_cached_key(pod_key));
         Self {
             pools,
             types,
@@ -339,11 +339,7 @@ impl<'s> Lookup<'s> {
             .map_or(now, |t| t.0);
         let expire_after = expire_after(claim, Some(pool));
         let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
-        let reschedulable: Vec<&Pod> = pods
-            .iter()
-            .copied()
-            .filter(|p| is_reschedulable(p))
-            .collect();
+        let reschedulable: Vec<&PodInfo> = pods.iter().copied().filter(is_reschedulable).collect();
         Some(Ok(Candidate {
             claim,
             name,
@@ -404,7 +400,7 @@ pub(super) fn price(
 /// `Initialized` condition time (else its creation) and the
 /// `creationTimestamp` of every pod bound to the node (pod creation times
 /// standing in for the bindings a snapshot cannot see).
-fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp {
+fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&PodInfo]) -> Timestamp {
     let status = claim.status.as_ref();
     if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
         return recorded.0;
@@ -425,7 +421,7 @@ fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&Pod]) -> Timestamp
 pub(super) fn under_consolidate_after(
     node: &ClusterNode,
     pool: &NodePool,
-    pods: &[&Pod],
+    pods: &[&PodInfo],
     now: Timestamp,
 ) -> bool {
     let Some(after) = pool

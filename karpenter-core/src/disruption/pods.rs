@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodFields;
 
 pub(super) use crate::pods::{Pdbs, PodBlock, do_not_disrupt, is_reschedulable};
 
@@ -30,10 +30,10 @@ pub(super) const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
 /// Upstream reads the deletion cost as a float (Go's `strconv.ParseFloat`), so
 /// `"1.5"` or `"1e3"` count; a value that is not a number, or that overflows,
 /// is ignored.
-pub(super) fn eviction_cost(pod: &Pod) -> f64 {
+pub(super) fn eviction_cost(pod: &(impl PodFields + ?Sized)) -> f64 {
     let mut cost = 1.0;
     let deletion_cost = pod
-        .metadata
+        .metadata()
         .annotations
         .as_ref()
         .and_then(|a| a.get(POD_DELETION_COST_ANNOTATION_KEY))
@@ -41,7 +41,7 @@ pub(super) fn eviction_cost(pod: &Pod) -> f64 {
     if let Some(deletion_cost) = deletion_cost {
         cost += deletion_cost / f64::from(1u32 << 27);
     }
-    if let Some(priority) = pod.spec.as_ref().and_then(|s| s.priority) {
+    if let Some(priority) = pod.scheduling().and_then(|s| s.priority) {
         cost += f64::from(priority) / f64::from(1u32 << 25);
     }
     cost.clamp(-10.0, 10.0)
@@ -99,9 +99,11 @@ pub(super) fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) 
 /// no pod there costs anything to move.
 ///
 /// `pods` may be all of the node's pods; the others are skipped here.
-pub(super) fn reschedule_disruption_cost<'p>(pods: impl IntoIterator<Item = &'p Pod>) -> f64 {
+pub(super) fn reschedule_disruption_cost<'p, P: PodFields + 'p>(
+    pods: impl IntoIterator<Item = &'p P>,
+) -> f64 {
     pods.into_iter()
-        .filter(|pod| is_reschedulable(pod))
+        .filter(is_reschedulable)
         .map(|pod| eviction_cost(pod).max(0.0))
         .fold(PER_NODE_BASE_DISRUPTION_COST, |total, cost| total + cost)
 }
@@ -110,8 +112,8 @@ pub(super) fn reschedule_disruption_cost<'p>(pods: impl IntoIterator<Item = &'p 
 /// times `LifetimeRemaining`): the [`eviction_cost`] of every pod on the node,
 /// reschedulable or not and negative costs included, scaled by the
 /// [`lifetime_remaining`] of the node.
-pub(super) fn disruption_cost<'p>(
-    pods: impl IntoIterator<Item = &'p Pod>,
+pub(super) fn disruption_cost<'p, P: PodFields + 'p>(
+    pods: impl IntoIterator<Item = &'p P>,
     lifetime_remaining: f64,
 ) -> f64 {
     // A fold from +0.0: `sum` of no floats is -0.0, which would print as "-0".
@@ -121,6 +123,7 @@ pub(super) fn disruption_cost<'p>(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
     use super::*;

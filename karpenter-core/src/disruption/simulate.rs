@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
@@ -179,7 +179,7 @@ impl<'s> Simulator<'s> {
             || Prepared::new(snapshot, carried),
             || {
                 let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
-                let mut bound_pods: HashMap<&str, Vec<&Pod>> = HashMap::default();
+                let mut bound_pods: HashMap<&str, Vec<&PodInfo>> = HashMap::default();
                 for (i, pod) in snapshot.pods.iter().enumerate() {
                     if let Some(node) = bound_node(pod) {
                         bound.entry(node).or_default().push(i);
@@ -365,7 +365,7 @@ fn fence(
     deleting: &BTreeSet<&str>,
     now: Timestamp,
 ) -> Fence {
-    let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+    let mut bound: BTreeMap<&str, Vec<&PodInfo>> = BTreeMap::new();
     for pod in &snapshot.pods {
         if let Some(node) = bound_node(pod) {
             bound.entry(node).or_default().push(pod);
@@ -376,7 +376,7 @@ fn fence(
         .iter()
         .filter(|node| !deleting.contains(*node))
         .flat_map(|node| bound.get(node).into_iter().flatten())
-        .map(|pod| pod_key(pod))
+        .map(pod_key)
         .collect();
     Fence { nodes, pods }
 }
@@ -386,7 +386,7 @@ fn fence(
 fn consolidating<'a>(
     snapshot: &Snapshot,
     nodes: &[crate::snapshot::ClusterNode],
-    bound: impl Fn(&str) -> Option<&'a Vec<&'a Pod>>,
+    bound: impl Fn(&str) -> Option<&'a Vec<&'a PodInfo>>,
     now: Timestamp,
 ) -> BTreeSet<String> {
     let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::pods::PodInfo;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{
@@ -26,7 +26,7 @@ pub(super) fn node_claim(
     planned: &PlannedClaim,
     pool: &NodePool,
     name: &str,
-    pods: &BTreeMap<PodKey, &Pod>,
+    pods: &BTreeMap<PodKey, &PodInfo>,
     well_known: &WellKnownLabels,
     now: Timestamp,
 ) -> NodeClaim {
@@ -77,7 +77,7 @@ pub(super) fn node_claim(
 }
 
 /// The snapshot's pods by key.
-pub(super) fn pods_by_key(pods: &[Arc<Pod>]) -> BTreeMap<PodKey, &Pod> {
+pub(super) fn pods_by_key(pods: &[Arc<PodInfo>]) -> BTreeMap<PodKey, &PodInfo> {
     pods.iter().map(|p| (pod_key(p), Arc::as_ref(p))).collect()
 }
 
@@ -85,6 +85,7 @@ pub(super) fn pods_by_key(pods: &[Arc<Pod>]) -> BTreeMap<PodKey, &Pod> {
 mod tests {
     use super::*;
     use crate::provisioning::RequirementOutput;
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
     #[test]
@@ -103,14 +104,15 @@ mod tests {
             }},
         }))
         .expect("a NodePool");
-        let pods: Vec<Arc<Pod>> = ["a", "b"]
+        let pods: Vec<Arc<PodInfo>> = ["a", "b"]
             .iter()
             .map(|name| {
-                serde_json::from_value(json!({
+                let pod: Pod = serde_json::from_value(json!({
                     "metadata": {"name": name, "namespace": "default"},
                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}}]},
                 }))
-                .expect("a Pod")
+                .expect("a Pod");
+                Arc::new(PodInfo::from(pod))
             })
             .collect();
         let planned = PlannedClaim {

@@ -63,8 +63,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::pods::PodInfo;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{Condition, ConditionStatus, NodeClaim};
@@ -302,7 +302,7 @@ impl Driver {
         &mut self,
         planned: &PlannedClaim,
         snapshot: &Snapshot,
-        pods: &BTreeMap<PodKey, &Pod>,
+        pods: &BTreeMap<PodKey, &PodInfo>,
         claims: &mut Vec<NodeClaim>,
         replaces: Option<&str>,
         now: Timestamp,

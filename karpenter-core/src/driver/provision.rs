@@ -79,10 +79,8 @@ fn with_nominations_read(snapshot: &Snapshot) -> (Cow<'_, Snapshot>, usize) {
         let pod = &mut read.pods[i];
         match destination {
             Some(node) => {
-                if pod.spec.is_some()
-                    && let Some(spec) = Arc::make_mut(pod).spec.as_mut()
-                {
-                    spec.node_name = Some(node);
+                if pod.spec.is_some() {
+                    Arc::make_mut(pod).node_name = Some(node);
                     held += 1;
                 }
             }
@@ -220,7 +218,7 @@ mod tests {
     use super::*;
     use crate::api::NodeClaim;
     use crate::provisioning::{bound_node, is_pending};
-    use crate::snapshot::ClusterNode;
+    use crate::snapshot::{ClusterNode, PodInfo};
 
     /// A pod the kube-scheduler marked unschedulable, nominated to `node`.
     fn nominated(name: &str, node: Option<&str>) -> Pod {
@@ -282,12 +280,12 @@ mod tests {
                 nominated("gone", Some("default-z")),
                 nominated("free", None),
             ]
-            .map(Arc::new)
+            .map(|p| Arc::new(PodInfo::from(p)))
             .into(),
             ..Snapshot::default()
         };
         // Nominated pods are not pending, as upstream's IsPreempting.
-        let pending: Vec<bool> = snapshot.pods.iter().map(|p| is_pending(p)).collect();
+        let pending: Vec<bool> = snapshot.pods.iter().map(is_pending).collect();
         assert_eq!(pending, [false, false, false, false, true]);
 
         let (read, held) = with_nominations_read(&snapshot);
@@ -296,7 +294,7 @@ mod tests {
         assert_eq!(nodes, [Some("default-a"), Some("node-b"), None, None, None]);
         // The nominations to a deleting node and to a claim that is gone are
         // void: those pods are planned again.
-        let pending: Vec<bool> = read.pods.iter().map(|p| is_pending(p)).collect();
+        let pending: Vec<bool> = read.pods.iter().map(is_pending).collect();
         assert_eq!(pending, [false, false, true, true, true]);
     }
 
@@ -304,7 +302,7 @@ mod tests {
     fn a_snapshot_without_nominations_is_not_copied() {
         let snapshot = Snapshot {
             nodes: vec![node("node-b", false)],
-            pods: vec![Arc::new(nominated("free", None))],
+            pods: vec![Arc::new(PodInfo::from(nominated("free", None)))],
             ..Snapshot::default()
         };
         let (read, held) = with_nominations_read(&snapshot);

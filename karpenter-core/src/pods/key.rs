@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::str::FromStr;
 
-use k8s_openapi::api::core::v1::Pod;
+use super::PodFields;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -63,7 +63,7 @@ impl PodKey {
 
     /// The key of a pod, from its metadata: the namespace is `default` when
     /// unset, the name empty when unset.
-    pub fn of(pod: &Pod) -> Self {
+    pub fn of(pod: &(impl PodFields + ?Sized)) -> Self {
         let mut text = String::new();
         Self::write_of(pod, &mut text);
         Self(text)
@@ -73,9 +73,10 @@ impl PodKey {
     /// place of what it held: a caller matching every pod of a cluster
     /// against some keys reuses one buffer instead of allocating a key per
     /// pod.
-    pub(crate) fn write_of(pod: &Pod, text: &mut String) {
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let name = pod.metadata.name.as_deref().unwrap_or_default();
+    pub(crate) fn write_of(pod: &(impl PodFields + ?Sized), text: &mut String) {
+        let metadata = pod.metadata();
+        let namespace = metadata.namespace.as_deref().unwrap_or("default");
+        let name = metadata.name.as_deref().unwrap_or_default();
         text.clear();
         text.reserve(namespace.len() + 1 + name.len());
         text.push_str(namespace);
@@ -168,6 +169,7 @@ impl FromStr for PodKey {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use std::collections::HashMap;
 
     use serde_json::json;

@@ -8,14 +8,14 @@
 //! for the pods of nodes being deleted), so the answers live below both and
 //! each planner re-exports the ones its callers use.
 
+mod info;
 mod key;
 mod pdbs;
 mod protection;
 #[cfg(test)]
 pub(crate) mod test_pods;
 
-use k8s_openapi::api::core::v1::Pod;
-
+pub use info::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;
 pub(crate) use protection::{PodBlock, do_not_disrupt};
@@ -23,25 +23,21 @@ pub(crate) use protection::{goes_through_eviction, waits_for_eviction};
 
 /// How plans name a pod: `namespace/name` (namespace `default` when unset),
 /// the name callers know for [`PodKey::of`].
-pub fn pod_key(pod: &Pod) -> PodKey {
+pub fn pod_key(pod: &(impl PodFields + ?Sized)) -> PodKey {
     PodKey::of(pod)
 }
 
 /// The node a pod is bound to, if any.
-pub fn bound_node(pod: &Pod) -> Option<&str> {
-    pod.spec
-        .as_ref()?
-        .node_name
-        .as_deref()
-        .filter(|n| !n.is_empty())
+pub fn bound_node(pod: &(impl PodFields + ?Sized)) -> Option<&str> {
+    pod.node_name().filter(|n| !n.is_empty())
 }
 
 /// Whether a pod is owned by a DaemonSet, of whatever API group: what a
 /// DaemonSet's pods look like to provisioning's daemon overhead. The rules
 /// that follow upstream's `IsOwnedByDaemonSet` match the group too (as
 /// disruption's test of whether a pod needs a new home does).
-pub fn is_daemon_pod(pod: &Pod) -> bool {
-    pod.metadata
+pub fn is_daemon_pod(pod: &(impl PodFields + ?Sized)) -> bool {
+    pod.metadata()
         .owner_references
         .iter()
         .flatten()
@@ -49,18 +45,17 @@ pub fn is_daemon_pod(pod: &Pod) -> bool {
 }
 
 /// Whether a pod has finished (phase Succeeded or Failed).
-pub fn is_terminal(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    matches!(phase, Some("Succeeded" | "Failed"))
+pub fn is_terminal(pod: &(impl PodFields + ?Sized)) -> bool {
+    matches!(pod.phase(), Some("Succeeded" | "Failed"))
 }
 
 /// Whether the pod is being deleted (upstream `IsTerminating`).
-pub(crate) fn is_terminating(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_some()
+pub(crate) fn is_terminating(pod: &(impl PodFields + ?Sized)) -> bool {
+    pod.metadata().deletion_timestamp.is_some()
 }
 
 /// Neither finished nor being deleted (upstream `IsActive`).
-pub(crate) fn is_active(pod: &Pod) -> bool {
+pub(crate) fn is_active(pod: &(impl PodFields + ?Sized)) -> bool {
     !is_terminal(pod) && !is_terminating(pod)
 }
 
@@ -68,8 +63,8 @@ pub(crate) fn is_active(pod: &Pod) -> bool {
 /// both, so a look-alike kind from another API group (OpenKruise's Advanced
 /// DaemonSet is `apps.kruise.io/v1alpha1` `DaemonSet`) is not the built-in one;
 /// this is why the kind-only [`is_daemon_pod`] is not used here.
-pub(crate) fn is_owned_by(pod: &Pod, api_version: &str, kind: &str) -> bool {
-    pod.metadata
+pub(crate) fn is_owned_by(pod: &(impl PodFields + ?Sized), api_version: &str, kind: &str) -> bool {
+    pod.metadata()
         .owner_references
         .iter()
         .flatten()
@@ -78,7 +73,7 @@ pub(crate) fn is_owned_by(pod: &Pod, api_version: &str, kind: &str) -> bool {
 
 /// A static pod, which the kubelet mirrors with the Node as owner (upstream
 /// `IsOwnedByNode`): the API server cannot delete or evict it.
-pub(crate) fn is_owned_by_node(pod: &Pod) -> bool {
+pub(crate) fn is_owned_by_node(pod: &(impl PodFields + ?Sized)) -> bool {
     is_owned_by(pod, "v1", "Node")
 }
 
@@ -87,7 +82,7 @@ pub(crate) fn is_owned_by_node(pod: &Pod) -> bool {
 /// StatefulSet (its replacement cannot be created until it is gone, so it is
 /// counted as if still running), but never a DaemonSet's pod (the DaemonSet
 /// runs one on every node anyway) nor a static pod.
-pub(crate) fn is_reschedulable(pod: &Pod) -> bool {
+pub(crate) fn is_reschedulable(pod: &(impl PodFields + ?Sized)) -> bool {
     (is_active(pod) || (is_owned_by(pod, "apps/v1", "StatefulSet") && is_terminating(pod)))
         && !is_owned_by(pod, "apps/v1", "DaemonSet")
         && !is_owned_by_node(pod)

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
+use super::PodFields;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
@@ -79,7 +79,7 @@ impl<'a> Pdbs<'a> {
     /// The names of the budgets that select `pod`, sorted: what the tests
     /// read of the selection that [`blocks`](Self::blocks) acts on.
     #[cfg(test)]
-    fn matching(&self, pod: &Pod) -> Vec<&'a str> {
+    fn matching(&self, pod: &(impl PodFields + ?Sized)) -> Vec<&'a str> {
         self.selecting(pod).map(|budget| budget.name).collect()
     }
 
@@ -93,7 +93,7 @@ impl<'a> Pdbs<'a> {
     /// or static pod, or one tolerating the `karpenter.sh/disrupted:NoSchedule`
     /// taint, is never blocked. Nor is the `karpenter.sh/do-not-disrupt`
     /// annotation considered; ask [`do_not_disrupt`] first, as upstream does.
-    pub(crate) fn blocks(&self, pod: &Pod) -> Option<PodBlock> {
+    pub(crate) fn blocks(&self, pod: &(impl PodFields + ?Sized)) -> Option<PodBlock> {
         // Upstream tests `== 0`; a negative count, which the API server never
         // stores, refuses eviction too, as the eviction API does.
         self.refusal(pod, |budget| budget.disruptions_allowed <= 0)
@@ -105,7 +105,7 @@ impl<'a> Pdbs<'a> {
     /// `minAvailable` `"100%"`, with the same exceptions as
     /// [`blocks`](Self::blocks). Provisioning no room for such a pod avoids
     /// capacity it could never move to.
-    pub(crate) fn fully_blocks(&self, pod: &Pod) -> bool {
+    pub(crate) fn fully_blocks(&self, pod: &(impl PodFields + ?Sized)) -> bool {
         self.refusal(pod, |budget| budget.fully_blocking).is_some()
     }
 
@@ -115,14 +115,18 @@ impl<'a> Pdbs<'a> {
     /// It is
     /// [reschedulable](is_reschedulable), not protected by
     /// [`do_not_disrupt`], and not [fully blocked](Self::fully_blocks).
-    pub(crate) fn is_currently_reschedulable(&self, pod: &Pod, now: Timestamp) -> bool {
+    pub(crate) fn is_currently_reschedulable(
+        &self,
+        pod: &(impl PodFields + ?Sized),
+        now: Timestamp,
+    ) -> bool {
         is_reschedulable(pod) && do_not_disrupt(pod, now).is_none() && !self.fully_blocks(pod)
     }
 
-    fn selecting(&self, pod: &Pod) -> impl Iterator<Item = &Budget<'a>> {
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+    fn selecting(&self, pod: &(impl PodFields + ?Sized)) -> impl Iterator<Item = &Budget<'a>> {
+        let namespace = pod.metadata().namespace.as_deref().unwrap_or("default");
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-        let labels = pod.metadata.labels.as_ref().unwrap_or(&NO_LABELS);
+        let labels = pod.metadata().labels.as_ref().unwrap_or(&NO_LABELS);
         let budgets = self.by_namespace.get(namespace);
         // The budgets that could select the pod, in name order.
         let candidates = budgets.map(|n| n.anchors.candidates(labels));
@@ -135,7 +139,11 @@ impl<'a> Pdbs<'a> {
 
     /// The block when the budgets refuse the pod's eviction, `refuses` telling
     /// whether a lone budget does.
-    fn refusal(&self, pod: &Pod, refuses: impl Fn(&Budget<'a>) -> bool) -> Option<PodBlock> {
+    fn refusal(
+        &self,
+        pod: &(impl PodFields + ?Sized),
+        refuses: impl Fn(&Budget<'a>) -> bool,
+    ) -> Option<PodBlock> {
         if !goes_through_eviction(pod) {
             return None;
         }
@@ -202,8 +210,8 @@ fn disruptions_allowed(status: &PodDisruptionBudgetStatus) -> i32 {
 
 /// Whether the pod reports Ready `False`. Upstream asks for an explicit
 /// `False`, where the eviction API would also count a missing condition.
-fn is_unready(pod: &Pod) -> bool {
-    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
+fn is_unready(pod: &(impl PodFields + ?Sized)) -> bool {
+    let conditions = pod.conditions();
     conditions
         .unwrap_or_default()
         .iter()
@@ -212,6 +220,7 @@ fn is_unready(pod: &Pod) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::{Value, json};
 
     use super::*;

@@ -6,10 +6,10 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use k8s_openapi::api::core::v1::{Pod, Taint};
+use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
-use super::{PodKey, is_active, is_owned_by_node, is_terminal, is_terminating, pod_key};
+use super::{PodFields, PodKey, is_active, is_owned_by_node, is_terminal, is_terminating, pod_key};
 use crate::api::GoDuration;
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DO_NOT_DISRUPT_ANNOTATION_KEY, tolerates};
 
@@ -77,7 +77,7 @@ impl fmt::Display for PodBlock {
 /// [`do_not_disrupt`] answers): a pod draining waits for
 /// ([`waits_for_eviction`]) that is not already on its way out.
 /// PodDisruptionBudgets only matter for these pods.
-pub(crate) fn goes_through_eviction(pod: &Pod) -> bool {
+pub(crate) fn goes_through_eviction(pod: &(impl PodFields + ?Sized)) -> bool {
     waits_for_eviction(pod) && !is_terminating(pod)
 }
 
@@ -86,11 +86,11 @@ pub(crate) fn goes_through_eviction(pod: &Pod) -> bool {
 /// finished, not a static pod, and does not tolerate the
 /// `karpenter.sh/disrupted:NoSchedule` taint (such a pod is left to run on
 /// the draining node).
-pub(crate) fn waits_for_eviction(pod: &Pod) -> bool {
+pub(crate) fn waits_for_eviction(pod: &(impl PodFields + ?Sized)) -> bool {
     if is_terminal(pod) || is_owned_by_node(pod) {
         return false;
     }
-    let tolerations = pod.spec.as_ref().and_then(|s| s.tolerations.as_deref());
+    let tolerations = pod.scheduling().and_then(|s| s.tolerations.as_deref());
     !tolerations
         .unwrap_or_default()
         .iter()
@@ -106,12 +106,12 @@ pub(crate) fn waits_for_eviction(pod: &Pod) -> bool {
 /// safe. Any other value is ignored (upstream also emits a warning event).
 /// Only active pods count: a finished or terminating pod never blocks, while
 /// daemon and static pods do.
-pub(crate) fn do_not_disrupt(pod: &Pod, now: Timestamp) -> Option<PodBlock> {
+pub(crate) fn do_not_disrupt(pod: &(impl PodFields + ?Sized), now: Timestamp) -> Option<PodBlock> {
     if !is_active(pod) {
         return None;
     }
     let value = pod
-        .metadata
+        .metadata()
         .annotations
         .as_ref()?
         .get(DO_NOT_DISRUPT_ANNOTATION_KEY)?;
@@ -124,7 +124,7 @@ pub(crate) fn do_not_disrupt(pod: &Pod, now: Timestamp) -> Option<PodBlock> {
         let protection = SignedDuration::try_from(protection)
             .ok()
             .filter(|d| d.is_positive())?;
-        match pod.status.as_ref().and_then(|s| s.start_time.as_ref()) {
+        match pod.start_time() {
             None => None,
             Some(start) => {
                 if now.duration_since(start.0) >= protection {

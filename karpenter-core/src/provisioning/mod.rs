@@ -104,8 +104,7 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
 /// pods a scheduler plans for: a pending pod, or one leaving a node on its
 /// way out.
 pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
-    snapshot.pods.iter().any(|p| is_pending(p))
-        || !pods::leaving::leaving_pods(snapshot, now).is_empty()
+    snapshot.pods.iter().any(is_pending) || !pods::leaving::leaving_pods(snapshot, now).is_empty()
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
@@ -165,7 +164,7 @@ mod tests {
                 .requests("500m", "1Gi")
                 .on_node("node-a")
                 .build();
-            cluster.pods.push(std::sync::Arc::new(bound));
+            cluster.pods.push(std::sync::Arc::new(bound.into()));
         }
         cluster
     }

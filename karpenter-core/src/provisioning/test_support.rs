@@ -3,6 +3,7 @@
 //! public builders of [`snapshot::build`](crate::snapshot::build) that
 //! integration tests and embedders use too.
 
+use crate::snapshot::PodInfo;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -52,7 +53,10 @@ pub(crate) fn snapshot_with_limits(
     Snapshot {
         node_pools: vec![pool],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
-        pods: pods.into_iter().map(Arc::new).collect(),
+        pods: pods
+            .into_iter()
+            .map(|p| Arc::new(PodInfo::from(p)))
+            .collect(),
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     }

@@ -19,6 +19,7 @@ use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::hash::HashMap;
+pub use crate::pods::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 use crate::resources::ResourceList;
 use crate::scheduling::{
     DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY,
@@ -39,10 +40,10 @@ pub struct Snapshot {
     /// Nodes and NodeClaims, joined: a node with its claim, a claim still in flight,
     /// or a node Karpenter does not manage.
     pub nodes: Vec<ClusterNode>,
-    /// Every pod: pending, bound, finished and daemon pods alike. Shared, as
-    /// a watch cache holds them: cloning a snapshot (or reading one from a
-    /// cache) copies pointers, not pods; change one with [`Arc::make_mut`].
-    pub pods: Vec<Arc<Pod>>,
+    /// Every pod: pending, bound, finished and daemon pods alike, as
+    /// planning reads them ([`PodInfo`]). Shared: cloning a snapshot copies
+    /// pointers, not pods; change one with [`Arc::make_mut`].
+    pub pods: Vec<Arc<PodInfo>>,
     /// DaemonSets, whose pods land on every new node they tolerate.
     pub daemon_sets: Vec<DaemonSet>,
     /// PodDisruptionBudgets.
@@ -79,12 +80,18 @@ impl Snapshot {
         self
     }
 
-    /// This snapshot with `pods` added after those it has, each put in an
-    /// [`Arc`] of its own: for a snapshot written in code (one read from a
-    /// watch cache shares the cache's `Arc`s instead).
+    /// This snapshot with `pods` added after those it has, read as planning
+    /// reads them ([`PodInfo`]), replicas sharing their specs.
     #[must_use]
-    pub fn with_pods(mut self, pods: impl IntoIterator<Item = Pod>) -> Self {
-        self.pods.extend(pods.into_iter().map(Arc::new));
+    pub fn with_pods<P: std::borrow::Borrow<Pod>>(
+        mut self,
+        pods: impl IntoIterator<Item = P>,
+    ) -> Self {
+        let mut interner = PodInterner::new();
+        self.pods.extend(
+            pods.into_iter()
+                .map(|pod| Arc::new(interner.pod_info(pod.borrow()))),
+        );
         self
     }
 }

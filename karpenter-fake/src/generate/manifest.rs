@@ -94,7 +94,7 @@ pub fn snapshot_documents(snapshot: &Snapshot) -> Result<Vec<Value>, serde_json:
         }
     }
     for pod in &snapshot.pods {
-        items.push(serde_json::to_value(pod.as_ref())?);
+        items.push(serde_json::to_value(pod.to_pod())?);
     }
     for pdb in &snapshot.pod_disruption_budgets {
         items.push(serde_json::to_value(pdb)?);

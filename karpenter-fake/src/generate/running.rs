@@ -20,7 +20,7 @@ use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::resources::{self, ResourceList, format_quantity};
 use karpenter_core::scheduling::WellKnownLabels;
-use karpenter_core::snapshot::{Snapshot, join_nodes};
+use karpenter_core::snapshot::{PodFields, PodInterner, Snapshot, join_nodes};
 
 use super::catalog::{ZONES, sized_instance_types};
 use super::workload::{Shape, SplitMix64, pending_pod};
@@ -97,6 +97,7 @@ pub(super) fn running_snapshot(
     let mut cluster_nodes = Vec::with_capacity(nodes.len());
     let mut claims = Vec::with_capacity(nodes.len());
     let mut pods = Vec::new();
+    let mut interner = PodInterner::new();
     for (i, (node_pods, instance_type)) in nodes.into_iter().enumerate() {
         let name = format!("node-{i:05}");
         let (node, claim) = managed_node(&name, ZONES[i % ZONES.len()], instance_type);
@@ -104,7 +105,7 @@ pub(super) fn running_snapshot(
         claims.push(claim);
         for mut pod in node_pods {
             run_on(&mut pod, &name);
-            pods.push(Arc::new(pod));
+            pods.push(Arc::new(interner.pod_info(&pod)));
         }
     }
     Snapshot {
@@ -210,9 +211,8 @@ fn node_type<'t>(
 }
 
 /// What a generated pod requests (`pods: 1` included), as Kubernetes counts it.
-pub(super) fn requests(pod: &Pod) -> ResourceList {
-    pod.spec
-        .as_ref()
+pub(super) fn requests(pod: &(impl PodFields + ?Sized)) -> ResourceList {
+    pod.scheduling()
         .and_then(|spec| resources::pod_requests(spec).ok())
         .unwrap_or_default()
 }
@@ -309,9 +309,10 @@ mod tests {
         assert_eq!(cluster.nodes.len(), 30);
         assert_eq!(cluster.pods.len(), 600);
         for node in &cluster.nodes {
-            let on_node = cluster.pods.iter().filter(|p| {
-                p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node.name())
-            });
+            let on_node = cluster
+                .pods
+                .iter()
+                .filter(|p| p.node_name.as_deref() == Some(node.name()));
             let mut used = ResourceList::new();
             for pod in on_node {
                 used = used.checked_add(&requests(pod)).unwrap_or(used);

@@ -184,7 +184,7 @@ mod tests {
         for pod in cluster
             .pods
             .iter()
-            .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node))
+            .filter(|p| p.node_name.as_deref() == Some(node))
         {
             used = used.checked_add(&requests(pod)).unwrap_or(used);
         }

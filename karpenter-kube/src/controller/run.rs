@@ -233,7 +233,7 @@ async fn reconcile(
     events.record_report(&report);
     count(&report, &pools, metrics);
     let pods = cluster.pods().await?;
-    let pending = pods.iter().filter(|pod| is_pending(pod)).count();
+    let pending = pods.iter().filter(is_pending).count();
     metrics.set_pending_pods(pending);
     metrics.set_cluster_state(cluster.nodes().await?.len(), cluster.is_synced());
     for timing in &report.timings {

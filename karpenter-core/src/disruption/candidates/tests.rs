@@ -1,5 +1,7 @@
 //! Unit tests of [`candidates`], on small snapshots built here.
 
+use crate::snapshot::PodInfo;
+use k8s_openapi::api::core::v1::Pod;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -128,7 +130,10 @@ fn snapshot(nodes: Vec<ClusterNode>, pods: Vec<Pod>) -> Snapshot {
         node_pools: vec![pool("default")],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(vec![small()]))]),
         nodes,
-        pods: pods.into_iter().map(Arc::new).collect(),
+        pods: pods
+            .into_iter()
+            .map(|p| Arc::new(PodInfo::from(p)))
+            .collect(),
         ..Snapshot::default()
     }
 }
@@ -615,7 +620,7 @@ fn daemon_and_finished_pods_leave_a_node_empty() {
     assert_eq!(busy.savings_ratio(), 0.05);
 }
 
-fn names_of(pods: &[&Pod]) -> Vec<String> {
+fn names_of(pods: &[&PodInfo]) -> Vec<String> {
     pods.iter()
         .map(|p| p.metadata.name.clone().unwrap_or_default())
         .collect()

@@ -25,7 +25,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{NodeSelector, Pod, PodSpec};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::{NodeSelector, PodSpec};
 
 use super::dual::{Column, Demand, allowed, shape, unit_prices};
 use crate::api::NodePool;
@@ -80,7 +81,7 @@ fn required_affinity(spec: &PodSpec) -> Option<&NodeSelector> {
 /// The pod's requirements from its node selector and its single required
 /// node-affinity term; `None` when it has several terms (any of which may
 /// hold) or they cannot be read: then every type is its candidate.
-fn pod_requirements(pod: &Pod) -> Option<Requirements> {
+fn pod_requirements(pod: &PodInfo) -> Option<Requirements> {
     let spec = pod.spec.as_ref()?;
     let terms = required_affinity(spec).map_or(0, |r| r.node_selector_terms.len());
     if terms > 1 {
@@ -107,7 +108,7 @@ fn pool_requirements(pool: &NodePool) -> Option<Requirements> {
 /// A proven lower bound on the hourly price of new capacity for `pods`, or
 /// `None` when the LP cannot be solved (the bound is then unknown, not 0).
 /// A pod no instance type can hold makes every plan invalid: it is left out.
-pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
+pub fn lower_bound(snapshot: &Snapshot, pods: &[&PodInfo]) -> Option<f64> {
     let mut catalog = Catalog {
         types: Vec::new(),
         by_name: BTreeMap::new(),
@@ -224,7 +225,7 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&Pod]) -> Option<f64> {
 
 /// What decides where a pod may run: its node selector, required node
 /// affinity and tolerations.
-fn signature(pod: &Pod) -> String {
+fn signature(pod: &PodInfo) -> String {
     let Some(spec) = pod.spec.as_ref() else {
         return String::new();
     };
@@ -242,7 +243,7 @@ fn candidate_prices(
     snapshot: &Snapshot,
     catalog: &Catalog<'_>,
     pools: &[(&NodePool, Option<Requirements>)],
-    pod: &Pod,
+    pod: &PodInfo,
 ) -> BTreeMap<usize, f64> {
     let own = pod_requirements(pod);
     let tolerations = pod
@@ -466,7 +467,7 @@ impl ProvisioningPlan {
             .iter()
             .flat_map(|c| c.pods.iter().map(PodKey::as_str))
             .collect();
-        let pods: Vec<&Pod> = snapshot
+        let pods: Vec<&PodInfo> = snapshot
             .pods
             .iter()
             .map(Arc::as_ref)

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::pods::PodInfo;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint, Toleration};
+use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
 
 use super::dra::has_dra_requirements;
 use super::host_ports::{HostPort, host_ports};
@@ -32,7 +33,7 @@ pub(crate) struct DaemonPod {
 /// Resource Allocation claims is left out too: upstream's default
 /// `ignore-dra-requests` counts it neither as overhead of new nodes nor as room
 /// to keep on existing ones.
-pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Arc<Pod>]) -> Vec<DaemonPod> {
+pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Arc<PodInfo>]) -> Vec<DaemonPod> {
     daemon_sets
         .iter()
         .filter_map(|ds| {
@@ -44,7 +45,7 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Arc<Pod>]) -> Vec<D
 }
 
 /// Whether `pod` belongs to `daemon_set`: same namespace, owned by it.
-pub(crate) fn is_pod_of(daemon_set: &DaemonSet, pod: &Pod) -> bool {
+pub(crate) fn is_pod_of(daemon_set: &DaemonSet, pod: &PodInfo) -> bool {
     pod.metadata.namespace == daemon_set.metadata.namespace
         && pod
             .metadata
@@ -56,7 +57,7 @@ pub(crate) fn is_pod_of(daemon_set: &DaemonSet, pod: &Pod) -> bool {
 
 /// The newest of a DaemonSet's live pods, as upstream picks the one that
 /// stands for them (the last of equally new ones).
-pub(crate) fn newest<'p>(pods: impl Iterator<Item = &'p Pod>) -> Option<&'p Pod> {
+pub(crate) fn newest<'p>(pods: impl Iterator<Item = &'p PodInfo>) -> Option<&'p PodInfo> {
     pods.max_by(|a, b| {
         a.metadata
             .creation_timestamp
@@ -66,10 +67,10 @@ pub(crate) fn newest<'p>(pods: impl Iterator<Item = &'p Pod>) -> Option<&'p Pod>
 
 /// The daemon pod of `ds` as its `live` pod (else its template) asks for it;
 /// `None` when its spec cannot be read.
-pub(crate) fn daemon_pod(ds: &DaemonSet, live: Option<&Pod>) -> Option<DaemonPod> {
+pub(crate) fn daemon_pod(ds: &DaemonSet, live: Option<&PodInfo>) -> Option<DaemonPod> {
     let template_spec = ds.spec.template.spec.clone().unwrap_or_default();
     let mut spec = live
-        .and_then(|p| p.spec.clone())
+        .and_then(|p| p.spec.as_deref().cloned())
         .unwrap_or_else(|| template_spec.clone());
     // The DaemonSet controller pins each live pod to its node with a
     // `matchFields` term; what selects nodes is the template's affinity.

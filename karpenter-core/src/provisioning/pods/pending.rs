@@ -3,9 +3,11 @@
 //! and its helpers in `pkg/utils/pod/scheduling.go`). The rule is
 //! [`is_pending`]'s.
 
-use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
+use k8s_openapi::api::core::v1::PodCondition;
 
-use crate::pods::{bound_node, is_daemon_pod, is_owned_by_node, is_terminal};
+use crate::pods::{
+    PodFields, PodInfo, PodInfoStatus, bound_node, is_daemon_pod, is_owned_by_node, is_terminal,
+};
 
 /// The condition the kube-scheduler writes on a pod it has tried.
 const POD_SCHEDULED: &str = "PodScheduled";
@@ -64,34 +66,30 @@ const UNSCHEDULABLE: &str = "Unschedulable";
 /// let written = serde_json::json!({"metadata": {"name": "web-2"}, "status": {"phase": "Pending"}});
 /// assert!(is_pending(&pod(written)));
 /// ```
-pub fn is_pending(pod: &Pod) -> bool {
+pub fn is_pending(pod: &(impl PodFields + ?Sized)) -> bool {
     !is_preempting(pod) && is_pending_but_for_nomination(pod)
 }
 
 /// Whether the pod would be pending were it not nominated: every clause of
 /// [`is_pending`] but the nomination. The driver reads the nominations it
 /// made itself with it.
-pub(crate) fn is_pending_but_for_nomination(pod: &Pod) -> bool {
+pub(crate) fn is_pending_but_for_nomination(pod: &(impl PodFields + ?Sized)) -> bool {
     bound_node(pod).is_none()
         && marked_unschedulable(pod)
         && !is_daemon_pod(pod)
         && !is_owned_by_node(pod)
         && !is_terminal(pod)
-        && pod.metadata.deletion_timestamp.is_none()
+        && pod.metadata().deletion_timestamp.is_none()
 }
 
 /// The node a pod is nominated to (`status.nominatedNodeName`), if any.
-pub fn nominated_node(pod: &Pod) -> Option<&str> {
-    pod.status
-        .as_ref()?
-        .nominated_node_name
-        .as_deref()
-        .filter(|name| !name.is_empty())
+pub fn nominated_node(pod: &(impl PodFields + ?Sized)) -> Option<&str> {
+    pod.nominated_node_name().filter(|name| !name.is_empty())
 }
 
 /// Whether the pod is preempting (upstream `IsPreempting`): nominated to a
 /// node where the kube-scheduler makes room for it.
-pub fn is_preempting(pod: &Pod) -> bool {
+pub fn is_preempting(pod: &(impl PodFields + ?Sized)) -> bool {
     nominated_node(pod).is_some()
 }
 
@@ -99,9 +97,9 @@ pub fn is_preempting(pod: &Pod) -> bool {
 /// `FailedToSchedule`: a `PodScheduled` condition with reason
 /// `Unschedulable`), or the pod has no `PodScheduled` condition to say
 /// otherwise (no status, or one without the condition).
-pub fn marked_unschedulable(pod: &Pod) -> bool {
-    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
-    match conditions
+pub fn marked_unschedulable(pod: &(impl PodFields + ?Sized)) -> bool {
+    match pod
+        .conditions()
         .unwrap_or_default()
         .iter()
         .find(|c: &&PodCondition| c.type_ == POD_SCHEDULED)
@@ -115,12 +113,10 @@ pub fn marked_unschedulable(pod: &Pod) -> bool {
 /// disruption simulation moving it off a node that goes): unbound, and with
 /// the status the kube-scheduler gives a pod it cannot place (phase
 /// `Pending`, `PodScheduled` `False` for `Unschedulable`, no nomination).
-pub(crate) fn as_unschedulable(pod: &Pod) -> Pod {
+pub(crate) fn as_unschedulable(pod: &PodInfo) -> PodInfo {
     let mut moved = pod.clone();
-    if let Some(spec) = moved.spec.as_mut() {
-        spec.node_name = None;
-    }
-    moved.status = Some(PodStatus {
+    moved.node_name = None;
+    moved.status = Some(PodInfoStatus {
         phase: Some("Pending".to_owned()),
         conditions: Some(vec![PodCondition {
             type_: POD_SCHEDULED.to_owned(),
@@ -128,13 +124,14 @@ pub(crate) fn as_unschedulable(pod: &Pod) -> Pod {
             reason: Some(UNSCHEDULABLE.to_owned()),
             ..PodCondition::default()
         }]),
-        ..PodStatus::default()
+        ..PodInfoStatus::default()
     });
     moved
 }
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::{Value, json};
 
     use super::*;
@@ -239,7 +236,7 @@ mod tests {
             ]},
         }));
         assert!(!is_pending(&running));
-        let moved = as_unschedulable(&running);
+        let moved = as_unschedulable(&PodInfo::from(&running));
         assert!(is_pending(&moved));
         assert_eq!(bound_node(&moved), None);
         assert_eq!(moved.metadata, running.metadata);

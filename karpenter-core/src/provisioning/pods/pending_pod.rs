@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
-use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::jiff::Timestamp;
 
 use super::dra::has_dra_requirements;
@@ -130,7 +131,7 @@ impl<'s> PendingPod<'s> {
     /// Reads a pending pod; an invalid one (a quantity or a selector that cannot be
     /// read, a restricted label) is rejected with why.
     pub(crate) fn new(
-        pod: &'s Pod,
+        pod: &'s PodInfo,
         well_known: &WellKnownLabels,
     ) -> Result<PendingPod<'s>, Rejected> {
         let key = pod_key(pod);
@@ -138,7 +139,7 @@ impl<'s> PendingPod<'s> {
             key: pod_key(pod),
             why: Box::new(why),
         };
-        let spec: &'s PodSpec = pod.spec.as_ref().unwrap_or(&NO_SPEC);
+        let spec: &'s PodSpec = pod.spec.as_deref().unwrap_or(&NO_SPEC);
         let requests =
             resources::pod_requests(spec).map_err(|e| reject(Unreadable::Requests(e)))?;
         validate_pod_spec(spec, well_known).map_err(|e| reject(Unreadable::Requirements(e)))?;

@@ -26,10 +26,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Pod, Volume,
+    NodeSelectorRequirement, PersistentVolume, PersistentVolumeClaim, Volume,
 };
 use k8s_openapi::api::storage::v1::StorageClass;
 
+use crate::pods::PodFields;
 use crate::scheduling::{LABEL_HOSTNAME, RequirementError, Requirements};
 use crate::snapshot::Snapshot;
 
@@ -174,13 +175,13 @@ impl fmt::Display for ClaimProblem {
 /// why the pod cannot be scheduled because of one of its claims.
 pub(crate) fn volume_requirements(
     snapshot: &Snapshot,
-    pod: &Pod,
+    pod: &(impl PodFields + ?Sized),
 ) -> Result<Vec<Requirements>, VolumeError> {
-    let Some(spec) = pod.spec.as_ref() else {
+    let Some(spec) = pod.scheduling() else {
         return Ok(Vec::new());
     };
-    let pod_name = pod.metadata.name.as_deref().unwrap_or_default();
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+    let pod_name = pod.metadata().name.as_deref().unwrap_or_default();
+    let namespace = pod.metadata().namespace.as_deref().unwrap_or("default");
     // `None` stands for the single empty alternative no volume has narrowed yet.
     let mut alternatives: Option<Vec<Requirements>> = None;
     for volume in spec.volumes.iter().flatten() {
@@ -408,6 +409,7 @@ fn cross(so_far: &[Requirements], next: &[Requirements]) -> Vec<Requirements> {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::{Value, json};
 
     use super::*;

@@ -17,7 +17,8 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::Node;
 
 use super::existing::ExistingNode;
 use crate::api::NodeClaim;
@@ -41,7 +42,7 @@ struct Read {
     node: Option<Arc<Node>>,
     claim: Option<NodeClaim>,
     /// The pods bound to the node, in the snapshot's order.
-    pods: Vec<Arc<Pod>>,
+    pods: Vec<Arc<PodInfo>>,
     destination: Arc<ExistingNode>,
 }
 
@@ -59,7 +60,11 @@ impl Carried {
 
     /// The destination read from `node` with `bound` pods, if it is carried
     /// and neither has changed since.
-    pub(crate) fn get(&self, node: &ClusterNode, bound: &[&Arc<Pod>]) -> Option<Arc<ExistingNode>> {
+    pub(crate) fn get(
+        &self,
+        node: &ClusterNode,
+        bound: &[&Arc<PodInfo>],
+    ) -> Option<Arc<ExistingNode>> {
         let read = self.nodes.get(node.name())?;
         let same_node = match (&read.node, &node.node) {
             (Some(was), Some(is)) => Arc::ptr_eq(was, is),
@@ -83,7 +88,13 @@ impl Carried {
     pub(crate) fn next<'a>(
         mut self,
         daemons: &[DaemonPod],
-        destinations: impl Iterator<Item = (&'a ClusterNode, &'a [&'a Arc<Pod>], &'a Arc<ExistingNode>)>,
+        destinations: impl Iterator<
+            Item = (
+                &'a ClusterNode,
+                &'a [&'a Arc<PodInfo>],
+                &'a Arc<ExistingNode>,
+            ),
+        >,
     ) -> Carried {
         let mut nodes = HashMap::default();
         for (node, bound, destination) in destinations {
@@ -119,6 +130,7 @@ mod tests {
     use super::Carried;
     use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};
+    use crate::snapshot::PodInfo;
     use crate::snapshot::Snapshot;
     use crate::snapshot::build::{NodeBuilder, PodBuilder};
 
@@ -147,7 +159,7 @@ mod tests {
                     .requests(format!("{millis}m"), "1Gi")
                     .on_node(format!("node-{}", node % nodes))
                     .build();
-                Arc::new(pod)
+                Arc::new(PodInfo::from(pod))
             })
             .collect();
         cluster
@@ -178,8 +190,8 @@ mod tests {
             Change::Rebind(pod, node) if !cluster.pods.is_empty() => {
                 let at = pod % cluster.pods.len();
                 let pod = Arc::make_mut(&mut cluster.pods[at]);
-                if let Some(spec) = pod.spec.as_mut() {
-                    spec.node_name = Some(format!("node-{}", node % nodes));
+                if pod.spec.is_some() {
+                    pod.node_name = Some(format!("node-{}", node % nodes));
                 }
             }
             Change::Rebind(..) => {}

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Pod, Taint};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::Taint;
 
 use crate::pods::{is_daemon_pod, is_terminal};
 use crate::provisioning::pods::daemons::DaemonPod;
@@ -41,7 +42,7 @@ impl ExistingNode {
     /// A destination from a cluster node and the pods bound to it.
     pub(crate) fn new(
         node: &ClusterNode,
-        bound: &[&Arc<Pod>],
+        bound: &[&Arc<PodInfo>],
         daemons: &[DaemonPod],
     ) -> ExistingNode {
         let name = node.name().to_string();

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 
 use super::carried::Carried;
 use super::existing::Destination;
@@ -40,7 +40,7 @@ pub(crate) struct Prepared<'s> {
     pending: Vec<(usize, Result<PendingPod<'s>, Rejected>)>,
     /// For each DaemonSet, its live pods, each with its node's index, among
     /// which [`daemon_pods`] picks the one that stands for them.
-    daemon_candidates: Vec<Vec<(Option<usize>, &'s Pod)>>,
+    daemon_candidates: Vec<Vec<(Option<usize>, &'s PodInfo)>>,
 }
 
 impl<'s> Prepared<'s> {
@@ -171,7 +171,7 @@ impl<'s> Prepared<'s> {
                 if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
                     return true;
                 }
-                let read = |pod: Option<&Pod>| daemon_pod(daemon_set, pod).map(|d| d.spec);
+                let read = |pod: Option<&PodInfo>| daemon_pod(daemon_set, pod).map(|d| d.spec);
                 read(before) == read(after)
             })
     }

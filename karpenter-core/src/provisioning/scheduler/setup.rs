@@ -7,7 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Pod, Taint};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::Taint;
 
 use rayon::prelude::*;
 
@@ -69,7 +70,7 @@ pub(crate) struct Setup<'s> {
     /// with the node's index in the snapshot, in snapshot order.
     pool_capacities: Vec<Vec<(usize, ResourceList)>>,
     /// The pods bound to each node, by node name, in snapshot order.
-    pub(crate) bound: HashMap<&'s str, Vec<&'s Arc<Pod>>>,
+    pub(crate) bound: HashMap<&'s str, Vec<&'s Arc<PodInfo>>>,
     /// The DaemonSet pods every node makes room for.
     daemons: Vec<DaemonPod>,
     /// The destinations, in the order pods try them, each with its index in
@@ -158,7 +159,7 @@ impl<'s> Setup<'s> {
                     .collect(),
             })
             .collect();
-        let mut bound: HashMap<&str, Vec<&Arc<Pod>>> = HashMap::default();
+        let mut bound: HashMap<&str, Vec<&Arc<PodInfo>>> = HashMap::default();
         for pod in &snapshot.pods {
             if let Some(node) = bound_node(pod) {
                 bound.entry(node).or_default().push(pod);
@@ -240,7 +241,7 @@ impl<'s> Setup<'s> {
         &self,
         snapshot: &'s Snapshot,
         moving: &HashSet<&str>,
-        leaving: &HashSet<*const Pod>,
+        leaving: &HashSet<*const PodInfo>,
         memoize: bool,
     ) -> TopologyBase {
         let pool_requirements: Vec<Requirements> = self
@@ -334,7 +335,7 @@ fn written_limits_of(pool: &crate::api::NodePool) -> Option<Limits> {
 /// requirements; those that cannot be read are rejected with why.
 pub(crate) fn read_pending<'s>(
     snapshot: &'s Snapshot,
-    pod: &'s Pod,
+    pod: &'s PodInfo,
 ) -> Result<PendingPod<'s>, Rejected> {
     let volumes = volume_requirements(snapshot, pod);
     match (PendingPod::new(pod, &snapshot.well_known_labels), volumes) {

@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 use k8s_openapi::jiff::Timestamp;
 use rayon::prelude::*;
 
@@ -93,10 +93,10 @@ impl<'s> Scheduler<'s> {
         let mut rejected = Vec::new();
         // As upstream: the pending pods, then those of the nodes on their way
         // out (the order topology groups meet them in).
-        let planned: Vec<&Arc<Pod>> = snapshot
+        let planned: Vec<&Arc<PodInfo>> = snapshot
             .pods
             .iter()
-            .filter(|p| is_pending(p))
+            .filter(is_pending)
             .chain(leaving.iter().map(|&i| &snapshot.pods[i]))
             .collect();
         // Each pod is read on its own: on every core, kept in this order.
@@ -118,7 +118,7 @@ impl<'s> Scheduler<'s> {
             .map(|p| p.uid)
             .filter(|uid| !uid.is_empty())
             .collect();
-        let leaving: HashSet<*const Pod> = leaving
+        let leaving: HashSet<*const PodInfo> = leaving
             .iter()
             .map(|&i| Arc::as_ptr(&snapshot.pods[i]))
             .collect();

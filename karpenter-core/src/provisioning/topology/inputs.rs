@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
+use crate::pods::PodFields;
+use k8s_openapi::api::core::v1::{PodSpec, Taint};
 
 use crate::cloudprovider::InstanceType;
 use crate::scheduling::Requirements;
@@ -85,18 +86,12 @@ pub(crate) enum NodeKind {
 /// Whether a pod is left out of topology counts, after upstream's
 /// `IgnoredForTopology`: not bound to a node, terminal (`Succeeded` or
 /// `Failed`), or terminating.
-pub(crate) fn ignored_for_topology(pod: &Pod) -> bool {
-    let unbound = pod
-        .spec
-        .as_ref()
-        .and_then(|s| s.node_name.as_deref())
-        .is_none_or(str::is_empty);
+pub(crate) fn ignored_for_topology(pod: &(impl PodFields + ?Sized)) -> bool {
+    let unbound = pod.node_name().is_none_or(str::is_empty);
     let terminal = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
+        .phase()
         .is_some_and(|phase| phase == "Succeeded" || phase == "Failed");
-    unbound || terminal || pod.metadata.deletion_timestamp.is_some()
+    unbound || terminal || pod.metadata().deletion_timestamp.is_some()
 }
 
 /// A node pods were counted on.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 
 use super::describe::{describe, describe_taint, shortfall};
 use super::index::Checker;
@@ -134,7 +134,7 @@ impl Checker<'_> {
 
         // The pods.
         let mut requests = ResourceList::new();
-        let mut pods: Vec<&Pod> = Vec::new();
+        let mut pods: Vec<&PodInfo> = Vec::new();
         let mut pod_ports: Vec<HostPort> = Vec::new();
         for key in &claim.pods {
             let Some(pod) = self.pending.get(key.as_str()) else {

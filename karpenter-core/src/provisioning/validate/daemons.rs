@@ -1,7 +1,8 @@
 //! DaemonSets: the pods they would run on a new node, and which of them land on
 //! a NodePool's instance type.
 
-use k8s_openapi::api::core::v1::{Pod, PodSpec, Taint};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::{PodSpec, Taint};
 
 use super::pods::{first_untolerated, strict_alternatives};
 use crate::cloudprovider::InstanceType;
@@ -30,7 +31,7 @@ pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
         .iter()
         .filter_map(|ds| {
             let template = ds.spec.template.spec.clone().unwrap_or_default();
-            let mut live: Option<&Pod> = None;
+            let mut live: Option<&PodInfo> = None;
             for pod in &snapshot.pods {
                 let owned = is_pod_of(ds, pod);
                 let newer = live.is_none_or(|l| {
@@ -42,7 +43,7 @@ pub(super) fn daemons(snapshot: &Snapshot) -> Vec<Daemon> {
                 }
             }
             let mut spec = live
-                .and_then(|p| p.spec.clone())
+                .and_then(|p| p.spec.as_deref().cloned())
                 .unwrap_or_else(|| template.clone());
             let required = template
                 .affinity

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::pods::PodInfo;
 
 use super::daemons::{Daemon, daemons};
 use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
@@ -33,7 +33,7 @@ pub(super) enum Host {
 
 /// A pending pod the plan places, at its first placement.
 pub(super) struct Placed<'s> {
-    pub(super) pod: &'s Pod,
+    pub(super) pod: &'s PodInfo,
     pub(super) key: PodKey,
     pub(super) host: Host,
     pub(super) zone: Option<String>,
@@ -44,7 +44,7 @@ pub(super) struct Checker<'s> {
     pub(super) well_known: &'s WellKnownLabels,
     /// The pods the plan places: pending pods and the reschedulable pods of
     /// nodes on their way out, by key (the first of each key).
-    pub(super) pending: BTreeMap<PodKey, &'s Pod>,
+    pub(super) pending: BTreeMap<PodKey, &'s PodInfo>,
     /// How many pods the plan must list have each key.
     pub(super) expected: BTreeMap<PodKey, usize>,
     /// The pods of nodes on their way out that the plan may list or leave
@@ -53,7 +53,7 @@ pub(super) struct Checker<'s> {
     /// Cluster nodes by name (the first of each name).
     pub(super) nodes: BTreeMap<&'s str, &'s ClusterNode>,
     /// Pods bound to each node, finished ones included.
-    pub(super) bound: BTreeMap<&'s str, Vec<&'s Pod>>,
+    pub(super) bound: BTreeMap<&'s str, Vec<&'s PodInfo>>,
     pub(super) daemons: Vec<Daemon>,
     /// Each pool's catalog by type name.
     pub(super) by_name: BTreeMap<&'s str, BTreeMap<&'s str, &'s InstanceType>>,
@@ -69,7 +69,7 @@ impl<'s> Checker<'s> {
         let mut pending = BTreeMap::new();
         let mut expected = BTreeMap::new();
         let mut optional = BTreeSet::new();
-        let mut bound: BTreeMap<&str, Vec<&Pod>> = BTreeMap::new();
+        let mut bound: BTreeMap<&str, Vec<&PodInfo>> = BTreeMap::new();
         let mut nodes = BTreeMap::new();
         for node in &snapshot.nodes {
             nodes.entry(node.name()).or_insert(node);
@@ -125,7 +125,7 @@ impl<'s> Checker<'s> {
     /// unschedulable), by address: as upstream leaves the pods it schedules
     /// out of the topology counts, they count where the plan puts them (if
     /// anywhere), not on the node they leave.
-    pub(super) fn moved(&self, plan: &ProvisioningPlan) -> HashSet<*const Pod> {
+    pub(super) fn moved(&self, plan: &ProvisioningPlan) -> HashSet<*const PodInfo> {
         let listed = plan
             .node_claims
             .iter()

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    NodeSelectorTerm, Pod, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
+    NodeSelectorTerm, PodAffinityTerm, PodSpec, Taint, Toleration, WeightedPodAffinityTerm,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use crate::pods::PodKey;
+use crate::pods::{PodInfo, PodKey};
 use crate::scheduling::{
     DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE, RequirementError, Requirements,
     TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, normalize_label_key,
@@ -20,31 +20,27 @@ use crate::scheduling::{
 /// own reading of the pod's metadata, independent of the engine's
 /// [`PodKey::of`] on purpose, only producing the same [`PodKey`] type so that
 /// it compares with the plan's keys.
-pub(super) fn pod_key(pod: &Pod) -> PodKey {
+pub(super) fn pod_key(pod: &PodInfo) -> PodKey {
     PodKey::new(
         pod_namespace(pod),
         pod.metadata.name.as_deref().unwrap_or_default(),
     )
 }
 
-pub(super) fn pod_namespace(pod: &Pod) -> &str {
+pub(super) fn pod_namespace(pod: &PodInfo) -> &str {
     pod.metadata.namespace.as_deref().unwrap_or("default")
 }
 
-pub(super) fn bound_node(pod: &Pod) -> Option<&str> {
-    pod.spec
-        .as_ref()?
-        .node_name
-        .as_deref()
-        .filter(|n| !n.is_empty())
+pub(super) fn bound_node(pod: &PodInfo) -> Option<&str> {
+    pod.node_name.as_deref().filter(|n| !n.is_empty())
 }
 
-pub(super) fn is_terminal(pod: &Pod) -> bool {
+pub(super) fn is_terminal(pod: &PodInfo) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     matches!(phase, Some("Succeeded" | "Failed"))
 }
 
-pub(super) fn is_daemon_pod(pod: &Pod) -> bool {
+pub(super) fn is_daemon_pod(pod: &PodInfo) -> bool {
     pod.metadata
         .owner_references
         .iter()
@@ -57,7 +53,7 @@ pub(super) fn is_daemon_pod(pod: &Pod) -> bool {
 /// marked unschedulable by the kube-scheduler or with no `PodScheduled`
 /// condition at all, not
 /// finished, not being deleted, neither a DaemonSet's nor a Node's.
-pub(super) fn is_pending(pod: &Pod) -> bool {
+pub(super) fn is_pending(pod: &PodInfo) -> bool {
     let status = pod.status.as_ref();
     let conditions = status
         .and_then(|s| s.conditions.as_deref())
@@ -89,7 +85,7 @@ pub(super) fn is_pending(pod: &Pod) -> bool {
 /// (upstream's `IsReschedulable`): neither finished nor being deleted, unless
 /// a StatefulSet owns it (its successor waits for it to go); owned neither
 /// by a DaemonSet (`apps/v1`) nor by a Node.
-pub(super) fn is_reschedulable(pod: &Pod) -> bool {
+pub(super) fn is_reschedulable(pod: &PodInfo) -> bool {
     let owned_by = |api_version: &str, kind: &str| {
         pod.metadata
             .owner_references
@@ -110,7 +106,7 @@ pub(super) fn is_reschedulable(pod: &Pod) -> bool {
 /// the validator, having no clock, does not judge; or a PodDisruptionBudget in
 /// its namespace, whose selector it does not read). A pod with neither must be
 /// planned.
-pub(super) fn may_stay(pod: &Pod, budgets: &[PodDisruptionBudget]) -> bool {
+pub(super) fn may_stay(pod: &PodInfo, budgets: &[PodDisruptionBudget]) -> bool {
     let annotated = pod
         .metadata
         .annotations
@@ -124,7 +120,7 @@ pub(super) fn may_stay(pod: &Pod, budgets: &[PodDisruptionBudget]) -> bool {
 }
 
 /// Upstream's `IgnoredForTopology`, negated: a pod that counts for topology.
-pub(super) fn counts_for_topology(pod: &Pod) -> bool {
+pub(super) fn counts_for_topology(pod: &PodInfo) -> bool {
     bound_node(pod).is_some() && !is_terminal(pod) && pod.metadata.deletion_timestamp.is_none()
 }
 
@@ -133,8 +129,8 @@ pub(super) fn empty_spec() -> &'static PodSpec {
     EMPTY.get_or_init(PodSpec::default)
 }
 
-pub(super) fn spec_of(pod: &Pod) -> &PodSpec {
-    pod.spec.as_ref().unwrap_or_else(|| empty_spec())
+pub(super) fn spec_of(pod: &PodInfo) -> &PodSpec {
+    pod.spec.as_deref().unwrap_or_else(|| empty_spec())
 }
 
 /// The alternatives a pod's node must meet one of: its `nodeSelector` with each
@@ -189,7 +185,7 @@ pub(super) fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String
         })
 }
 
-pub(super) fn pod_labels(pod: &Pod) -> &BTreeMap<String, String> {
+pub(super) fn pod_labels(pod: &PodInfo) -> &BTreeMap<String, String> {
     static EMPTY: BTreeMap<String, String> = BTreeMap::new();
     pod.metadata.labels.as_ref().unwrap_or(&EMPTY)
 }

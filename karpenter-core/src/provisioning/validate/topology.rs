@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Pod, PodSpec, TopologySpreadConstraint};
+use crate::pods::PodInfo;
+use k8s_openapi::api::core::v1::{PodSpec, TopologySpreadConstraint};
 
 use super::index::{Checker, Host, Placed};
 use super::pods::{
@@ -25,12 +26,12 @@ impl<'s> Checker<'s> {
     pub(super) fn check_anti_affinity(
         &self,
         placed: &[Placed<'s>],
-        moved: &HashSet<*const Pod>,
+        moved: &HashSet<*const PodInfo>,
         out: &mut Vec<Violation>,
     ) {
         // Every pod in a domain: (pod, key, is new).
         struct Member<'p> {
-            pod: &'p Pod,
+            pod: &'p PodInfo,
             key: PodKey,
             new: bool,
         }
@@ -107,7 +108,7 @@ impl<'s> Checker<'s> {
     pub(super) fn check_spread(
         &self,
         placed: &[Placed<'s>],
-        moved: &HashSet<*const Pod>,
+        moved: &HashSet<*const PodInfo>,
         out: &mut Vec<Violation>,
     ) {
         type GroupKey = (String, String, String);
@@ -245,7 +246,7 @@ impl<'s> Checker<'s> {
     /// `V(q)` of [`validate`](super::validate)'s "Zonal spread".
     pub(super) fn eligible_zones(
         &self,
-        pod: &Pod,
+        pod: &PodInfo,
         alternatives: &[Requirements],
     ) -> BTreeSet<String> {
         let spec = spec_of(pod);

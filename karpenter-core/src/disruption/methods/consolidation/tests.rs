@@ -1,5 +1,6 @@
 //! Unit tests of [`compute`]'s refusals, on one-node snapshots built here.
 
+use crate::snapshot::PodInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -139,7 +140,10 @@ fn snapshot(node: ClusterNode, pods: Vec<Pod>, types: Vec<InstanceType>) -> Snap
         node_pools: vec![pool()],
         instance_types: BTreeMap::from([("default".to_owned(), Arc::from(types))]),
         nodes: vec![node],
-        pods: pods.into_iter().map(Arc::new).collect(),
+        pods: pods
+            .into_iter()
+            .map(|p| Arc::new(PodInfo::from(p)))
+            .collect(),
         ..Snapshot::default()
     }
 }

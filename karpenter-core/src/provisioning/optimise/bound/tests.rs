@@ -1,9 +1,10 @@
 use super::*;
 use crate::provisioning::schedule;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
+use k8s_openapi::api::core::v1::Pod;
 
 fn bound_of(snapshot: &Snapshot) -> f64 {
-    let pods: Vec<&Pod> = snapshot.pods.iter().map(Arc::as_ref).collect();
+    let pods: Vec<&PodInfo> = snapshot.pods.iter().map(Arc::as_ref).collect();
     lower_bound(snapshot, &pods).expect("solved")
 }
 
@@ -203,7 +204,7 @@ fn column_generation_reaches_the_full_lps_bound() {
     let cluster = snapshot(types, pods);
     let generated = bound_of(&cluster);
     // The same groups and columns, every column in one LP.
-    let pods: Vec<&Pod> = cluster.pods.iter().map(Arc::as_ref).collect();
+    let pods: Vec<&PodInfo> = cluster.pods.iter().map(Arc::as_ref).collect();
     let full = {
         let _ = &pods;
         let catalog_types: Vec<&InstanceType> = cluster.instance_types["default"].iter().collect();

@@ -9,6 +9,7 @@ mod leaving;
 mod limits;
 mod topology;
 
+use crate::snapshot::PodInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -175,7 +176,10 @@ fn snapshot(pods: Vec<Pod>) -> Snapshot {
     Snapshot {
         node_pools: vec![pool("default")],
         instance_types: BTreeMap::from([("default".to_string(), catalog())]),
-        pods: pods.into_iter().map(Arc::new).collect(),
+        pods: pods
+            .into_iter()
+            .map(|p| Arc::new(PodInfo::from(p)))
+            .collect(),
         ..Default::default()
     }
 }

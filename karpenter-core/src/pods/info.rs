@@ -1,0 +1,613 @@
+//! The pod as the engine plans with it: [`PodInfo`], what a k8s-openapi
+//! [`Pod`] says that planning reads, a tenth of its size.
+//!
+//! A `Pod` is 2.4 kB before anything is set, and each of its containers
+//! 2.3 kB more: 75,000 pods of a big cluster take half a gigabyte, most of it
+//! images, commands, probes and statuses no plan reads. A `PodInfo` keeps
+//! the pod's metadata, its node, the four things of its status planning
+//! asks about, and its spec trimmed to what scheduling reads. The trimmed
+//! spec is shared: replicas of one template point at one copy (the spec's
+//! `nodeName`, the one field that differs between them, is the pod's own
+//! [`node_name`](PodInfo::node_name)). This is kube-scheduler's `PodInfo`
+//! idea: the scheduler's view of a pod, built once when the pod is read.
+//!
+//! The fields keep the names and types `Pod` gives them, so code that reads
+//! a pod reads either; [`PodFields`] is what the helpers that take both ask.
+
+use std::collections::HashMap;
+use std::hash::Hasher;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodCondition, PodSpec, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+/// What a pod says that planning reads: its metadata (but `managedFields`),
+/// its node, the part of its status planning asks about, and its spec
+/// trimmed to what scheduling reads and shared between replicas.
+///
+/// A k8s-openapi `Pod` is 2.4 kB before anything is set, and each container
+/// 2.3 kB more: 75,000 pods take half a gigabyte, most of it images,
+/// commands, probes and statuses no plan reads. This is kube-scheduler's
+/// `PodInfo` idea, the scheduler's view of a pod built once when it is read.
+/// The fields keep the names and types `Pod` gives them; build one with
+/// [`PodInfo::of`], or with a [`PodInterner`] to share the specs of many.
+///
+/// ```
+/// use karpenter_core::snapshot::{PodFields, PodInfo, PodInterner};
+/// use k8s_openapi::api::core::v1::Pod;
+///
+/// let pod: Pod = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "web-0", "namespace": "shop"},
+///     "spec": {"nodeName": "node-a", "containers": [{"name": "app", "image": "shop/web:1"}]},
+/// }))?;
+/// let mut interner = PodInterner::new();
+/// let info = interner.pod_info(&pod);
+/// assert_eq!(info.node_name(), Some("node-a"));
+/// assert_eq!(info.spec.as_ref().unwrap().containers[0].image, None);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodInfo {
+    /// The pod's metadata, but for `managedFields`.
+    pub metadata: ObjectMeta,
+    /// The spec trimmed to what scheduling reads, shared between pods of
+    /// one template; its `nodeName` is always unset (see
+    /// [`node_name`](Self::node_name)).
+    pub spec: Option<Arc<PodSpec>>,
+    /// `spec.nodeName`: the node the pod is bound to.
+    pub node_name: Option<String>,
+    /// What of `status` planning reads.
+    pub status: Option<PodInfoStatus>,
+}
+
+/// The part of a pod's `status` planning reads, under the names `PodStatus`
+/// gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodInfoStatus {
+    /// `phase`: whether the pod has finished.
+    pub phase: Option<String>,
+    /// The `PodScheduled` and `Ready` conditions, in their order, with their
+    /// type, status and reason (messages and times are not read).
+    pub conditions: Option<Vec<PodCondition>>,
+    /// `nominatedNodeName`: where the kube-scheduler makes room for it.
+    pub nominated_node_name: Option<String>,
+    /// `startTime`: when a `do-not-disrupt` duration starts.
+    pub start_time: Option<Time>,
+}
+
+/// The condition types a [`PodInfoStatus`] keeps.
+const KEPT_CONDITIONS: [&str; 2] = ["PodScheduled", "Ready"];
+
+impl PodInfoStatus {
+    /// What planning reads of `status`.
+    pub fn of(status: &PodStatus) -> Self {
+        let conditions = status.conditions.as_ref().map(|conditions| {
+            conditions
+                .iter()
+                .filter(|c| KEPT_CONDITIONS.contains(&c.type_.as_str()))
+                .map(|c| PodCondition {
+                    type_: c.type_.clone(),
+                    status: c.status.clone(),
+                    reason: c.reason.clone(),
+                    ..PodCondition::default()
+                })
+                .collect()
+        });
+        PodInfoStatus {
+            phase: status.phase.clone(),
+            conditions,
+            nominated_node_name: status.nominated_node_name.clone(),
+            start_time: status.start_time.clone(),
+        }
+    }
+}
+
+impl PodInfo {
+    /// What planning reads of `pod`, its spec its own. Use a [`PodInterner`]
+    /// to share the specs of many pods.
+    pub fn of(pod: &Pod) -> Self {
+        Self::with_spec(pod, Arc::new)
+    }
+
+    fn with_spec(pod: &Pod, share: impl FnOnce(PodSpec) -> Arc<PodSpec>) -> Self {
+        let mut metadata = pod.metadata.clone();
+        metadata.managed_fields = None;
+        PodInfo {
+            metadata,
+            spec: pod.spec.as_ref().map(|spec| share(scheduling_spec(spec))),
+            node_name: pod.spec.as_ref().and_then(|spec| spec.node_name.clone()),
+            status: pod.status.as_ref().map(PodInfoStatus::of),
+        }
+    }
+}
+
+impl PodInfo {
+    /// A `Pod` holding what this says (and nothing planning does not read):
+    /// to write a snapshot out as manifests. Reading it back gives an equal
+    /// `PodInfo`.
+    pub fn to_pod(&self) -> Pod {
+        let spec = self.spec.as_deref().map(|spec| PodSpec {
+            node_name: self.node_name.clone(),
+            ..spec.clone()
+        });
+        let status = self.status.as_ref().map(|status| PodStatus {
+            phase: status.phase.clone(),
+            conditions: status.conditions.clone(),
+            nominated_node_name: status.nominated_node_name.clone(),
+            start_time: status.start_time.clone(),
+            ..PodStatus::default()
+        });
+        Pod {
+            metadata: self.metadata.clone(),
+            spec,
+            status,
+        }
+    }
+}
+
+impl From<&Pod> for PodInfo {
+    fn from(pod: &Pod) -> Self {
+        PodInfo::of(pod)
+    }
+}
+
+impl From<Pod> for PodInfo {
+    fn from(pod: Pod) -> Self {
+        PodInfo::of(&pod)
+    }
+}
+
+/// `spec` with only what scheduling reads: where the pod may run
+/// (`nodeSelector`, `affinity`, `tolerations`, `topologySpreadConstraints`),
+/// what it needs (each container's and init container's name, resources,
+/// ports and restart policy, in their order; pod-level resources, overhead,
+/// resource claims, volumes) and its priority. `nodeName` is left unset.
+fn scheduling_spec(spec: &PodSpec) -> PodSpec {
+    let container = |c: &Container| Container {
+        name: c.name.clone(),
+        resources: c.resources.clone(),
+        ports: c.ports.clone(),
+        restart_policy: c.restart_policy.clone(),
+        ..Container::default()
+    };
+    PodSpec {
+        affinity: spec.affinity.clone(),
+        containers: spec.containers.iter().map(container).collect(),
+        init_containers: spec
+            .init_containers
+            .as_ref()
+            .map(|init| init.iter().map(container).collect()),
+        node_selector: spec.node_selector.clone(),
+        overhead: spec.overhead.clone(),
+        priority: spec.priority,
+        priority_class_name: spec.priority_class_name.clone(),
+        resource_claims: spec.resource_claims.clone(),
+        resources: spec.resources.clone(),
+        tolerations: spec.tolerations.clone(),
+        topology_spread_constraints: spec.topology_spread_constraints.clone(),
+        volumes: spec.volumes.clone(),
+        ..PodSpec::default()
+    }
+}
+
+/// Builds [`PodInfo`]s whose equal specs are one shared copy: replicas of a
+/// template, read one after another, keep one spec between them.
+#[derive(Debug, Default)]
+pub struct PodInterner {
+    specs: HashMap<u64, Vec<Arc<PodSpec>>>,
+}
+
+impl PodInterner {
+    /// An interner that shares nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What planning reads of `pod`, its spec shared with any equal one this
+    /// interner has given out.
+    pub fn pod_info(&mut self, pod: &Pod) -> PodInfo {
+        PodInfo::with_spec(pod, |spec| self.share(spec))
+    }
+
+    /// Shares `pod`'s spec with any equal one this interner has given out:
+    /// for pods read one by one (in parallel, say) and shared afterwards.
+    pub fn intern(&mut self, pod: &mut PodInfo) {
+        if let Some(spec) = pod.spec.take() {
+            pod.spec = Some(self.share(Arc::unwrap_or_clone(spec)));
+        }
+    }
+
+    /// How many distinct specs it holds.
+    pub fn distinct_specs(&self) -> usize {
+        self.specs.values().map(Vec::len).sum()
+    }
+
+    fn share(&mut self, spec: PodSpec) -> Arc<PodSpec> {
+        let mut hasher = HashWriter(rustc_hash::FxHasher::default());
+        // PodSpec has no `Hash`: its JSON is hashed instead, and equal
+        // hashes confirmed with `==`. A spec that cannot be written as JSON
+        // (none can fail; the error is only the writer's) shares nothing.
+        if serde_json::to_writer(&mut hasher, &spec).is_err() {
+            return Arc::new(spec);
+        }
+        let same = self.specs.entry(hasher.0.finish()).or_default();
+        if let Some(shared) = same.iter().find(|shared| ***shared == spec) {
+            return Arc::clone(shared);
+        }
+        let shared = Arc::new(spec);
+        same.push(Arc::clone(&shared));
+        shared
+    }
+}
+
+/// Feeds what is written to a hasher.
+struct HashWriter<H>(H);
+
+impl<H: Hasher> std::io::Write for HashWriter<H> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The fields of a pod the engine's pod helpers read, from a full [`Pod`] or
+/// a [`PodInfo`] alike: the helpers ([`bound_node`](super::bound_node),
+/// [`is_terminal`](super::is_terminal), ...) take either.
+pub trait PodFields {
+    /// `metadata`.
+    fn metadata(&self) -> &ObjectMeta;
+    /// `spec`, as far as scheduling reads it (`nodeName` aside: see
+    /// [`node_name`](Self::node_name)).
+    fn scheduling(&self) -> Option<&PodSpec>;
+    /// `spec.nodeName`, as written (possibly empty).
+    fn node_name(&self) -> Option<&str>;
+    /// `status.phase`.
+    fn phase(&self) -> Option<&str>;
+    /// `status.conditions` (those of type `PodScheduled` and `Ready` at least).
+    fn conditions(&self) -> Option<&[PodCondition]>;
+    /// `status.nominatedNodeName`, as written (possibly empty).
+    fn nominated_node_name(&self) -> Option<&str>;
+    /// `status.startTime`.
+    fn start_time(&self) -> Option<&Time>;
+}
+
+/// The status half of `PodFields`, for a `Pod` and a `PodInfo` alike: their
+/// statuses name these fields the same.
+macro_rules! status_fields {
+    () => {
+        fn phase(&self) -> Option<&str> {
+            self.status.as_ref()?.phase.as_deref()
+        }
+        fn conditions(&self) -> Option<&[PodCondition]> {
+            self.status.as_ref()?.conditions.as_deref()
+        }
+        fn nominated_node_name(&self) -> Option<&str> {
+            self.status.as_ref()?.nominated_node_name.as_deref()
+        }
+        fn start_time(&self) -> Option<&Time> {
+            self.status.as_ref()?.start_time.as_ref()
+        }
+    };
+}
+
+impl PodFields for Pod {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn scheduling(&self) -> Option<&PodSpec> {
+        self.spec.as_ref()
+    }
+    fn node_name(&self) -> Option<&str> {
+        self.spec.as_ref()?.node_name.as_deref()
+    }
+    status_fields!();
+}
+
+impl PodFields for PodInfo {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn scheduling(&self) -> Option<&PodSpec> {
+        self.spec.as_deref()
+    }
+    fn node_name(&self) -> Option<&str> {
+        self.node_name.as_deref()
+    }
+    status_fields!();
+}
+
+/// `PodFields` for a pointer to pods: what the pod pointed at says.
+macro_rules! forward_pod_fields {
+    ($($pointer:ty),*) => {$(
+        impl<P: PodFields + ?Sized> PodFields for $pointer {
+            fn metadata(&self) -> &ObjectMeta {
+                (**self).metadata()
+            }
+            fn scheduling(&self) -> Option<&PodSpec> {
+                (**self).scheduling()
+            }
+            fn node_name(&self) -> Option<&str> {
+                (**self).node_name()
+            }
+            fn phase(&self) -> Option<&str> {
+                (**self).phase()
+            }
+            fn conditions(&self) -> Option<&[PodCondition]> {
+                (**self).conditions()
+            }
+            fn nominated_node_name(&self) -> Option<&str> {
+                (**self).nominated_node_name()
+            }
+            fn start_time(&self) -> Option<&Time> {
+                (**self).start_time()
+            }
+        }
+    )*};
+}
+
+forward_pod_fields!(&P, Arc<P>);
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::super::test_pods::{NOW, at, pod};
+    use super::super::{
+        Pdbs, bound_node, do_not_disrupt, goes_through_eviction, is_active, is_daemon_pod,
+        is_owned_by_node, is_reschedulable, is_terminal, is_terminating, pod_key,
+        waits_for_eviction,
+    };
+    use super::*;
+    use crate::provisioning::{
+        as_unschedulable, is_pending, is_pending_but_for_nomination, marked_unschedulable,
+        nominated_node,
+    };
+    use crate::resources::pod_requests;
+
+    /// A pod as the API server returns one: much that planning never reads.
+    fn full(name: &str, node: &str) -> Value {
+        json!({
+            "metadata": {
+                "name": name, "namespace": "shop", "uid": format!("uid-{name}"),
+                "labels": {"app": "web"},
+                "annotations": {"karpenter.sh/do-not-disrupt": "1h", "note": "kept"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "rs"}],
+                "managedFields": [{"manager": "kubectl", "operation": "Update"}],
+            },
+            "spec": {
+                "nodeName": node,
+                "serviceAccountName": "web",
+                "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                "containers": [{
+                    "name": "app", "image": "shop/web:1.2",
+                    "env": [{"name": "MODE", "value": "prod"}],
+                    "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}},
+                    "ports": [{"containerPort": 8080, "hostPort": 80}],
+                    "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}},
+                }],
+            },
+            "status": {
+                "phase": "Running", "startTime": "2024-05-01T11:30:00Z", "podIP": "10.0.0.7",
+                "qosClass": "Burstable",
+                "conditions": [
+                    {"type": "Initialized", "status": "True"},
+                    {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-05-01T11:29:00Z"},
+                    {"type": "Ready", "status": "True", "message": "all good"},
+                ],
+                "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "image": "shop/web:1.2", "imageID": ""}],
+            },
+        })
+    }
+
+    #[test]
+    fn a_pod_info_keeps_what_planning_reads_and_no_more() {
+        let info = PodInfo::of(&pod(full("web-0", "node-a")));
+        assert_eq!(info.metadata.name.as_deref(), Some("web-0"));
+        assert!(info.metadata.managed_fields.is_none());
+        assert_eq!(info.metadata.annotations.as_ref().map(|a| a.len()), Some(2));
+        assert_eq!(info.node_name.as_deref(), Some("node-a"));
+        let spec = info.spec.as_deref().expect("a spec");
+        assert_eq!(spec.node_name, None, "the node is the pod's own");
+        assert_eq!(spec.service_account_name, None);
+        assert_eq!(spec.tolerations.as_ref().map(Vec::len), Some(1));
+        let container = &spec.containers[0];
+        assert_eq!(container.name, "app");
+        assert_eq!(container.image, None);
+        assert_eq!(container.env, None);
+        assert_eq!(container.readiness_probe, None);
+        assert!(container.resources.is_some() && container.ports.is_some());
+        let status = info.status.as_ref().expect("a status");
+        let kept: Vec<&str> = status
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| c.type_.as_str())
+            .collect();
+        assert_eq!(kept, ["PodScheduled", "Ready"]);
+        assert_eq!(
+            status.conditions.as_ref().expect("conditions")[1].message,
+            None
+        );
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        assert!(status.start_time.is_some());
+    }
+
+    #[test]
+    fn replicas_share_one_spec_and_other_templates_have_their_own() {
+        let mut interner = PodInterner::new();
+        let a = interner.pod_info(&pod(full("web-0", "node-a")));
+        let b = interner.pod_info(&pod(full("web-1", "node-b")));
+        let spec = |p: &PodInfo| Arc::clone(p.spec.as_ref().expect("a spec"));
+        assert!(
+            Arc::ptr_eq(&spec(&a), &spec(&b)),
+            "only name and node differ"
+        );
+        assert_eq!(b.node_name.as_deref(), Some("node-b"));
+        let mut other = full("api-0", "node-a");
+        other["spec"]["tolerations"] = json!([]);
+        let c = interner.pod_info(&pod(other));
+        assert!(!Arc::ptr_eq(&spec(&a), &spec(&c)));
+        assert_eq!(interner.distinct_specs(), 2);
+        let mut unshared = PodInfo::of(&pod(full("web-2", "node-c")));
+        interner.intern(&mut unshared);
+        assert!(Arc::ptr_eq(&spec(&a), &spec(&unshared)));
+        assert_eq!(interner.distinct_specs(), 2);
+    }
+
+    #[test]
+    fn a_pod_info_written_back_reads_the_same() {
+        let info = PodInfo::of(&pod(full("web-0", "node-a")));
+        assert_eq!(PodInfo::of(&info.to_pod()), info);
+        let bare = PodInfo::of(&Pod::default());
+        assert_eq!(PodInfo::of(&bare.to_pod()), bare);
+    }
+
+    #[test]
+    fn a_pod_info_is_small_beside_a_pod() {
+        assert!(std::mem::size_of::<PodInfo>() * 4 < std::mem::size_of::<Pod>());
+    }
+
+    /// Pods with every field the pod rules read set one way or another.
+    fn any_pod() -> impl Strategy<Value = Pod> {
+        let node = prop_oneof![Just(None), Just(Some("")), Just(Some("node-a"))];
+        let phase = prop_oneof![
+            Just(None),
+            Just(Some("Pending")),
+            Just(Some("Running")),
+            Just(Some("Succeeded")),
+            Just(Some("Failed"))
+        ];
+        let scheduled = prop_oneof![
+            Just(None),
+            Just(Some(("True", None))),
+            Just(Some(("False", Some("Unschedulable")))),
+            Just(Some(("False", Some("SchedulingGated")))),
+        ];
+        let ready = prop_oneof![Just(None), Just(Some("True")), Just(Some("False"))];
+        let owner = prop_oneof![
+            Just(None),
+            Just(Some(("apps/v1", "DaemonSet"))),
+            Just(Some(("apps.kruise.io/v1alpha1", "DaemonSet"))),
+            Just(Some(("apps/v1", "StatefulSet"))),
+            Just(Some(("v1", "Node"))),
+            Just(Some(("apps/v1", "ReplicaSet"))),
+        ];
+        let nominated = prop_oneof![Just(None), Just(Some("")), Just(Some("node-b"))];
+        let annotation = prop_oneof![
+            Just(None),
+            Just(Some("true")),
+            Just(Some("1h")),
+            Just(Some("nonsense"))
+        ];
+        let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+        (
+            node, phase, scheduled, ready, owner, nominated, annotation, flags,
+        )
+            .prop_map(
+                |(node, phase, scheduled, ready, owner, nominated, annotation, flags)| {
+                    let (has_spec, has_status, deleting, started) = flags;
+                    let mut value = json!({"metadata": {"name": "p", "labels": {"app": "web"}}});
+                    if let Some((api_version, kind)) = owner {
+                        value["metadata"]["ownerReferences"] =
+                            json!([{"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u"}]);
+                    }
+                    if let Some(annotation) = annotation {
+                        value["metadata"]["annotations"] =
+                            json!({"karpenter.sh/do-not-disrupt": annotation});
+                    }
+                    if deleting {
+                        value["metadata"]["deletionTimestamp"] = json!("2024-05-01T11:00:00Z");
+                    }
+                    if has_spec {
+                        value["spec"] = json!({
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+                            "tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}],
+                            "priority": 1000,
+                        });
+                        if let Some(node) = node {
+                            value["spec"]["nodeName"] = json!(node);
+                        }
+                    }
+                    if has_status {
+                        let mut conditions = vec![json!({"type": "Initialized", "status": "True"})];
+                        if let Some((status, reason)) = scheduled {
+                            conditions.push(json!({"type": "PodScheduled", "status": status, "reason": reason}));
+                        }
+                        if let Some(status) = ready {
+                            conditions.push(json!({"type": "Ready", "status": status}));
+                        }
+                        value["status"] = json!({"phase": phase, "conditions": conditions});
+                        if let Some(nominated) = nominated {
+                            value["status"]["nominatedNodeName"] = json!(nominated);
+                        }
+                        if started {
+                            value["status"]["startTime"] = json!("2024-05-01T11:30:00Z");
+                        }
+                    }
+                    pod(value)
+                },
+            )
+    }
+
+    /// Every answer the pod rules give about `pod`, as text.
+    fn answers(pod: &(impl PodFields + ?Sized), pdbs: &Pdbs<'_>) -> Vec<String> {
+        let now = at(NOW);
+        vec![
+            pod_key(pod).to_string(),
+            format!("{:?}", bound_node(pod)),
+            format!("{:?}", nominated_node(pod)),
+            format!(
+                "{} {} {} {} {}",
+                is_daemon_pod(pod),
+                is_terminal(pod),
+                is_terminating(pod),
+                is_active(pod),
+                is_reschedulable(pod)
+            ),
+            format!(
+                "{} {} {}",
+                is_pending(pod),
+                is_pending_but_for_nomination(pod),
+                marked_unschedulable(pod)
+            ),
+            format!("{} {}", goes_through_eviction(pod), waits_for_eviction(pod)),
+            format!("{:?}", do_not_disrupt(pod, now)),
+            format!("{:?}", pdbs.blocks(pod)),
+            format!("{:?}", pdbs.is_currently_reschedulable(pod, now)),
+            format!("{:?}", pod.scheduling().map(pod_requests)),
+        ]
+    }
+
+    fn unready_budget() -> PodDisruptionBudget {
+        serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 0},
+            "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1},
+        }))
+        .expect("a budget")
+    }
+
+    proptest! {
+        /// The helpers read a `PodInfo` exactly as they read the `Pod` it
+        /// came from, and a moved pod as the `Pod` it stands for.
+        #[test]
+        fn the_pod_rules_read_a_pod_info_as_they_read_its_pod(pod in any_pod()) {
+            let budgets = [unready_budget()];
+            let pdbs = Pdbs::new(&budgets);
+            let info = PodInfo::of(&pod);
+            prop_assert_eq!(answers(&pod, &pdbs), answers(&info, &pdbs));
+            let moved = as_unschedulable(&info);
+            prop_assert_eq!(answers(&moved.to_pod(), &pdbs), answers(&moved, &pdbs));
+            // A pod moved off its node is pending, unless the kubelet or a
+            // DaemonSet owns it or it is being deleted.
+            let stays = is_daemon_pod(&info) || is_owned_by_node(&info) || is_terminating(&info);
+            prop_assert_eq!(is_pending(&moved), !stays);
+        }
+    }
+}
