@@ -13,13 +13,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use thiserror::Error;
 
-use crate::pods::PodFields;
 pub use crate::pods::PodKey;
+use crate::pods::{PodFields, PodInfo};
 
 use crate::api::{NodeClaim, NodePool};
 use crate::scheduling::WellKnownLabels;
@@ -86,9 +86,11 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError>;
     /// The NodeClaims.
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError>;
-    /// Every pod, bound or pending; shared, as a watch cache holds them (an
-    /// implementation over one hands out its `Arc`s, no pod copied).
-    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError>;
+    /// Every pod, bound or pending, as planning reads it: an implementation
+    /// over a watch cache converts each `Pod` once, as it arrives
+    /// ([`PodInterner::pod_info`](crate::snapshot::PodInterner::pod_info),
+    /// replicas sharing their specs), and hands out the cache's `Arc`s.
+    async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError>;
     /// The DaemonSets.
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError>;
     /// The PodDisruptionBudgets.
@@ -165,17 +167,15 @@ pub fn eviction_refused(budgets: &[PodDisruptionBudget], pod: &(impl PodFields +
 }
 
 /// Reads the cluster into a [`Snapshot`]: nodes joined with their claims,
-/// pods read as planning reads them ([`PodInfo`](crate::snapshot::PodInfo),
-/// replicas sharing their specs), the core's well-known labels. The caller adds what the cloud provider
+/// the core's well-known labels. The caller adds what the cloud provider
 /// knows: instance types, drift verdicts, more well-known labels.
 pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterError> {
     let nodes = cluster.nodes().await?;
     let claims = cluster.node_claims().await?;
-    let pods = Snapshot::default().with_pods(cluster.pods().await?).pods;
     Ok(Snapshot {
         node_pools: cluster.node_pools().await?,
         nodes: join_nodes(nodes, claims),
-        pods,
+        pods: cluster.pods().await?,
         daemon_sets: cluster.daemon_sets().await?,
         pod_disruption_budgets: cluster.pod_disruption_budgets().await?,
         persistent_volumes: cluster.persistent_volumes().await?,

@@ -20,6 +20,7 @@ use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused}
 use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
+use karpenter_core::snapshot::{PodInfo, PodInterner};
 
 use crate::generate::workload::unschedulable_status;
 
@@ -397,8 +398,17 @@ impl Cluster for InMemoryCluster {
         Ok(self.node_claim_list())
     }
 
-    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
-        Ok(self.lock().pods.values().cloned().collect())
+    /// Its pods read as planning reads them, afresh at each call: this
+    /// cluster changes its pods in place (binding, nominating), where a
+    /// watch cache would convert each version once.
+    async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError> {
+        let mut interner = PodInterner::new();
+        let state = self.lock();
+        Ok(state
+            .pods
+            .values()
+            .map(|pod| Arc::new(interner.pod_info(pod)))
+            .collect())
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {

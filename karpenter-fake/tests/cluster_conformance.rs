@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
 use karpenter_core::provisioning::PodKey;
+use karpenter_core::snapshot::PodInfo;
 use karpenter_fake::InMemoryCluster;
 use karpenter_fake::conformance::{Check, run_cluster};
 
@@ -49,7 +50,7 @@ impl Cluster for Forgetful {
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         self.0.node_claims().await
     }
-    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
+    async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError> {
         self.0.pods().await
     }
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {

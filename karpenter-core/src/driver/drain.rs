@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
-
 use super::Driver;
 use super::report::{Event, Report};
 use crate::cluster::Eviction;
 use crate::error::Error;
-use crate::pods::{PodKey, bound_node, goes_through_eviction, is_daemon_pod, waits_for_eviction};
+use crate::pods::{
+    PodInfo, PodKey, bound_node, goes_through_eviction, is_daemon_pod, waits_for_eviction,
+};
 
 /// The priority classes whose pods are evicted last (upstream's "critical").
 const CRITICAL_PRIORITY_CLASSES: [&str; 2] = ["system-cluster-critical", "system-node-critical"];
@@ -23,13 +23,13 @@ const GROUPS: usize = 4;
 
 /// Whether the pod keeps `node` from being drained: bound to it, and one
 /// draining waits for ([`waits_for_eviction`]).
-fn waiting_eviction(pod: &Pod, node: &str) -> bool {
+fn waiting_eviction(pod: &PodInfo, node: &str) -> bool {
     bound_node(pod) == Some(node) && waits_for_eviction(pod)
 }
 
 /// The pod's eviction group: 0 for ordinary pods, 1 for ordinary DaemonSet
 /// pods, 2 for critical pods, 3 for critical DaemonSet pods.
-fn group(pod: &Pod) -> usize {
+fn group(pod: &PodInfo) -> usize {
     let critical = pod
         .spec
         .as_ref()
@@ -41,7 +41,7 @@ fn group(pod: &Pod) -> usize {
 /// The pods to evict next: the first group, in [`group`] order, with a pod
 /// waiting for eviction that is not already on its way out. Empty when only
 /// terminating pods are left (or none).
-fn next_group<'p>(pods: &'p [Arc<Pod>], node: &str) -> Vec<&'p Pod> {
+fn next_group<'p>(pods: &'p [Arc<PodInfo>], node: &str) -> Vec<&'p PodInfo> {
     let evictable = || {
         pods.iter()
             .map(Arc::as_ref)
@@ -94,14 +94,14 @@ mod tests {
 
     use super::*;
 
-    fn pod(name: &str, extra: serde_json::Value) -> Pod {
+    fn pod(name: &str, extra: serde_json::Value) -> PodInfo {
         let mut value = json!({
             "metadata": {"name": name, "namespace": "default"},
             "spec": {"nodeName": "node-a", "containers": [{"name": "c"}]},
             "status": {"phase": "Running"},
         });
         json_patch(&mut value, extra);
-        serde_json::from_value(value).expect("a pod")
+        PodInfo::of(&serde_json::from_value(value).expect("a pod"))
     }
 
     /// Merges `patch` into `value`, object by object.

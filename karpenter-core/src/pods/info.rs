@@ -217,6 +217,16 @@ impl PodInterner {
         }
     }
 
+    /// Forgets the specs no pod shares any more (only the interner holds
+    /// them): for an interner that lives as long as a watch, whose pods come
+    /// and go.
+    pub fn forget_unused(&mut self) {
+        self.specs.retain(|_, same| {
+            same.retain(|spec| Arc::strong_count(spec) > 1);
+            !same.is_empty()
+        });
+    }
+
     /// How many distinct specs it holds.
     pub fn distinct_specs(&self) -> usize {
         self.specs.values().map(Vec::len).sum()
@@ -458,6 +468,12 @@ mod tests {
         interner.intern(&mut unshared);
         assert!(Arc::ptr_eq(&spec(&a), &spec(&unshared)));
         assert_eq!(interner.distinct_specs(), 2);
+        drop(c);
+        interner.forget_unused();
+        assert_eq!(interner.distinct_specs(), 1, "no pod has the other spec");
+        drop((a, b, unshared));
+        interner.forget_unused();
+        assert_eq!(interner.distinct_specs(), 0);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, TERMINATION_FINALIZER};
+use karpenter_core::snapshot::PodInfo;
 use kube::api::{DeleteParams, EvictParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -323,8 +324,9 @@ impl Cluster for KubeCluster {
         Ok(claims)
     }
 
-    /// The watch cache's pods, shared: no pod is copied.
-    async fn pods(&self) -> Result<Vec<Arc<Pod>>, ClusterError> {
+    /// The watch cache's pods, read as planning reads them when they
+    /// arrived; shared: no pod is copied.
+    async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError> {
         self.ready()?;
         Ok(self.inner.stores.pods.state())
     }

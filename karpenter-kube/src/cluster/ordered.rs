@@ -7,29 +7,66 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 use std::sync::{Arc, PoisonError, RwLock};
 
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::snapshot::PodInfo;
 use kube::Resource;
 use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
-/// A kind the caches hold.
-pub(crate) trait Watched:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
+/// What a cache holds: an object with metadata, a Kubernetes kind or the
+/// engine's reading of one ([`PodInfo`]).
+pub(crate) trait Cached: Clone + Debug + Send + Sync + 'static {
+    /// Its metadata.
+    fn metadata(&self) -> &ObjectMeta;
 }
 
-impl<K> Watched for K where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
+/// `Cached` for the Kubernetes kinds the caches hold as they are.
+macro_rules! cached_kinds {
+    ($($kind:ty),*) => {$(
+        impl Cached for $kind {
+            fn metadata(&self) -> &ObjectMeta {
+                Resource::meta(self)
+            }
+        }
+    )*};
 }
+
+cached_kinds!(
+    Node,
+    NodeClaim,
+    NodePool,
+    Pod,
+    DaemonSet,
+    PodDisruptionBudget,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass
+);
+
+impl Cached for PodInfo {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+}
+
+/// A Kubernetes kind a cache watches and this process writes.
+pub(crate) trait Watched: Cached + Resource<DynamicType = ()> + DeserializeOwned {}
+
+impl<K> Watched for K where K: Cached + Resource<DynamicType = ()> + DeserializeOwned {}
 
 /// The key of an object: namespace (empty for a cluster-scoped kind) and
 /// name.
 pub(crate) type Key = (String, String);
 
 /// The key of `object`.
-pub(crate) fn key_of<K: Watched>(object: &K) -> Key {
-    let meta = object.meta();
+pub(crate) fn key_of<K: Cached>(object: &K) -> Key {
+    let meta = object.metadata();
     (
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
@@ -90,7 +127,7 @@ pub(crate) fn ordered<K>(history: usize) -> (Ordered<K>, Writer<K>) {
     )
 }
 
-impl<K: Watched> Ordered<K> {
+impl<K: Cached> Ordered<K> {
     /// Every object, by namespace then name.
     pub(crate) fn state(&self) -> Vec<Arc<K>> {
         self.read().values().cloned().collect()
@@ -109,8 +146,9 @@ impl<K: Watched> Ordered<K> {
         name: &str,
         resource_version: &str,
     ) -> Option<Arc<K>> {
-        let at =
-            |object: &Arc<K>| object.meta().resource_version.as_deref() == Some(resource_version);
+        let at = |object: &Arc<K>| {
+            object.metadata().resource_version.as_deref() == Some(resource_version)
+        };
         let key = key(namespace, name);
         if let Some(current) = self.read().get(&key).filter(|object| at(object)) {
             return Some(Arc::clone(current));
@@ -139,7 +177,7 @@ impl<K: Watched> Ordered<K> {
     }
 }
 
-impl<K: Watched> Writer<K> {
+impl<K: Cached> Writer<K> {
     /// Applies one watcher event. A relist (`Init` .. `InitDone`) replaces
     /// the whole map at its end, so what was deleted meanwhile goes, and
     /// readers never see half a list.
@@ -186,7 +224,7 @@ impl<K: Watched> Writer<K> {
         let Some(current) = self.read_current(&key) else {
             return;
         };
-        let version = |object: &K| object.meta().resource_version.clone();
+        let version = |object: &K| object.metadata().resource_version.clone();
         if version(&current) == version(&before) {
             return;
         }

@@ -10,10 +10,12 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::snapshot::{PodInfo, PodInterner};
+use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
-use super::ordered::{Ordered, Watched, ordered};
+use super::ordered::{Cached, Ordered, Watched, ordered};
 use tokio::task::JoinHandle;
 
 /// How many versions before the current one a store of Nodes or NodeClaims
@@ -21,13 +23,17 @@ use tokio::task::JoinHandle;
 /// in a minute at most.
 const HISTORY: usize = 4;
 
+/// The fewest distinct pod specs at which the pod cache's interner forgets
+/// the unused ones.
+const FORGET_FLOOR: usize = 1024;
+
 /// The stores of every kind the engine reads.
 #[derive(Clone)]
 pub(crate) struct Stores {
     pub(crate) node_pools: Ordered<NodePool>,
     pub(crate) nodes: Ordered<Node>,
     pub(crate) node_claims: Ordered<NodeClaim>,
-    pub(crate) pods: Ordered<Pod>,
+    pub(crate) pods: Ordered<PodInfo>,
     pub(crate) daemon_sets: Ordered<DaemonSet>,
     pub(crate) pod_disruption_budgets: Ordered<PodDisruptionBudget>,
     pub(crate) persistent_volumes: Ordered<PersistentVolume>,
@@ -61,7 +67,7 @@ impl Stores {
             node_pools: spawner.all("NodePool"),
             nodes: spawner.all_with_history("Node"),
             node_claims: spawner.all_with_history("NodeClaim"),
-            pods: spawner.all("Pod"),
+            pods: spawner.pods(),
             daemon_sets: spawner.all("DaemonSet"),
             pod_disruption_budgets: spawner.all("PodDisruptionBudget"),
             persistent_volumes: spawner.all("PersistentVolume"),
@@ -109,18 +115,47 @@ impl Spawner<'_> {
     }
 
     fn watch<K: Watched>(&mut self, kind: &'static str, history: usize) -> Ordered<K> {
+        // Managed fields are most of an object's size, and the engine never
+        // reads them.
+        self.watch_as(kind, history, |mut object: K| {
+            object.managed_fields_mut().clear();
+            object
+        })
+    }
+
+    /// The pods, each read as planning reads it ([`PodInfo`]) when its event
+    /// arrives, so the cache holds no full `Pod` and a snapshot copies none.
+    /// Replicas share their specs; the specs no pod uses any more are
+    /// forgotten whenever their number has doubled.
+    fn pods(&mut self) -> Ordered<PodInfo> {
+        let mut interner = PodInterner::new();
+        let mut forget_at = FORGET_FLOOR;
+        self.watch_as("Pod", 0, move |pod: Pod| {
+            let info = interner.pod_info(&pod);
+            if interner.distinct_specs() >= forget_at {
+                interner.forget_unused();
+                forget_at = (2 * interner.distinct_specs()).max(FORGET_FLOOR);
+            }
+            info
+        })
+    }
+
+    /// A store of every object of `W`, in every namespace, each held as
+    /// `read` makes it, kept by a reflector task.
+    fn watch_as<W: Watched, K: Cached>(
+        &mut self,
+        kind: &'static str,
+        history: usize,
+        mut read: impl FnMut(W) -> K + Send + 'static,
+    ) -> Ordered<K> {
         let (reader, mut writer) = ordered(history);
-        let api: Api<K> = Api::all(self.client.clone());
-        let stream = watcher(api, self.config.clone())
-            .default_backoff()
-            // Managed fields are most of an object's size, and the engine
-            // never reads them.
-            .modify(|object: &mut K| object.managed_fields_mut().clear());
+        let api: Api<W> = Api::all(self.client.clone());
+        let stream = watcher(api, self.config.clone()).default_backoff();
         self.tasks.push(tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
                 match event {
-                    Ok(event) => writer.apply(event),
+                    Ok(event) => writer.apply(read_event(event, &mut read)),
                     // The watcher backs off and starts again (a fresh list
                     // after `410 Gone`); the cache keeps what it had.
                     Err(error) => tracing::warn!(kind, error = %error, "watch failed; retrying"),
@@ -128,5 +163,16 @@ impl Spawner<'_> {
             }
         }));
         reader
+    }
+}
+
+/// `event` with its object read by `read`.
+fn read_event<W, K>(event: Event<W>, read: &mut impl FnMut(W) -> K) -> Event<K> {
+    match event {
+        Event::Init => Event::Init,
+        Event::InitApply(object) => Event::InitApply(read(object)),
+        Event::InitDone => Event::InitDone,
+        Event::Apply(object) => Event::Apply(read(object)),
+        Event::Delete(object) => Event::Delete(read(object)),
     }
 }
