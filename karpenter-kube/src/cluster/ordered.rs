@@ -191,13 +191,18 @@ impl<K: Cached> Writer<K> {
             Event::InitDone => {
                 let listed = self.relisting.take().unwrap_or_default();
                 let replaced = std::mem::replace(&mut *self.write(), listed);
-                let mut earlier = self.earlier_mut();
-                earlier.retain(|key, _| self.read_current(key).is_some());
-                for (key, before) in replaced {
-                    self.keep(&mut earlier, key, before);
+                if self.history > 0 {
+                    let mut earlier = self.earlier_mut();
+                    earlier.retain(|key, _| self.read_current(key).is_some());
+                    for (key, before) in replaced {
+                        self.keep(&mut earlier, key, before);
+                    }
                 }
-                drop(earlier);
                 self.ready.send_replace(true);
+            }
+            // Without history (the pods) an event only changes the map.
+            Event::Apply(object) if self.history == 0 => {
+                self.write().insert(key_of(&object), Arc::new(object));
             }
             Event::Apply(object) => {
                 let key = key_of(&object);
@@ -209,7 +214,9 @@ impl<K: Cached> Writer<K> {
             Event::Delete(object) => {
                 let key = key_of(&object);
                 self.write().remove(&key);
-                self.earlier_mut().remove(&key);
+                if self.history > 0 {
+                    self.earlier_mut().remove(&key);
+                }
             }
         }
     }
@@ -218,9 +225,6 @@ impl<K: Cached> Writer<K> {
     /// its newest earlier one (unless it is the current one still, as after
     /// a relist that found it unchanged).
     fn keep(&self, earlier: &mut BTreeMap<Key, VecDeque<Arc<K>>>, key: Key, before: Arc<K>) {
-        if self.history == 0 {
-            return;
-        }
         let Some(current) = self.read_current(&key) else {
             return;
         };
