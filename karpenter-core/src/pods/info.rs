@@ -119,9 +119,7 @@ impl PodInfo {
             status: pod.status.as_ref().map(PodInfoStatus::of),
         }
     }
-}
 
-impl PodInfo {
     /// A `Pod` holding what this says (and nothing planning does not read):
     /// to write a snapshot out as manifests. Reading it back gives an equal
     /// `PodInfo`.
@@ -195,6 +193,8 @@ fn scheduling_spec(spec: &PodSpec) -> PodSpec {
 #[derive(Debug, Default)]
 pub struct PodInterner {
     specs: HashMap<u64, Vec<Arc<PodSpec>>>,
+    /// How many specs `specs` holds: asked after every pod a watch reads.
+    distinct: usize,
 }
 
 impl PodInterner {
@@ -225,11 +225,12 @@ impl PodInterner {
             same.retain(|spec| Arc::strong_count(spec) > 1);
             !same.is_empty()
         });
+        self.distinct = self.specs.values().map(Vec::len).sum();
     }
 
     /// How many distinct specs it holds.
     pub fn distinct_specs(&self) -> usize {
-        self.specs.values().map(Vec::len).sum()
+        self.distinct
     }
 
     fn share(&mut self, spec: PodSpec) -> Arc<PodSpec> {
@@ -246,6 +247,7 @@ impl PodInterner {
         }
         let shared = Arc::new(spec);
         same.push(Arc::clone(&shared));
+        self.distinct += 1;
         shared
     }
 }
