@@ -10,6 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::candidates::Move;
 use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, SimulationOptions, moves_any, simulate};
@@ -58,14 +59,14 @@ impl Applier {
 
     /// Applies `command`, from `origin`, to `working`; `deleting` are the
     /// nodes earlier commands took. Without the command's simulation it is
-    /// simulated again.
+    /// simulated again. Returns the pods it moved.
     pub(crate) fn apply(
         &mut self,
         working: &mut Snapshot,
         command: &Command,
         deleting: &BTreeSet<String>,
         origin: Origin,
-    ) {
+    ) -> Vec<Move> {
         let now = self.now;
         // Where the simulation behind the command put the moved pods on the
         // remaining capacity (the replacements' pods are the command's own).
@@ -114,12 +115,19 @@ impl Applier {
         // to every pod of the cluster, and a key allocated per pod was a
         // tenth of a 5,000-node plan.
         let mut key = String::new();
-        for pod in working.pods.iter_mut().filter(|_| !destination.is_empty()) {
+        let mut moved = Vec::new();
+        let pods = working.pods.iter_mut().enumerate();
+        for (i, pod) in pods.filter(|_| !destination.is_empty()) {
             PodKey::write_of(pod, &mut key);
             if let Some(node) = destination.get(key.as_str())
                 && pod.spec.is_some()
             {
-                Arc::make_mut(pod).node_name = Some(node.clone());
+                let from = Arc::make_mut(pod).node_name.replace(node.clone());
+                moved.push(Move {
+                    pod: i,
+                    from,
+                    to: node.clone(),
+                });
             }
         }
         let deleted = Some(Time(now));
@@ -136,6 +144,7 @@ impl Applier {
                 claim.metadata.deletion_timestamp = deleted.clone();
             }
         }
+        moved
     }
 }
 

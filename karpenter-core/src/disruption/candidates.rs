@@ -61,8 +61,6 @@ use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::hash::HashMap;
-use crate::provisioning::bound_node;
-use crate::provisioning::pod_key;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_ZONE,
@@ -210,29 +208,52 @@ impl<'s> Candidates<'s> {
 /// The candidates and blocked nodes of `snapshot` at `now`, in name order
 /// (see the [module documentation](self) for the rules).
 pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
+    candidates_carrying(snapshot, now, &mut CarriedCandidates::new(snapshot))
+}
+
+/// [`candidates`], taking the assessments `carried` from the passes before
+/// for the nodes no command has touched since, and keeping there the ones
+/// made now.
+pub(super) fn candidates_carrying<'s>(
+    snapshot: &'s Snapshot,
+    now: Timestamp,
+    carried: &mut CarriedCandidates,
+) -> Candidates<'s> {
     let lookup = Lookup::new(snapshot);
     let mut found = Candidates::default();
     // Each node assessed on its own, on the pool's threads; gathered in node
     // order.
-    let assessed: Vec<_> = snapshot
-        .nodes
-        .par_iter()
-        .map(|node| lookup.assess(node, now))
-        .collect();
-    for assessment in assessed {
+    let assessed: Vec<_> = {
+        let carried = &*carried;
+        snapshot
+            .nodes
+            .par_iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let pods = pods_at(snapshot, carried.pods_of(node.name()));
+                lookup.assess(node, pods, carried.facts(i), now)
+            })
+            .collect()
+    };
+    for (i, assessment) in assessed.into_iter().enumerate() {
         match assessment {
             None => {}
             Some(Err(blocked)) => found.blocked.push(blocked),
-            Some(Ok(candidate)) => match &candidate.pod_block {
-                None => found.candidates.push(candidate),
-                Some(block) => {
-                    found.blocked.push(Blocked {
-                        node: candidate.name.to_owned(),
-                        reason: block.to_string(),
-                    });
-                    found.pod_blocked.push(candidate);
+            Some(Ok((candidate, facts))) => {
+                if let Some(facts) = facts {
+                    carried.keep(i, facts);
                 }
-            },
+                match &candidate.pod_block {
+                    None => found.candidates.push(candidate),
+                    Some(block) => {
+                        found.blocked.push(Blocked {
+                            node: candidate.name.to_owned(),
+                            reason: block.to_string(),
+                        });
+                        found.pod_blocked.push(candidate);
+                    }
+                }
+            }
         }
     }
     found.candidates.sort_by_key(|c| c.name);
@@ -241,13 +262,16 @@ pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> 
     found
 }
 
+/// An assessment: `None` for a node left out, `Err` for a node blocked before
+/// its pods are looked at, `Ok` otherwise (with `pod_block` set when a pod
+/// blocks), with the facts to keep when they were worked out now.
+type Assessment<'s> = Option<Result<(Candidate<'s>, Option<Facts>), Blocked>>;
+
 /// The snapshot indexed for assessing nodes.
 struct Lookup<'s> {
     pools: HashMap<&'s str, &'s NodePool>,
     /// Each pool's instance types by name; a pool without any is absent.
     types: HashMap<&'s str, HashMap<&'s str, &'s InstanceType>>,
-    /// The pods bound to each node, in `namespace/name` order.
-    pods: HashMap<&'s str, Vec<&'s PodInfo>>,
     pdbs: Pdbs<'s>,
     /// The provider's drift reasons, by NodeClaim name.
     provider_drift: &'s BTreeMap<String, String>,
@@ -270,30 +294,23 @@ impl<'s> Lookup<'s> {
                 (pool.as_str(), by_name)
             })
             .collect();
-        let mut pods: HashMap<&str, Vec<&PodInfo>> = HashMap::default();
-        for pod in &snapshot.pods {
-            if let Some(node) = bound_node(pod) {
-                pods.entry(node).or_default().push(pod);
-            }
-        }
-        pods.par_iter_mut()
-            .for_each(|(_, bound)| bound.sort_by_cached_key(pod_key));
         Self {
             pools,
             types,
-            pods,
             pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
             provider_drift: &snapshot.provider_drift,
         }
     }
 
-    /// `None` for a node left out, `Err` for a node blocked before its pods
-    /// are looked at, `Ok` otherwise (with `pod_block` set when a pod blocks).
+    /// Assesses `node`, bound `pods` (in `namespace/name` order), taking
+    /// the `known` facts of an earlier pass when nothing has changed since.
     fn assess(
         &self,
         node: &'s ClusterNode,
+        pods: Vec<&'s PodInfo>,
+        known: Option<&Facts>,
         now: Timestamp,
-    ) -> Option<Result<Candidate<'s>, Blocked>> {
+    ) -> Assessment<'s> {
         let pool_name = node.node_pool()?;
         let (Some(kube_node), Some(claim)) = (&node.node, &node.node_claim) else {
             return None;
@@ -321,26 +338,19 @@ impl<'s> Lookup<'s> {
         let Some(types) = self.types.get(pool_name) else {
             return blocked(format!("nodepool {pool_name:?} has no instance types"));
         };
-
-        let pods = self.pods.get(name).cloned().unwrap_or_default();
-        let pod_block = pods
-            .iter()
-            .find_map(|pod| do_not_disrupt(pod, now))
-            .or_else(|| pods.iter().find_map(|pod| self.pdbs.blocks(pod)));
         let label = |key: &str| node.labels()?.get(key).map(String::as_str);
         let instance_type = label(LABEL_INSTANCE_TYPE_STABLE).and_then(|t| types.get(t).copied());
         let zone = label(LABEL_TOPOLOGY_ZONE);
         let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
-        let created = claim
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .or(kube_node.metadata.creation_timestamp.as_ref())
-            .map_or(now, |t| t.0);
-        let expire_after = expire_after(claim, Some(pool));
-        let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
         let reschedulable: Vec<&PodInfo> = pods.iter().copied().filter(is_reschedulable).collect();
-        Some(Ok(Candidate {
+        let (facts, fresh) = match known {
+            Some(facts) => (facts.clone(), None),
+            None => {
+                let facts = self.facts(node, claim, pool, &pods, &reschedulable, now);
+                (facts.clone(), Some(facts))
+            }
+        };
+        let candidate = Candidate {
             claim,
             name,
             pool,
@@ -348,6 +358,38 @@ impl<'s> Lookup<'s> {
             zone,
             capacity_type,
             price: price(instance_type, zone, capacity_type),
+            reschedule_cost: facts.reschedule_cost,
+            disruption_cost: facts.disruption_cost,
+            consolidatable_at: facts.consolidatable_at,
+            expires_at: facts.expires_at,
+            created: facts.created,
+            drift: facts.drift,
+            pods,
+            reschedulable,
+            pod_block: facts.pod_block,
+        };
+        Some(Ok((candidate, fresh)))
+    }
+
+    /// What `node`'s claim, times and `pods` (the `reschedulable` ones
+    /// among them) say of it as a candidate.
+    fn facts(
+        &self,
+        node: &ClusterNode,
+        claim: &NodeClaim,
+        pool: &NodePool,
+        pods: &[&PodInfo],
+        reschedulable: &[&PodInfo],
+        now: Timestamp,
+    ) -> Facts {
+        let pod_block = pods
+            .iter()
+            .find_map(|pod| do_not_disrupt(*pod, now))
+            .or_else(|| pods.iter().find_map(|pod| self.pdbs.blocks(*pod)));
+        let created = created(node, claim, now);
+        let expire_after = expire_after(claim, Some(pool));
+        let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
+        Facts {
             reschedule_cost: reschedule_disruption_cost(reschedulable.iter().copied()),
             disruption_cost: disruption_cost(
                 pods.iter().copied(),
@@ -356,7 +398,7 @@ impl<'s> Lookup<'s> {
             consolidatable_at: pool
                 .spec
                 .effective_consolidate_after()
-                .map(|after| plus(last_event(claim, created, &pods), after)),
+                .map(|after| plus(last_event(claim, created, pods), after)),
             expires_at: expire_after.map(|after| plus(created, after)),
             created,
             drift: drift_with(
@@ -366,10 +408,8 @@ impl<'s> Lookup<'s> {
                     .get(claim.metadata.name.as_deref().unwrap_or_default())
                     .map(String::as_str),
             ),
-            pods,
-            reschedulable,
             pod_block,
-        }))
+        }
     }
 }
 
@@ -441,7 +481,14 @@ pub(super) fn under_consolidate_after(
     if !initialized {
         return false;
     }
-    let created = claim
+    let created = created(node, claim, now);
+    now < plus(last_event(claim, created, pods), after)
+}
+
+/// When a node was created: its NodeClaim's `creationTimestamp`, else its
+/// Node's, else `now` (a node of unknown age counts as new).
+fn created(node: &ClusterNode, claim: &NodeClaim, now: Timestamp) -> Timestamp {
+    claim
         .metadata
         .creation_timestamp
         .as_ref()
@@ -449,8 +496,7 @@ pub(super) fn under_consolidate_after(
             .node
             .as_ref()
             .and_then(|n| n.metadata.creation_timestamp.as_ref()))
-        .map_or(now, |t| t.0);
-    now < plus(last_event(claim, created, pods), after)
+        .map_or(now, |t| t.0)
 }
 
 /// `at + duration`, the end of time when that is past it.
@@ -461,8 +507,12 @@ fn plus(at: Timestamp, duration: Duration) -> Timestamp {
         .unwrap_or(Timestamp::MAX)
 }
 
+mod carried;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use carried::{CarriedCandidates, Move};
+use carried::{Facts, pods_at};
 
 /// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
 /// by the API server), else its pool's, as the scenario format says; `None`

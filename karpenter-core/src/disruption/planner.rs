@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
 use super::apply::{Applier, Origin};
-use super::candidates::{Candidate, candidates};
+use super::candidates::{Candidate, CarriedCandidates, candidates, candidates_carrying};
 use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
@@ -64,7 +64,7 @@ pub fn first_command(
         now,
         &BTreeSet::new(),
         options,
-        &mut Carried::default(),
+        &mut Carry::new(snapshot),
     )
     .map(|(command, _)| command)
 }
@@ -110,7 +110,7 @@ pub fn first_command_explained(
             now,
             &BTreeSet::new(),
             options,
-            &mut Carried::default(),
+            &mut Carry::new(snapshot),
             |pass, blocked| {
                 let mut refused = Vec::new();
                 let command = graceful_command(pass, &mut refused);
@@ -161,29 +161,35 @@ pub fn plan_with(
     now: Timestamp,
     options: &DisruptionOptions,
 ) -> DisruptionPlan {
-    let mut blocked =
-        with_repair_blocked(candidates(snapshot, now).blocked, snapshot, now, options);
+    // What each pass read, for the next pass to take where the command
+    // between them changed nothing; the first assessment of the candidates
+    // (for the blocked nodes) is the first pass's too.
+    let mut carry = Carry::new(snapshot);
+    let found = candidates_carrying(snapshot, now, &mut carry.candidates).blocked;
+    let mut blocked = with_repair_blocked(found, snapshot, now, options);
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut commands = Vec::new();
     let mut applier = Applier::new(now, options);
-    // What each pass's simulator read, for the next pass to take where the
-    // command between them changed nothing.
-    let mut carried = Carried::default();
     // Interruption notices, unhealthy nodes, then expiry: each sees the
     // cluster the one before left.
     for step in FORCEFUL {
         let Some(command) = step(&working, now, options) else {
             continue;
         };
-        applier.apply(&mut working, &command, &taken, Origin::Forceful);
+        let moved = applier.apply(&mut working, &command, &taken, Origin::Forceful);
+        carry
+            .candidates
+            .apply(&working, &command.candidates, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
-    while let Some((command, simulation)) =
-        next_command(&working, now, &taken, options, &mut carried)
+    while let Some((command, simulation)) = next_command(&working, now, &taken, options, &mut carry)
     {
-        applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
+        let moved = applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
+        carry
+            .candidates
+            .apply(&working, &command.candidates, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
@@ -192,15 +198,32 @@ pub fn plan_with(
     DisruptionPlan { commands, blocked }
 }
 
+/// What a pass leaves for the next: the candidates' assessments and what its
+/// simulator read.
+struct Carry {
+    candidates: CarriedCandidates,
+    simulator: Carried,
+}
+
+impl Carry {
+    /// Nothing carried yet over `snapshot`.
+    fn new(snapshot: &Snapshot) -> Carry {
+        Carry {
+            candidates: CarriedCandidates::new(snapshot),
+            simulator: Carried::default(),
+        }
+    }
+}
+
 /// The first command of the methods, in order, on the cluster as it stands,
 /// with the simulation it came from when the pass still has it; what the
-/// pass's simulator read is left in `carried` for the next pass.
+/// pass read is left in `carried` for the next pass.
 fn next_command(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carried: &mut Carried,
+    carried: &mut Carry,
 ) -> Option<(Command, Option<Simulation>)> {
     with_pass(working, now, taken, options, carried, |pass, _| {
         let command = graceful_command(pass, &mut Vec::new())?;
@@ -248,7 +271,7 @@ fn first_pass<T>(snapshot: &Snapshot, now: Timestamp, f: impl FnOnce(&Pass<'_, '
         now,
         &BTreeSet::new(),
         &options,
-        &mut Carried::default(),
+        &mut Carry::new(snapshot),
         |pass, _| f(pass),
     )
 }
@@ -262,22 +285,29 @@ fn with_pass<T>(
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carried: &mut Carried,
+    carry: &mut Carry,
     f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
     // A pass after one that simulated most likely simulates too: its
     // simulator (whose set-up reads every placed pod on one thread) is built
     // while the candidates are found, on the cores they leave idle. The
     // first pass builds it only when a method asks.
+    let Carry {
+        candidates: carried_candidates,
+        simulator: carried,
+    } = carry;
     let (found, simulator) = if carried.is_empty() {
-        (candidates(working, now), None)
+        (candidates_carrying(working, now, carried_candidates), None)
     } else {
         let carried = &*carried;
         rayon::join(
-            || candidates(working, now),
+            || candidates_carrying(working, now, carried_candidates),
             || Some(Pass::build_simulator(working, now, carried, options)),
         )
     };
+    // The unit tests hold every pass's carried assessments to fresh ones.
+    #[cfg(test)]
+    tests::assert_fresh(&found, working, now);
     let allowances = Allowances::new(working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
@@ -298,3 +328,6 @@ fn with_pass<T>(
     }
     found_here
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,7 +15,7 @@
 //! holds by value, is compared; so are the DaemonSet pods every destination
 //! made room for.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::Node;
@@ -24,6 +24,7 @@ use super::existing::ExistingNode;
 use crate::api::NodeClaim;
 use crate::hash::HashMap;
 use crate::provisioning::pods::daemons::DaemonPod;
+use crate::provisioning::topology::LabelMemo;
 use crate::snapshot::ClusterNode;
 
 /// The destinations one set-up read, each with what it was read from, for
@@ -34,6 +35,9 @@ pub(crate) struct Carried {
     daemons: Vec<DaemonPod>,
     /// By node name.
     nodes: HashMap<String, Read>,
+    /// The placed pods' labels as the last topology base stored them: the
+    /// next set-up takes them (once).
+    labels: Mutex<LabelMemo>,
 }
 
 /// A destination and what it was read from.
@@ -116,7 +120,22 @@ impl Carried {
         Carried {
             daemons: self.daemons,
             nodes,
+            labels: self.labels,
         }
+    }
+
+    /// These, with `labels` as the stored labels to carry.
+    pub(crate) fn with_labels(self, labels: LabelMemo) -> Carried {
+        Carried {
+            labels: Mutex::new(labels),
+            ..self
+        }
+    }
+
+    /// Takes the stored labels carried, leaving none.
+    pub(crate) fn take_labels(&self) -> LabelMemo {
+        let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut *labels)
     }
 }
 

@@ -14,7 +14,7 @@
 //! [`Scheduler`], which borrows the destinations until a pod lands on one.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pods::PodInfo;
 
@@ -27,7 +27,7 @@ use crate::pods::bound_node;
 use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
 use crate::provisioning::pods::pending::is_pending;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected};
-use crate::provisioning::topology::{PodView, Topology, TopologyBase};
+use crate::provisioning::topology::{LabelMemo, PodView, Topology, TopologyBase};
 use crate::snapshot::Snapshot;
 
 /// A cluster ready for many scheduling runs that each take some of its nodes
@@ -41,6 +41,9 @@ pub(crate) struct Prepared<'s> {
     /// For each DaemonSet, its live pods, each with its node's index, among
     /// which [`daemon_pods`] picks the one that stands for them.
     daemon_candidates: Vec<Vec<(Option<usize>, &'s PodInfo)>>,
+    /// The placed pods' labels as the topology base stored them, for the
+    /// next set-up to [carry](Prepared::carry).
+    labels_read: Mutex<LabelMemo>,
 }
 
 impl<'s> Prepared<'s> {
@@ -48,8 +51,14 @@ impl<'s> Prepared<'s> {
     /// an earlier set-up for the nodes that have not changed since.
     pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried);
-        let topology =
-            Arc::new(setup.topology_base(snapshot, &HashSet::default(), &HashSet::default(), true));
+        let mut labels_read = carried.map(Carried::take_labels).unwrap_or_default();
+        let topology = Arc::new(setup.topology_base(
+            snapshot,
+            &HashSet::default(),
+            &HashSet::default(),
+            true,
+            &mut labels_read,
+        ));
         let pending = snapshot
             .pods
             .iter()
@@ -82,6 +91,7 @@ impl<'s> Prepared<'s> {
             topology,
             pending,
             daemon_candidates,
+            labels_read: Mutex::new(labels_read),
         }
     }
 
@@ -143,10 +153,17 @@ impl<'s> Prepared<'s> {
         Some(scheduler)
     }
 
-    /// The destinations to carry to a later copy of this cluster (see
-    /// [`Setup::carry`]).
+    /// The destinations and stored labels to carry to a later copy of this
+    /// cluster (see [`Setup::carry`]).
     pub(crate) fn carry(&self, previous: Carried) -> Carried {
-        self.setup.carry(self.snapshot, previous)
+        let mut labels = self
+            .labels_read
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let labels = std::mem::take(&mut *labels);
+        self.setup
+            .carry(self.snapshot, previous)
+            .with_labels(labels)
     }
 
     /// Whether every DaemonSet's pods still ask the same of new nodes once

@@ -27,7 +27,7 @@ use crate::provisioning::instance_types::templates::{
 };
 use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
-    DomainSource, ExistingView, PlacedPod, PodView, TopologyBase, ignored_for_topology,
+    DomainSource, ExistingView, LabelMemo, PlacedPod, PodView, TopologyBase, ignored_for_topology,
 };
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -236,13 +236,14 @@ impl<'s> Setup<'s> {
     /// existing nodes and the pods placed on the snapshot's nodes (those
     /// whose UID is in `moving`, and the `leaving` pods themselves, left
     /// out: they are counted where they land); with `memoize`, for many
-    /// topologies.
+    /// topologies. The pods' labels are stored through `labels_read`.
     pub(crate) fn topology_base(
         &self,
         snapshot: &'s Snapshot,
         moving: &HashSet<&str>,
         leaving: &HashSet<*const PodInfo>,
         memoize: bool,
+        labels_read: &mut LabelMemo,
     ) -> TopologyBase {
         let pool_requirements: Vec<Requirements> = self
             .templates
@@ -305,6 +306,7 @@ impl<'s> Setup<'s> {
                     node_labels: labels,
                     node_requirements: requirements,
                     node_taints: taints,
+                    source: Some(*pod),
                 });
             }
         }
@@ -315,6 +317,7 @@ impl<'s> Setup<'s> {
             moving,
             &snapshot.well_known_labels,
             memoize,
+            labels_read,
         )
     }
 }

@@ -28,7 +28,7 @@ use crate::provisioning::pods::leaving::leaving_pods;
 use crate::provisioning::pods::pending::is_pending;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, queue_key};
 use crate::provisioning::pods::preferences::Preferences;
-use crate::provisioning::topology::{NodeKind, PodView, Topology, Verdict};
+use crate::provisioning::topology::{LabelMemo, NodeKind, PodView, Topology, Verdict};
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
@@ -122,7 +122,13 @@ impl<'s> Scheduler<'s> {
             .iter()
             .map(|&i| Arc::as_ptr(&snapshot.pods[i]))
             .collect();
-        let base = setup.topology_base(snapshot, &moving, &leaving, false);
+        let base = setup.topology_base(
+            snapshot,
+            &moving,
+            &leaving,
+            false,
+            &mut LabelMemo::default(),
+        );
         let topology = Topology::sole(base, &pending);
         drop(pending);
         // The only run of this set-up: it takes the destinations.

@@ -23,7 +23,7 @@ use super::group::{Group, GroupIdentity};
 use super::group::{anti_affinity_identity, required_anti_affinity};
 use super::inputs::NodeInfo;
 use super::inputs::{DomainSource, ExistingView, PlacedPod};
-use super::selector::StoredLabels;
+use super::selector::{LabelMemo, StoredLabels};
 use crate::hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
 use crate::scheduling::{LABEL_HOSTNAME, Requirements, WellKnownLabels};
@@ -129,14 +129,17 @@ impl TopologyBase {
     /// Reads the pools' domains, the existing nodes (each with the caller's
     /// id for it) and the placed pods; placed pods whose UID is in `moving`
     /// are not counted. With `memoize`, groups are kept once made, for
-    /// topologies of the same cluster without some nodes.
-    pub(crate) fn new<'p>(
+    /// topologies of the same cluster without some nodes. The pods' labels
+    /// are stored through `labels_read`, which knows those an earlier base
+    /// stored.
+    pub(crate) fn new(
         pools: &[DomainSource<'_>],
         existing_nodes: &[ExistingView<'_>],
-        placed: &[PlacedPod<'p>],
+        placed: &[PlacedPod<'_>],
         moving: &HashSet<&str>,
         well_known: &WellKnownLabels,
         memoize: bool,
+        labels_read: &mut LabelMemo,
     ) -> TopologyBase {
         let mut base = TopologyBase {
             universe: DomainUniverse::new(pools),
@@ -175,7 +178,7 @@ impl TopologyBase {
                     .insert(Arc::from(hostname.as_str()));
             }
         }
-        let mut strings: HashMap<&'p str, Arc<str>> = HashMap::default();
+        labels_read.start();
         // The pods by label and value, gathered by the interned strings'
         // addresses (equal strings share one), and keyed by the strings once
         // each pair is complete: a pair's pods are hashed by two words each,
@@ -194,10 +197,8 @@ impl TopologyBase {
                 placed_pod.node_requirements,
                 placed_pod.node_taints,
             );
-            let mut intern =
-                |s: &'p str| Arc::clone(strings.entry(s).or_insert_with(|| Arc::from(s)));
-            let namespace = intern(pod.namespace);
-            let labels = StoredLabels::new(pod.labels, intern);
+            let (namespace, labels) =
+                labels_read.read(placed_pod.source, pod.namespace, pod.labels);
             for term in required_anti_affinity(pod.spec) {
                 let id = base.inverse_group(anti_affinity_identity(pod, term));
                 let key = Arc::clone(base.inverse[id].key());
@@ -224,6 +225,7 @@ impl TopologyBase {
                 .or_default()
                 .insert(value, pods);
         }
+        labels_read.finish();
         base
     }
 

@@ -2,8 +2,9 @@
 //! create, and the kind of node a pod is recorded on.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use crate::pods::PodFields;
+use crate::pods::{PodFields, PodInfo};
 use k8s_openapi::api::core::v1::{PodSpec, Taint};
 
 use crate::cloudprovider::InstanceType;
@@ -55,6 +56,11 @@ pub(crate) struct PlacedPod<'a> {
     pub node_requirements: Option<&'a Requirements>,
     /// Its node's taints.
     pub node_taints: &'a [Taint],
+    /// The snapshot's pod it views, when there is one: a [`LabelMemo`]
+    /// knows it again by it.
+    ///
+    /// [`LabelMemo`]: super::LabelMemo
+    pub source: Option<&'a Arc<PodInfo>>,
 }
 
 /// The topology domains a NodePool can create: its requirements (pool

@@ -70,4 +70,5 @@ pub(crate) use error::TopologyError;
 pub(crate) use inputs::{
     DomainSource, ExistingView, NodeKind, PlacedPod, PodView, ignored_for_topology,
 };
+pub(crate) use selector::LabelMemo;
 pub(crate) use tracker::{NodeKeys, Topology, Verdict};

@@ -245,6 +245,7 @@ impl World {
                 node_labels: &self.nodes[*node].0,
                 node_requirements: None,
                 node_taints: &self.nodes[*node].1,
+                source: None,
             })
             .collect();
         let pending: Vec<PodView<'_>> = pending.iter().map(TestPod::view).collect();

@@ -109,7 +109,15 @@ impl Topology {
             .map(|p| p.uid)
             .filter(|uid| !uid.is_empty())
             .collect();
-        let base = TopologyBase::new(pools, existing_nodes, placed, &moving, well_known, false);
+        let base = TopologyBase::new(
+            pools,
+            existing_nodes,
+            placed,
+            &moving,
+            well_known,
+            false,
+            &mut super::LabelMemo::default(),
+        );
         Topology::sole(base, pending)
     }
 

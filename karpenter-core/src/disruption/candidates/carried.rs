@@ -1,0 +1,168 @@
+//! What one pass of a plan learnt of its candidates, carried to the next.
+//!
+//! A plan's passes see one cluster that each command changes a little: its
+//! nodes start deleting, its pods move to a few destinations, its
+//! replacements arrive. Assessing every node again each pass (grouping every
+//! pod by node, asking every pod's PodDisruptionBudgets and protections) was
+//! a third of a 10,000-node plan, whose passes grow with the nodes. So the
+//! plan keeps the pods of each node and each node's assessment here, and
+//! after each command forgets the nodes it touched ([`CarriedCandidates::apply`]):
+//! a pass assesses those again and takes the rest as they were.
+//!
+//! This is exact because a node's assessment reads only the node, its
+//! NodeClaim and its pods, besides what a plan never changes (the pools and
+//! their instance types, the PodDisruptionBudgets, the provider's drift, the
+//! time). A command changes the claims of the nodes it takes and the pods of
+//! the nodes it moves pods from and to, and no other node.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::super::drift::DriftReason;
+use super::super::pods::PodBlock;
+use crate::hash::HashMap;
+use crate::pods::{PodInfo, bound_node, pod_key};
+use crate::snapshot::Snapshot;
+
+use k8s_openapi::jiff::Timestamp;
+
+/// What a node's pods and times say of it as a candidate: the part of an
+/// assessment worth keeping from one pass to the next.
+#[derive(Clone, Debug)]
+pub(super) struct Facts {
+    pub(super) reschedule_cost: f64,
+    pub(super) disruption_cost: f64,
+    pub(super) created: Timestamp,
+    pub(super) consolidatable_at: Option<Timestamp>,
+    pub(super) expires_at: Option<Timestamp>,
+    pub(super) drift: Option<DriftReason>,
+    pub(super) pod_block: Option<PodBlock>,
+}
+
+/// A pod that a command moved, for [`CarriedCandidates::apply`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Move {
+    /// Its index in the snapshot's pods.
+    pub(crate) pod: usize,
+    /// The node it was bound to, if any.
+    pub(crate) from: Option<String>,
+    /// The node it is bound to now.
+    pub(crate) to: String,
+}
+
+/// The pods of each node and the assessments of the nodes no command has
+/// touched since (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct CarriedCandidates {
+    /// The pods bound to each node name, as indices into the snapshot's
+    /// pods, in `namespace/name` order (ties in snapshot order).
+    bound: HashMap<String, Vec<usize>>,
+    /// Each node's facts, by its index in the snapshot's nodes: `None` when
+    /// it was not assessed yet, or was touched since.
+    facts: Vec<Option<Facts>>,
+    /// The indices of the nodes of each name.
+    nodes: HashMap<String, Vec<usize>>,
+    /// How many of the snapshot's nodes `nodes` holds.
+    indexed: usize,
+}
+
+impl CarriedCandidates {
+    /// Nothing assessed yet over `snapshot`: its pods grouped by node.
+    pub(crate) fn new(snapshot: &Snapshot) -> CarriedCandidates {
+        let mut bound: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut by_node: HashMap<&str, Vec<usize>> = HashMap::default();
+        for (i, pod) in snapshot.pods.iter().enumerate() {
+            if let Some(node) = bound_node(pod) {
+                by_node.entry(node).or_default().push(i);
+            }
+        }
+        let mut lists: Vec<(&str, Vec<usize>)> = by_node.into_iter().collect();
+        lists.par_iter_mut().for_each(|(_, pods)| {
+            // Stable: pods of one key stay in snapshot order.
+            pods.sort_by_cached_key(|&i| pod_key(snapshot.pods[i].as_ref()));
+        });
+        bound.extend(lists.into_iter().map(|(n, p)| (n.to_owned(), p)));
+        let mut carried = CarriedCandidates {
+            bound,
+            facts: Vec::new(),
+            nodes: HashMap::default(),
+            indexed: 0,
+        };
+        carried.index_nodes(snapshot);
+        carried
+    }
+
+    /// The pods bound to the node `name`, as indices into the snapshot's
+    /// pods, in `namespace/name` order.
+    pub(super) fn pods_of(&self, name: &str) -> &[usize] {
+        self.bound.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The facts kept for the node at `index`, if it is untouched.
+    pub(super) fn facts(&self, index: usize) -> Option<&Facts> {
+        self.facts.get(index)?.as_ref()
+    }
+
+    /// Keeps `facts` for the node at `index`.
+    pub(super) fn keep(&mut self, index: usize, facts: Facts) {
+        if self.facts.len() <= index {
+            self.facts.resize(index + 1, None);
+        }
+        self.facts[index] = Some(facts);
+    }
+
+    /// Takes a command into account, once it is applied to `snapshot`: the
+    /// nodes it `took` and the pods it `moved` (each now bound to its new
+    /// node in `snapshot`). Their nodes are assessed again by the next pass;
+    /// the nodes it added are indexed.
+    pub(crate) fn apply(&mut self, snapshot: &Snapshot, took: &[String], moved: &[Move]) {
+        self.index_nodes(snapshot);
+        for name in took {
+            self.forget(name);
+        }
+        for step in moved {
+            if let Some(from) = &step.from {
+                if let Some(pods) = self.bound.get_mut(from) {
+                    pods.retain(|&i| i != step.pod);
+                }
+                self.forget(from);
+            }
+            let pods = self.bound.entry(step.to.clone()).or_default();
+            let key = |i: usize| (pod_key(snapshot.pods[i].as_ref()), i);
+            let moved_key = key(step.pod);
+            let at = pods.partition_point(|&i| key(i) < moved_key);
+            pods.insert(at, step.pod);
+            self.forget(&step.to);
+        }
+    }
+
+    /// Forgets the facts of every node named `name`.
+    fn forget(&mut self, name: &str) {
+        for &index in self.nodes.get(name).into_iter().flatten() {
+            if let Some(facts) = self.facts.get_mut(index) {
+                *facts = None;
+            }
+        }
+    }
+
+    /// Indexes the nodes of `snapshot` not indexed yet (a snapshot's nodes
+    /// are only ever added to during a plan).
+    fn index_nodes(&mut self, snapshot: &Snapshot) {
+        for (i, node) in snapshot.nodes.iter().enumerate().skip(self.indexed) {
+            self.nodes
+                .entry(node.name().to_owned())
+                .or_default()
+                .push(i);
+        }
+        self.indexed = snapshot.nodes.len();
+    }
+}
+
+/// The pods at `indices` of `snapshot`.
+pub(super) fn pods_at<'s>(snapshot: &'s Snapshot, indices: &[usize]) -> Vec<&'s PodInfo> {
+    indices
+        .iter()
+        .map(|&i| Arc::as_ref(&snapshot.pods[i]))
+        .collect()
+}
