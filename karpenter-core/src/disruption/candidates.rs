@@ -220,7 +220,10 @@ pub(super) fn candidates_carrying<'s>(
     carried: &mut CarriedCandidates,
 ) -> Candidates<'s> {
     let lookup = Lookup::new(snapshot);
-    let mut found = Candidates::default();
+    let mut found = Candidates {
+        candidates: Vec::with_capacity(snapshot.nodes.len()),
+        ..Candidates::default()
+    };
     // Each node assessed on its own, on the pool's threads; gathered in node
     // order.
     let assessed: Vec<_> = {

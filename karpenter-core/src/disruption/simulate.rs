@@ -179,19 +179,20 @@ impl<'s> Simulator<'s> {
             || Prepared::new(snapshot, carried),
             || {
                 let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
-                let mut bound_pods: HashMap<&str, Vec<&PodInfo>> = HashMap::default();
                 for (i, pod) in snapshot.pods.iter().enumerate() {
                     if let Some(node) = bound_node(pod) {
                         bound.entry(node).or_default().push(i);
-                        bound_pods.entry(node).or_default().push(pod);
                     }
                 }
                 let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
                 for (i, node) in snapshot.nodes.iter().enumerate() {
                     nodes.entry(node.name()).or_default().push(i);
                 }
-                let consolidating =
-                    consolidating(snapshot, &snapshot.nodes, |n| bound_pods.get(n), now);
+                let pods_of = |name: &str| {
+                    let indices = bound.get(name).map_or(&[][..], Vec::as_slice);
+                    indices.iter().map(|&i| snapshot.pods[i].as_ref()).collect()
+                };
+                let consolidating = consolidating(snapshot, &snapshot.nodes, pods_of, now);
                 let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
                 (bound, nodes, consolidating, pdbs)
             },
@@ -371,7 +372,8 @@ fn fence(
             bound.entry(node).or_default().push(pod);
         }
     }
-    let nodes = consolidating(snapshot, &changed.nodes, |n| bound.get(n), now);
+    let pods_of = |name: &str| bound.get(name).cloned().unwrap_or_default();
+    let nodes = consolidating(snapshot, &changed.nodes, pods_of, now);
     let pods = removed
         .iter()
         .filter(|node| !deleting.contains(*node))
@@ -386,17 +388,21 @@ fn fence(
 fn consolidating<'a>(
     snapshot: &Snapshot,
     nodes: &[crate::snapshot::ClusterNode],
-    bound: impl Fn(&str) -> Option<&'a Vec<&'a PodInfo>>,
+    bound: impl Fn(&str) -> Vec<&'a PodInfo>,
     now: Timestamp,
 ) -> BTreeSet<String> {
     let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
     nodes
         .iter()
         .filter(|node| {
-            let pods = bound(node.name()).map_or(&[][..], Vec::as_slice);
-            node.node_pool()
-                .and_then(pool)
-                .is_some_and(|pool| under_consolidate_after(node, pool, pods, now))
+            let Some(pool) = node.node_pool().and_then(pool) else {
+                return false;
+            };
+            // A pool that consolidates at once has no window: its nodes'
+            // pods need not be gathered.
+            let window = pool.spec.effective_consolidate_after();
+            window.is_some_and(|after| !after.is_zero())
+                && under_consolidate_after(node, pool, &bound(node.name()), now)
         })
         .map(|node| node.name().to_owned())
         .collect()

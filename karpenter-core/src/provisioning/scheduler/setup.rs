@@ -275,7 +275,7 @@ impl<'s> Setup<'s> {
         for (i, node) in &self.existing {
             destination_of[*i] = Some(node);
         }
-        let mut placed = Vec::new();
+        let mut placed = Vec::with_capacity(snapshot.pods.len());
         for ((i, node), taints) in snapshot.nodes.iter().enumerate().zip(&node_taints) {
             let Some(pods_on_node) = self.bound.get(node.name()) else {
                 continue;

@@ -59,6 +59,9 @@ pub(crate) struct TopologyBase {
     existing_ids: Vec<usize>,
     /// The caller's id of each node in `nodes`.
     node_ids: Vec<usize>,
+    /// For each of the caller's ids, its positions in `existing` and its
+    /// indices in `nodes`, each ascending.
+    by_id: HashMap<usize, (Vec<usize>, Vec<usize>)>,
     /// The placed pods that count, by namespace.
     pub(super) placed: BTreeMap<Arc<str>, Vec<Placed>>,
     /// The placed pods on each node, as (namespace, index in `placed`).
@@ -147,6 +150,7 @@ impl TopologyBase {
             existing: Vec::new(),
             existing_ids: Vec::new(),
             node_ids: Vec::new(),
+            by_id: HashMap::default(),
             placed: BTreeMap::new(),
             on_node: Vec::new(),
             registered: BTreeMap::new(),
@@ -226,6 +230,12 @@ impl TopologyBase {
                 .insert(value, pods);
         }
         labels_read.finish();
+        for (at, &id) in base.existing_ids.iter().enumerate() {
+            base.by_id.entry(id).or_default().0.push(at);
+        }
+        for (index, &id) in base.node_ids.iter().enumerate() {
+            base.by_id.entry(id).or_default().1.push(index);
+        }
         base
     }
 
@@ -250,12 +260,14 @@ impl TopologyBase {
         if ids.is_empty() {
             return Removed::default();
         }
-        let existing = (0..self.existing_ids.len())
-            .filter(|&at| ids.contains(&self.existing_ids[at]))
-            .collect();
-        let nodes: Vec<usize> = (0..self.node_ids.len())
-            .filter(|&at| ids.contains(&self.node_ids[at]))
-            .collect();
+        let mut existing = Vec::new();
+        let mut nodes = Vec::new();
+        for (positions, indices) in ids.iter().filter_map(|id| self.by_id.get(id)) {
+            existing.extend_from_slice(positions);
+            nodes.extend_from_slice(indices);
+        }
+        existing.sort_unstable();
+        nodes.sort_unstable();
         let pods = nodes.iter().map(|&n| self.on_node[n].len()).sum();
         Removed {
             existing,
@@ -490,24 +502,23 @@ impl TopologyBase {
             }
         };
         // The selected pods on removed nodes: looked up by the selector's
-        // anchor label when that names fewer pods than the removed nodes run.
-        let anchored: Option<Vec<&PlacedAt>> =
+        // anchor label when that names fewer pods than the removed nodes run
+        // (counted first: the lists may be long).
+        let anchored: Option<Vec<&Vec<PlacedAt>>> =
             group
                 .identity
                 .selector
                 .anchor()
                 .and_then(|(label, values)| {
                     let by_value = self.by_pod_label.get(label);
-                    let pods: Vec<&PlacedAt> = values
-                        .iter()
-                        .filter_map(|v| by_value?.get(&**v))
-                        .flatten()
-                        .collect();
-                    (pods.len() < removed.pods).then_some(pods)
+                    let lists: Vec<&Vec<PlacedAt>> =
+                        values.iter().filter_map(|v| by_value?.get(&**v)).collect();
+                    let pods: usize = lists.iter().map(|list| list.len()).sum();
+                    (pods < removed.pods).then_some(lists)
                 });
         match anchored {
-            Some(pods) => {
-                for (namespace, at) in pods {
+            Some(lists) => {
+                for (namespace, at) in lists.into_iter().flatten() {
                     let placed = &self.placed[namespace][*at];
                     if removed.has_node(placed.node) {
                         uncount(namespace, placed, group);
