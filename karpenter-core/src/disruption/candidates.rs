@@ -233,8 +233,8 @@ pub(super) fn candidates_carrying<'s>(
             .par_iter()
             .enumerate()
             .map(|(i, node)| {
-                let pods = pods_at(snapshot, carried.pods_of(node.name()));
-                lookup.assess(node, pods, carried.facts(i), now)
+                let pods = carried.pods_of(node.name());
+                lookup.assess(node, snapshot, pods, carried.facts(i), now)
             })
             .collect()
     };
@@ -305,12 +305,14 @@ impl<'s> Lookup<'s> {
         }
     }
 
-    /// Assesses `node`, bound `pods` (in `namespace/name` order), taking
-    /// the `known` facts of an earlier pass when nothing has changed since.
+    /// Assesses `node`, bound the `snapshot`'s pods at `bound` (in
+    /// `namespace/name` order), taking the `known` facts of an earlier pass
+    /// when nothing has changed since.
     fn assess(
         &self,
         node: &'s ClusterNode,
-        pods: Vec<&'s PodInfo>,
+        snapshot: &'s Snapshot,
+        bound: &[usize],
         known: Option<&Facts>,
         now: Timestamp,
     ) -> Assessment<'s> {
@@ -345,14 +347,20 @@ impl<'s> Lookup<'s> {
         let instance_type = label(LABEL_INSTANCE_TYPE_STABLE).and_then(|t| types.get(t).copied());
         let zone = label(LABEL_TOPOLOGY_ZONE);
         let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
-        let reschedulable: Vec<&PodInfo> = pods.iter().copied().filter(is_reschedulable).collect();
+        let pods = pods_at(snapshot, bound);
         let (facts, fresh) = match known {
             Some(facts) => (facts.clone(), None),
             None => {
-                let facts = self.facts(node, claim, pool, &pods, &reschedulable, now);
+                let reschedulable = bound
+                    .iter()
+                    .copied()
+                    .filter(|&i| is_reschedulable(snapshot.pods[i].as_ref()))
+                    .collect();
+                let facts = self.facts(node, claim, pool, &pods, snapshot, reschedulable, now);
                 (facts.clone(), Some(facts))
             }
         };
+        let reschedulable = pods_at(snapshot, &facts.reschedulable);
         let candidate = Candidate {
             claim,
             name,
@@ -374,15 +382,21 @@ impl<'s> Lookup<'s> {
         Some(Ok((candidate, fresh)))
     }
 
-    /// What `node`'s claim, times and `pods` (the `reschedulable` ones
-    /// among them) say of it as a candidate.
+    /// What `node`'s claim, times and `pods` (those of the `snapshot`'s
+    /// pods at `reschedulable` need a new home when it goes) say of it as a
+    /// candidate.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a node, its claim, pool and pods, and the moment: each read"
+    )]
     fn facts(
         &self,
         node: &ClusterNode,
         claim: &NodeClaim,
         pool: &NodePool,
         pods: &[&PodInfo],
-        reschedulable: &[&PodInfo],
+        snapshot: &Snapshot,
+        reschedulable: Vec<usize>,
         now: Timestamp,
     ) -> Facts {
         let pod_block = pods
@@ -392,8 +406,11 @@ impl<'s> Lookup<'s> {
         let created = created(node, claim, now);
         let expire_after = expire_after(claim, Some(pool));
         let age = Duration::try_from(now.duration_since(created)).unwrap_or_default();
+        let reschedule_cost =
+            reschedule_disruption_cost(reschedulable.iter().map(|&i| snapshot.pods[i].as_ref()));
         Facts {
-            reschedule_cost: reschedule_disruption_cost(reschedulable.iter().copied()),
+            reschedulable,
+            reschedule_cost,
             disruption_cost: disruption_cost(
                 pods.iter().copied(),
                 lifetime_remaining(age, expire_after),

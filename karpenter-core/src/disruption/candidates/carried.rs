@@ -31,6 +31,9 @@ use k8s_openapi::jiff::Timestamp;
 /// assessment worth keeping from one pass to the next.
 #[derive(Clone, Debug)]
 pub(super) struct Facts {
+    /// The reschedulable pods among the node's, as indices into the
+    /// snapshot's pods.
+    pub(super) reschedulable: Vec<usize>,
     pub(super) reschedule_cost: f64,
     pub(super) disruption_cost: f64,
     pub(super) created: Timestamp,

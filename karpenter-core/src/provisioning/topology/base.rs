@@ -479,12 +479,16 @@ impl TopologyBase {
 
     /// Takes the removed nodes out of an owned group made over every placed
     /// pod: their selected pods uncounted, and the domains only they gave
-    /// forgotten. `tolerations` are the group's pool-domain choice,
-    /// `registered` the values the topology registers.
+    /// forgotten (of the `touched` ones, as [`touched_domains`] gives them
+    /// for the group's key and filter). `tolerations` are the group's
+    /// pool-domain choice, `registered` the values the topology registers.
+    ///
+    /// [`touched_domains`]: Self::touched_domains
     pub(super) fn remove_from_owned(
         &self,
         group: &mut Group,
         removed: &Removed,
+        touched: &[Arc<str>],
         tolerations: Option<&[Toleration]>,
         registered: &dyn Fn(&str, &str) -> bool,
     ) {
@@ -533,18 +537,37 @@ impl TopologyBase {
                 }
             }
         }
-        let touched = removed.nodes.iter().filter_map(|&index| {
-            let node = &self.nodes[index];
-            node.label(&key).filter(|_| counted(node))
-        });
         self.forget_lost(
             group,
-            touched.collect(),
+            touched.iter().map(|domain| &**domain).collect(),
             removed,
             tolerations,
             registered,
             &counted,
         );
+    }
+
+    /// The values of `key` on the removed nodes that `filter` counts, sorted
+    /// and unique: the domains a group on `key` with `filter` may lose with
+    /// them (what [`remove_from_owned`](Self::remove_from_owned) takes).
+    pub(super) fn touched_domains(
+        &self,
+        key: &str,
+        filter: &NodeFilter,
+        removed: &Removed,
+    ) -> Vec<Arc<str>> {
+        let mut touched: Vec<&str> = removed
+            .nodes
+            .iter()
+            .filter_map(|&index| {
+                let node = &self.nodes[index];
+                let counted = || filter.matches(&node.labels, &node.taints, &self.none_known);
+                node.label(key).filter(|_| counted())
+            })
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        touched.into_iter().map(Arc::from).collect()
     }
 
     /// Takes the removed nodes out of base inverse group `id` (cloned into

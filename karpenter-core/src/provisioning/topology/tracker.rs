@@ -49,6 +49,9 @@ pub(crate) struct Topology {
     /// Groups of pending pods' constraints, in creation order.
     groups: Vec<Group>,
     group_index: HashMap<GroupIdentity, usize>,
+    /// The domains the removed nodes give the groups of each key and node
+    /// filter.
+    touched: HashMap<(Arc<str>, NodeFilter), Touched>,
     /// Inverse anti-affinity groups: the required anti-affinity terms of
     /// placed and pending pods, counting the pods that carry them.
     inverse: Vec<Group>,
@@ -70,6 +73,9 @@ pub(crate) struct Topology {
     /// The requirement of each id, at `id - 1`.
     id_requirements: Vec<Requirement>,
 }
+
+/// The domains the removed nodes give the groups of one key and node filter.
+type Touched = Arc<[Arc<str>]>;
 
 /// A node's requirements on the topology keys, as ids: equal ids mean equal
 /// requirements, so a pod's verdict for one node holds for every node with the
@@ -185,6 +191,7 @@ impl Topology {
             removed,
             groups: Vec::new(),
             group_index: HashMap::default(),
+            touched: HashMap::default(),
             inverse: Vec::new(),
             inverse_index: HashMap::default(),
             members: HashMap::default(),
@@ -565,11 +572,18 @@ impl Topology {
             PoolDomains::AsFilterHonors => identity.filter.honored_tolerations(),
             PoolDomains::ToleratedBy(tolerations) => Some(tolerations),
         };
+        let touched = (!self.removed.is_empty()).then(|| self.touched_domains(&identity));
         let base = &*self.base;
         let mut group = base.owned_group(&identity, tolerations);
-        if !self.removed.is_empty() {
+        if let Some(touched) = touched {
             let registered = |key: &str, value: &str| self.is_registered(key, value);
-            base.remove_from_owned(&mut group, &self.removed, tolerations, &registered);
+            base.remove_from_owned(
+                &mut group,
+                &self.removed,
+                &touched,
+                tolerations,
+                &registered,
+            );
         }
         let key = Arc::clone(group.key());
         for domain in self.added.get(&key).into_iter().flatten() {
@@ -581,6 +595,22 @@ impl Topology {
         self.groups.push(group);
         self.group_index.insert(identity, id);
         id
+    }
+
+    /// The domains the removed nodes give a group with `identity` (see
+    /// [`TopologyBase::touched_domains`]): the same for every group on one
+    /// key and filter, so worked out once for them.
+    fn touched_domains(&mut self, identity: &GroupIdentity) -> Touched {
+        let memo_key = (Arc::clone(&identity.key), identity.filter.clone());
+        if let Some(touched) = self.touched.get(&memo_key) {
+            return Arc::clone(touched);
+        }
+        let touched: Touched = self
+            .base
+            .touched_domains(&identity.key, &identity.filter, &self.removed)
+            .into();
+        self.touched.insert(memo_key, Arc::clone(&touched));
+        touched
     }
 
     /// The inverse anti-affinity group with `identity`, made if new: the
