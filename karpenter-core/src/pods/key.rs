@@ -64,24 +64,9 @@ impl PodKey {
     /// The key of a pod, from its metadata: the namespace is `default` when
     /// unset, the name empty when unset.
     pub fn of(pod: &(impl PodFields + ?Sized)) -> Self {
-        let mut text = String::new();
-        Self::write_of(pod, &mut text);
-        Self(text)
-    }
-
-    /// Writes the text of `pod`'s key ([`PodKey::of`]) into `text`, in
-    /// place of what it held: a caller matching every pod of a cluster
-    /// against some keys reuses one buffer instead of allocating a key per
-    /// pod.
-    pub(crate) fn write_of(pod: &(impl PodFields + ?Sized), text: &mut String) {
         let metadata = pod.metadata();
         let namespace = metadata.namespace.as_deref().unwrap_or("default");
-        let name = metadata.name.as_deref().unwrap_or_default();
-        text.clear();
-        text.reserve(namespace.len() + 1 + name.len());
-        text.push_str(namespace);
-        text.push('/');
-        text.push_str(name);
+        Self::new(namespace, metadata.name.as_deref().unwrap_or_default())
     }
 
     /// The pod's namespace: the text before the first `/` (a namespace
