@@ -51,7 +51,10 @@ impl<'s> Prepared<'s> {
     /// an earlier set-up for the nodes that have not changed since.
     pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried);
-        let mut labels_read = carried.map(Carried::take_labels).unwrap_or_default();
+        // Set-ups over copies of one cluster follow this one: what it stores
+        // is kept for them.
+        let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
+        let mut labels_read = labels_read.keeping_pods();
         let topology = Arc::new(setup.topology_base(
             snapshot,
             &HashSet::default(),

@@ -53,6 +53,9 @@ pub(crate) struct LabelMemo {
     build: u64,
     /// How many pods the build has read.
     read: usize,
+    /// Whether pods are kept for a later base; a one-off base only shares
+    /// its strings.
+    keeps_pods: bool,
 }
 
 /// A pod as a [`LabelMemo`] stored it.
@@ -67,6 +70,15 @@ struct Stored {
 }
 
 impl LabelMemo {
+    /// This memo, keeping what it stores for the bases after this one (a
+    /// [`LabelMemo::default`] serves one base: it shares strings only).
+    pub(crate) fn keeping_pods(self) -> LabelMemo {
+        LabelMemo {
+            keeps_pods: true,
+            ..self
+        }
+    }
+
     /// The namespace and labels of a placed pod, as stored for `source`
     /// before when it was, else stored now (and kept, with `source`).
     pub(super) fn read(
@@ -75,6 +87,7 @@ impl LabelMemo {
         namespace: &str,
         labels: &BTreeMap<String, String>,
     ) -> (Arc<str>, StoredLabels) {
+        let source = source.filter(|_| self.keeps_pods);
         let address = source.map(|pod| Arc::as_ptr(pod) as usize);
         let build = self.build;
         if let Some(stored) = address.and_then(|a| self.pods.get_mut(&a)) {
