@@ -43,6 +43,7 @@
 //! duration, 10 s)). A snapshot has neither a queue nor nominations, so
 //! neither is checked here.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -348,16 +349,16 @@ impl<'s> Lookup<'s> {
         let zone = label(LABEL_TOPOLOGY_ZONE);
         let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
         let pods = pods_at(snapshot, bound);
-        let (facts, fresh) = match known {
-            Some(facts) => (facts.clone(), None),
+        // The facts of an earlier pass, else worked out now (and kept).
+        let facts = match known {
+            Some(facts) => Cow::Borrowed(facts),
             None => {
                 let reschedulable = bound
                     .iter()
                     .copied()
                     .filter(|&i| is_reschedulable(snapshot.pods[i].as_ref()))
                     .collect();
-                let facts = self.facts(node, claim, pool, &pods, snapshot, reschedulable, now);
-                (facts.clone(), Some(facts))
+                Cow::Owned(self.facts(node, claim, pool, &pods, snapshot, reschedulable, now))
             }
         };
         let reschedulable = pods_at(snapshot, &facts.reschedulable);
@@ -374,10 +375,14 @@ impl<'s> Lookup<'s> {
             consolidatable_at: facts.consolidatable_at,
             expires_at: facts.expires_at,
             created: facts.created,
-            drift: facts.drift,
+            drift: facts.drift.clone(),
             pods,
             reschedulable,
-            pod_block: facts.pod_block,
+            pod_block: facts.pod_block.clone(),
+        };
+        let fresh = match facts {
+            Cow::Owned(facts) => Some(facts),
+            Cow::Borrowed(_) => None,
         };
         Some(Ok((candidate, fresh)))
     }

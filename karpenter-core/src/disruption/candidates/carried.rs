@@ -73,21 +73,23 @@ pub(crate) struct CarriedCandidates {
 impl CarriedCandidates {
     /// Nothing assessed yet over `snapshot`: its pods grouped by node.
     pub(crate) fn new(snapshot: &Snapshot) -> CarriedCandidates {
-        let mut bound: HashMap<String, Vec<usize>> = HashMap::default();
+        // Gathered by borrowed names (a name copied per pod would cost more
+        // than the grouping), sorted in parallel, then owned.
         let mut by_node: HashMap<&str, Vec<usize>> = HashMap::default();
         for (i, pod) in snapshot.pods.iter().enumerate() {
             if let Some(node) = bound_node(pod) {
                 by_node.entry(node).or_default().push(i);
             }
         }
-        let mut lists: Vec<(&str, Vec<usize>)> = by_node.into_iter().collect();
-        lists.par_iter_mut().for_each(|(_, pods)| {
+        by_node.par_iter_mut().for_each(|(_, pods)| {
             // Stable: pods of one key stay in snapshot order.
             pods.sort_by_cached_key(|&i| pod_key(snapshot.pods[i].as_ref()));
         });
-        bound.extend(lists.into_iter().map(|(n, p)| (n.to_owned(), p)));
         let mut carried = CarriedCandidates {
-            bound,
+            bound: by_node
+                .into_iter()
+                .map(|(node, pods)| (node.to_owned(), pods))
+                .collect(),
             facts: Vec::new(),
             nodes: HashMap::default(),
             indexed: 0,

@@ -55,10 +55,6 @@ pub(crate) struct TopologyBase {
     pub(super) nodes: Vec<NodeInfo>,
     /// Indices into `nodes` of the existing nodes, in the order given.
     pub(super) existing: Vec<usize>,
-    /// The caller's id of each existing node, at the same position.
-    existing_ids: Vec<usize>,
-    /// The caller's id of each node in `nodes`.
-    node_ids: Vec<usize>,
     /// For each of the caller's ids, its positions in `existing` and its
     /// indices in `nodes`, each ascending.
     by_id: HashMap<usize, (Vec<usize>, Vec<usize>)>,
@@ -148,8 +144,6 @@ impl TopologyBase {
             universe: DomainUniverse::new(pools),
             nodes: Vec::new(),
             existing: Vec::new(),
-            existing_ids: Vec::new(),
-            node_ids: Vec::new(),
             by_id: HashMap::default(),
             placed: BTreeMap::new(),
             on_node: Vec::new(),
@@ -173,8 +167,12 @@ impl TopologyBase {
                 node.requirements,
                 node.taints,
             );
+            base.by_id
+                .entry(node.id)
+                .or_default()
+                .0
+                .push(base.existing.len());
             base.existing.push(index);
-            base.existing_ids.push(node.id);
             if let Some(hostname) = node.labels.get(LABEL_HOSTNAME) {
                 base.registered
                     .entry(Arc::from(LABEL_HOSTNAME))
@@ -230,12 +228,6 @@ impl TopologyBase {
                 .insert(value, pods);
         }
         labels_read.finish();
-        for (at, &id) in base.existing_ids.iter().enumerate() {
-            base.by_id.entry(id).or_default().0.push(at);
-        }
-        for (index, &id) in base.node_ids.iter().enumerate() {
-            base.by_id.entry(id).or_default().1.push(index);
-        }
         base
     }
 
@@ -249,7 +241,7 @@ impl TopologyBase {
     ) -> usize {
         let (index, new) = table.index(&mut self.nodes, labels, read, taints);
         if new {
-            self.node_ids.push(id);
+            self.by_id.entry(id).or_default().1.push(index);
             self.on_node.push(Vec::new());
         }
         index
@@ -371,8 +363,7 @@ impl TopologyBase {
         let shared = self.domain_set(&key, tolerations, &identity.filter);
         let mut group = Group::over(identity, shared);
         let filter = group.identity.filter.clone();
-        let counted =
-            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
+        let counted = |node: &NodeInfo| self.counts(&filter, node);
         // Whether each node counts, worked out once per node.
         let mut node_counts: Vec<Option<bool>> = vec![None; self.nodes.len()];
         let mut count = |placed: &Placed, group: &mut Group| {
@@ -494,8 +485,7 @@ impl TopologyBase {
     ) {
         let key = Arc::clone(group.key());
         let filter = group.identity.filter.clone();
-        let counted =
-            |node: &NodeInfo| filter.matches(&node.labels, &node.taints, &self.none_known);
+        let counted = |node: &NodeInfo| self.counts(&filter, node);
         let uncount = |namespace: &str, placed: &Placed, group: &mut Group| {
             let node = &self.nodes[placed.node];
             if let Some(domain) = node.label(&key)
@@ -547,6 +537,11 @@ impl TopologyBase {
         );
     }
 
+    /// Whether a group with node `filter` counts the pods on `node`.
+    fn counts(&self, filter: &NodeFilter, node: &NodeInfo) -> bool {
+        filter.matches(&node.labels, &node.taints, &self.none_known)
+    }
+
     /// The values of `key` on the removed nodes that `filter` counts, sorted
     /// and unique: the domains a group on `key` with `filter` may lose with
     /// them (what [`remove_from_owned`](Self::remove_from_owned) takes).
@@ -561,8 +556,7 @@ impl TopologyBase {
             .iter()
             .filter_map(|&index| {
                 let node = &self.nodes[index];
-                let counted = || filter.matches(&node.labels, &node.taints, &self.none_known);
-                node.label(key).filter(|_| counted())
+                node.label(key).filter(|_| self.counts(filter, node))
             })
             .collect();
         touched.sort_unstable();
