@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
 use super::apply::{Applier, Origin};
-use super::candidates::{Candidate, CarriedCandidates, candidates, candidates_carrying};
+use super::candidates::{Candidate, CarriedCandidates, Move, candidates, candidates_carrying};
 use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
@@ -178,18 +178,14 @@ pub fn plan_with(
             continue;
         };
         let moved = applier.apply(&mut working, &command, &taken, Origin::Forceful);
-        carry
-            .candidates
-            .apply(&working, &command.candidates, &moved);
+        carry.applied(&working, &command, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
     while let Some((command, simulation)) = next_command(&working, now, &taken, options, &mut carry)
     {
         let moved = applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
-        carry
-            .candidates
-            .apply(&working, &command.candidates, &moved);
+        carry.applied(&working, &command, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
@@ -212,6 +208,13 @@ impl Carry {
             candidates: CarriedCandidates::new(snapshot),
             simulator: Carried::default(),
         }
+    }
+
+    /// Notes that `command` was applied to `working`, moving the pods of
+    /// `moved`: what they touched is read again.
+    fn applied(&mut self, working: &Snapshot, command: &Command, moved: &[Move]) {
+        self.candidates.apply(working, &command.candidates, moved);
+        self.simulator.note_moved(moved.iter().map(|m| m.pod));
     }
 }
 

@@ -212,7 +212,7 @@ impl<'s> Simulator<'s> {
 
     /// The destinations to carry to a simulator of a later copy of this
     /// cluster, those of `previous` this one took kept as they are.
-    pub(crate) fn carry(&self, previous: Carried) -> Carried {
+    pub(crate) fn carry(self, previous: Carried) -> Carried {
         self.prepared.carry(previous)
     }
 

@@ -2,7 +2,10 @@
 //! read everything afresh: over random clusters whose commands move pods
 //! (consolidation, expiry), some of them guarded by a PodDisruptionBudget,
 //! newly created, or costly to evict, so that the nodes they land on read
-//! differently in the passes after.
+//! differently in the passes after. The pods spread over hostnames and the
+//! guarded ones keep apart, so the topology base carried between passes
+//! (held to a fresh one in `Prepared::new`) has groups and inverse groups to
+//! update.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -100,6 +103,14 @@ fn cluster(consolidate_after: &str, nodes: &[NodeSpec]) -> Snapshot {
         for (j, &(cpu, guarded, new, cost)) in node_pods.iter().enumerate() {
             let pod_name = format!("app-{i}-{j}");
             let app = if guarded { "guarded" } else { "app" };
+            // Guarded pods keep apart, so their nodes carry inverse groups.
+            let affinity = if guarded {
+                json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "guarded"}}, "topologyKey": "kubernetes.io/hostname"},
+                ]}})
+            } else {
+                json!({})
+            };
             let created = if new {
                 "2026-05-31T23:59:00Z"
             } else {
@@ -112,7 +123,12 @@ fn cluster(consolidate_after: &str, nodes: &[NodeSpec]) -> Snapshot {
                     "annotations": {"controller.kubernetes.io/pod-deletion-cost": cost.to_string()},
                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": true}],
                 },
-                "spec": {"nodeName": name, "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": "1Gi"}}}]},
+                "spec": {
+                    "nodeName": name,
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": "1Gi"}}}],
+                    "affinity": affinity.clone(),
+                    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": app}}}],
+                },
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
             })));
         }

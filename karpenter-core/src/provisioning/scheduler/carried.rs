@@ -14,17 +14,23 @@
 //! allocation still holds the same content. The NodeClaim, which a snapshot
 //! holds by value, is compared; so are the DaemonSet pods every destination
 //! made room for.
+//!
+//! The topology base (every placed pod counted) is carried too, with the pods
+//! moved since it was built: the next set-up updates it for them instead of
+//! reading every pod again (see `topology/carry.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pods::PodInfo;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Taint};
 
 use super::existing::ExistingNode;
 use crate::api::NodeClaim;
 use crate::hash::HashMap;
+use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::pods::daemons::DaemonPod;
-use crate::provisioning::topology::LabelMemo;
+use crate::provisioning::topology::{LabelMemo, TopologyBase};
+use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::ClusterNode;
 
 /// The destinations one set-up read, each with what it was read from, for
@@ -38,6 +44,50 @@ pub(crate) struct Carried {
     /// The placed pods' labels as the last topology base stored them: the
     /// next set-up takes them (once).
     labels: Mutex<LabelMemo>,
+    /// The last topology base, for the next set-up to take (once).
+    topology: Mutex<Option<CarriedTopology>>,
+}
+
+/// What a topology base reads of the pools: each template's requirements,
+/// instance types (by address: a plan's copies of a cluster share them) and
+/// taints, and the well-known labels. A base is carried to a later copy of
+/// its cluster only if these are the same.
+#[derive(Debug, PartialEq)]
+pub(crate) struct TopologySources {
+    pools: Vec<(Requirements, usize, usize, Vec<Taint>)>,
+    well_known: WellKnownLabels,
+}
+
+impl TopologySources {
+    /// What a base over `templates` reads, with `well_known` labels.
+    pub(crate) fn of(templates: &[Template<'_>], well_known: &WellKnownLabels) -> TopologySources {
+        TopologySources {
+            pools: templates
+                .iter()
+                .map(|t| {
+                    (
+                        t.requirements.clone(),
+                        t.types.as_ptr().addr(),
+                        t.types.len(),
+                        t.taints.clone(),
+                    )
+                })
+                .collect(),
+            well_known: well_known.clone(),
+        }
+    }
+}
+
+/// A topology base and what has changed since it was built.
+#[derive(Debug)]
+pub(crate) struct CarriedTopology {
+    /// The base.
+    pub(crate) base: TopologyBase,
+    /// What it read of the pools.
+    pub(crate) sources: TopologySources,
+    /// The pods moved since, as indices into the snapshot's pods (which a
+    /// plan's copies of the cluster share).
+    pub(crate) moved: Vec<usize>,
 }
 
 /// A destination and what it was read from.
@@ -121,6 +171,7 @@ impl Carried {
             daemons: self.daemons,
             nodes,
             labels: self.labels,
+            topology: self.topology,
         }
     }
 
@@ -129,6 +180,32 @@ impl Carried {
         Carried {
             labels: Mutex::new(labels),
             ..self
+        }
+    }
+
+    /// These, with `topology` as the topology base to carry.
+    pub(crate) fn with_topology(self, topology: Option<CarriedTopology>) -> Carried {
+        Carried {
+            topology: Mutex::new(topology),
+            ..self
+        }
+    }
+
+    /// Takes the topology base carried, if any, leaving none.
+    pub(crate) fn take_topology(&self) -> Option<CarriedTopology> {
+        let mut topology = self.topology.lock().unwrap_or_else(PoisonError::into_inner);
+        topology.take()
+    }
+
+    /// Notes that the pods at `moved` (indices into the snapshot's pods) are
+    /// bound elsewhere now: the carried topology base is updated for them.
+    pub(crate) fn note_moved(&mut self, moved: impl IntoIterator<Item = usize>) {
+        let topology = self
+            .topology
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(topology) = topology {
+            topology.moved.extend(moved);
         }
     }
 
@@ -147,8 +224,10 @@ mod tests {
     use proptest::prelude::*;
 
     use super::Carried;
+    use crate::hash::HashSet;
     use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};
+    use crate::provisioning::topology::{LabelMemo, TopologyBase};
     use crate::snapshot::PodInfo;
     use crate::snapshot::Snapshot;
     use crate::snapshot::build::{NodeBuilder, PodBuilder};
@@ -232,7 +311,55 @@ mod tests {
         }
     }
 
+    /// The indices of the pods `changes` rebind in a cluster of `pods` pods.
+    fn rebound(changes: &[Change], pods: usize) -> Vec<usize> {
+        changes
+            .iter()
+            .filter_map(|change| match *change {
+                Change::Rebind(pod, _) if pods > 0 => Some(pod % pods),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A fresh topology base of the set-up's cluster.
+    fn fresh_base(setup: &Setup<'_>, snapshot: &Snapshot) -> TopologyBase {
+        setup.topology_base(
+            snapshot,
+            &HashSet::default(),
+            &HashSet::default(),
+            true,
+            &mut LabelMemo::default(),
+        )
+    }
+
     proptest! {
+        /// A topology base carried from an earlier copy of the cluster and
+        /// updated for the pods rebound since reads as a fresh one, whatever
+        /// else changed (nodes deleted, their claims relabelled).
+        #[test]
+        fn carried_topology_bases_read_as_fresh_ones(
+            nodes in 1..6usize,
+            pods in prop::collection::vec((any::<usize>(), 100..2000u32), 0..24),
+            changes in prop::collection::vec(change(), 0..6),
+        ) {
+            let before = cluster(nodes, &pods);
+            let first = Setup::new(&before);
+            let base = fresh_base(&first, &before);
+            let sources = first.topology_sources();
+            let carried = first.carry(&before, Carried::default());
+            let mut after = before.clone();
+            for change in &changes {
+                apply(&mut after, change);
+            }
+            let taking = Setup::carrying(&after, Some(&carried));
+            let moved = rebound(&changes, before.pods.len());
+            let updated = taking.carried_topology_base(&after, base, &sources, moved);
+            prop_assert!(updated.is_some(), "a rebound pod is an update");
+            let fresh = fresh_base(&Setup::new(&after), &after);
+            prop_assert_eq!(updated.map(|b| b.canonical()), Some(fresh.canonical()));
+        }
+
         /// A set-up that takes destinations carried from an earlier copy of
         /// the cluster reads the changed cluster exactly as a fresh set-up
         /// does, and takes unread the destinations of the nodes no change

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pods::PodInfo;
 
-use super::carried::Carried;
+use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
 use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
@@ -55,13 +55,34 @@ impl<'s> Prepared<'s> {
         // is kept for them.
         let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
         let mut labels_read = labels_read.keeping_pods();
-        let topology = Arc::new(setup.topology_base(
-            snapshot,
-            &HashSet::default(),
-            &HashSet::default(),
-            true,
-            &mut labels_read,
-        ));
+        let updated = carried
+            .and_then(Carried::take_topology)
+            .and_then(|t| setup.carried_topology_base(snapshot, t.base, &t.sources, t.moved));
+        // The unit tests hold every carried base to a fresh one.
+        #[cfg(test)]
+        if let Some(base) = &updated {
+            let fresh = setup.topology_base(
+                snapshot,
+                &HashSet::default(),
+                &HashSet::default(),
+                true,
+                &mut LabelMemo::default(),
+            );
+            assert_eq!(
+                base.canonical(),
+                fresh.canonical(),
+                "a carried topology base differs from a fresh one"
+            );
+        }
+        let topology = Arc::new(updated.unwrap_or_else(|| {
+            setup.topology_base(
+                snapshot,
+                &HashSet::default(),
+                &HashSet::default(),
+                true,
+                &mut labels_read,
+            )
+        }));
         let pending = snapshot
             .pods
             .iter()
@@ -156,17 +177,25 @@ impl<'s> Prepared<'s> {
         Some(scheduler)
     }
 
-    /// The destinations and stored labels to carry to a later copy of this
-    /// cluster (see [`Setup::carry`]).
-    pub(crate) fn carry(&self, previous: Carried) -> Carried {
-        let mut labels = self
+    /// The destinations, stored labels and topology base to carry to a
+    /// later copy of this cluster (see [`Setup::carry`]). The base is
+    /// carried when no run holds it any more.
+    pub(crate) fn carry(self, previous: Carried) -> Carried {
+        let labels = self
             .labels_read
-            .lock()
+            .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        let labels = std::mem::take(&mut *labels);
+        let topology = Arc::try_unwrap(self.topology)
+            .ok()
+            .map(|base| CarriedTopology {
+                base,
+                sources: self.setup.topology_sources(),
+                moved: Vec::new(),
+            });
         self.setup
             .carry(self.snapshot, previous)
             .with_labels(labels)
+            .with_topology(topology)
     }
 
     /// Whether every DaemonSet's pods still ask the same of new nodes once

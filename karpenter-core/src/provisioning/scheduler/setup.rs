@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::Taint;
 
 use rayon::prelude::*;
 
-use super::carried::Carried;
+use super::carried::{Carried, TopologySources};
 use super::existing::{ExistingNode, is_destination};
 use super::reasons::{PoolSkipped, SkippedPool};
 use crate::hash::{HashMap, HashSet};
@@ -27,10 +27,11 @@ use crate::provisioning::instance_types::templates::{
 };
 use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
-    DomainSource, ExistingView, LabelMemo, PlacedPod, PodView, TopologyBase, ignored_for_topology,
+    DomainSource, ExistingView, LabelMemo, PlacedMove, PlacedPod, PodView, TopologyBase,
+    ignored_for_topology,
 };
 use crate::resources::ResourceList;
-use crate::scheduling::{Requirements, WellKnownLabels};
+use crate::scheduling::WellKnownLabels;
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
 
 /// A NodePool's limits and what is left of them.
@@ -76,6 +77,10 @@ pub(crate) struct Setup<'s> {
     /// The destinations, in the order pods try them, each with its index in
     /// the snapshot's nodes.
     pub(crate) existing: Vec<(usize, Arc<ExistingNode>)>,
+    /// For each of the snapshot's nodes, whether its destination was taken
+    /// unread from the destinations carried (so a carried topology base read
+    /// it as it is).
+    carried_unread: Vec<bool>,
 }
 
 /// Why a pool has no instance types to plan with: none in the snapshot under its
@@ -168,16 +173,24 @@ impl<'s> Setup<'s> {
         let carried = carried.and_then(|c| c.for_daemons(&daemons));
         // Each node read on its own (their pods' requests parsed, their
         // labels made requirements), on the pool's threads, in node order.
-        let mut existing: Vec<(usize, Arc<ExistingNode>)> = snapshot
+        let read: Vec<(usize, Arc<ExistingNode>, bool)> = snapshot
             .nodes
             .par_iter()
             .enumerate()
             .filter(|(_, n)| is_destination(n))
             .map(|(i, n)| {
                 let pods = bound.get(n.name()).map_or(&[][..], |v| &v[..]);
-                let node = carried
-                    .and_then(|c| c.get(n, pods))
-                    .unwrap_or_else(|| Arc::new(ExistingNode::new(n, pods, &daemons)));
+                match carried.and_then(|c| c.get(n, pods)) {
+                    Some(node) => (i, node, true),
+                    None => (i, Arc::new(ExistingNode::new(n, pods, &daemons)), false),
+                }
+            })
+            .collect();
+        let mut carried_unread = vec![false; snapshot.nodes.len()];
+        let mut existing: Vec<(usize, Arc<ExistingNode>)> = read
+            .into_iter()
+            .map(|(i, node, unread)| {
+                carried_unread[i] = unread;
                 (i, node)
             })
             .collect();
@@ -201,6 +214,7 @@ impl<'s> Setup<'s> {
             bound,
             daemons,
             existing,
+            carried_unread,
         }
     }
 
@@ -245,31 +259,16 @@ impl<'s> Setup<'s> {
         memoize: bool,
         labels_read: &mut LabelMemo,
     ) -> TopologyBase {
-        let pool_requirements: Vec<Requirements> = self
-            .templates
-            .iter()
-            .map(|t| t.requirements.clone())
-            .collect();
         let sources: Vec<DomainSource<'_>> = self
             .templates
             .iter()
-            .zip(&pool_requirements)
-            .map(|(t, r)| DomainSource {
-                pool_requirements: r,
+            .map(|t| DomainSource {
+                pool_requirements: &t.requirements,
                 instance_types: t.types,
                 taints: &t.taints,
             })
             .collect();
-        let nodes: Vec<ExistingView<'_>> = self
-            .existing
-            .iter()
-            .map(|(i, n)| ExistingView {
-                id: *i,
-                labels: &n.labels,
-                taints: &n.taints,
-                requirements: Some(&n.requirements),
-            })
-            .collect();
+        let nodes = self.existing_views();
         let node_taints: Vec<Vec<Taint>> = snapshot.nodes.iter().map(|n| n.taints()).collect();
         let mut destination_of: Vec<Option<&ExistingNode>> = vec![None; snapshot.nodes.len()];
         for (i, node) in &self.existing {
@@ -297,6 +296,7 @@ impl<'s> Setup<'s> {
                 };
                 placed.push(PlacedPod {
                     node_id: i,
+                    pod_id: index_in(&snapshot.pods, pod),
                     pod: PodView {
                         uid: pod.metadata.uid.as_deref().unwrap_or_default(),
                         namespace,
@@ -319,6 +319,86 @@ impl<'s> Setup<'s> {
             memoize,
             labels_read,
         )
+    }
+
+    /// The destinations as a topology base reads them.
+    fn existing_views(&self) -> Vec<ExistingView<'_>> {
+        self.existing
+            .iter()
+            .map(|(i, n)| ExistingView {
+                id: *i,
+                labels: &n.labels,
+                taints: &n.taints,
+                requirements: Some(&n.requirements),
+            })
+            .collect()
+    }
+
+    /// What a topology base over this set-up reads of the pools.
+    pub(crate) fn topology_sources(&self) -> TopologySources {
+        TopologySources::of(&self.templates, self.well_known)
+    }
+
+    /// [`topology_base`](Self::topology_base) (memoizing, no pod left out)
+    /// by updating `base`, built over an earlier copy of the cluster from
+    /// `sources`, for the snapshot's pods at `moved` (indices into its pods)
+    /// that have moved since. `None` when the update cannot give what a
+    /// fresh build gives (see [`TopologyBase::carried_over`]).
+    pub(crate) fn carried_topology_base(
+        &self,
+        snapshot: &'s Snapshot,
+        base: TopologyBase,
+        sources: &TopologySources,
+        mut moved: Vec<usize>,
+    ) -> Option<TopologyBase> {
+        if *sources != self.topology_sources() {
+            return None;
+        }
+        // A pod names its node by name: with two nodes of one name, the
+        // update could not tell which it is on.
+        let mut node_ids: HashMap<&str, usize> = HashMap::default();
+        node_ids.reserve(snapshot.nodes.len());
+        for (i, node) in snapshot.nodes.iter().enumerate() {
+            if node_ids.insert(node.name(), i).is_some() {
+                return None;
+            }
+        }
+        moved.sort_unstable();
+        moved.dedup();
+        let mut moves = Vec::with_capacity(moved.len());
+        for &pod_id in &moved {
+            let pod = snapshot.pods.get(pod_id)?;
+            if ignored_for_topology(pod.as_ref())
+                || pod.spec.is_none()
+                || pod.metadata.namespace.is_none()
+            {
+                return None;
+            }
+            let node_id = *node_ids.get(bound_node(pod)?)?;
+            moves.push(PlacedMove { pod_id, node_id });
+        }
+        // A destination taken unread is the node read before, labels and
+        // taints alike.
+        let unchanged = |id: usize| self.carried_unread.get(id).copied().unwrap_or(false);
+        let node_now = |id: usize| {
+            let node = snapshot.nodes.get(id)?;
+            Some((node.labels().unwrap_or(&NO_LABELS), node.taints()))
+        };
+        base.carried_over(&self.existing_views(), &unchanged, &node_now, &moves)
+    }
+}
+
+/// The index of `pod` in `pods`, of which it is an element (the set-up's
+/// bound pods are references into the snapshot's).
+fn index_in(pods: &[Arc<PodInfo>], pod: &Arc<PodInfo>) -> Option<usize> {
+    let offset = std::ptr::from_ref(pod)
+        .addr()
+        .wrapping_sub(pods.as_ptr().addr());
+    let index = offset / std::mem::size_of::<Arc<PodInfo>>();
+    match pods.get(index) {
+        Some(found) if std::ptr::eq(found, pod) => Some(index),
+        // Not an element after all: found by its contents' address.
+        _ => pods.iter().position(|p| Arc::ptr_eq(p, pod)),
     }
 }
 

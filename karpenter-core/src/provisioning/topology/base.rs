@@ -53,15 +53,30 @@ pub(crate) struct TopologyBase {
     pub(super) universe: DomainUniverse,
     /// Every node seen: existing nodes and the nodes of placed pods.
     pub(super) nodes: Vec<NodeInfo>,
+    /// The caller's id of each of `nodes`.
+    pub(super) node_ids: Vec<usize>,
     /// Indices into `nodes` of the existing nodes, in the order given.
     pub(super) existing: Vec<usize>,
     /// For each of the caller's ids, its positions in `existing` and its
-    /// indices in `nodes`, each ascending.
-    by_id: HashMap<usize, (Vec<usize>, Vec<usize>)>,
+    /// indices in `nodes`.
+    pub(super) by_id: HashMap<usize, (Vec<usize>, Vec<usize>)>,
+    /// For each of the caller's ids of an existing node, its index in `nodes`
+    /// as a destination.
+    pub(super) destination_nodes: HashMap<usize, usize>,
+    /// For each of the caller's ids of a node placed pods run on, its index
+    /// in `nodes` as their node.
+    pub(super) placed_nodes: HashMap<usize, usize>,
     /// The placed pods that count, by namespace.
     pub(super) placed: BTreeMap<Arc<str>, Vec<Placed>>,
+    /// Where each placed pod is in `placed`, by the caller's id for it; kept
+    /// only by a base that memoizes (one a later copy of the cluster may
+    /// take over, see [`carried_over`](Self::carried_over)).
+    pub(super) pod_slots: Vec<Option<PlacedAt>>,
+    /// The caller's ids of the placed pods that carry a required
+    /// anti-affinity term, kept with `pod_slots`.
+    pub(super) carrier_pods: HashSet<usize>,
     /// The placed pods on each node, as (namespace, index in `placed`).
-    on_node: Vec<Vec<PlacedAt>>,
+    pub(super) on_node: Vec<Vec<PlacedAt>>,
     /// The existing nodes' hostnames, per key (only `kubernetes.io/hostname`).
     pub(super) registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
     pub(super) well_known: WellKnownLabels,
@@ -71,24 +86,24 @@ pub(crate) struct TopologyBase {
     pub(super) inverse_index: HashMap<GroupIdentity, usize>,
     /// For each inverse group, the placement order of the pods carrying it
     /// and their nodes.
-    carriers: Vec<Vec<(usize, usize)>>,
+    pub(super) carriers: Vec<Vec<(usize, usize)>>,
     /// Groups made so far, counting every placed pod, kept when the base
     /// serves many topologies. Looked up by hash (a cluster may have
     /// thousands of groups), once per group a topology makes: a lock that
     /// readers share costs little next to cloning the group.
-    memo: Option<RwLock<GroupMemo>>,
+    pub(super) memo: Option<RwLock<GroupMemo>>,
     /// For each key asked (a handful), the positions in `existing` of the
     /// nodes with each value.
-    by_label: GrowOnly<(Arc<str>, ValueIndex)>,
+    pub(super) by_label: GrowOnly<(Arc<str>, ValueIndex)>,
     /// The placed pods by label and value, as (namespace, index in
     /// `placed`): a group whose selector needs a label counts only those.
-    by_pod_label: HashMap<Arc<str>, HashMap<Arc<str>, Vec<PlacedAt>>>,
+    pub(super) by_pod_label: HashMap<Arc<str>, HashMap<Arc<str>, Vec<PlacedAt>>>,
     /// Domain sets made so far, by key, pool-domain choice and node filter.
-    domain_sets: GrowOnly<DomainSet>,
+    pub(super) domain_sets: GrowOnly<DomainSet>,
 }
 
 /// A placed pod as its namespace and its index among that namespace's.
-type PlacedAt = (Arc<str>, usize);
+pub(super) type PlacedAt = (Arc<str>, usize);
 
 /// A label, a value of it, and the placed pods that have it, in order.
 type LabelPods = (Arc<str>, Arc<str>, Vec<PlacedAt>);
@@ -143,9 +158,14 @@ impl TopologyBase {
         let mut base = TopologyBase {
             universe: DomainUniverse::new(pools),
             nodes: Vec::new(),
+            node_ids: Vec::new(),
             existing: Vec::new(),
             by_id: HashMap::default(),
+            destination_nodes: HashMap::default(),
+            placed_nodes: HashMap::default(),
             placed: BTreeMap::new(),
+            pod_slots: Vec::new(),
+            carrier_pods: HashSet::default(),
             on_node: Vec::new(),
             registered: BTreeMap::new(),
             well_known: well_known.clone(),
@@ -160,24 +180,17 @@ impl TopologyBase {
         };
         let mut nodes = NodeTable::default();
         for node in existing_nodes {
-            let index = base.node_index(
+            let (index, _) = base.node_index(
                 &mut nodes,
                 node.id,
                 node.labels,
                 node.requirements,
                 node.taints,
             );
-            base.by_id
-                .entry(node.id)
-                .or_default()
-                .0
-                .push(base.existing.len());
-            base.existing.push(index);
+            base.destination_nodes.insert(node.id, index);
+            base.add_existing(node.id, index);
             if let Some(hostname) = node.labels.get(LABEL_HOSTNAME) {
-                base.registered
-                    .entry(Arc::from(LABEL_HOSTNAME))
-                    .or_default()
-                    .insert(Arc::from(hostname.as_str()));
+                base.register_hostname(hostname);
             }
         }
         labels_read.start();
@@ -187,18 +200,24 @@ impl TopologyBase {
         // not by two strings.
         let mut by_pair: HashMap<(*const u8, *const u8), LabelPods> = HashMap::default();
         let mut ordinal = 0;
+        let mut last_placed = None;
         for placed_pod in placed {
             let pod = &placed_pod.pod;
             if moving.contains(pod.uid) {
                 continue;
             }
-            let node = base.node_index(
+            let (node, _) = base.node_index(
                 &mut nodes,
                 placed_pod.node_id,
                 placed_pod.node_labels,
                 placed_pod.node_requirements,
                 placed_pod.node_taints,
             );
+            // Pods come node by node: a node is noted once per run of them.
+            if last_placed != Some(placed_pod.node_id) {
+                base.placed_nodes.entry(placed_pod.node_id).or_insert(node);
+                last_placed = Some(placed_pod.node_id);
+            }
             let (namespace, labels) =
                 labels_read.read(placed_pod.source, pod.namespace, pod.labels);
             for term in required_anti_affinity(pod.spec) {
@@ -208,6 +227,9 @@ impl TopologyBase {
                     base.inverse[id].record(domain);
                 }
                 base.carriers[id].push((ordinal, node));
+                if memoize && let Some(id) = placed_pod.pod_id {
+                    base.carrier_pods.insert(id);
+                }
             }
             ordinal += 1;
             let list = base.placed.entry(Arc::clone(&namespace)).or_default();
@@ -217,6 +239,12 @@ impl TopologyBase {
                     .or_insert_with(|| (Arc::clone(label), Arc::clone(value), Vec::new()))
                     .2
                     .push((Arc::clone(&namespace), list.len()));
+            }
+            if memoize && let Some(id) = placed_pod.pod_id {
+                if base.pod_slots.len() <= id {
+                    base.pod_slots.resize(id + 1, None);
+                }
+                base.pod_slots[id] = Some((Arc::clone(&namespace), list.len()));
             }
             base.on_node[node].push((namespace, list.len()));
             list.push(Placed { labels, node });
@@ -231,6 +259,8 @@ impl TopologyBase {
         base
     }
 
+    /// The index of the node the caller calls `id`, with these labels,
+    /// requirements and taints, and whether it is new.
     fn node_index(
         &mut self,
         table: &mut NodeTable,
@@ -238,13 +268,36 @@ impl TopologyBase {
         labels: &BTreeMap<String, String>,
         read: Option<&Requirements>,
         taints: &[Taint],
-    ) -> usize {
-        let (index, new) = table.index(&mut self.nodes, labels, read, taints);
+    ) -> (usize, bool) {
+        let (index, new) = table.index(&mut self.nodes, id, labels, read, taints);
         if new {
             self.by_id.entry(id).or_default().1.push(index);
             self.on_node.push(Vec::new());
+            self.node_ids.push(id);
         }
-        index
+        (index, new)
+    }
+
+    /// Adds the node the caller calls `id`, at `index` in `nodes`, as the
+    /// next existing node.
+    pub(super) fn add_existing(&mut self, id: usize, index: usize) {
+        self.by_id
+            .entry(id)
+            .or_default()
+            .0
+            .push(self.existing.len());
+        self.existing.push(index);
+    }
+
+    /// Registers an existing node's hostname.
+    pub(super) fn register_hostname(&mut self, hostname: &str) {
+        let hostnames = self
+            .registered
+            .entry(Arc::from(LABEL_HOSTNAME))
+            .or_default();
+        if !hostnames.contains(hostname) {
+            hostnames.insert(Arc::from(hostname));
+        }
     }
 
     /// The nodes with the caller's ids `ids`, as a removal from this base.
@@ -260,6 +313,9 @@ impl TopologyBase {
         }
         existing.sort_unstable();
         nodes.sort_unstable();
+        // An id's node read as existing and as the node of its placed pods
+        // may be one (when the caller lends the same labels for both).
+        nodes.dedup();
         let pods = nodes.iter().map(|&n| self.on_node[n].len()).sum();
         Removed {
             existing,
@@ -417,7 +473,7 @@ impl TopologyBase {
     /// The domains a group on `key` knows from the start: the pools' (for
     /// `tolerations`), those of the existing nodes `filter` counts, and the
     /// registered ones. Groups alike share one set.
-    fn domain_set(
+    pub(super) fn domain_set(
         &self,
         key: &Arc<str>,
         tolerations: Option<&[Toleration]>,
@@ -659,25 +715,32 @@ impl TopologyBase {
 }
 
 /// Gives each distinct node one index in the node list. Nodes are told apart
-/// by the address of their labels and taints, which the caller lends for the
-/// whole construction.
+/// by the caller's id and the address of their labels and taints, which the
+/// caller lends for the whole construction: an existing node is read apart
+/// from the node its pods are placed on (its labels as a destination may
+/// differ), and two nodes never share an index, whatever their labels.
 #[derive(Default)]
 struct NodeTable {
-    by_address: HashMap<(usize, usize, usize), usize>,
+    by_address: HashMap<NodeAddress, usize>,
     /// The node asked last: placed pods come node by node.
-    last: Option<((usize, usize, usize), usize)>,
+    last: Option<(NodeAddress, usize)>,
 }
+
+/// The caller's id of a node, and the addresses of its labels and taints.
+type NodeAddress = (usize, usize, usize, usize);
 
 impl NodeTable {
     /// The node's index, and whether it is new.
     fn index(
         &mut self,
         nodes: &mut Vec<NodeInfo>,
+        id: usize,
         labels: &BTreeMap<String, String>,
         read: Option<&Requirements>,
         taints: &[Taint],
     ) -> (usize, bool) {
         let address = (
+            id,
             std::ptr::from_ref(labels) as usize,
             taints.as_ptr() as usize,
             taints.len(),

@@ -47,6 +47,9 @@ pub(crate) struct ExistingView<'a> {
 pub(crate) struct PlacedPod<'a> {
     /// The caller's id of the pod's node.
     pub node_id: usize,
+    /// The caller's id of the pod, if it has one: a base carried to a later
+    /// copy of the cluster finds the pods that moved by it.
+    pub pod_id: Option<usize>,
     /// The pod.
     pub pod: PodView<'a>,
     /// Its node's labels.

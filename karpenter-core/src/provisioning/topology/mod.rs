@@ -51,6 +51,7 @@
 //!   later by [`Topology::update`].
 
 mod base;
+mod carry;
 mod domain_counts;
 mod domains;
 mod error;
@@ -64,6 +65,7 @@ mod tracker;
 mod tests;
 
 pub(crate) use base::TopologyBase;
+pub(crate) use carry::PlacedMove;
 #[cfg(test)]
 pub(crate) use error::ConstraintKind;
 pub(crate) use error::TopologyError;

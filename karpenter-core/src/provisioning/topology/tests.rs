@@ -239,8 +239,10 @@ impl World {
         let placed: Vec<PlacedPod<'_>> = self
             .placed
             .iter()
-            .map(|(pod, node)| PlacedPod {
+            .enumerate()
+            .map(|(pod_id, (pod, node))| PlacedPod {
                 node_id: *node,
+                pod_id: Some(pod_id),
                 pod: pod.view(),
                 node_labels: &self.nodes[*node].0,
                 node_requirements: None,
