@@ -214,7 +214,13 @@ impl Carry {
     /// `moved`: what they touched is read again.
     fn applied(&mut self, working: &Snapshot, command: &Command, moved: &[Move]) {
         self.candidates.apply(working, &command.candidates, moved);
-        self.simulator.note_moved(moved.iter().map(|m| m.pod));
+        let touched = moved
+            .iter()
+            .flat_map(|m| m.from.as_deref().into_iter().chain([m.to.as_str()]));
+        self.simulator.note_changes(
+            moved.iter().map(|m| m.pod),
+            command.candidates.iter().map(String::as_str).chain(touched),
+        );
     }
 }
 

@@ -133,9 +133,6 @@ pub struct Simulator<'s> {
     snapshot: &'s Snapshot,
     now: Timestamp,
     prepared: Prepared<'s>,
-    /// The pods bound to each node name, as indices into the snapshot's pods,
-    /// in order.
-    bound: HashMap<&'s str, Vec<usize>>,
     pdbs: Pdbs<'s>,
     /// Whether each pod is currently reschedulable, worked out when first
     /// asked; each answer set once, so threads simulating at once share them
@@ -143,6 +140,9 @@ pub struct Simulator<'s> {
     reschedulable: Vec<OnceLock<bool>>,
     /// The snapshot's node indices by name.
     nodes: HashMap<&'s str, Vec<usize>>,
+    /// The nodes on their way out (being deleted), which every simulation
+    /// removes.
+    leaving: Vec<&'s str>,
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
     /// How new claims are chosen.
@@ -173,38 +173,33 @@ impl<'s> Simulator<'s> {
         now: Timestamp,
         carried: Option<&Carried>,
     ) -> Simulator<'s> {
-        // The set-up reads every placed pod on one thread: the indices below
-        // are made on another meanwhile.
-        let (prepared, (bound, nodes, consolidating, pdbs)) = rayon::join(
+        // The set-up reads the cluster on the pool's threads; the indices
+        // below are made meanwhile.
+        let (prepared, (nodes, leaving, pdbs)) = rayon::join(
             || Prepared::new(snapshot, carried),
             || {
-                let mut bound: HashMap<&str, Vec<usize>> = HashMap::default();
-                for (i, pod) in snapshot.pods.iter().enumerate() {
-                    if let Some(node) = bound_node(pod) {
-                        bound.entry(node).or_default().push(i);
-                    }
-                }
                 let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
+                let mut leaving = Vec::new();
                 for (i, node) in snapshot.nodes.iter().enumerate() {
                     nodes.entry(node.name()).or_default().push(i);
+                    if node.is_marked_for_deletion() {
+                        leaving.push(node.name());
+                    }
                 }
-                let pods_of = |name: &str| {
-                    let indices = bound.get(name).map_or(&[][..], Vec::as_slice);
-                    indices.iter().map(|&i| snapshot.pods[i].as_ref()).collect()
-                };
-                let consolidating = consolidating(snapshot, &snapshot.nodes, pods_of, now);
                 let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
-                (bound, nodes, consolidating, pdbs)
+                (nodes, leaving, pdbs)
             },
         );
+        let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
+        let consolidating = consolidating(snapshot, &snapshot.nodes, pods_of, now);
         Simulator {
             snapshot,
             now,
             prepared,
-            bound,
             pdbs,
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             nodes,
+            leaving,
             consolidating,
             options: SimulationOptions::default(),
         }
@@ -237,7 +232,10 @@ impl<'s> Simulator<'s> {
 
     /// [`simulate`] for this simulator's cluster, moment and options.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        let (removed, deleting) = with_nodes_on_their_way_out(self.snapshot, removed, deleting);
+        // As `with_nodes_on_their_way_out`, from the nodes found once.
+        let (mut removed, mut deleting) = (removed.clone(), deleting.clone());
+        removed.extend(self.leaving.iter().copied());
+        deleting.extend(self.leaving.iter().copied());
         let (removed, deleting) = (&removed, &deleting);
         let mut node_indices = BTreeSet::new();
         for name in removed {
@@ -246,11 +244,8 @@ impl<'s> Simulator<'s> {
         let mut moved_pods = Vec::new();
         let mut fenced = BTreeSet::new();
         for name in removed {
-            let Some(pods) = self.bound.get(name) else {
-                continue;
-            };
             let fence_these = !deleting.contains(name);
-            for &i in pods {
+            for i in self.prepared.bound_indices(name) {
                 let pod = &self.snapshot.pods[i];
                 if self.is_currently_reschedulable(i) {
                     moved_pods.push(i);

@@ -20,7 +20,7 @@ use crate::pods::PodInfo;
 
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
-use super::setup::{Setup, read_pending};
+use super::setup::{Setup, index_in, read_pending};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::{HashMap, HashSet};
 use crate::pods::bound_node;
@@ -117,6 +117,18 @@ impl<'s> Prepared<'s> {
             daemon_candidates,
             labels_read: Mutex::new(labels_read),
         }
+    }
+
+    /// The snapshot's pods bound to the node named `name`, in order.
+    pub(crate) fn bound_to(&self, name: &str) -> impl Iterator<Item = &'s Arc<PodInfo>> + '_ {
+        self.setup.bound.get(name).into_iter().flatten().copied()
+    }
+
+    /// The indices in the snapshot's pods of those bound to the node named
+    /// `name`, in order.
+    pub(crate) fn bound_indices(&self, name: &str) -> impl Iterator<Item = usize> + '_ {
+        self.bound_to(name)
+            .filter_map(|pod| index_in(&self.snapshot.pods, pod))
     }
 
     /// A scheduler for the cluster without the nodes at `removed` (indices

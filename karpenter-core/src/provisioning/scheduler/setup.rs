@@ -390,7 +390,7 @@ impl<'s> Setup<'s> {
 
 /// The index of `pod` in `pods`, of which it is an element (the set-up's
 /// bound pods are references into the snapshot's).
-fn index_in(pods: &[Arc<PodInfo>], pod: &Arc<PodInfo>) -> Option<usize> {
+pub(crate) fn index_in(pods: &[Arc<PodInfo>], pod: &Arc<PodInfo>) -> Option<usize> {
     let offset = std::ptr::from_ref(pod)
         .addr()
         .wrapping_sub(pods.as_ptr().addr());
