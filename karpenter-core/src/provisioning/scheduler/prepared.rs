@@ -148,11 +148,18 @@ impl<'s> Prepared<'s> {
             return None;
         }
         let snapshot = self.snapshot;
+        // Whether each node is removed, for a look-up per destination.
+        let mut gone = vec![false; snapshot.nodes.len()];
+        for &i in removed {
+            if let Some(slot) = gone.get_mut(i) {
+                *slot = true;
+            }
+        }
         let existing: Vec<Destination<'_>> = self
             .setup
             .existing
             .iter()
-            .filter(|(i, _)| !removed.contains(i))
+            .filter(|(i, _)| !gone[*i])
             .map(|(_, n)| Destination::Shared(n.as_ref()))
             .collect();
         // Pending pods in snapshot order, the moved ones among them.
