@@ -7,24 +7,23 @@
 //! hundred nodes at most, so a pass takes the destinations of the pass before
 //! for every node nothing changed on.
 //!
-//! Whether anything changed is told by identity rather than by comparing
-//! contents: the memo holds a reference to the Node and to each Pod a
-//! destination was read from, and an `Arc` that another holder shares cannot
-//! be changed in place ([`Arc::make_mut`] copies it first), so the same
-//! allocation still holds the same content. The NodeClaim, which a snapshot
-//! holds by value, is not compared: the plan notes the nodes its commands
-//! change ([`Carried::note_changes`]), and those are read again. The
-//! DaemonSet pods every destination made room for are compared.
+//! What changed is what the plan notes ([`Carried::note_changes`]): the
+//! nodes its commands take, the nodes they move pods from and to, and the
+//! pods they move; a plan changes nothing else. The nodes noted are read
+//! again, and so is a node whose Node is not the very object its destination
+//! was read from (the memo holds it, and an `Arc` that another holder shares
+//! cannot change in place: [`Arc::make_mut`] copies it first). The DaemonSet
+//! pods every destination made room for are compared.
 //!
-//! The topology base (every placed pod counted) is carried too, with the pods
-//! moved since it was built: the next set-up updates it for them instead of
-//! reading every pod again (see `topology/carry.rs`).
+//! The pods' index by node ([`BoundPods`]) and the topology base (every
+//! placed pod counted) are carried too: the next set-up updates them for the
+//! pods moved instead of reading every pod again (see `topology/carry.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::{Node, Taint};
 
+use super::bound::BoundPods;
 use super::existing::ExistingNode;
 use crate::hash::{HashMap, HashSet};
 use crate::provisioning::instance_types::templates::Template;
@@ -46,6 +45,11 @@ pub(crate) struct Carried {
     generation: u64,
     /// The nodes changed since (see [`Carried::note_changes`]), by name.
     changed: HashSet<String>,
+    /// The pods moved since, as indices into the snapshot's pods (which a
+    /// plan's copies of the cluster share).
+    moved: Vec<usize>,
+    /// The pods by node, for the next set-up to take (once).
+    bound: Mutex<Option<BoundPods>>,
     /// The placed pods' labels as the last topology base stored them: the
     /// next set-up takes them (once).
     labels: Mutex<LabelMemo>,
@@ -90,33 +94,22 @@ pub(crate) struct CarriedTopology {
     pub(crate) base: TopologyBase,
     /// What it read of the pools.
     pub(crate) sources: TopologySources,
-    /// The pods moved since, as indices into the snapshot's pods (which a
-    /// plan's copies of the cluster share).
-    pub(crate) moved: Vec<usize>,
 }
 
 /// A destination and what it was read from.
 #[derive(Debug)]
 struct Read {
     node: Option<Arc<Node>>,
-    /// The pods bound to the node, in the snapshot's order.
-    pods: Vec<Arc<PodInfo>>,
     destination: Arc<ExistingNode>,
     /// The generation of the set-up that last carried it.
     generation: u64,
 }
 
 impl Read {
-    /// What `destination` was read from: `node` and its `bound` pods.
-    fn of(
-        node: &ClusterNode,
-        bound: &[&Arc<PodInfo>],
-        destination: &Arc<ExistingNode>,
-        generation: u64,
-    ) -> Read {
+    /// What `destination` was read from: `node`.
+    fn of(node: &ClusterNode, destination: &Arc<ExistingNode>, generation: u64) -> Read {
         Read {
             node: node.node.clone(),
-            pods: bound.iter().map(|&pod| Arc::clone(pod)).collect(),
             destination: Arc::clone(destination),
             generation,
         }
@@ -135,13 +128,9 @@ impl Carried {
         (self.daemons == daemons).then_some(self)
     }
 
-    /// The destination read from `node` with `bound` pods, if it is carried
-    /// and neither has changed since.
-    pub(crate) fn get(
-        &self,
-        node: &ClusterNode,
-        bound: &[&Arc<PodInfo>],
-    ) -> Option<Arc<ExistingNode>> {
+    /// The destination read from `node`, if it is carried and the node has
+    /// not changed since (see the module documentation).
+    pub(crate) fn get(&self, node: &ClusterNode) -> Option<Arc<ExistingNode>> {
         if self.changed.contains(node.name()) {
             return None;
         }
@@ -151,49 +140,36 @@ impl Carried {
             (None, None) => true,
             _ => false,
         };
-        let same_pods = read.pods.len() == bound.len()
-            && read
-                .pods
-                .iter()
-                .zip(bound)
-                .all(|(was, is)| Arc::ptr_eq(was, is));
-        // Only the NodeClaims of nodes noted as changed change: theirs is
-        // not compared (a fifth of a set-up's reading, at 10,000 nodes).
-        (same_node && same_pods).then(|| Arc::clone(&read.destination))
+        same_node.then(|| Arc::clone(&read.destination))
     }
 
     /// The destinations of a set-up to carry to the next: each of
-    /// `destinations` (with the node it was read from and its bound pods);
-    /// those taken from `self` keep what they were read from without copying
-    /// it again.
+    /// `destinations` (with the node it was read from); those taken from
+    /// `self` keep what they were read from. The changes noted are cleared:
+    /// the next set-up starts from this one's cluster.
     pub(crate) fn next<'a>(
         mut self,
         daemons: &[DaemonPod],
-        destinations: impl Iterator<
-            Item = (
-                &'a ClusterNode,
-                &'a [&'a Arc<PodInfo>],
-                &'a Arc<ExistingNode>,
-            ),
-        >,
+        destinations: impl Iterator<Item = (&'a ClusterNode, &'a Arc<ExistingNode>)>,
     ) -> Carried {
         // Updated in place: most destinations were taken as they were.
         self.generation += 1;
         let generation = self.generation;
-        for (node, bound, destination) in destinations {
+        for (node, destination) in destinations {
             match self.nodes.get_mut(node.name()) {
                 Some(read) if Arc::ptr_eq(&read.destination, destination) => {
                     read.generation = generation;
                 }
-                Some(read) => *read = Read::of(node, bound, destination, generation),
+                Some(read) => *read = Read::of(node, destination, generation),
                 None => {
-                    let read = Read::of(node, bound, destination, generation);
+                    let read = Read::of(node, destination, generation);
                     self.nodes.insert(node.name().to_owned(), read);
                 }
             }
         }
         self.nodes.retain(|_, read| read.generation == generation);
         self.changed.clear();
+        self.moved.clear();
         if self.daemons != daemons {
             self.daemons = daemons.to_vec();
         }
@@ -234,13 +210,27 @@ impl Carried {
         nodes: impl IntoIterator<Item = &'n str>,
     ) {
         self.changed.extend(nodes.into_iter().map(str::to_owned));
-        let topology = self
-            .topology
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(topology) = topology {
-            topology.moved.extend(moved);
+        self.moved.extend(moved);
+    }
+
+    /// The pods moved since these were carried (see
+    /// [`note_changes`](Self::note_changes)).
+    pub(crate) fn moved(&self) -> &[usize] {
+        &self.moved
+    }
+
+    /// These, with `bound` as the pods' index to carry.
+    pub(crate) fn with_bound(self, bound: BoundPods) -> Carried {
+        Carried {
+            bound: Mutex::new(Some(bound)),
+            ..self
         }
+    }
+
+    /// Takes the pods' index carried, if any, leaving none.
+    pub(crate) fn take_bound(&self) -> Option<BoundPods> {
+        let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
+        bound.take()
     }
 
     /// Takes the stored labels carried, leaving none.
@@ -396,7 +386,8 @@ mod tests {
             }
             let taking = Setup::carrying(&after, Some(&carried));
             let moved = rebound(&changes, before.pods.len());
-            let updated = taking.carried_topology_base(&after, base, &sources, moved);
+            prop_assert_eq!(carried.moved(), &moved[..]);
+            let updated = taking.carried_topology_base(&after, base, &sources, &moved);
             prop_assert!(updated.is_some(), "a rebound pod is an update");
             let fresh = fresh_base(&Setup::new(&after), &after);
             prop_assert_eq!(updated.map(|b| b.canonical()), Some(fresh.canonical()));
@@ -427,8 +418,8 @@ mod tests {
             let first = Setup::new(&before);
             for (i, node) in &taking.existing {
                 let unchanged = before.nodes[*i] == after.nodes[*i]
-                    && first.bound.get(after.nodes[*i].name()).map(Vec::len)
-                        == taking.bound.get(after.nodes[*i].name()).map(Vec::len)
+                    && first.bound.on(after.nodes[*i].name()).len()
+                        == taking.bound.on(after.nodes[*i].name()).len()
                     && !changes.iter().any(|c| matches!(c, Change::Rebind(..)));
                 if unchanged {
                     let name = after.nodes[*i].name();

@@ -4,6 +4,7 @@
 //! new claims ([`claim`], tried in [`claim_order`], skipped by
 //! [`claim_sets`]), and the plan written from a solved run ([`finalize`]).
 
+pub(crate) mod bound;
 pub(crate) mod carried;
 pub(crate) mod claim;
 pub(crate) mod claim_order;

@@ -20,7 +20,7 @@ use crate::pods::PodInfo;
 
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
-use super::setup::{Setup, index_in, read_pending};
+use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::{HashMap, HashSet};
 use crate::pods::bound_node;
@@ -55,9 +55,10 @@ impl<'s> Prepared<'s> {
         // is kept for them.
         let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
         let mut labels_read = labels_read.keeping_pods();
-        let updated = carried
-            .and_then(Carried::take_topology)
-            .and_then(|t| setup.carried_topology_base(snapshot, t.base, &t.sources, t.moved));
+        let updated = carried.and_then(|c| {
+            let t = c.take_topology()?;
+            setup.carried_topology_base(snapshot, t.base, &t.sources, c.moved())
+        });
         // The unit tests hold every carried base to a fresh one.
         #[cfg(test)]
         if let Some(base) = &updated {
@@ -121,14 +122,14 @@ impl<'s> Prepared<'s> {
 
     /// The snapshot's pods bound to the node named `name`, in order.
     pub(crate) fn bound_to(&self, name: &str) -> impl Iterator<Item = &'s Arc<PodInfo>> + '_ {
-        self.setup.bound.get(name).into_iter().flatten().copied()
+        let pods = &self.snapshot.pods;
+        self.setup.bound.on(name).iter().map(move |&i| &pods[i])
     }
 
     /// The indices in the snapshot's pods of those bound to the node named
     /// `name`, in order.
     pub(crate) fn bound_indices(&self, name: &str) -> impl Iterator<Item = usize> + '_ {
-        self.bound_to(name)
-            .filter_map(|pod| index_in(&self.snapshot.pods, pod))
+        self.setup.bound.on(name).iter().copied()
     }
 
     /// A scheduler for the cluster without the nodes at `removed` (indices
@@ -209,7 +210,6 @@ impl<'s> Prepared<'s> {
             .map(|base| CarriedTopology {
                 base,
                 sources: self.setup.topology_sources(),
-                moved: Vec::new(),
             });
         self.setup
             .carry(self.snapshot, previous)

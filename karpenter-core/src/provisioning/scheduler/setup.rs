@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Taint;
 
 use rayon::prelude::*;
 
+use super::bound::BoundPods;
 use super::carried::{Carried, TopologySources};
 use super::existing::{ExistingNode, is_destination};
 use super::reasons::{PoolSkipped, SkippedPool};
@@ -71,7 +72,7 @@ pub(crate) struct Setup<'s> {
     /// with the node's index in the snapshot, in snapshot order.
     pool_capacities: Vec<Vec<(usize, ResourceList)>>,
     /// The pods bound to each node, by node name, in snapshot order.
-    pub(crate) bound: HashMap<&'s str, Vec<&'s Arc<PodInfo>>>,
+    pub(crate) bound: BoundPods,
     /// The DaemonSet pods every node makes room for.
     daemons: Vec<DaemonPod>,
     /// The destinations, in the order pods try them, each with its index in
@@ -164,12 +165,21 @@ impl<'s> Setup<'s> {
                     .collect(),
             })
             .collect();
-        let mut bound: HashMap<&str, Vec<&Arc<PodInfo>>> = HashMap::default();
-        for pod in &snapshot.pods {
-            if let Some(node) = bound_node(pod) {
-                bound.entry(node).or_default().push(pod);
-            }
-        }
+        // The pods by node as a set-up over an earlier copy of the cluster
+        // read them, updated for the pods moved since; else read afresh.
+        let bound = carried
+            .and_then(|c| {
+                let bound = c.take_bound()?;
+                bound.rebound(&snapshot.pods, c.moved())
+            })
+            .unwrap_or_else(|| BoundPods::new(&snapshot.pods));
+        // The unit tests hold every index updated so to a fresh one.
+        #[cfg(test)]
+        assert_eq!(
+            bound,
+            BoundPods::new(&snapshot.pods),
+            "a carried pod index differs"
+        );
         let carried = carried.and_then(|c| c.for_daemons(&daemons));
         // Each node read on its own (their pods' requests parsed, their
         // labels made requirements), on the pool's threads, in node order.
@@ -178,11 +188,15 @@ impl<'s> Setup<'s> {
             .par_iter()
             .enumerate()
             .filter(|(_, n)| is_destination(n))
-            .map(|(i, n)| {
-                let pods = bound.get(n.name()).map_or(&[][..], |v| &v[..]);
-                match carried.and_then(|c| c.get(n, pods)) {
-                    Some(node) => (i, node, true),
-                    None => (i, Arc::new(ExistingNode::new(n, pods, &daemons)), false),
+            .map(|(i, n)| match carried.and_then(|c| c.get(n)) {
+                Some(node) => (i, node, true),
+                None => {
+                    let pods: Vec<&Arc<PodInfo>> = bound
+                        .on(n.name())
+                        .iter()
+                        .map(|&p| &snapshot.pods[p])
+                        .collect();
+                    (i, Arc::new(ExistingNode::new(n, &pods, &daemons)), false)
                 }
             })
             .collect();
@@ -218,16 +232,17 @@ impl<'s> Setup<'s> {
         }
     }
 
-    /// The destinations to carry to a set-up over a later copy of
-    /// `snapshot` (this set-up's), those of `previous` this set-up took
-    /// kept as they are.
-    pub(crate) fn carry(&self, snapshot: &Snapshot, previous: Carried) -> Carried {
-        let destinations = self.existing.iter().map(|(i, destination)| {
-            let node = &snapshot.nodes[*i];
-            let pods = self.bound.get(node.name()).map_or(&[][..], |v| &v[..]);
-            (node, pods, destination)
-        });
-        previous.next(&self.daemons, destinations)
+    /// The destinations and the pods' index to carry to a set-up over a
+    /// later copy of `snapshot` (this set-up's), those of `previous` this
+    /// set-up took kept as they are.
+    pub(crate) fn carry(self, snapshot: &Snapshot, previous: Carried) -> Carried {
+        let destinations = self
+            .existing
+            .iter()
+            .map(|(i, destination)| (&snapshot.nodes[*i], destination));
+        previous
+            .next(&self.daemons, destinations)
+            .with_bound(self.bound)
     }
 
     /// The pools' limits less what their nodes use, leaving out the nodes of
@@ -276,9 +291,10 @@ impl<'s> Setup<'s> {
         }
         let mut placed = Vec::with_capacity(snapshot.pods.len());
         for ((i, node), taints) in snapshot.nodes.iter().enumerate().zip(&node_taints) {
-            let Some(pods_on_node) = self.bound.get(node.name()) else {
+            let pods_on_node = self.bound.on(node.name());
+            if pods_on_node.is_empty() {
                 continue;
-            };
+            }
             let labels = node.labels().unwrap_or(&NO_LABELS);
             // The destination read the same labels (its hostname was there
             // already): its requirements are these labels'.
@@ -287,8 +303,11 @@ impl<'s> Setup<'s> {
                 .map(|d| &d.requirements);
             let counted = pods_on_node
                 .iter()
-                .filter(|p| !ignored_for_topology(p) && !leaving.contains(&Arc::as_ptr(p)));
-            for pod in counted {
+                .map(|&p| (p, &snapshot.pods[p]))
+                .filter(|(_, p)| {
+                    !ignored_for_topology(p.as_ref()) && !leaving.contains(&Arc::as_ptr(p))
+                });
+            for (pod_id, pod) in counted {
                 let (Some(spec), Some(namespace)) =
                     (pod.spec.as_ref(), pod.metadata.namespace.as_deref())
                 else {
@@ -296,7 +315,7 @@ impl<'s> Setup<'s> {
                 };
                 placed.push(PlacedPod {
                     node_id: i,
-                    pod_id: index_in(&snapshot.pods, pod),
+                    pod_id: Some(pod_id),
                     pod: PodView {
                         uid: pod.metadata.uid.as_deref().unwrap_or_default(),
                         namespace,
@@ -306,7 +325,7 @@ impl<'s> Setup<'s> {
                     node_labels: labels,
                     node_requirements: requirements,
                     node_taints: taints,
-                    source: Some(*pod),
+                    source: Some(pod),
                 });
             }
         }
@@ -349,7 +368,7 @@ impl<'s> Setup<'s> {
         snapshot: &'s Snapshot,
         base: TopologyBase,
         sources: &TopologySources,
-        mut moved: Vec<usize>,
+        moved: &[usize],
     ) -> Option<TopologyBase> {
         if *sources != self.topology_sources() {
             return None;
@@ -363,6 +382,7 @@ impl<'s> Setup<'s> {
                 return None;
             }
         }
+        let mut moved = moved.to_vec();
         moved.sort_unstable();
         moved.dedup();
         let mut moves = Vec::with_capacity(moved.len());
@@ -385,20 +405,6 @@ impl<'s> Setup<'s> {
             Some((node.labels().unwrap_or(&NO_LABELS), node.taints()))
         };
         base.carried_over(&self.existing_views(), &unchanged, &node_now, &moves)
-    }
-}
-
-/// The index of `pod` in `pods`, of which it is an element (the set-up's
-/// bound pods are references into the snapshot's).
-pub(crate) fn index_in(pods: &[Arc<PodInfo>], pod: &Arc<PodInfo>) -> Option<usize> {
-    let offset = std::ptr::from_ref(pod)
-        .addr()
-        .wrapping_sub(pods.as_ptr().addr());
-    let index = offset / std::mem::size_of::<Arc<PodInfo>>();
-    match pods.get(index) {
-        Some(found) if std::ptr::eq(found, pod) => Some(index),
-        // Not an element after all: found by its contents' address.
-        _ => pods.iter().position(|p| Arc::ptr_eq(p, pod)),
     }
 }
 
