@@ -209,13 +209,14 @@ impl<'s> Setup<'s> {
             })
             .collect();
         // As upstream's `sortExistingNodes`: initialized first, then by the
-        // name its cluster state gives them; the node's own name last.
-        existing.sort_by(|(i, a), (j, b)| {
-            let state_name = |k: &usize| snapshot.nodes[*k].state_name();
-            b.initialized
-                .cmp(&a.initialized)
-                .then_with(|| state_name(i).cmp(state_name(j)))
-                .then_with(|| a.name.cmp(&b.name))
+        // name its cluster state gives them; the node's own name last. The
+        // state names (a label looked up) are read once per node.
+        existing.sort_by_cached_key(|(i, node)| {
+            (
+                !node.initialized,
+                snapshot.nodes[*i].state_name(),
+                node.name.clone(),
+            )
         });
         Setup {
             well_known,
