@@ -29,7 +29,6 @@ use crate::pods::PodInfo;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
-use crate::hash::HashMap;
 use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
     Carried, Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
@@ -138,8 +137,6 @@ pub struct Simulator<'s> {
     /// asked; each answer set once, so threads simulating at once share them
     /// without a lock.
     reschedulable: Vec<OnceLock<bool>>,
-    /// The snapshot's node indices by name.
-    nodes: HashMap<&'s str, Vec<usize>>,
     /// The nodes on their way out (being deleted), which every simulation
     /// removes.
     leaving: BTreeSet<&'s str>,
@@ -175,19 +172,13 @@ impl<'s> Simulator<'s> {
     ) -> Simulator<'s> {
         // The set-up reads the cluster on the pool's threads; the indices
         // below are made meanwhile.
-        let (prepared, (nodes, leaving, pdbs)) = rayon::join(
+        let (prepared, (leaving, pdbs)) = rayon::join(
             || Prepared::new(snapshot, carried),
             || {
-                let mut nodes: HashMap<&str, Vec<usize>> = HashMap::default();
-                let mut leaving = BTreeSet::new();
-                for (i, node) in snapshot.nodes.iter().enumerate() {
-                    nodes.entry(node.name()).or_default().push(i);
-                    if node.is_marked_for_deletion() {
-                        leaving.insert(node.name());
-                    }
-                }
-                let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
-                (nodes, leaving, pdbs)
+                (
+                    leaving(snapshot),
+                    Pdbs::new(&snapshot.pod_disruption_budgets),
+                )
             },
         );
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
@@ -198,7 +189,6 @@ impl<'s> Simulator<'s> {
             prepared,
             pdbs,
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
-            nodes,
             leaving,
             consolidating,
             options: SimulationOptions::default(),
@@ -232,17 +222,12 @@ impl<'s> Simulator<'s> {
 
     /// [`simulate`] for this simulator's cluster, moment and options.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        // As `with_nodes_on_their_way_out`, from the nodes found once (a
-        // plan's later passes have hundreds, and copying their set costs less
-        // than adding them to another).
-        let (mut with_removed, mut with_deleting) = (self.leaving.clone(), self.leaving.clone());
-        with_removed.extend(removed.iter().copied());
-        with_deleting.extend(deleting.iter().copied());
-        let (removed, deleting) = (with_removed, with_deleting);
+        // As `with_nodes_on_their_way_out`, from the nodes found once.
+        let (removed, deleting) = with_leaving(&self.leaving, removed, deleting);
         let (removed, deleting) = (&removed, &deleting);
         let mut node_indices = BTreeSet::new();
         for name in removed {
-            node_indices.extend(self.nodes.get(name).into_iter().flatten().copied());
+            node_indices.extend(self.prepared.nodes_named(name).iter().copied());
         }
         let mut moved_pods = Vec::new();
         let mut fenced = BTreeSet::new();
@@ -274,10 +259,9 @@ impl<'s> Simulator<'s> {
             .collect();
         moved.sort();
         let initialized = |name: &str| {
-            self.nodes
-                .get(name)
-                .into_iter()
-                .flatten()
+            self.prepared
+                .nodes_named(name)
+                .iter()
                 .map(|&i| &self.snapshot.nodes[i])
                 .find(|n| !removed.contains(n.name()))
                 .is_none_or(|n| n.is_initialized())
@@ -347,12 +331,30 @@ fn with_nodes_on_their_way_out<'a>(
     removed: &BTreeSet<&'a str>,
     deleting: &BTreeSet<&'a str>,
 ) -> (BTreeSet<&'a str>, BTreeSet<&'a str>) {
-    let (mut removed, mut deleting) = (removed.clone(), deleting.clone());
-    for node in snapshot.nodes.iter().filter(|n| n.is_marked_for_deletion()) {
-        removed.insert(node.name());
-        deleting.insert(node.name());
-    }
-    (removed, deleting)
+    with_leaving(&leaving(snapshot), removed, deleting)
+}
+
+/// The names of the snapshot's nodes on their way out.
+fn leaving(snapshot: &Snapshot) -> BTreeSet<&str> {
+    snapshot
+        .nodes
+        .iter()
+        .filter(|n| n.is_marked_for_deletion())
+        .map(|n| n.name())
+        .collect()
+}
+
+/// `removed` and `deleting`, each with the `leaving` nodes: the set of those
+/// copied (a plan's later passes have hundreds) rather than each added.
+fn with_leaving<'a>(
+    leaving: &BTreeSet<&'a str>,
+    removed: &BTreeSet<&'a str>,
+    deleting: &BTreeSet<&'a str>,
+) -> (BTreeSet<&'a str>, BTreeSet<&'a str>) {
+    let (mut with_removed, mut with_deleting) = (leaving.clone(), leaving.clone());
+    with_removed.extend(removed.iter().copied());
+    with_deleting.extend(deleting.iter().copied());
+    (with_removed, with_deleting)
 }
 
 /// The remaining nodes inside their `consolidateAfter` window, and the pods of

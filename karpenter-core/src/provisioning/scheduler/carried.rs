@@ -87,7 +87,7 @@ impl TopologySources {
     }
 }
 
-/// A topology base and what has changed since it was built.
+/// A topology base, with what it read of the pools.
 #[derive(Debug)]
 pub(crate) struct CarriedTopology {
     /// The base.
@@ -194,8 +194,7 @@ impl Carried {
 
     /// Takes the topology base carried, if any, leaving none.
     pub(crate) fn take_topology(&self) -> Option<CarriedTopology> {
-        let mut topology = self.topology.lock().unwrap_or_else(PoisonError::into_inner);
-        topology.take()
+        take_once(&self.topology)
     }
 
     /// Notes a change to the cluster these were read from: the pods at
@@ -229,15 +228,20 @@ impl Carried {
 
     /// Takes the pods' index carried, if any, leaving none.
     pub(crate) fn take_bound(&self) -> Option<BoundPods> {
-        let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
-        bound.take()
+        take_once(&self.bound)
     }
 
     /// Takes the stored labels carried, leaving none.
     pub(crate) fn take_labels(&self) -> LabelMemo {
-        let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::take(&mut *labels)
+        take_once(&self.labels)
     }
+}
+
+/// What `slot` holds, leaving its default: a set-up takes each thing carried
+/// once, through a shared `Carried`. A poisoned slot is still whole (what
+/// goes in goes in complete).
+fn take_once<T: Default>(slot: &Mutex<T>) -> T {
+    std::mem::take(&mut *slot.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 #[cfg(test)]
@@ -249,7 +253,7 @@ mod tests {
 
     use super::Carried;
     use crate::hash::HashSet;
-    use crate::provisioning::scheduler::setup::Setup;
+    use crate::provisioning::scheduler::setup::{Setup, nodes_by_name};
     use crate::provisioning::test_support::{instance_type, snapshot};
     use crate::provisioning::topology::{LabelMemo, TopologyBase};
     use crate::snapshot::PodInfo;
@@ -387,7 +391,8 @@ mod tests {
             let taking = Setup::carrying(&after, Some(&carried));
             let moved = rebound(&changes, before.pods.len());
             prop_assert_eq!(carried.moved(), &moved[..]);
-            let updated = taking.carried_topology_base(&after, base, &sources, &moved);
+            let updated =
+                taking.carried_topology_base(&after, &nodes_by_name(&after), base, &sources, &moved);
             prop_assert!(updated.is_some(), "a rebound pod is an update");
             let fresh = fresh_base(&Setup::new(&after), &after);
             prop_assert_eq!(updated.map(|b| b.canonical()), Some(fresh.canonical()));

@@ -20,7 +20,7 @@ use crate::pods::PodInfo;
 
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
-use super::setup::{Setup, read_pending};
+use super::setup::{Setup, nodes_by_name, read_pending};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::{HashMap, HashSet};
 use crate::pods::bound_node;
@@ -38,6 +38,9 @@ pub(crate) struct Prepared<'s> {
     topology: Arc<TopologyBase>,
     /// The cluster's pending pods, with their index in the snapshot's pods.
     pending: Vec<(usize, Result<PendingPod<'s>, Rejected>)>,
+    /// The snapshot's node indices by name (several for a name that several
+    /// nodes share).
+    nodes_by_name: HashMap<&'s str, Vec<usize>>,
     /// For each DaemonSet, its live pods, each with its node's index, among
     /// which [`daemon_pods`] picks the one that stands for them.
     daemon_candidates: Vec<Vec<(Option<usize>, &'s PodInfo)>>,
@@ -51,13 +54,14 @@ impl<'s> Prepared<'s> {
     /// an earlier set-up for the nodes that have not changed since.
     pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried);
+        let nodes_by_name = nodes_by_name(snapshot);
         // Set-ups over copies of one cluster follow this one: what it stores
         // is kept for them.
         let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
         let mut labels_read = labels_read.keeping_pods();
         let updated = carried.and_then(|c| {
             let t = c.take_topology()?;
-            setup.carried_topology_base(snapshot, t.base, &t.sources, c.moved())
+            setup.carried_topology_base(snapshot, &nodes_by_name, t.base, &t.sources, c.moved())
         });
         // The unit tests hold every carried base to a fresh one.
         #[cfg(test)]
@@ -91,12 +95,6 @@ impl<'s> Prepared<'s> {
             .filter(|(_, p)| is_pending(p))
             .map(|(i, p)| (i, read_pending(snapshot, p)))
             .collect();
-        let node_index: HashMap<&str, usize> = snapshot
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name(), i))
-            .collect();
         let daemon_candidates = snapshot
             .daemon_sets
             .iter()
@@ -106,7 +104,11 @@ impl<'s> Prepared<'s> {
                     .iter()
                     .map(Arc::as_ref)
                     .filter(|p| is_pod_of(ds, p))
-                    .map(|p| (bound_node(p).and_then(|n| node_index.get(n).copied()), p))
+                    // Of nodes sharing a name, the last.
+                    .map(|p| {
+                        let node = bound_node(p).and_then(|n| nodes_by_name.get(n)?.last());
+                        (node.copied(), p)
+                    })
                     .collect()
             })
             .collect();
@@ -115,9 +117,15 @@ impl<'s> Prepared<'s> {
             setup,
             topology,
             pending,
+            nodes_by_name,
             daemon_candidates,
             labels_read: Mutex::new(labels_read),
         }
+    }
+
+    /// The indices of the snapshot's nodes named `name`, in order.
+    pub(crate) fn nodes_named(&self, name: &str) -> &[usize] {
+        self.nodes_by_name.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The snapshot's pods bound to the node named `name`, in order.

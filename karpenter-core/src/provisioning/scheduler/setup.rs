@@ -362,26 +362,21 @@ impl<'s> Setup<'s> {
     /// [`topology_base`](Self::topology_base) (memoizing, no pod left out)
     /// by updating `base`, built over an earlier copy of the cluster from
     /// `sources`, for the snapshot's pods at `moved` (indices into its pods)
-    /// that have moved since. `None` when the update cannot give what a
-    /// fresh build gives (see [`TopologyBase::carried_over`]).
+    /// that have moved since; `nodes_by_name` indexes the snapshot's nodes.
+    /// `None` when the update cannot give what a fresh build gives (see
+    /// [`TopologyBase::carried_over`]).
     pub(crate) fn carried_topology_base(
         &self,
         snapshot: &'s Snapshot,
+        nodes_by_name: &HashMap<&str, Vec<usize>>,
         base: TopologyBase,
         sources: &TopologySources,
         moved: &[usize],
     ) -> Option<TopologyBase> {
-        if *sources != self.topology_sources() {
-            return None;
-        }
         // A pod names its node by name: with two nodes of one name, the
         // update could not tell which it is on.
-        let mut node_ids: HashMap<&str, usize> = HashMap::default();
-        node_ids.reserve(snapshot.nodes.len());
-        for (i, node) in snapshot.nodes.iter().enumerate() {
-            if node_ids.insert(node.name(), i).is_some() {
-                return None;
-            }
+        if *sources != self.topology_sources() || nodes_by_name.len() != snapshot.nodes.len() {
+            return None;
         }
         let mut moved = moved.to_vec();
         moved.sort_unstable();
@@ -395,7 +390,7 @@ impl<'s> Setup<'s> {
             {
                 return None;
             }
-            let node_id = *node_ids.get(bound_node(pod)?)?;
+            let node_id = *nodes_by_name.get(bound_node(pod)?)?.first()?;
             moves.push(PlacedMove { pod_id, node_id });
         }
         // A destination taken unread is the node read before, labels and
@@ -407,6 +402,16 @@ impl<'s> Setup<'s> {
         };
         base.carried_over(&self.existing_views(), &unchanged, &node_now, &moves)
     }
+}
+
+/// The snapshot's node indices by name (several for a name that several
+/// nodes share).
+pub(crate) fn nodes_by_name(snapshot: &Snapshot) -> HashMap<&str, Vec<usize>> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (i, node) in snapshot.nodes.iter().enumerate() {
+        by_name.entry(node.name()).or_default().push(i);
+    }
+    by_name
 }
 
 static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
