@@ -43,8 +43,8 @@
 //! duration, 10 s)). A snapshot has neither a queue nor nominations, so
 //! neither is checked here.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::pods::PodInfo;
@@ -81,15 +81,16 @@ pub(super) struct Candidate<'s> {
     /// `node.kubernetes.io/instance-type` label, if the pool has it.
     pub instance_type: Option<&'s InstanceType>,
     /// The node's `topology.kubernetes.io/zone` label.
-    pub zone: Option<&'s str>,
+    pub zone: Option<Arc<str>>,
     /// The node's `karpenter.sh/capacity-type` label.
-    pub capacity_type: Option<&'s str>,
+    pub capacity_type: Option<Arc<str>>,
     /// The price per hour of the instance type's first offering in the node's
     /// zone and capacity type, available or not (upstream `OfferingPrice`); 0
     /// when unknown.
     pub price: f64,
     /// Every pod bound to it (`spec.nodeName`), finished and daemon pods
-    /// included, in `namespace/name` order.
+    /// included, in `namespace/name` order, as indices into the snapshot's
+    /// pods.
     #[cfg_attr(
         not(test),
         expect(
@@ -97,9 +98,10 @@ pub(super) struct Candidate<'s> {
             reason = "what upstream's candidate records; only the tests read it"
         )
     )]
-    pub pods: Vec<&'s PodInfo>,
-    /// The pods that need a new home when it goes ([`is_reschedulable`]).
-    pub reschedulable: Vec<&'s PodInfo>,
+    pub pods: Arc<[usize]>,
+    /// The pods that need a new home when it goes ([`is_reschedulable`]),
+    /// as indices into the snapshot's pods.
+    pub reschedulable: Arc<[usize]>,
     /// [`reschedule_disruption_cost`] of its pods: at least 1.0.
     pub reschedule_cost: f64,
     /// The legacy [`disruption_cost`]: every pod's eviction cost, scaled by the
@@ -209,7 +211,8 @@ impl<'s> Candidates<'s> {
 /// The candidates and blocked nodes of `snapshot` at `now`, in name order
 /// (see the [module documentation](self) for the rules).
 pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> {
-    candidates_carrying(snapshot, now, &mut CarriedCandidates::new(snapshot))
+    let pdbs = Pdbs::new(&snapshot.pod_disruption_budgets);
+    candidates_carrying(snapshot, now, &pdbs, &mut CarriedCandidates::new(snapshot))
 }
 
 /// [`candidates`], taking the assessments `carried` from the passes before
@@ -218,44 +221,44 @@ pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> 
 pub(super) fn candidates_carrying<'s>(
     snapshot: &'s Snapshot,
     now: Timestamp,
+    pdbs: &Pdbs<'_>,
     carried: &mut CarriedCandidates,
 ) -> Candidates<'s> {
-    let lookup = Lookup::new(snapshot);
+    let lookup = Lookup::new(snapshot, pdbs);
+    // The nodes without an assessment kept, each assessed on its own, on
+    // the pool's threads.
+    let unassessed = carried.unassessed(snapshot.nodes.len());
+    let assessed: Vec<Outcome> = {
+        let carried = &*carried;
+        unassessed
+            .par_iter()
+            .map(|&i| {
+                let node = &snapshot.nodes[i];
+                lookup.assess(node, snapshot, carried.pods_of(node.name()), now)
+            })
+            .collect()
+    };
+    for (i, outcome) in unassessed.into_iter().zip(assessed) {
+        carried.keep(i, outcome);
+    }
+    // Gathered in node order.
     let mut found = Candidates {
         candidates: Vec::with_capacity(snapshot.nodes.len()),
         ..Candidates::default()
     };
-    // Each node assessed on its own, on the pool's threads; gathered in node
-    // order.
-    let assessed: Vec<_> = {
-        let carried = &*carried;
-        snapshot
-            .nodes
-            .par_iter()
-            .enumerate()
-            .map(|(i, node)| {
-                let pods = carried.pods_of(node.name());
-                lookup.assess(node, snapshot, pods, carried.facts(i), now)
-            })
-            .collect()
-    };
-    for (i, assessment) in assessed.into_iter().enumerate() {
-        match assessment {
-            None => {}
-            Some(Err(blocked)) => found.blocked.push(blocked),
-            Some(Ok((candidate, facts))) => {
-                if let Some(facts) = facts {
-                    carried.keep(i, facts);
-                }
-                match &candidate.pod_block {
-                    None => found.candidates.push(candidate),
-                    Some(block) => {
-                        found.blocked.push(Blocked {
-                            node: candidate.name.to_owned(),
-                            reason: block.to_string(),
-                        });
-                        found.pod_blocked.push(candidate);
-                    }
+    for (i, node) in snapshot.nodes.iter().enumerate() {
+        match carried.outcome(i) {
+            None | Some(Outcome::LeftOut) => {}
+            Some(Outcome::Blocked(blocked)) => found.blocked.push(blocked.clone()),
+            Some(Outcome::Assessed(assessed)) => {
+                let Some(candidate) = lookup.candidate(node, assessed) else {
+                    continue;
+                };
+                if candidate.pod_block.is_none() {
+                    found.candidates.push(candidate);
+                } else {
+                    found.blocked.extend(assessed.pod_blocked.clone());
+                    found.pod_blocked.push(candidate);
                 }
             }
         }
@@ -266,70 +269,112 @@ pub(super) fn candidates_carrying<'s>(
     found
 }
 
-/// An assessment: `None` for a node left out, `Err` for a node blocked before
-/// its pods are looked at, `Ok` otherwise (with `pod_block` set when a pod
-/// blocks), with the facts to keep when they were worked out now.
-type Assessment<'s> = Option<Result<(Candidate<'s>, Option<Facts>), Blocked>>;
-
 /// The snapshot indexed for assessing nodes.
-struct Lookup<'s> {
-    pools: HashMap<&'s str, &'s NodePool>,
-    /// Each pool's instance types by name; a pool without any is absent.
-    types: HashMap<&'s str, HashMap<&'s str, &'s InstanceType>>,
-    pdbs: Pdbs<'s>,
+struct Lookup<'s, 'p> {
+    /// The pools by name (the first of a name), as indices into the
+    /// snapshot's pools.
+    pools: HashMap<&'s str, usize>,
+    /// Each pool's instance types, by the pool's index; `None` for a pool
+    /// without any.
+    pool_types: Vec<Option<&'s [InstanceType]>>,
+    /// Each pool's instance types by name, as indices into its types.
+    types: HashMap<&'s str, HashMap<&'s str, usize>>,
+    node_pools: &'s [NodePool],
+    pdbs: &'p Pdbs<'p>,
     /// The provider's drift reasons, by NodeClaim name.
     provider_drift: &'s BTreeMap<String, String>,
 }
 
-impl<'s> Lookup<'s> {
-    fn new(snapshot: &'s Snapshot) -> Self {
+impl<'s, 'p> Lookup<'s, 'p> {
+    fn new(snapshot: &'s Snapshot, pdbs: &'p Pdbs<'p>) -> Self {
         let mut pools = HashMap::default();
-        for pool in &snapshot.node_pools {
+        for (i, pool) in snapshot.node_pools.iter().enumerate() {
             if let Some(name) = pool.name() {
-                pools.entry(name).or_insert(pool);
+                pools.entry(name).or_insert(i);
             }
         }
+        let types_of = |pool: &NodePool| {
+            let types = snapshot.instance_types.get(pool.name()?)?;
+            (!types.is_empty()).then_some(&**types)
+        };
+        let pool_types = snapshot.node_pools.iter().map(types_of).collect();
         let types = snapshot
             .instance_types
             .iter()
             .filter(|(_, types)| !types.is_empty())
             .map(|(pool, types)| {
-                let by_name = types.iter().map(|t| (t.name.as_str(), t)).collect();
+                let by_name = types
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.name.as_str(), i))
+                    .collect();
                 (pool.as_str(), by_name)
             })
             .collect();
         Self {
             pools,
+            pool_types,
             types,
-            pdbs: Pdbs::new(&snapshot.pod_disruption_budgets),
+            node_pools: &snapshot.node_pools,
+            pdbs,
             provider_drift: &snapshot.provider_drift,
         }
     }
 
+    /// The candidate `node` is, as `assessed` found it; `None` when the
+    /// snapshot no longer has what the assessment pointed at (it always
+    /// has: a plan never changes pools or claims of untouched nodes).
+    fn candidate(&self, node: &'s ClusterNode, assessed: &Assessed) -> Option<Candidate<'s>> {
+        let types = self.pool_types.get(assessed.pool)?;
+        let instance_type = match assessed.instance_type {
+            Some(i) => Some(types.as_ref()?.get(i)?),
+            None => None,
+        };
+        let facts = &assessed.facts;
+        Some(Candidate {
+            claim: node.node_claim.as_ref()?,
+            name: node.name(),
+            pool: self.node_pools.get(assessed.pool)?,
+            instance_type,
+            zone: assessed.zone.clone(),
+            capacity_type: assessed.capacity_type.clone(),
+            price: assessed.price,
+            pods: Arc::clone(&facts.pods),
+            reschedulable: Arc::clone(&facts.reschedulable),
+            reschedule_cost: facts.reschedule_cost,
+            disruption_cost: facts.disruption_cost,
+            created: facts.created,
+            consolidatable_at: facts.consolidatable_at,
+            expires_at: facts.expires_at,
+            drift: facts.drift.clone(),
+            pod_block: facts.pod_block.clone(),
+        })
+    }
+
     /// Assesses `node`, bound the `snapshot`'s pods at `bound` (in
-    /// `namespace/name` order), taking the `known` facts of an earlier pass
-    /// when nothing has changed since.
+    /// `namespace/name` order).
     fn assess(
         &self,
-        node: &'s ClusterNode,
-        snapshot: &'s Snapshot,
+        node: &ClusterNode,
+        snapshot: &Snapshot,
         bound: &[usize],
-        known: Option<&Facts>,
         now: Timestamp,
-    ) -> Assessment<'s> {
-        let pool_name = node.node_pool()?;
+    ) -> Outcome {
+        let Some(pool_name) = node.node_pool() else {
+            return Outcome::LeftOut;
+        };
         let (Some(kube_node), Some(claim)) = (&node.node, &node.node_claim) else {
-            return None;
+            return Outcome::LeftOut;
         };
         if !node.is_initialized() || node.is_marked_for_deletion() {
-            return None;
+            return Outcome::LeftOut;
         }
         let name = node.name();
         let blocked = |reason: String| {
-            Some(Err(Blocked {
+            Outcome::Blocked(Blocked {
                 node: name.to_owned(),
                 reason,
-            }))
+            })
         };
         let annotations = kube_node.metadata.annotations.as_ref();
         if annotations
@@ -338,58 +383,53 @@ impl<'s> Lookup<'s> {
         {
             return blocked(format!("node {name} has {DO_NOT_DISRUPT_ANNOTATION_KEY}"));
         }
-        let Some(pool) = self.pools.get(pool_name).copied() else {
+        let Some(pool_index) = self.pools.get(pool_name).copied() else {
             return blocked(format!("nodepool {pool_name:?} not found"));
         };
-        let Some(types) = self.types.get(pool_name) else {
+        let (Some(types), Some(Some(type_list))) =
+            (self.types.get(pool_name), self.pool_types.get(pool_index))
+        else {
             return blocked(format!("nodepool {pool_name:?} has no instance types"));
         };
+        let pool = &self.node_pools[pool_index];
         let label = |key: &str| node.labels()?.get(key).map(String::as_str);
         let instance_type = label(LABEL_INSTANCE_TYPE_STABLE).and_then(|t| types.get(t).copied());
         let zone = label(LABEL_TOPOLOGY_ZONE);
         let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
         let pods = pods_at(snapshot, bound);
-        // The facts of an earlier pass, else worked out now (and kept).
-        let facts = match known {
-            Some(facts) => Cow::Borrowed(facts),
-            None => {
-                let reschedulable = bound
-                    .iter()
-                    .copied()
-                    .filter(|&i| is_reschedulable(snapshot.pods[i].as_ref()))
-                    .collect();
-                Cow::Owned(self.facts(node, claim, pool, &pods, snapshot, reschedulable, now))
-            }
-        };
-        let reschedulable = pods_at(snapshot, &facts.reschedulable);
-        let candidate = Candidate {
+        let reschedulable = bound
+            .iter()
+            .copied()
+            .filter(|&i| is_reschedulable(snapshot.pods[i].as_ref()))
+            .collect();
+        let facts = self.facts(
+            node,
             claim,
-            name,
             pool,
-            instance_type,
-            zone,
-            capacity_type,
-            price: price(instance_type, zone, capacity_type),
-            reschedule_cost: facts.reschedule_cost,
-            disruption_cost: facts.disruption_cost,
-            consolidatable_at: facts.consolidatable_at,
-            expires_at: facts.expires_at,
-            created: facts.created,
-            drift: facts.drift.clone(),
-            pods,
+            &pods,
+            bound,
+            snapshot,
             reschedulable,
-            pod_block: facts.pod_block.clone(),
-        };
-        let fresh = match facts {
-            Cow::Owned(facts) => Some(facts),
-            Cow::Borrowed(_) => None,
-        };
-        Some(Ok((candidate, fresh)))
+            now,
+        );
+        let pod_blocked = facts.pod_block.as_ref().map(|block| Blocked {
+            node: name.to_owned(),
+            reason: block.to_string(),
+        });
+        Outcome::Assessed(Box::new(Assessed {
+            pool: pool_index,
+            instance_type,
+            zone: zone.map(Arc::from),
+            capacity_type: capacity_type.map(Arc::from),
+            price: price(instance_type.map(|i| &type_list[i]), zone, capacity_type),
+            facts,
+            pod_blocked,
+        }))
     }
 
-    /// What `node`'s claim, times and `pods` (those of the `snapshot`'s
-    /// pods at `reschedulable` need a new home when it goes) say of it as a
-    /// candidate.
+    /// What `node`'s claim, times and `pods` (the `snapshot`'s pods at
+    /// `bound`, of which those at `reschedulable` need a new home when it
+    /// goes) say of it as a candidate.
     #[expect(
         clippy::too_many_arguments,
         reason = "a node, its claim, pool and pods, and the moment: each read"
@@ -400,6 +440,7 @@ impl<'s> Lookup<'s> {
         claim: &NodeClaim,
         pool: &NodePool,
         pods: &[&PodInfo],
+        bound: &[usize],
         snapshot: &Snapshot,
         reschedulable: Vec<usize>,
         now: Timestamp,
@@ -414,7 +455,8 @@ impl<'s> Lookup<'s> {
         let reschedule_cost =
             reschedule_disruption_cost(reschedulable.iter().map(|&i| snapshot.pods[i].as_ref()));
         Facts {
-            reschedulable,
+            pods: Arc::from(bound),
+            reschedulable: Arc::from(reschedulable),
             reschedule_cost,
             disruption_cost: disruption_cost(
                 pods.iter().copied(),
@@ -536,8 +578,8 @@ mod carried;
 #[cfg(test)]
 mod tests;
 
+use carried::{Assessed, Facts, Outcome, pods_at};
 pub(crate) use carried::{CarriedCandidates, Move};
-use carried::{Facts, pods_at};
 
 /// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
 /// by the API server), else its pool's, as the scenario format says; `None`

@@ -9,6 +9,7 @@
 //! the simulation put them, their replacements in flight.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -23,6 +24,7 @@ use super::methods::single_node::{Refusal, SingleNode};
 use super::methods::{Method, Pass};
 use super::options::DisruptionOptions;
 use super::plan::{Blocked, Command, DisruptionPlan};
+use super::pods::Pdbs;
 use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
 use super::unconsolidatable::Unconsolidatable;
@@ -165,7 +167,7 @@ pub fn plan_with(
     // between them changed nothing; the first assessment of the candidates
     // (for the blocked nodes) is the first pass's too.
     let mut carry = Carry::new(snapshot);
-    let found = candidates_carrying(snapshot, now, &mut carry.candidates).blocked;
+    let found = candidates_carrying(snapshot, now, &carry.pdbs, &mut carry.candidates).blocked;
     let mut blocked = with_repair_blocked(found, snapshot, now, options);
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
@@ -195,18 +197,21 @@ pub fn plan_with(
 }
 
 /// What a pass leaves for the next: the candidates' assessments and what its
-/// simulator read.
-struct Carry {
+/// simulator read, with what every pass reads alike.
+struct Carry<'p> {
     candidates: CarriedCandidates,
     simulator: Carried,
+    /// The PodDisruptionBudgets, read once: a plan never changes them.
+    pdbs: Arc<Pdbs<'p>>,
 }
 
-impl Carry {
+impl<'p> Carry<'p> {
     /// Nothing carried yet over `snapshot`.
-    fn new(snapshot: &Snapshot) -> Carry {
+    fn new(snapshot: &'p Snapshot) -> Carry<'p> {
         Carry {
             candidates: CarriedCandidates::new(snapshot),
             simulator: Carried::default(),
+            pdbs: Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets)),
         }
     }
 
@@ -232,7 +237,7 @@ fn next_command(
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carried: &mut Carry,
+    carried: &mut Carry<'_>,
 ) -> Option<(Command, Option<Simulation>)> {
     with_pass(working, now, taken, options, carried, |pass, _| {
         let command = graceful_command(pass, &mut Vec::new())?;
@@ -294,7 +299,7 @@ fn with_pass<T>(
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carry: &mut Carry,
+    carry: &mut Carry<'_>,
     f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
     // A pass after one that simulated most likely simulates too: its
@@ -304,13 +309,18 @@ fn with_pass<T>(
     let Carry {
         candidates: carried_candidates,
         simulator: carried,
+        pdbs,
     } = carry;
+    let pdbs: &Pdbs<'_> = pdbs;
     let (found, simulator) = if carried.is_empty() {
-        (candidates_carrying(working, now, carried_candidates), None)
+        (
+            candidates_carrying(working, now, pdbs, carried_candidates),
+            None,
+        )
     } else {
         let carried = &*carried;
         rayon::join(
-            || candidates_carrying(working, now, carried_candidates),
+            || candidates_carrying(working, now, pdbs, carried_candidates),
             || Some(Pass::build_simulator(working, now, carried, options)),
         )
     };

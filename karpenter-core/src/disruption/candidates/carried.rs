@@ -4,10 +4,12 @@
 //! nodes start deleting, its pods move to a few destinations, its
 //! replacements arrive. Assessing every node again each pass (grouping every
 //! pod by node, asking every pod's PodDisruptionBudgets and protections) was
-//! a third of a 10,000-node plan, whose passes grow with the nodes. So the
-//! plan keeps the pods of each node and each node's assessment here, and
-//! after each command forgets the nodes it touched ([`CarriedCandidates::apply`]):
-//! a pass assesses those again and takes the rest as they were.
+//! a third of a 10,000-node plan, whose passes grow with the nodes; reading
+//! every node's labels and gathering every node's pods again, even with the
+//! facts kept, was still a tenth. So the plan keeps the pods of each node and
+//! each node's whole assessment here ([`Outcome`]), and after each command
+//! forgets the nodes it touched ([`CarriedCandidates::apply`]): a pass
+//! assesses those again and takes the rest as they were.
 //!
 //! This is exact because a node's assessment reads only the node, its
 //! NodeClaim and its pods, besides what a plan never changes (the pools and
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::super::drift::DriftReason;
+use super::super::plan::Blocked;
 use super::super::pods::PodBlock;
 use crate::hash::HashMap;
 use crate::pods::{PodInfo, bound_node, pod_key};
@@ -27,13 +30,42 @@ use crate::snapshot::Snapshot;
 
 use k8s_openapi::jiff::Timestamp;
 
-/// What a node's pods and times say of it as a candidate: the part of an
-/// assessment worth keeping from one pass to the next.
+/// What assessing a node found, kept until a command touches it.
+#[derive(Clone, Debug)]
+pub(super) enum Outcome {
+    /// Not something disruption could act on: left out.
+    LeftOut,
+    /// Blocked before its pods were looked at.
+    Blocked(Blocked),
+    /// A candidate, unless a pod blocks it.
+    Assessed(Box<Assessed>),
+}
+
+/// A node assessed as a candidate: what its [`Candidate`](super::Candidate)
+/// is made of, besides the node itself.
+#[derive(Clone, Debug)]
+pub(super) struct Assessed {
+    /// Its pool, as an index into the snapshot's pools (a plan never
+    /// changes them).
+    pub(super) pool: usize,
+    /// Its instance type, as an index into its pool's types.
+    pub(super) instance_type: Option<usize>,
+    pub(super) zone: Option<Arc<str>>,
+    pub(super) capacity_type: Option<Arc<str>>,
+    pub(super) price: f64,
+    pub(super) facts: Facts,
+    /// The entry for the blocked nodes when a pod blocks it.
+    pub(super) pod_blocked: Option<Blocked>,
+}
+
+/// What a node's pods and times say of it as a candidate.
 #[derive(Clone, Debug)]
 pub(super) struct Facts {
-    /// The reschedulable pods among the node's, as indices into the
-    /// snapshot's pods.
-    pub(super) reschedulable: Vec<usize>,
+    /// Every pod bound to it, as indices into the snapshot's pods, in
+    /// `namespace/name` order.
+    pub(super) pods: Arc<[usize]>,
+    /// The reschedulable pods among them.
+    pub(super) reschedulable: Arc<[usize]>,
     pub(super) reschedule_cost: f64,
     pub(super) disruption_cost: f64,
     pub(super) created: Timestamp,
@@ -61,9 +93,9 @@ pub(crate) struct CarriedCandidates {
     /// The pods bound to each node name, as indices into the snapshot's
     /// pods, in `namespace/name` order (ties in snapshot order).
     bound: HashMap<String, Vec<usize>>,
-    /// Each node's facts, by its index in the snapshot's nodes: `None` when
-    /// it was not assessed yet, or was touched since.
-    facts: Vec<Option<Facts>>,
+    /// Each node's assessment, by its index in the snapshot's nodes: `None`
+    /// when it was not assessed yet, or was touched since.
+    outcomes: Vec<Option<Outcome>>,
     /// The indices of the nodes of each name.
     nodes: HashMap<String, Vec<usize>>,
     /// How many of the snapshot's nodes `nodes` holds.
@@ -90,7 +122,7 @@ impl CarriedCandidates {
                 .into_iter()
                 .map(|(node, pods)| (node.to_owned(), pods))
                 .collect(),
-            facts: Vec::new(),
+            outcomes: Vec::new(),
             nodes: HashMap::default(),
             indexed: 0,
         };
@@ -104,17 +136,22 @@ impl CarriedCandidates {
         self.bound.get(name).map_or(&[], Vec::as_slice)
     }
 
-    /// The facts kept for the node at `index`, if it is untouched.
-    pub(super) fn facts(&self, index: usize) -> Option<&Facts> {
-        self.facts.get(index)?.as_ref()
+    /// The assessment kept for the node at `index`, if it is untouched.
+    pub(super) fn outcome(&self, index: usize) -> Option<&Outcome> {
+        self.outcomes.get(index)?.as_ref()
     }
 
-    /// Keeps `facts` for the node at `index`.
-    pub(super) fn keep(&mut self, index: usize, facts: Facts) {
-        if self.facts.len() <= index {
-            self.facts.resize(index + 1, None);
+    /// The indices of the first `nodes` nodes that have no assessment kept.
+    pub(super) fn unassessed(&self, nodes: usize) -> Vec<usize> {
+        (0..nodes).filter(|&i| self.outcome(i).is_none()).collect()
+    }
+
+    /// Keeps `outcome` for the node at `index`.
+    pub(super) fn keep(&mut self, index: usize, outcome: Outcome) {
+        if self.outcomes.len() <= index {
+            self.outcomes.resize(index + 1, None);
         }
-        self.facts[index] = Some(facts);
+        self.outcomes[index] = Some(outcome);
     }
 
     /// Takes a command into account, once it is applied to `snapshot`: the
@@ -142,11 +179,11 @@ impl CarriedCandidates {
         }
     }
 
-    /// Forgets the facts of every node named `name`.
+    /// Forgets the assessments of every node named `name`.
     fn forget(&mut self, name: &str) {
         for &index in self.nodes.get(name).into_iter().flatten() {
-            if let Some(facts) = self.facts.get_mut(index) {
-                *facts = None;
+            if let Some(outcome) = self.outcomes.get_mut(index) {
+                *outcome = None;
             }
         }
     }

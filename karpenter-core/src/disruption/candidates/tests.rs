@@ -162,8 +162,8 @@ fn a_managed_initialized_node_is_a_candidate() {
         candidate.instance_type.map(|t| t.name.as_str()),
         Some("small")
     );
-    assert_eq!(candidate.zone, Some("zone-a"));
-    assert_eq!(candidate.capacity_type, Some("on-demand"));
+    assert_eq!(candidate.zone.as_deref(), Some("zone-a"));
+    assert_eq!(candidate.capacity_type.as_deref(), Some("on-demand"));
     assert_eq!(candidate.drift, None);
     assert_eq!(candidate.pod_block, None);
 }
@@ -614,15 +614,16 @@ fn daemon_and_finished_pods_leave_a_node_empty() {
     assert!(empty.reschedulable.is_empty());
     assert_eq!(empty.reschedule_cost, 1.0);
     assert!(empty.is_empty());
-    assert_eq!(names_of(&busy.reschedulable), ["web"]);
+    assert_eq!(names_of(&snapshot, &busy.reschedulable), ["web"]);
     assert_eq!(busy.reschedule_cost, 2.0);
     assert!(!busy.is_empty());
     assert_eq!(busy.savings_ratio(), 0.05);
 }
 
-fn names_of(pods: &[&PodInfo]) -> Vec<String> {
+/// The names of the `snapshot`'s pods at `pods`.
+fn names_of(snapshot: &Snapshot, pods: &[usize]) -> Vec<String> {
     pods.iter()
-        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .map(|&i| snapshot.pods[i].metadata.name.clone().unwrap_or_default())
         .collect()
 }
 
@@ -672,7 +673,7 @@ fn order_is_by_name_whatever_the_input_order() {
     let blocked: Vec<&str> = found.blocked.iter().map(|b| b.node.as_str()).collect();
     assert_eq!(blocked, ["node-m", "node-z"]);
     assert_eq!(
-        names_of(&found.candidates[0].pods),
+        names_of(&snapshot, &found.candidates[0].pods),
         ["api", "web-10", "web-2"]
     );
 }

@@ -68,7 +68,9 @@ pub(crate) fn compute(
         .instance_types
         .get(&claim.node_pool)
         .ok_or(Unconsolidatable::NoCheaperReplacement)?;
-    let all_spot = candidates.iter().all(|c| c.capacity_type == Some(SPOT));
+    let all_spot = candidates
+        .iter()
+        .all(|c| c.capacity_type.as_deref() == Some(SPOT));
     let replacement = if all_spot && allows(&requirements_of(claim)?, SPOT) {
         if !pass.options.spot_to_spot {
             return Err(Unconsolidatable::SpotToSpotDisabled);

@@ -42,7 +42,9 @@ pub(super) fn fewer_cheaper(
         });
     }
     let limit: f64 = candidates.iter().map(|c| c.price).sum();
-    let all_spot = candidates.iter().all(|c| c.capacity_type == Some(SPOT));
+    let all_spot = candidates
+        .iter()
+        .all(|c| c.capacity_type.as_deref() == Some(SPOT));
     // Each claim's requirements (spot only on the spot-to-spot path), its
     // types and the lowest worst launch price among them.
     let mut prepared = Vec::with_capacity(claims.len());
