@@ -32,32 +32,38 @@ struct PoolCounts<'s> {
 }
 
 impl<'s> Allowances<'s> {
-    /// The counts of `snapshot`'s pools at `now`.
+    /// The counts of `snapshot`'s pools at `now` (a plan's passes take them
+    /// from the standings they carry, [`with_totals`](Self::with_totals)).
+    #[cfg(test)]
     pub(super) fn new(snapshot: &'s Snapshot, now: Timestamp) -> Allowances<'s> {
-        let mut pools: BTreeMap<&'s str, PoolCounts<'s>> = snapshot
+        let mut totals = Totals::default();
+        for node in &snapshot.nodes {
+            totals.add(&standing(node));
+        }
+        Allowances::with_totals(snapshot, now, &totals)
+    }
+
+    /// The counts of `snapshot`'s pools at `now`, from the `totals` of its
+    /// nodes' standings.
+    pub(super) fn with_totals(
+        snapshot: &'s Snapshot,
+        now: Timestamp,
+        totals: &Totals,
+    ) -> Allowances<'s> {
+        let pools = snapshot
             .node_pools
             .iter()
             .filter_map(|pool| {
+                let name = pool.name()?;
+                let (nodes, disrupting) = totals.of(name);
                 let counts = PoolCounts {
                     pool,
-                    nodes: 0,
-                    disrupting: 0,
+                    nodes,
+                    disrupting,
                 };
-                Some((pool.name()?, counts))
+                Some((name, counts))
             })
             .collect();
-        for node in &snapshot.nodes {
-            let Some(counts) = node.node_pool().and_then(|p| pools.get_mut(p)) else {
-                continue;
-            };
-            if !node.is_managed() || !node.is_initialized() || node.is_instance_terminating() {
-                continue;
-            }
-            counts.nodes += 1;
-            if node.is_marked_for_deletion() || !is_ready(node) {
-                counts.disrupting += 1;
-            }
-        }
         Allowances { pools, now }
     }
 
@@ -75,6 +81,56 @@ impl<'s> Allowances<'s> {
         if let Some(counts) = self.pools.get_mut(pool) {
             counts.disrupting += 1;
         }
+    }
+}
+
+/// How a node counts toward its pool's budgets: `None` when it does not (not
+/// managed, not initialized, or terminating), else its pool's name and
+/// whether it is disrupting already (not Ready, or being deleted).
+pub(super) type Standing = Option<(Box<str>, bool)>;
+
+/// How `node` counts toward its pool's budgets.
+pub(super) fn standing(node: &ClusterNode) -> Standing {
+    let pool = node.node_pool()?;
+    if !node.is_managed() || !node.is_initialized() || node.is_instance_terminating() {
+        return None;
+    }
+    Some((
+        pool.into(),
+        node.is_marked_for_deletion() || !is_ready(node),
+    ))
+}
+
+/// The nodes and the disrupting nodes that count toward each pool's
+/// budgets, by pool name, as nodes' standings are added and taken away.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Totals {
+    by_pool: BTreeMap<Box<str>, (u64, u64)>,
+}
+
+impl Totals {
+    /// Counts a node of this standing.
+    pub(super) fn add(&mut self, standing: &Standing) {
+        if let Some((pool, disrupting)) = standing {
+            let (nodes, disrupted) = self.by_pool.entry(pool.clone()).or_default();
+            *nodes += 1;
+            *disrupted += u64::from(*disrupting);
+        }
+    }
+
+    /// Uncounts a node of this standing, counted before.
+    pub(super) fn remove(&mut self, standing: &Standing) {
+        if let Some((pool, disrupting)) = standing
+            && let Some((nodes, disrupted)) = self.by_pool.get_mut(pool)
+        {
+            *nodes = nodes.saturating_sub(1);
+            *disrupted = disrupted.saturating_sub(u64::from(*disrupting));
+        }
+    }
+
+    /// The nodes and the disrupting nodes of the pool `name`.
+    fn of(&self, name: &str) -> (u64, u64) {
+        self.by_pool.get(name).copied().unwrap_or_default()
     }
 }
 

@@ -52,6 +52,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use rayon::prelude::*;
 
+use super::allowances::{Standing, standing};
 use super::drift::{DriftReason, drift_with};
 use super::plan::Blocked;
 use super::pods::{
@@ -228,18 +229,19 @@ pub(super) fn candidates_carrying<'s>(
     // The nodes without an assessment kept, each assessed on its own, on
     // the pool's threads.
     let unassessed = carried.unassessed(snapshot.nodes.len());
-    let assessed: Vec<Outcome> = {
+    let assessed: Vec<(Outcome, Standing)> = {
         let carried = &*carried;
         unassessed
             .par_iter()
             .map(|&i| {
                 let node = &snapshot.nodes[i];
-                lookup.assess(node, snapshot, carried.pods_of(node.name()), now)
+                let outcome = lookup.assess(node, snapshot, carried.pods_of(node.name()), now);
+                (outcome, standing(node))
             })
             .collect()
     };
-    for (i, outcome) in unassessed.into_iter().zip(assessed) {
-        carried.keep(i, outcome);
+    for (i, (outcome, standing)) in unassessed.into_iter().zip(assessed) {
+        carried.keep(i, outcome, standing);
     }
     // Gathered in node order.
     let mut found = Candidates {

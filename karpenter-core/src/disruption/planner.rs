@@ -21,7 +21,7 @@ use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
 use super::methods::single_node::{Refusal, SingleNode};
-use super::methods::{Method, Pass};
+use super::methods::{Method, Pass, Seed};
 use super::options::DisruptionOptions;
 use super::plan::{Blocked, Command, DisruptionPlan};
 use super::pods::Pdbs;
@@ -241,9 +241,7 @@ fn next_command(
 ) -> Option<(Command, Option<Simulation>)> {
     with_pass(working, now, taken, options, carried, |pass, _| {
         let command = graceful_command(pass, &mut Vec::new())?;
-        let mut removed = taken.clone();
-        removed.extend(command.candidates.iter().cloned());
-        let simulation = pass.recall(&removed, taken);
+        let simulation = pass.recall(&command.candidates);
         Some((command, simulation))
     })
 }
@@ -311,6 +309,10 @@ fn with_pass<T>(
         simulator: carried,
         pdbs,
     } = carry;
+    let seed = Seed {
+        carried: &*carried,
+        pdbs: &*pdbs,
+    };
     let pdbs: &Pdbs<'_> = pdbs;
     let (found, simulator) = if carried.is_empty() {
         (
@@ -318,16 +320,19 @@ fn with_pass<T>(
             None,
         )
     } else {
-        let carried = &*carried;
         rayon::join(
             || candidates_carrying(working, now, pdbs, carried_candidates),
-            || Some(Pass::build_simulator(working, now, carried, options)),
+            || Some(Pass::build_simulator(working, now, seed, options)),
         )
     };
     // The unit tests hold every pass's carried assessments to fresh ones.
     #[cfg(test)]
     tests::assert_fresh(&found, working, now);
-    let allowances = Allowances::new(working, now);
+    // The pass assessed every node it had not kept: the totals are the
+    // whole cluster's.
+    let allowances = Allowances::with_totals(working, now, carried_candidates.totals());
+    #[cfg(test)]
+    tests::assert_fresh_allowances(&allowances, working, now);
     let left: Vec<&Candidate<'_>> = found.candidates.iter().collect();
     let eventual = found.eventual();
     let pass = Pass::new(
@@ -338,7 +343,7 @@ fn with_pass<T>(
         &allowances,
         taken,
         options,
-        carried,
+        seed,
         simulator,
     );
     let found_here = f(&pass, &found.blocked);

@@ -132,7 +132,7 @@ pub struct Simulator<'s> {
     snapshot: &'s Snapshot,
     now: Timestamp,
     prepared: Prepared<'s>,
-    pdbs: Pdbs<'s>,
+    pdbs: Arc<Pdbs<'s>>,
     /// Whether each pod is currently reschedulable, worked out when first
     /// asked; each answer set once, so threads simulating at once share them
     /// without a lock.
@@ -140,6 +140,11 @@ pub struct Simulator<'s> {
     /// The nodes on their way out (being deleted), which every simulation
     /// removes.
     leaving: BTreeSet<&'s str>,
+    /// The indices of the nodes named in `leaving`, sorted.
+    leaving_nodes: Vec<usize>,
+    /// The currently reschedulable pods of the nodes in `leaving`, as
+    /// indices into the snapshot's pods: every simulation moves them.
+    leaving_moved: Vec<usize>,
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
     /// How new claims are chosen.
@@ -159,40 +164,50 @@ impl std::fmt::Debug for Simulator<'_> {
 impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
-        Simulator::carrying(snapshot, now, None)
+        let pdbs = Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets));
+        Simulator::carrying(snapshot, now, None, pdbs)
     }
 
     /// [`Simulator::new`], taking the destinations `carried` from a
     /// simulator of an earlier copy of the cluster for the nodes that have
-    /// not changed since.
+    /// not changed since, and the snapshot's PodDisruptionBudgets as `pdbs`
+    /// read them.
     pub(crate) fn carrying(
         snapshot: &'s Snapshot,
         now: Timestamp,
         carried: Option<&Carried>,
+        pdbs: Arc<Pdbs<'s>>,
     ) -> Simulator<'s> {
-        // The set-up reads the cluster on the pool's threads; the indices
-        // below are made meanwhile.
-        let (prepared, (leaving, pdbs)) = rayon::join(
-            || Prepared::new(snapshot, carried),
-            || {
-                (
-                    leaving(snapshot),
-                    Pdbs::new(&snapshot.pod_disruption_budgets),
-                )
-            },
-        );
+        // The set-up reads the cluster on the pool's threads; the nodes on
+        // their way out are found meanwhile.
+        let (prepared, leaving) =
+            rayon::join(|| Prepared::new(snapshot, carried), || leaving(snapshot));
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
         let consolidating = consolidating(snapshot, &snapshot.nodes, pods_of, now);
-        Simulator {
+        let mut leaving_nodes: Vec<usize> = leaving
+            .iter()
+            .flat_map(|name| prepared.nodes_named(name).iter().copied())
+            .collect();
+        leaving_nodes.sort_unstable();
+        let mut simulator = Simulator {
             snapshot,
             now,
             prepared,
             pdbs,
             reschedulable: snapshot.pods.iter().map(|_| OnceLock::new()).collect(),
             leaving,
+            leaving_nodes,
+            leaving_moved: Vec::new(),
             consolidating,
             options: SimulationOptions::default(),
-        }
+        };
+        simulator.leaving_moved = simulator
+            .leaving
+            .iter()
+            .flat_map(|name| simulator.prepared.bound_indices(name))
+            .filter(|&i| simulator.is_currently_reschedulable(i))
+            .collect();
+        simulator
     }
 
     /// The destinations to carry to a simulator of a later copy of this
@@ -212,6 +227,11 @@ impl<'s> Simulator<'s> {
         self.now
     }
 
+    /// The nodes on their way out, which every simulation removes.
+    pub(crate) fn leaving(&self) -> &BTreeSet<&'s str> {
+        &self.leaving
+    }
+
     /// Whether the snapshot's pod at `index` is currently reschedulable.
     fn is_currently_reschedulable(&self, index: usize) -> bool {
         *self.reschedulable[index].get_or_init(|| {
@@ -221,17 +241,25 @@ impl<'s> Simulator<'s> {
     }
 
     /// [`simulate`] for this simulator's cluster, moment and options.
+    ///
+    /// The nodes on their way out are removed (and deleting) in every
+    /// simulation: what they take is worked out once, and the sets given
+    /// need not name them.
     pub fn simulate(&self, removed: &BTreeSet<&str>, deleting: &BTreeSet<&str>) -> Simulation {
-        // As `with_nodes_on_their_way_out`, from the nodes found once.
-        let (removed, deleting) = with_leaving(&self.leaving, removed, deleting);
-        let (removed, deleting) = (&removed, &deleting);
-        let mut node_indices = BTreeSet::new();
-        for name in removed {
+        let is_removed = |name: &str| removed.contains(name) || self.leaving.contains(name);
+        // The nodes removed beyond those on their way out.
+        let beyond: Vec<&str> = removed
+            .iter()
+            .copied()
+            .filter(|name| !self.leaving.contains(name))
+            .collect();
+        let mut node_indices: BTreeSet<usize> = self.leaving_nodes.iter().copied().collect();
+        for name in &beyond {
             node_indices.extend(self.prepared.nodes_named(name).iter().copied());
         }
-        let mut moved_pods = Vec::new();
+        let mut moved_pods = self.leaving_moved.clone();
         let mut fenced = BTreeSet::new();
-        for name in removed {
+        for name in &beyond {
             let fence_these = !deleting.contains(name);
             for i in self.prepared.bound_indices(name) {
                 let pod = &self.snapshot.pods[i];
@@ -249,7 +277,9 @@ impl<'s> Simulator<'s> {
             pods: fenced,
         };
         let Some(mut scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
-            return simulate(self.snapshot, removed, deleting, self.now, self.options);
+            // As `with_nodes_on_their_way_out`, from the nodes found once.
+            let (removed, deleting) = with_leaving(&self.leaving, removed, deleting);
+            return simulate(self.snapshot, &removed, &deleting, self.now, self.options);
         };
         scheduler.packing = self.options.packing;
         let plan = solve(scheduler);
@@ -258,13 +288,14 @@ impl<'s> Simulator<'s> {
             .map(|&i| pod_key(&self.snapshot.pods[i]))
             .collect();
         moved.sort();
+        // Nodes sharing a name are removed together, or kept together.
         let initialized = |name: &str| {
-            self.prepared
-                .nodes_named(name)
-                .iter()
-                .map(|&i| &self.snapshot.nodes[i])
-                .find(|n| !removed.contains(n.name()))
-                .is_none_or(|n| n.is_initialized())
+            is_removed(name)
+                || self
+                    .prepared
+                    .nodes_named(name)
+                    .first()
+                    .is_none_or(|&i| self.snapshot.nodes[i].is_initialized())
         };
         let stranded = stranded_by(&plan, &moved, initialized);
         Simulation {

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::super::allowances::{Standing, Totals};
 use super::super::drift::DriftReason;
 use super::super::plan::Blocked;
 use super::super::pods::PodBlock;
@@ -93,9 +94,12 @@ pub(crate) struct CarriedCandidates {
     /// The pods bound to each node name, as indices into the snapshot's
     /// pods, in `namespace/name` order (ties in snapshot order).
     bound: HashMap<String, Vec<usize>>,
-    /// Each node's assessment, by its index in the snapshot's nodes: `None`
-    /// when it was not assessed yet, or was touched since.
-    outcomes: Vec<Option<Outcome>>,
+    /// Each node's assessment and standing toward its pool's budgets, by its
+    /// index in the snapshot's nodes: `None` when it was not assessed yet,
+    /// or was touched since.
+    outcomes: Vec<Option<(Outcome, Standing)>>,
+    /// The standings kept, added up.
+    totals: Totals,
     /// The indices of the nodes of each name.
     nodes: HashMap<String, Vec<usize>>,
     /// How many of the snapshot's nodes `nodes` holds.
@@ -123,6 +127,7 @@ impl CarriedCandidates {
                 .map(|(node, pods)| (node.to_owned(), pods))
                 .collect(),
             outcomes: Vec::new(),
+            totals: Totals::default(),
             nodes: HashMap::default(),
             indexed: 0,
         };
@@ -138,7 +143,16 @@ impl CarriedCandidates {
 
     /// The assessment kept for the node at `index`, if it is untouched.
     pub(super) fn outcome(&self, index: usize) -> Option<&Outcome> {
-        self.outcomes.get(index)?.as_ref()
+        self.outcomes
+            .get(index)?
+            .as_ref()
+            .map(|(outcome, _)| outcome)
+    }
+
+    /// The standings of the nodes assessed, added up: after a pass has
+    /// assessed every node, those of the whole cluster.
+    pub(crate) fn totals(&self) -> &Totals {
+        &self.totals
     }
 
     /// The indices of the first `nodes` nodes that have no assessment kept.
@@ -146,12 +160,14 @@ impl CarriedCandidates {
         (0..nodes).filter(|&i| self.outcome(i).is_none()).collect()
     }
 
-    /// Keeps `outcome` for the node at `index`.
-    pub(super) fn keep(&mut self, index: usize, outcome: Outcome) {
+    /// Keeps `outcome` and `standing` for the node at `index`, which has
+    /// none kept.
+    pub(super) fn keep(&mut self, index: usize, outcome: Outcome, standing: Standing) {
         if self.outcomes.len() <= index {
             self.outcomes.resize(index + 1, None);
         }
-        self.outcomes[index] = Some(outcome);
+        self.totals.add(&standing);
+        self.outcomes[index] = Some((outcome, standing));
     }
 
     /// Takes a command into account, once it is applied to `snapshot`: the
@@ -182,8 +198,10 @@ impl CarriedCandidates {
     /// Forgets the assessments of every node named `name`.
     fn forget(&mut self, name: &str) {
         for &index in self.nodes.get(name).into_iter().flatten() {
-            if let Some(outcome) = self.outcomes.get_mut(index) {
-                *outcome = None;
+            if let Some(kept) = self.outcomes.get_mut(index)
+                && let Some((_, standing)) = kept.take()
+            {
+                self.totals.remove(&standing);
             }
         }
     }

@@ -27,8 +27,6 @@
 //! Pools with the `Balanced` policy must also approve the move (see
 //! [`balanced`](crate::disruption::balanced)); the methods ask `approved`.
 
-use std::collections::BTreeSet;
-
 use super::Pass;
 use super::m_to_n::fewer_cheaper;
 use super::prices::{Pin, SPOT, allows, cheaper_types, requirements_of, spot_pin, usable, written};
@@ -44,10 +42,8 @@ pub(crate) fn compute(
     pass: &Pass<'_, '_>,
     candidates: &[&Candidate<'_>],
 ) -> Result<Command, Unconsolidatable> {
-    let deleting: BTreeSet<&str> = pass.taken.iter().map(String::as_str).collect();
-    let mut removed = deleting.clone();
-    removed.extend(candidates.iter().map(|c| c.name));
-    let simulation = pass.simulate(&removed, &deleting);
+    let names: Vec<&str> = candidates.iter().map(|c| c.name).collect();
+    let simulation = pass.simulate_without(&names);
     if !simulation.all_moved() {
         return Err(Unconsolidatable::PodsWouldNotSchedule {
             stranded: simulation.stranded,

@@ -50,11 +50,7 @@ impl Method for Drift {
             if !pass.allowances.admits(pool, DisruptionReason::Drifted) {
                 return None;
             }
-            let deleting: std::collections::BTreeSet<&str> =
-                pass.taken.iter().map(String::as_str).collect();
-            let mut removed = deleting.clone();
-            removed.insert(candidate.name);
-            let simulation = pass.simulate(&removed, &deleting);
+            let simulation = pass.simulate_without(&[candidate.name]);
             if !simulation.all_moved() {
                 return None;
             }

@@ -16,8 +16,9 @@ pub(super) mod multi_node;
 mod prices;
 pub(super) mod single_node;
 
-use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::cmp::Ordering;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -26,6 +27,7 @@ use super::balanced::Balanced;
 use super::candidates::Candidate;
 use super::options::DisruptionOptions;
 use super::plan::Command;
+use super::pods::Pdbs;
 use super::simulate::{Simulation, Simulator};
 use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
@@ -54,23 +56,36 @@ pub(super) struct Pass<'p, 's> {
     pub taken: &'p BTreeSet<String>,
     /// What the plan may do beyond upstream's defaults.
     pub options: &'p DisruptionOptions,
-    /// The destinations an earlier pass's simulator read, for this pass's
-    /// to take where nothing changed.
-    carried: &'p Carried,
+    /// What this pass's simulator starts from.
+    seed: Seed<'p, 's>,
     /// Rescheduling simulations of this cluster, sharing one set-up, built
     /// when a method first simulates (see [`simulate`](Self::simulate)).
     simulator: OnceLock<Simulator<'s>>,
-    /// The latest simulations, by the nodes removed and those deleting, so
-    /// that the plan can apply a command without simulating it again.
+    /// The nodes `taken` that are not on their way out in the cluster (in a
+    /// plan's passes, none: a command's nodes start deleting), made when
+    /// first asked.
+    taken_beyond_leaving: OnceLock<BTreeSet<&'p str>>,
+    /// The latest simulations, by the nodes removed beyond `taken`, so that
+    /// the plan can apply a command without simulating it again.
     recent: Mutex<Vec<Recent>>,
     /// The Balanced policy's pool totals, made when first asked (see
     /// [`balanced`](Self::balanced)).
     balanced: OnceLock<Balanced>,
 }
 
-/// A simulation a pass ran: the nodes removed, those being deleted, and what
-/// came of it.
-type Recent = (BTreeSet<String>, BTreeSet<String>, Simulation);
+/// What a pass's simulator starts from besides the cluster: the
+/// destinations an earlier pass's simulator read (for this pass's to take
+/// where nothing changed), and the PodDisruptionBudgets, which a plan reads
+/// once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seed<'p, 's> {
+    pub(crate) carried: &'p Carried,
+    pub(crate) pdbs: &'p Arc<Pdbs<'s>>,
+}
+
+/// A simulation a pass ran: the nodes removed beyond those taken (sorted,
+/// none of them taken), and what came of it.
+type Recent = (Vec<String>, Simulation);
 
 /// How many simulations a pass remembers (more than a multi-node binary
 /// search runs).
@@ -80,8 +95,7 @@ impl<'p, 's> Pass<'p, 's> {
     /// A pass over `snapshot` at `now`, with the candidates no earlier
     /// command took (and those of the eventual class), what the budgets still
     /// allow and the nodes earlier commands take; it simulates nothing until
-    /// a method asks; its simulator takes the destinations `carried` from an
-    /// earlier pass where nothing changed. A `simulator` built beforehand
+    /// a method asks; its simulator starts from `seed`. A `simulator` built beforehand
     /// for this very cluster (see [`Pass::simulator`]) is taken as the pass's.
     #[allow(clippy::too_many_arguments)] // each is a part of the pass, named
     pub(crate) fn new(
@@ -92,7 +106,7 @@ impl<'p, 's> Pass<'p, 's> {
         allowances: &'p Allowances<'s>,
         taken: &'p BTreeSet<String>,
         options: &'p DisruptionOptions,
-        carried: &'p Carried,
+        seed: Seed<'p, 's>,
         simulator: Option<Simulator<'s>>,
     ) -> Pass<'p, 's> {
         Pass {
@@ -103,8 +117,9 @@ impl<'p, 's> Pass<'p, 's> {
             allowances,
             taken,
             options,
-            carried,
+            seed,
             simulator: simulator.map_or_else(OnceLock::new, OnceLock::from),
+            taken_beyond_leaving: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
             balanced: OnceLock::new(),
         }
@@ -112,20 +127,20 @@ impl<'p, 's> Pass<'p, 's> {
 
     /// The simulator this pass's simulations share, built on first use.
     pub(super) fn simulator(&self) -> &Simulator<'s> {
-        self.simulator.get_or_init(|| {
-            Pass::build_simulator(self.snapshot, self.now, self.carried, self.options)
-        })
+        self.simulator
+            .get_or_init(|| Pass::build_simulator(self.snapshot, self.now, self.seed, self.options))
     }
 
     /// The simulator a pass over `snapshot` at `now` with `options` uses,
-    /// taking the destinations `carried` from an earlier pass.
+    /// starting from `seed`.
     pub(crate) fn build_simulator(
         snapshot: &'s Snapshot,
         now: Timestamp,
-        carried: &Carried,
+        seed: Seed<'_, 's>,
         options: &DisruptionOptions,
     ) -> Simulator<'s> {
-        Simulator::carrying(snapshot, now, Some(carried)).with_options(options.simulation())
+        Simulator::carrying(snapshot, now, Some(seed.carried), Arc::clone(seed.pdbs))
+            .with_options(options.simulation())
     }
 
     /// The simulator this pass built, if a method simulated: what it read
@@ -134,23 +149,43 @@ impl<'p, 's> Pass<'p, 's> {
         self.simulator.into_inner()
     }
 
-    /// The cluster's pods rescheduled without the nodes of `removed` (those
-    /// of `deleting` being deleted already), as
+    /// The cluster's pods rescheduled without the nodes the plan has taken
+    /// (being deleted already) and the nodes `names`, as
     /// [`simulate`](crate::disruption::simulate()) answers.
-    pub(super) fn simulate(
-        &self,
-        removed: &BTreeSet<&str>,
-        deleting: &BTreeSet<&str>,
-    ) -> Simulation {
-        let simulation = self.simulator().simulate(removed, deleting);
+    pub(super) fn simulate_without(&self, names: &[&str]) -> Simulation {
+        // Every simulation removes the nodes on their way out, the taken
+        // ones among them: only the others are named.
+        let beyond = self.taken_beyond_leaving.get_or_init(|| {
+            let leaving = self.simulator().leaving();
+            self.taken
+                .iter()
+                .map(String::as_str)
+                .filter(|name| !leaving.contains(name))
+                .collect()
+        });
+        let mut removed = beyond.clone();
+        removed.extend(names.iter().copied());
+        let simulation = self.simulator().simulate(&removed, beyond);
         // A poisoned list is still whole: entries go in complete, or not at all.
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
         if recent.len() == RECENT {
             recent.remove(0);
         }
-        let names = |set: &BTreeSet<&str>| set.iter().map(|n| n.to_string()).collect();
-        recent.push((names(removed), names(deleting), simulation.clone()));
+        recent.push((self.beyond_taken(names), simulation.clone()));
         simulation
+    }
+
+    /// `names` without the nodes taken, sorted, each once.
+    fn beyond_taken(&self, names: &[impl AsRef<str>]) -> Vec<String> {
+        let mut beyond: Vec<String> = names
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|name| !self.taken.contains(*name))
+            .map(str::to_owned)
+            .collect();
+        beyond.sort_unstable();
+        beyond.dedup();
+        beyond
     }
 
     /// The Balanced judge over the pools of the consolidatable candidates.
@@ -166,20 +201,17 @@ impl<'p, 's> Pass<'p, 's> {
         })
     }
 
-    /// The simulation this pass ran with exactly `removed` and `deleting`,
-    /// if it still remembers it.
-    pub(crate) fn recall(
-        &self,
-        removed: &BTreeSet<String>,
-        deleting: &BTreeSet<String>,
-    ) -> Option<Simulation> {
+    /// The simulation this pass ran without the nodes taken and the nodes
+    /// `names`, if it still remembers it.
+    pub(crate) fn recall(&self, names: &[String]) -> Option<Simulation> {
+        let beyond = self.beyond_taken(names);
         self.recent
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .rev()
-            .find(|(r, d, _)| r == removed && d == deleting)
-            .map(|(_, _, simulation)| simulation.clone())
+            .find(|(removed, _)| *removed == beyond)
+            .map(|(_, simulation)| simulation.clone())
     }
 }
 
@@ -189,6 +221,63 @@ pub(super) trait Method: Send + Sync {
     /// The command it would start in this pass, if any.
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command>;
 }
+
+/// [`by_savings_ratio`], one at a time: a method that reads only the first
+/// hundred of ten thousand candidates does not sort them all. The order is
+/// [`by_savings_ratio`]'s, equal candidates included (they come in the
+/// pass's order, as a stable sort leaves them).
+pub(super) fn in_savings_order<'c, 's>(
+    pass: &Pass<'c, 's>,
+    qualifies: impl Fn(&Candidate<'s>) -> bool,
+) -> impl Iterator<Item = &'c Candidate<'s>> {
+    let ranked: Vec<Ranked<'c, 's>> = pass
+        .candidates
+        .iter()
+        .copied()
+        .filter(|c| qualifies(c))
+        .enumerate()
+        .map(|(order, candidate)| Ranked {
+            ratio: candidate.savings_ratio(),
+            order,
+            candidate,
+        })
+        .collect();
+    // Made in linear time; each candidate taken costs a logarithm.
+    let mut heap = BinaryHeap::from(ranked);
+    std::iter::from_fn(move || heap.pop().map(|r| r.candidate))
+}
+
+/// A candidate in [`in_savings_order`]: the greatest comes first.
+struct Ranked<'c, 's> {
+    ratio: f64,
+    /// Its place among the qualifying candidates, for ties.
+    order: usize,
+    candidate: &'c Candidate<'s>,
+}
+
+impl Ord for Ranked<'_, '_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Higher ratio first, then the name and the place first in order.
+        self.ratio
+            .total_cmp(&other.ratio)
+            .then_with(|| other.candidate.name.cmp(self.candidate.name))
+            .then_with(|| other.order.cmp(&self.order))
+    }
+}
+
+impl PartialOrd for Ranked<'_, '_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked<'_, '_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked<'_, '_> {}
 
 /// The candidates that `qualifies` keeps, by price per unit of disruption,
 /// highest first (upstream's `SavingsRatio` order; ties by name, so the plan

@@ -12,7 +12,7 @@
 
 use super::consolidation::{approved, cheaper_replacement, compute};
 use super::single_node::consolidatable;
-use super::{Method, Pass, by_savings_ratio};
+use super::{Method, Pass, in_savings_order};
 use crate::api::DisruptionReason;
 use crate::disruption::candidates::Candidate;
 use crate::disruption::plan::Command;
@@ -29,11 +29,23 @@ impl Method for MultiNode {
     fn next_command(&self, pass: &Pass<'_, '_>) -> Option<Command> {
         let mut allowances = pass.allowances.clone();
         let mut within_budget = Vec::new();
-        for candidate in by_savings_ratio(pass, |c| consolidatable(c, pass)) {
+        // A pool that refuses one more node refuses every later one: the
+        // allowances only shrink.
+        let mut refusing: Vec<&str> = Vec::new();
+        for candidate in in_savings_order(pass, |c| consolidatable(c, pass)) {
             let pool = candidate.pool.name().unwrap_or_default();
+            if refusing.contains(&pool) {
+                continue;
+            }
             if allowances.admits(pool, DisruptionReason::Underutilized) {
                 allowances.take(pool);
                 within_budget.push(candidate);
+                // The search never reads past the longest prefix it tries.
+                if within_budget.len() > MOST_CANDIDATES {
+                    break;
+                }
+            } else {
+                refusing.push(pool);
             }
         }
         first_n(pass, &within_budget)

@@ -40,6 +40,20 @@ pub(super) fn assert_fresh(
     );
 }
 
+/// Holds a pass's budget counts, from the standings carried, to fresh ones.
+pub(super) fn assert_fresh_allowances(
+    allowances: &super::super::allowances::Allowances<'_>,
+    working: &Snapshot,
+    now: Timestamp,
+) {
+    let fresh = super::super::allowances::Allowances::new(working, now);
+    assert_eq!(
+        format!("{allowances:?}"),
+        format!("{fresh:?}"),
+        "carried budget counts differ from fresh ones"
+    );
+}
+
 /// One pod: cpu in millicores, guarded by the budget that allows none,
 /// created just before `NOW`, and its deletion cost.
 type PodSpec = (i64, bool, bool, i32);

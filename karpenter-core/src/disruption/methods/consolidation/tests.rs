@@ -14,6 +14,8 @@ use crate::cloudprovider::Offering;
 use crate::disruption::DisruptionOptions;
 use crate::disruption::allowances::Allowances;
 use crate::disruption::candidates::candidates;
+use crate::disruption::methods::Seed;
+use crate::disruption::pods::Pdbs;
 use crate::provisioning::Carried;
 use crate::resources::ResourceList;
 use crate::snapshot::{ClusterNode, Snapshot};
@@ -157,6 +159,11 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
     let eventual = found.eventual();
     let taken = BTreeSet::new();
     let carried = Carried::default();
+    let pdbs = Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets));
+    let seed = Seed {
+        carried: &carried,
+        pdbs: &pdbs,
+    };
     let pass = Pass::new(
         snapshot,
         now(),
@@ -165,7 +172,7 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
         &allowances,
         &taken,
         options,
-        &carried,
+        seed,
         None,
     );
     compute(&pass, &left)
