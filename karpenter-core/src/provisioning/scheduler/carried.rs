@@ -25,6 +25,7 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 
 use super::bound::BoundPods;
 use super::existing::ExistingNode;
+use super::setup::NodeNames;
 use crate::hash::{HashMap, HashSet};
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::pods::daemons::DaemonPod;
@@ -55,6 +56,8 @@ pub(crate) struct Carried {
     labels: Mutex<LabelMemo>,
     /// The last topology base, for the next set-up to take (once).
     topology: Mutex<Option<CarriedTopology>>,
+    /// The last set-up's node index by name, for the next to take (once).
+    names: Mutex<Option<NodeNames>>,
 }
 
 /// What a topology base reads of the pools: each template's requirements,
@@ -192,6 +195,19 @@ impl Carried {
         }
     }
 
+    /// These, with `names` as the node index by name to carry.
+    pub(crate) fn with_names(self, names: NodeNames) -> Carried {
+        Carried {
+            names: Mutex::new(Some(names)),
+            ..self
+        }
+    }
+
+    /// Takes the node index by name carried, if any, leaving none.
+    pub(crate) fn take_names(&self) -> Option<NodeNames> {
+        take_once(&self.names)
+    }
+
     /// Takes the topology base carried, if any, leaving none.
     pub(crate) fn take_topology(&self) -> Option<CarriedTopology> {
         take_once(&self.topology)
@@ -253,7 +269,7 @@ mod tests {
 
     use super::Carried;
     use crate::hash::HashSet;
-    use crate::provisioning::scheduler::setup::{Setup, nodes_by_name};
+    use crate::provisioning::scheduler::setup::{NodeNames, Setup};
     use crate::provisioning::test_support::{instance_type, snapshot};
     use crate::provisioning::topology::{LabelMemo, TopologyBase};
     use crate::snapshot::PodInfo;
@@ -392,7 +408,7 @@ mod tests {
             let moved = rebound(&changes, before.pods.len());
             prop_assert_eq!(carried.moved(), &moved[..]);
             let updated =
-                taking.carried_topology_base(&after, &nodes_by_name(&after), base, &sources, &moved);
+                taking.carried_topology_base(&after, &NodeNames::of(&after), base, &sources, &moved);
             prop_assert!(updated.is_some(), "a rebound pod is an update");
             let fresh = fresh_base(&Setup::new(&after), &after);
             prop_assert_eq!(updated.map(|b| b.canonical()), Some(fresh.canonical()));

@@ -22,6 +22,9 @@ use crate::snapshot::ClusterNode;
 pub(crate) struct ExistingNode {
     /// The node's name.
     pub name: String,
+    /// The name upstream's cluster state gives it
+    /// ([`ClusterNode::state_name`]), which orders destinations.
+    pub state_name: String,
     /// Whether it is initialized (initialized nodes are tried first).
     pub initialized: bool,
     /// Its labels as requirements, with its hostname.
@@ -97,6 +100,7 @@ impl ExistingNode {
             .saturating_sub(&daemons_to_come);
         ExistingNode {
             name,
+            state_name: node.state_name().to_owned(),
             initialized,
             requirements,
             labels,

@@ -20,9 +20,9 @@ use crate::pods::PodInfo;
 
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
-use super::setup::{Setup, nodes_by_name, read_pending};
+use super::setup::{NodeNames, Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashSet;
 use crate::pods::bound_node;
 use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
 use crate::provisioning::pods::pending::is_pending;
@@ -38,9 +38,8 @@ pub(crate) struct Prepared<'s> {
     topology: Arc<TopologyBase>,
     /// The cluster's pending pods, with their index in the snapshot's pods.
     pending: Vec<(usize, Result<PendingPod<'s>, Rejected>)>,
-    /// The snapshot's node indices by name (several for a name that several
-    /// nodes share).
-    nodes_by_name: HashMap<&'s str, Vec<usize>>,
+    /// The snapshot's node indices by name.
+    nodes_by_name: NodeNames,
     /// For each DaemonSet, its live pods, each with its node's index, among
     /// which [`daemon_pods`] picks the one that stands for them.
     daemon_candidates: Vec<Vec<(Option<usize>, &'s PodInfo)>>,
@@ -54,7 +53,16 @@ impl<'s> Prepared<'s> {
     /// an earlier set-up for the nodes that have not changed since.
     pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried);
-        let nodes_by_name = nodes_by_name(snapshot);
+        let nodes_by_name = carried
+            .and_then(Carried::take_names)
+            .map_or_else(|| NodeNames::of(snapshot), |names| names.extended(snapshot));
+        // The unit tests hold every index carried so to a fresh one.
+        #[cfg(test)]
+        assert_eq!(
+            nodes_by_name,
+            NodeNames::of(snapshot),
+            "a carried name index differs"
+        );
         // Set-ups over copies of one cluster follow this one: what it stores
         // is kept for them.
         let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
@@ -106,7 +114,7 @@ impl<'s> Prepared<'s> {
                     .filter(|p| is_pod_of(ds, p))
                     // Of nodes sharing a name, the last.
                     .map(|p| {
-                        let node = bound_node(p).and_then(|n| nodes_by_name.get(n)?.last());
+                        let node = bound_node(p).and_then(|n| nodes_by_name.get(n).last());
                         (node.copied(), p)
                     })
                     .collect()
@@ -125,7 +133,7 @@ impl<'s> Prepared<'s> {
 
     /// The indices of the snapshot's nodes named `name`, in order.
     pub(crate) fn nodes_named(&self, name: &str) -> &[usize] {
-        self.nodes_by_name.get(name).map_or(&[], Vec::as_slice)
+        self.nodes_by_name.get(name)
     }
 
     /// The snapshot's pods bound to the node named `name`, in order.
@@ -223,6 +231,7 @@ impl<'s> Prepared<'s> {
             .carry(self.snapshot, previous)
             .with_labels(labels)
             .with_topology(topology)
+            .with_names(self.nodes_by_name)
     }
 
     /// Whether every DaemonSet's pods still ask the same of new nodes once

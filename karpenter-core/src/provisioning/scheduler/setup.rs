@@ -208,16 +208,9 @@ impl<'s> Setup<'s> {
                 (i, node)
             })
             .collect();
-        // As upstream's `sortExistingNodes`: initialized first, then by the
-        // name its cluster state gives them; the node's own name last. The
-        // state names (a label looked up) are read once per node.
-        existing.sort_by_cached_key(|(i, node)| {
-            (
-                !node.initialized,
-                snapshot.nodes[*i].state_name(),
-                node.name.clone(),
-            )
-        });
+        // The keys were read with each destination, and the nodes come
+        // mostly in order already (a plan's passes keep the snapshot's).
+        existing.sort_by(|(_, a), (_, b)| destination_order(a, b));
         Setup {
             well_known,
             launch_rank: snapshot.launch_rank,
@@ -368,14 +361,14 @@ impl<'s> Setup<'s> {
     pub(crate) fn carried_topology_base(
         &self,
         snapshot: &'s Snapshot,
-        nodes_by_name: &HashMap<&str, Vec<usize>>,
+        nodes_by_name: &NodeNames,
         base: TopologyBase,
         sources: &TopologySources,
         moved: &[usize],
     ) -> Option<TopologyBase> {
         // A pod names its node by name: with two nodes of one name, the
         // update could not tell which it is on.
-        if *sources != self.topology_sources() || nodes_by_name.len() != snapshot.nodes.len() {
+        if *sources != self.topology_sources() || !nodes_by_name.all_distinct() {
             return None;
         }
         let mut moved = moved.to_vec();
@@ -390,7 +383,7 @@ impl<'s> Setup<'s> {
             {
                 return None;
             }
-            let node_id = *nodes_by_name.get(bound_node(pod)?)?.first()?;
+            let node_id = *nodes_by_name.get(bound_node(pod)?).first()?;
             moves.push(PlacedMove { pod_id, node_id });
         }
         // A destination taken unread is the node read before, labels and
@@ -404,14 +397,56 @@ impl<'s> Setup<'s> {
     }
 }
 
-/// The snapshot's node indices by name (several for a name that several
-/// nodes share).
-pub(crate) fn nodes_by_name(snapshot: &Snapshot) -> HashMap<&str, Vec<usize>> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
-    for (i, node) in snapshot.nodes.iter().enumerate() {
-        by_name.entry(node.name()).or_default().push(i);
+/// The order of destinations, as upstream's `sortExistingNodes`: initialized
+/// first, then by the name its cluster state gives them, then by their own.
+fn destination_order(a: &ExistingNode, b: &ExistingNode) -> std::cmp::Ordering {
+    (!a.initialized, &a.state_name, &a.name).cmp(&(!b.initialized, &b.state_name, &b.name))
+}
+
+/// A snapshot's node indices by name (several for a name that several nodes
+/// share). A plan's copies of a cluster only ever add nodes, so the index of
+/// one copy is carried to the next and extended by the nodes added
+/// ([`NodeNames::extended`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct NodeNames {
+    by_name: HashMap<Box<str>, Vec<usize>>,
+    /// How many of the snapshot's nodes are indexed.
+    indexed: usize,
+}
+
+impl NodeNames {
+    /// The index of `snapshot`'s nodes.
+    pub(crate) fn of(snapshot: &Snapshot) -> NodeNames {
+        NodeNames::default().extended(snapshot)
     }
-    by_name
+
+    /// This index of an earlier copy of `snapshot`, whose nodes `snapshot`
+    /// starts with, extended by the nodes added since.
+    pub(crate) fn extended(mut self, snapshot: &Snapshot) -> NodeNames {
+        if self.indexed > snapshot.nodes.len() {
+            return NodeNames::of(snapshot);
+        }
+        for (i, node) in snapshot.nodes.iter().enumerate().skip(self.indexed) {
+            match self.by_name.get_mut(node.name()) {
+                Some(indices) => indices.push(i),
+                None => {
+                    self.by_name.insert(node.name().into(), vec![i]);
+                }
+            }
+        }
+        self.indexed = snapshot.nodes.len();
+        self
+    }
+
+    /// The indices of the nodes named `name`, in order.
+    pub(crate) fn get(&self, name: &str) -> &[usize] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether no two nodes share a name.
+    pub(crate) fn all_distinct(&self) -> bool {
+        self.by_name.len() == self.indexed
+    }
 }
 
 static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();

@@ -79,6 +79,10 @@ pub(crate) struct TopologyBase {
     pub(super) on_node: Vec<Vec<PlacedAt>>,
     /// The existing nodes' hostnames, per key (only `kubernetes.io/hostname`).
     pub(super) registered: BTreeMap<Arc<str>, BTreeSet<Arc<str>>>,
+    /// How many existing nodes have each hostname (as their labels read,
+    /// [`NodeInfo::label`]): a removal drops the hostnames all of whose
+    /// nodes it removes.
+    pub(super) hostname_counts: HashMap<Arc<str>, usize>,
     pub(super) well_known: WellKnownLabels,
     pub(super) none_known: WellKnownLabels,
     /// Inverse anti-affinity groups of the placed pods' required terms.
@@ -168,6 +172,7 @@ impl TopologyBase {
             carrier_pods: HashSet::default(),
             on_node: Vec::new(),
             registered: BTreeMap::new(),
+            hostname_counts: HashMap::default(),
             well_known: well_known.clone(),
             none_known: WellKnownLabels::empty(),
             inverse: Vec::new(),
@@ -189,6 +194,7 @@ impl TopologyBase {
             );
             base.destination_nodes.insert(node.id, index);
             base.add_existing(node.id, index);
+            base.count_hostname(index, 1);
             if let Some(hostname) = node.labels.get(LABEL_HOSTNAME) {
                 base.register_hostname(hostname);
             }
@@ -287,6 +293,27 @@ impl TopologyBase {
             .0
             .push(self.existing.len());
         self.existing.push(index);
+    }
+
+    /// Counts node `index`'s hostname once more (`by` 1) or once less (`by`
+    /// -1) among the existing nodes'.
+    pub(super) fn count_hostname(&mut self, index: usize, by: isize) {
+        let Some(hostname) = self.nodes[index].label(LABEL_HOSTNAME) else {
+            return;
+        };
+        if by > 0 {
+            match self.hostname_counts.get_mut(hostname) {
+                Some(count) => *count += 1,
+                None => {
+                    self.hostname_counts.insert(Arc::from(hostname), 1);
+                }
+            }
+        } else if let Some(count) = self.hostname_counts.get_mut(hostname) {
+            *count -= 1;
+            if *count == 0 {
+                self.hostname_counts.remove(hostname);
+            }
+        }
     }
 
     /// Registers an existing node's hostname.
@@ -700,17 +727,20 @@ impl TopologyBase {
     /// The existing nodes' hostnames that removing `removed` drops: those no
     /// remaining existing node also has.
     pub(super) fn dropped_hostnames(&self, removed: &Removed) -> BTreeSet<Arc<str>> {
-        let key: Arc<str> = Arc::from(LABEL_HOSTNAME);
-        let mut dropped = BTreeSet::new();
+        // How many of the removed nodes have each hostname.
+        let mut removed_with: HashMap<&str, usize> = HashMap::default();
         for &at in &removed.existing {
-            let Some(hostname) = self.nodes[self.existing[at]].label(LABEL_HOSTNAME) else {
-                continue;
-            };
-            if !self.kept_existing_with(&key, hostname, removed, &|_| true) {
-                dropped.insert(Arc::from(hostname));
+            if let Some(hostname) = self.nodes[self.existing[at]].label(LABEL_HOSTNAME) {
+                *removed_with.entry(hostname).or_default() += 1;
             }
         }
-        dropped
+        removed_with
+            .into_iter()
+            .filter(|(hostname, removed)| {
+                self.hostname_counts.get(*hostname).copied().unwrap_or(0) <= *removed
+            })
+            .map(|(hostname, _)| Arc::from(hostname))
+            .collect()
     }
 }
 

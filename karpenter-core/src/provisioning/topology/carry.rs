@@ -123,22 +123,35 @@ impl TopologyBase {
         unchanged: &dyn Fn(usize) -> bool,
     ) {
         let mut before = std::mem::take(&mut self.destination_nodes);
-        self.existing.clear();
+        // The hostnames counted are the existing nodes': those of the nodes
+        // read before and not kept go, those of the nodes read now come.
+        let mut kept_before = vec![false; self.nodes.len()];
+        let existing_before = std::mem::take(&mut self.existing);
         self.by_id.clear();
         let mut added: Vec<&str> = Vec::new();
         for node in existing_nodes {
             let kept = before.remove(&node.id).filter(|_| unchanged(node.id));
+            if let Some(index) = kept {
+                kept_before[index] = true;
+            }
             let index = kept.unwrap_or_else(|| {
                 self.nodes
                     .push(NodeInfo::new(node.labels, node.requirements, node.taints));
                 self.node_ids.push(node.id);
                 self.on_node.push(Vec::new());
                 added.extend(node.labels.get(LABEL_HOSTNAME).map(String::as_str));
-                self.nodes.len() - 1
+                let index = self.nodes.len() - 1;
+                self.count_hostname(index, 1);
+                index
             });
             self.destination_nodes.insert(node.id, index);
             self.by_id.entry(node.id).or_default().1.push(index);
             self.add_existing(node.id, index);
+        }
+        for index in existing_before {
+            if !kept_before[index] {
+                self.count_hostname(index, -1);
+            }
         }
         // The hostnames registered are the existing nodes': those of the
         // nodes read before and not kept go, unless a node now existing has
@@ -211,6 +224,9 @@ impl TopologyBase {
             let _ = writeln!(out, "existing {} {:?}", ids[index], self.nodes[index]);
         }
         let _ = writeln!(out, "registered {:?}", self.registered);
+        let mut hostname_counts: Vec<_> = self.hostname_counts.iter().collect();
+        hostname_counts.sort();
+        let _ = writeln!(out, "hostnames {hostname_counts:?}");
         let mut by_id: Vec<_> = self.by_id.iter().collect();
         by_id.sort_by_key(|(id, _)| **id);
         for (id, (positions, indices)) in by_id {
