@@ -423,17 +423,23 @@ fn consolidating<'a>(
     now: Timestamp,
 ) -> BTreeSet<String> {
     let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
+    // A pool that consolidates at once has no window: with no pool that
+    // has one, no node need be looked at.
+    let has_window = |pool: &crate::api::NodePool| {
+        let window = pool.spec.effective_consolidate_after();
+        window.is_some_and(|after| !after.is_zero())
+    };
+    if !snapshot.node_pools.iter().any(has_window) {
+        return BTreeSet::new();
+    }
     nodes
         .iter()
         .filter(|node| {
             let Some(pool) = node.node_pool().and_then(pool) else {
                 return false;
             };
-            // A pool that consolidates at once has no window: its nodes'
-            // pods need not be gathered.
-            let window = pool.spec.effective_consolidate_after();
-            window.is_some_and(|after| !after.is_zero())
-                && under_consolidate_after(node, pool, &bound(node.name()), now)
+            // Nor need the pods of its nodes be gathered.
+            has_window(pool) && under_consolidate_after(node, pool, &bound(node.name()), now)
         })
         .map(|node| node.name().to_owned())
         .collect()

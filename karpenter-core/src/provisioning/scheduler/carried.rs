@@ -58,6 +58,9 @@ pub(crate) struct Carried {
     topology: Mutex<Option<CarriedTopology>>,
     /// The last set-up's node index by name, for the next to take (once).
     names: Mutex<Option<NodeNames>>,
+    /// The pods the last set-up found pending (indices into the snapshot's
+    /// pods, in order), for the next to take (once).
+    pending: Mutex<Option<Vec<usize>>>,
 }
 
 /// What a topology base reads of the pools: each template's requirements,
@@ -201,6 +204,19 @@ impl Carried {
             names: Mutex::new(Some(names)),
             ..self
         }
+    }
+
+    /// These, with `pending` as the pending pods to carry.
+    pub(crate) fn with_pending(self, pending: Vec<usize>) -> Carried {
+        Carried {
+            pending: Mutex::new(Some(pending)),
+            ..self
+        }
+    }
+
+    /// Takes the pending pods carried, if any, leaving none.
+    pub(crate) fn take_pending(&self) -> Option<Vec<usize>> {
+        take_once(&self.pending)
     }
 
     /// Takes the node index by name carried, if any, leaving none.

@@ -96,12 +96,9 @@ impl<'s> Prepared<'s> {
                 &mut labels_read,
             )
         }));
-        let pending = snapshot
-            .pods
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| is_pending(p))
-            .map(|(i, p)| (i, read_pending(snapshot, p)))
+        let pending = pending_pods(snapshot, carried)
+            .into_iter()
+            .map(|i| (i, read_pending(snapshot, &snapshot.pods[i])))
             .collect();
         let daemon_candidates = snapshot
             .daemon_sets
@@ -232,6 +229,7 @@ impl<'s> Prepared<'s> {
             .with_labels(labels)
             .with_topology(topology)
             .with_names(self.nodes_by_name)
+            .with_pending(self.pending.iter().map(|(i, _)| *i).collect())
     }
 
     /// Whether every DaemonSet's pods still ask the same of new nodes once
@@ -260,4 +258,32 @@ impl<'s> Prepared<'s> {
                 read(before) == read(after)
             })
     }
+}
+
+/// The indices of the snapshot's pending pods, in order. A set-up over an
+/// earlier copy of the cluster (`carried`) knew the pods pending then; of
+/// the others, only those moved since can be pending now (a plan binds pods
+/// to nodes, and notes every pod it moves).
+fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
+    let is_pending_at = |i: usize| snapshot.pods.get(i).is_some_and(|p| is_pending(p));
+    let pending: Vec<usize> = match carried.and_then(Carried::take_pending) {
+        Some(mut before) => {
+            before.extend_from_slice(carried.map_or(&[], Carried::moved));
+            before.sort_unstable();
+            before.dedup();
+            before.retain(|&i| is_pending_at(i));
+            before
+        }
+        None => (0..snapshot.pods.len()).filter(|&i| is_pending_at(i)).collect(),
+    };
+    // The unit tests hold every list carried so to a fresh one.
+    #[cfg(test)]
+    assert_eq!(
+        pending,
+        (0..snapshot.pods.len())
+            .filter(|&i| is_pending_at(i))
+            .collect::<Vec<_>>(),
+        "a carried list of pending pods differs"
+    );
+    pending
 }
