@@ -41,9 +41,6 @@ pub(crate) struct Carried {
     daemons: Vec<DaemonPod>,
     /// By node name.
     nodes: HashMap<String, Read>,
-    /// How many set-ups have carried these destinations: each marks the
-    /// reads it keeps with it.
-    generation: u64,
     /// The nodes changed since (see [`Carried::note_changes`]), by name.
     changed: HashSet<String>,
     /// The pods moved since, as indices into the snapshot's pods (which a
@@ -107,17 +104,14 @@ pub(crate) struct CarriedTopology {
 struct Read {
     node: Option<Arc<Node>>,
     destination: Arc<ExistingNode>,
-    /// The generation of the set-up that last carried it.
-    generation: u64,
 }
 
 impl Read {
     /// What `destination` was read from: `node`.
-    fn of(node: &ClusterNode, destination: &Arc<ExistingNode>, generation: u64) -> Read {
+    fn of(node: &ClusterNode, destination: &Arc<ExistingNode>) -> Read {
         Read {
             node: node.node.clone(),
             destination: Arc::clone(destination),
-            generation,
         }
     }
 }
@@ -150,30 +144,47 @@ impl Carried {
     }
 
     /// The destinations of a set-up to carry to the next: each of
-    /// `destinations` (with the node it was read from); those taken from
-    /// `self` keep what they were read from. The changes noted are cleared:
-    /// the next set-up starts from this one's cluster.
-    pub(crate) fn next<'a>(
+    /// `destinations` (with the node it was read from, and whether it was
+    /// taken from `self` unread); those taken keep what they were read
+    /// from. `names_distinct` says that no two of the cluster's nodes share
+    /// a name. The changes noted are cleared: the next set-up starts from
+    /// this one's cluster.
+    pub(crate) fn next<'a, I>(
         mut self,
         daemons: &[DaemonPod],
-        destinations: impl Iterator<Item = (&'a ClusterNode, &'a Arc<ExistingNode>)>,
-    ) -> Carried {
-        // Updated in place: most destinations were taken as they were.
-        self.generation += 1;
-        let generation = self.generation;
-        for (node, destination) in destinations {
+        destinations: I,
+        names_distinct: bool,
+    ) -> Carried
+    where
+        I: Iterator<Item = (&'a ClusterNode, &'a Arc<ExistingNode>, bool)> + Clone,
+    {
+        // Updated in place: most destinations were taken as they were, and
+        // a destination taken is the one kept under its name. The nodes
+        // noted changed were read again, if they are destinations still.
+        for name in &self.changed {
+            self.nodes.remove(name.as_str());
+        }
+        let mut count = 0;
+        for (node, destination, unread) in destinations.clone() {
+            count += 1;
+            if unread && names_distinct {
+                continue;
+            }
             match self.nodes.get_mut(node.name()) {
-                Some(read) if Arc::ptr_eq(&read.destination, destination) => {
-                    read.generation = generation;
-                }
-                Some(read) => *read = Read::of(node, destination, generation),
+                Some(read) if Arc::ptr_eq(&read.destination, destination) => {}
+                Some(read) => *read = Read::of(node, destination),
                 None => {
-                    let read = Read::of(node, destination, generation);
-                    self.nodes.insert(node.name().to_owned(), read);
+                    self.nodes
+                        .insert(node.name().to_owned(), Read::of(node, destination));
                 }
             }
         }
-        self.nodes.retain(|_, read| read.generation == generation);
+        // Every destination's name has its entry now. With distinct names
+        // and as many entries as destinations, there is no other.
+        if !names_distinct || self.nodes.len() != count {
+            let current: HashSet<&str> = destinations.map(|(node, _, _)| node.name()).collect();
+            self.nodes.retain(|name, _| current.contains(name.as_str()));
+        }
         self.changed.clear();
         self.moved.clear();
         if self.daemons != daemons {
@@ -463,6 +474,36 @@ mod tests {
                     prop_assert!(carried.nodes.get(name).is_some_and(|r| Arc::ptr_eq(&r.destination, node)));
                 }
             }
+        }
+
+        /// Carrying on from a set-up that took destinations carried, told
+        /// that the node names are distinct (so that the destinations taken
+        /// are not looked up), keeps what carrying on without knowing keeps.
+        #[test]
+        fn carrying_on_with_distinct_names_keeps_the_same(
+            nodes in 1..6usize,
+            pods in prop::collection::vec((any::<usize>(), 100..2000u32), 0..24),
+            changes in prop::collection::vec(change(), 0..6),
+        ) {
+            let before = cluster(nodes, &pods);
+            let kept = |names_distinct: bool| {
+                let mut carried = Setup::new(&before).carry(&before, Carried::default());
+                let mut after = before.clone();
+                for change in &changes {
+                    apply(&mut after, change, &mut carried);
+                }
+                let taking = Setup::carrying(&after, Some(&carried));
+                let next = taking.carry_knowing(&after, carried, names_distinct);
+                let mut kept: Vec<(String, super::ExistingNode)> = next
+                    .nodes
+                    .iter()
+                    .map(|(name, read)| (name.clone(), (*read.destination).clone()))
+                    .collect();
+                kept.sort_by(|a, b| a.0.cmp(&b.0));
+                kept
+            };
+            prop_assert!(before.nodes.iter().map(|n| n.name()).collect::<HashSet<_>>().len() == before.nodes.len());
+            prop_assert_eq!(kept(true), kept(false));
         }
     }
 }

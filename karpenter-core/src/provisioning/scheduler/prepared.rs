@@ -224,8 +224,9 @@ impl<'s> Prepared<'s> {
                 base,
                 sources: self.setup.topology_sources(),
             });
+        let names_distinct = self.nodes_by_name.all_distinct();
         self.setup
-            .carry(self.snapshot, previous)
+            .carry_knowing(self.snapshot, previous, names_distinct)
             .with_labels(labels)
             .with_topology(topology)
             .with_names(self.nodes_by_name)
@@ -265,7 +266,7 @@ impl<'s> Prepared<'s> {
 /// the others, only those moved since can be pending now (a plan binds pods
 /// to nodes, and notes every pod it moves).
 fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
-    let is_pending_at = |i: usize| snapshot.pods.get(i).is_some_and(|p| is_pending(p));
+    let is_pending_at = |i: usize| snapshot.pods.get(i).is_some_and(is_pending);
     let pending: Vec<usize> = match carried.and_then(Carried::take_pending) {
         Some(mut before) => {
             before.extend_from_slice(carried.map_or(&[], Carried::moved));
@@ -274,7 +275,9 @@ fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
             before.retain(|&i| is_pending_at(i));
             before
         }
-        None => (0..snapshot.pods.len()).filter(|&i| is_pending_at(i)).collect(),
+        None => (0..snapshot.pods.len())
+            .filter(|&i| is_pending_at(i))
+            .collect(),
     };
     // The unit tests hold every list carried so to a fresh one.
     #[cfg(test)]

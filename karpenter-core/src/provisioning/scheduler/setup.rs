@@ -229,13 +229,26 @@ impl<'s> Setup<'s> {
     /// The destinations and the pods' index to carry to a set-up over a
     /// later copy of `snapshot` (this set-up's), those of `previous` this
     /// set-up took kept as they are.
+    #[cfg(test)]
     pub(crate) fn carry(self, snapshot: &Snapshot, previous: Carried) -> Carried {
-        let destinations = self
-            .existing
-            .iter()
-            .map(|(i, destination)| (&snapshot.nodes[*i], destination));
+        self.carry_knowing(snapshot, previous, false)
+    }
+
+    /// [`carry`](Self::carry), told whether the snapshot's node names are
+    /// all distinct (then the destinations taken unread need no look-up).
+    pub(crate) fn carry_knowing(
+        self,
+        snapshot: &Snapshot,
+        previous: Carried,
+        names_distinct: bool,
+    ) -> Carried {
+        let unread = &self.carried_unread;
+        let destinations = self.existing.iter().map(|(i, destination)| {
+            let taken = unread.get(*i).copied().unwrap_or(false);
+            (&snapshot.nodes[*i], destination, taken)
+        });
         previous
-            .next(&self.daemons, destinations)
+            .next(&self.daemons, destinations, names_distinct)
             .with_bound(self.bound)
     }
 
