@@ -203,8 +203,13 @@ impl<'s> Candidates<'s> {
             .pod_blocked
             .iter()
             .filter(|c| c.claim.spec.termination_grace_period.is_some());
-        let mut all: Vec<&Candidate<'s>> = self.candidates.iter().chain(waived).collect();
-        all.sort_by_key(|c| c.name);
+        let mut all: Vec<&Candidate<'s>> = self.candidates.iter().collect();
+        let candidates = all.len();
+        all.extend(waived);
+        // The candidates are in name order already.
+        if all.len() > candidates {
+            all.sort_by_key(|c| c.name);
+        }
         all
     }
 }

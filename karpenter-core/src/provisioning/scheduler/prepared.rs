@@ -169,13 +169,15 @@ impl<'s> Prepared<'s> {
                 *slot = true;
             }
         }
-        let existing: Vec<Destination<'_>> = self
-            .setup
-            .existing
-            .iter()
-            .filter(|(i, _)| !gone[*i])
-            .map(|(_, n)| Destination::Shared(n.as_ref()))
-            .collect();
+        // Sized for all: a filtered collect would grow the list a dozen times.
+        let mut existing: Vec<Destination<'_>> = Vec::with_capacity(self.setup.existing.len());
+        existing.extend(
+            self.setup
+                .existing
+                .iter()
+                .filter(|(i, _)| !gone[*i])
+                .map(|(_, n)| Destination::Shared(n.as_ref())),
+        );
         // Pending pods in snapshot order, the moved ones among them.
         let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
         let mut rejected = Vec::new();

@@ -541,8 +541,16 @@ impl TopologyBase {
             || {
                 let mut values: ValueIndex = HashMap::default();
                 for (at, &index) in self.existing.iter().enumerate() {
-                    if let Some(value) = self.nodes[index].label(key) {
-                        values.entry(Arc::from(value)).or_default().push(at);
+                    let Some(value) = self.nodes[index].label(key) else {
+                        continue;
+                    };
+                    // A value is copied once, not once per node (a zone has
+                    // thousands).
+                    match values.get_mut(value) {
+                        Some(positions) => positions.push(at),
+                        None => {
+                            values.insert(Arc::from(value), vec![at]);
+                        }
                     }
                 }
                 (Arc::clone(key), values)

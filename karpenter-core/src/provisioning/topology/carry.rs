@@ -127,7 +127,14 @@ impl TopologyBase {
         // read before and not kept go, those of the nodes read now come.
         let mut kept_before = vec![false; self.nodes.len()];
         let existing_before = std::mem::take(&mut self.existing);
-        self.by_id.clear();
+        self.existing.reserve(existing_nodes.len());
+        self.destination_nodes.reserve(existing_nodes.len());
+        // Emptied, not dropped: most ids come back, and their lists keep
+        // room for them.
+        for (positions, indices) in self.by_id.values_mut() {
+            positions.clear();
+            indices.clear();
+        }
         let mut added: Vec<&str> = Vec::new();
         for node in existing_nodes {
             let kept = before.remove(&node.id).filter(|_| unchanged(node.id));
@@ -188,6 +195,8 @@ impl TopologyBase {
         for (&id, &index) in &self.placed_nodes {
             self.by_id.entry(id).or_default().1.push(index);
         }
+        self.by_id
+            .retain(|_, (positions, indices)| !positions.is_empty() || !indices.is_empty());
         self.by_label = GrowOnly::new();
         self.domain_sets = GrowOnly::new();
         self.memo = Some(RwLock::new(HashMap::default()));
