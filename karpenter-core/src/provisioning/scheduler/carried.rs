@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::{Node, Taint};
 
 use super::bound::BoundPods;
 use super::existing::ExistingNode;
-use super::setup::NodeNames;
+use super::names::NodeNames;
 use crate::hash::{HashMap, HashSet};
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::pods::daemons::DaemonPod;
@@ -296,7 +296,8 @@ mod tests {
 
     use super::Carried;
     use crate::hash::HashSet;
-    use crate::provisioning::scheduler::setup::{NodeNames, Setup};
+    use crate::provisioning::scheduler::names::NodeNames;
+    use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};
     use crate::provisioning::topology::{LabelMemo, TopologyBase};
     use crate::snapshot::PodInfo;

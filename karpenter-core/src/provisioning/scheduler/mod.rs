@@ -11,6 +11,7 @@ pub(crate) mod claim_order;
 pub(crate) mod claim_sets;
 pub(crate) mod existing;
 pub(crate) mod finalize;
+pub(crate) mod names;
 pub(crate) mod prepared;
 pub(crate) mod reasons;
 pub(crate) mod setup;

@@ -20,7 +20,8 @@ use crate::pods::PodInfo;
 
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
-use super::setup::{NodeNames, Setup, read_pending};
+use super::names::NodeNames;
+use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::HashSet;
 use crate::pods::bound_node;

@@ -15,8 +15,9 @@ use rayon::prelude::*;
 use super::bound::BoundPods;
 use super::carried::{Carried, TopologySources};
 use super::existing::{ExistingNode, is_destination};
+use super::names::NodeNames;
 use super::reasons::{PoolSkipped, SkippedPool};
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashSet;
 use crate::provisioning::pods::daemons::{DaemonPod, daemon_pods};
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
@@ -414,52 +415,6 @@ impl<'s> Setup<'s> {
 /// first, then by the name its cluster state gives them, then by their own.
 fn destination_order(a: &ExistingNode, b: &ExistingNode) -> std::cmp::Ordering {
     (!a.initialized, &a.state_name, &a.name).cmp(&(!b.initialized, &b.state_name, &b.name))
-}
-
-/// A snapshot's node indices by name (several for a name that several nodes
-/// share). A plan's copies of a cluster only ever add nodes, so the index of
-/// one copy is carried to the next and extended by the nodes added
-/// ([`NodeNames::extended`]).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct NodeNames {
-    by_name: HashMap<Box<str>, Vec<usize>>,
-    /// How many of the snapshot's nodes are indexed.
-    indexed: usize,
-}
-
-impl NodeNames {
-    /// The index of `snapshot`'s nodes.
-    pub(crate) fn of(snapshot: &Snapshot) -> NodeNames {
-        NodeNames::default().extended(snapshot)
-    }
-
-    /// This index of an earlier copy of `snapshot`, whose nodes `snapshot`
-    /// starts with, extended by the nodes added since.
-    pub(crate) fn extended(mut self, snapshot: &Snapshot) -> NodeNames {
-        if self.indexed > snapshot.nodes.len() {
-            return NodeNames::of(snapshot);
-        }
-        for (i, node) in snapshot.nodes.iter().enumerate().skip(self.indexed) {
-            match self.by_name.get_mut(node.name()) {
-                Some(indices) => indices.push(i),
-                None => {
-                    self.by_name.insert(node.name().into(), vec![i]);
-                }
-            }
-        }
-        self.indexed = snapshot.nodes.len();
-        self
-    }
-
-    /// The indices of the nodes named `name`, in order.
-    pub(crate) fn get(&self, name: &str) -> &[usize] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
-    }
-
-    /// Whether no two nodes share a name.
-    pub(crate) fn all_distinct(&self) -> bool {
-        self.by_name.len() == self.indexed
-    }
 }
 
 static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
