@@ -276,16 +276,17 @@ pub(super) fn candidates_carrying<'s>(
     found
 }
 
+/// A pool's instance types, and the index of each among them by name.
+type PoolTypes<'s> = (&'s [InstanceType], HashMap<&'s str, usize>);
+
 /// The snapshot indexed for assessing nodes.
 struct Lookup<'s, 'p> {
     /// The pools by name (the first of a name), as indices into the
     /// snapshot's pools.
     pools: HashMap<&'s str, usize>,
-    /// Each pool's instance types, by the pool's index; `None` for a pool
-    /// without any.
-    pool_types: Vec<Option<&'s [InstanceType]>>,
-    /// Each pool's instance types by name, as indices into its types.
-    types: HashMap<&'s str, HashMap<&'s str, usize>>,
+    /// Each pool's instance types, with their indices by name, by the pool's
+    /// index; `None` for a pool without any.
+    pool_types: Vec<Option<PoolTypes<'s>>>,
     node_pools: &'s [NodePool],
     pdbs: &'p Pdbs<'p>,
     /// The provider's drift reasons, by NodeClaim name.
@@ -302,26 +303,17 @@ impl<'s, 'p> Lookup<'s, 'p> {
         }
         let types_of = |pool: &NodePool| {
             let types = snapshot.instance_types.get(pool.name()?)?;
-            (!types.is_empty()).then_some(&**types)
+            let by_name = types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.as_str(), i))
+                .collect();
+            (!types.is_empty()).then_some((&**types, by_name))
         };
         let pool_types = snapshot.node_pools.iter().map(types_of).collect();
-        let types = snapshot
-            .instance_types
-            .iter()
-            .filter(|(_, types)| !types.is_empty())
-            .map(|(pool, types)| {
-                let by_name = types
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.name.as_str(), i))
-                    .collect();
-                (pool.as_str(), by_name)
-            })
-            .collect();
         Self {
             pools,
             pool_types,
-            types,
             node_pools: &snapshot.node_pools,
             pdbs,
             provider_drift: &snapshot.provider_drift,
@@ -334,7 +326,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
     fn candidate(&self, node: &'s ClusterNode, assessed: &Assessed) -> Option<Candidate<'s>> {
         let types = self.pool_types.get(assessed.pool)?;
         let instance_type = match assessed.instance_type {
-            Some(i) => Some(types.as_ref()?.get(i)?),
+            Some(i) => Some(types.as_ref()?.0.get(i)?),
             None => None,
         };
         let facts = &assessed.facts;
@@ -393,9 +385,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
         let Some(pool_index) = self.pools.get(pool_name).copied() else {
             return blocked(format!("nodepool {pool_name:?} not found"));
         };
-        let (Some(types), Some(Some(type_list))) =
-            (self.types.get(pool_name), self.pool_types.get(pool_index))
-        else {
+        let Some(Some((type_list, types))) = self.pool_types.get(pool_index) else {
             return blocked(format!("nodepool {pool_name:?} has no instance types"));
         };
         let pool = &self.node_pools[pool_index];

@@ -402,6 +402,16 @@ mod tests {
             .collect()
     }
 
+    /// `before` changed by each of `changes` in turn, and what was
+    /// `carried` from it with every change noted.
+    fn changed(before: &Snapshot, mut carried: Carried, changes: &[Change]) -> (Snapshot, Carried) {
+        let mut after = before.clone();
+        for change in changes {
+            apply(&mut after, change, &mut carried);
+        }
+        (after, carried)
+    }
+
     /// A fresh topology base of the set-up's cluster.
     fn fresh_base(setup: &Setup<'_>, snapshot: &Snapshot) -> TopologyBase {
         setup.topology_base(
@@ -427,11 +437,8 @@ mod tests {
             let first = Setup::new(&before);
             let base = fresh_base(&first, &before);
             let sources = first.topology_sources();
-            let mut carried = first.carry(&before, Carried::default());
-            let mut after = before.clone();
-            for change in &changes {
-                apply(&mut after, change, &mut carried);
-            }
+            let (after, carried) =
+                changed(&before, first.carry(&before, Carried::default()), &changes);
             let taking = Setup::carrying(&after, Some(&carried));
             let moved = rebound(&changes, before.pods.len());
             prop_assert_eq!(carried.moved(), &moved[..]);
@@ -453,11 +460,8 @@ mod tests {
             changes in prop::collection::vec(change(), 0..6),
         ) {
             let before = cluster(nodes, &pods);
-            let mut carried = Setup::new(&before).carry(&before, Carried::default());
-            let mut after = before.clone();
-            for change in &changes {
-                apply(&mut after, change, &mut carried);
-            }
+            let (after, carried) =
+                changed(&before, Setup::new(&before).carry(&before, Carried::default()), &changes);
             let fresh = Setup::new(&after);
             let taking = Setup::carrying(&after, Some(&carried));
             let read = |setup: &Setup<'_>| {
@@ -488,11 +492,8 @@ mod tests {
         ) {
             let before = cluster(nodes, &pods);
             let kept = |names_distinct: bool| {
-                let mut carried = Setup::new(&before).carry(&before, Carried::default());
-                let mut after = before.clone();
-                for change in &changes {
-                    apply(&mut after, change, &mut carried);
-                }
+                let (after, carried) =
+                    changed(&before, Setup::new(&before).carry(&before, Carried::default()), &changes);
                 let taking = Setup::carrying(&after, Some(&carried));
                 let next = taking.carry_knowing(&after, carried, names_distinct);
                 let mut kept: Vec<(String, super::ExistingNode)> = next

@@ -270,6 +270,11 @@ impl<'s> Prepared<'s> {
 /// to nodes, and notes every pod it moves).
 fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
     let is_pending_at = |i: usize| snapshot.pods.get(i).is_some_and(is_pending);
+    let every_pending = || {
+        (0..snapshot.pods.len())
+            .filter(|&i| is_pending_at(i))
+            .collect()
+    };
     let pending: Vec<usize> = match carried.and_then(Carried::take_pending) {
         Some(mut before) => {
             before.extend_from_slice(carried.map_or(&[], Carried::moved));
@@ -278,17 +283,13 @@ fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
             before.retain(|&i| is_pending_at(i));
             before
         }
-        None => (0..snapshot.pods.len())
-            .filter(|&i| is_pending_at(i))
-            .collect(),
+        None => every_pending(),
     };
     // The unit tests hold every list carried so to a fresh one.
     #[cfg(test)]
     assert_eq!(
         pending,
-        (0..snapshot.pods.len())
-            .filter(|&i| is_pending_at(i))
-            .collect::<Vec<_>>(),
+        every_pending(),
         "a carried list of pending pods differs"
     );
     pending
