@@ -655,6 +655,110 @@ fn disrupt_on_a_valid_fake_scenario() {
     }
 }
 
+/// A static NodePool (`spec.replicas`), for the StaticCapacity gate.
+const STATIC_POOL: &str = "apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: fixed}
+spec:
+  replicas: 2
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.fake, kind: FakeNodeClass, name: default}
+      requirements: []
+";
+
+#[test]
+fn feature_gates_read_as_upstream_writes_them() {
+    let file = format!(
+        "{}/tests/disruption-scenarios/spot-to-spot/spot-to-spot-launches-from-cheapest-fifteen.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "disrupt",
+            "-f",
+            &file,
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let output = sim(&args);
+        assert_status(&output, 0);
+        stdout(&output)
+    };
+    let off = plan(&[]);
+    let gate = plan(&["--feature-gates", "SpotToSpotConsolidation=true"]);
+    assert_ne!(gate, off, "the gate changes this plan");
+    // `--spot-to-spot` is the gate's alias, whatever --feature-gates says.
+    assert_eq!(plan(&["--spot-to-spot"]), gate);
+    assert_eq!(
+        plan(&[
+            "--spot-to-spot",
+            "--feature-gates",
+            "SpotToSpotConsolidation=false"
+        ]),
+        gate
+    );
+    // Upstream's syntax: spaces, Go's booleans, the last pair winning; and
+    // repeated flags apply in order.
+    assert_eq!(
+        plan(&[
+            "--feature-gates",
+            " NodeRepair = t , SpotToSpotConsolidation=TRUE"
+        ]),
+        gate
+    );
+    assert_eq!(
+        plan(&[
+            "--feature-gates=SpotToSpotConsolidation=1",
+            "--feature-gates=SpotToSpotConsolidation=0,NodeOverlay=true",
+        ]),
+        off
+    );
+    // A misspelt gate or a value that is no boolean is bad input.
+    for bad in ["SpotToSpot=true", "NodeRepair=yes", "NodeRepair"] {
+        let output = sim(&["disrupt", "-f", &file, "--feature-gates", bad]);
+        assert_status(&output, 2);
+        assert_no_panic(&output);
+        assert_contains(
+            &stderr(&output),
+            &["--feature-gates", bad.split('=').next().unwrap()],
+        );
+    }
+}
+
+#[test]
+fn a_static_node_pool_is_read_only_with_the_static_capacity_gate() {
+    let mut input = std::fs::read_to_string(provision_basic()).unwrap();
+    input.push_str("\n---\n");
+    input.push_str(STATIC_POOL);
+    let summary = |extra: &[&str]| {
+        let mut args = vec!["summary", "-f", "-", "-o", "json"];
+        args.extend_from_slice(extra);
+        let output = sim_with_stdin(&args, Some(input.as_bytes()));
+        assert_status(&output, 0);
+        let json: Value = serde_json::from_str(&stdout(&output)).expect("json");
+        (json, stderr(&output))
+    };
+    let (off, err) = summary(&[]);
+    assert_eq!(off["nodePools"].as_array().map(Vec::len), Some(1), "{off}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert_contains(
+        warnings[0],
+        &[
+            "-, document 11",
+            "NodePool fixed",
+            "StaticCapacity feature gate is off",
+        ],
+    );
+    let (on, err) = summary(&["--feature-gates", "StaticCapacity=true"]);
+    assert_eq!(on["nodePools"].as_array().map(Vec::len), Some(2), "{on}");
+    assert!(!err.contains("warning"), "{err}");
+}
+
 fn azure_basic() -> String {
     example("azure-basic.yaml")
 }

@@ -13,11 +13,12 @@ use karpenter_core::cloudprovider::CloudProvider as _;
 use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
+use karpenter_core::features::{FeatureGate, FeatureGates};
 use karpenter_core::provisioning::{PodKey, bound_node};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
-use support::{World, pool, provider_ids, settled_world};
+use support::{World, pool, provider_ids, settled_world, settled_world_with};
 
 #[tokio::test]
 async fn a_thousand_pods_scale_up() {
@@ -303,7 +304,9 @@ async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use karpenter_core::disruption::CommandReason;
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
-    let mut world = settled_world(provider.clone(), "2", 12).await;
+    let repair = FeatureGates::UPSTREAM.with(FeatureGate::NodeRepair, true);
+    let options = DriverOptions::default().with_feature_gates(repair);
+    let mut world = settled_world_with(provider.clone(), "2", 12, options).await;
     let nodes: Vec<String> = world
         .cluster
         .node_list()
@@ -360,6 +363,35 @@ async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
         "{interrupted_at} -> {repaired_at}"
     );
     assert_eq!(world.pending(), 0);
+}
+
+#[tokio::test]
+async fn without_the_node_repair_gate_unhealthy_nodes_stay() {
+    use k8s_openapi::api::core::v1::NodeCondition;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    // Upstream's defaults: NodeRepair is off.
+    let mut world = settled_world(provider.clone(), "2", 12).await;
+    let node = world.cluster.node_list()[0]
+        .metadata
+        .name
+        .clone()
+        .expect("a name");
+    let condition = NodeCondition {
+        type_: "BadNode".to_owned(),
+        status: "False".to_owned(),
+        last_transition_time: Some(Time(world.now)),
+        ..NodeCondition::default()
+    };
+    assert!(world.cluster.set_node_condition(&node, condition));
+    // Past the 30 minutes' toleration (180 steps of 10 s).
+    for _ in 0..200 {
+        world.step().await;
+    }
+    let repaired = world.count(
+        |e| matches!(e, Event::CommandStarted { candidates, .. } if candidates.contains(&node)),
+    );
+    assert_eq!(repaired, 0, "{:?}", world.events);
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use karpenter::core::Snapshot;
+use karpenter::core::features::{FeatureGate, FeatureGates};
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
@@ -64,6 +65,25 @@ struct CommonArgs {
     /// whatever the number; fix it for timings that compare.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+    /// Upstream's feature gates, as upstream writes them
+    /// (`NodeOverlay=true,NodeRepair=true`), over upstream's defaults:
+    /// NodeRepair=false, ReservedCapacity=true, SpotToSpotConsolidation=false,
+    /// NodeOverlay=false, StaticCapacity=false, CapacityBuffer=false.
+    /// Repeatable; later pairs win.
+    #[arg(long = "feature-gates", value_name = "GATES", value_parser = check_gates)]
+    feature_gates: Vec<String>,
+}
+
+impl CommonArgs {
+    /// Upstream's defaults with every `--feature-gates` applied in order.
+    fn gates(&self) -> FeatureGates {
+        self.feature_gates
+            .iter()
+            .fold(FeatureGates::UPSTREAM, |gates, text| {
+                // Each value was checked when the flags were parsed.
+                gates.apply(text).unwrap_or(gates)
+            })
+    }
 }
 
 #[derive(Args)]
@@ -91,8 +111,9 @@ struct DisruptArgs {
     /// Let consolidation replace several nodes by fewer, cheaper ones.
     #[arg(long = "m-to-n")]
     m_to_n: bool,
-    /// Let consolidation replace spot nodes with cheaper spot nodes
-    /// (upstream's SpotToSpotConsolidation feature gate; off by default).
+    /// Let consolidation replace spot nodes with cheaper spot nodes: the
+    /// same as `--feature-gates SpotToSpotConsolidation=true`, whatever
+    /// `--feature-gates` says.
     #[arg(long = "spot-to-spot")]
     spot_to_spot: bool,
 }
@@ -122,6 +143,14 @@ impl From<Packing> for karpenter::core::provisioning::Packing {
             Packing::Cost => Self::Cost,
         }
     }
+}
+
+/// Checks one `--feature-gates` value; `CommonArgs::gates` applies them in
+/// order.
+fn check_gates(text: &str) -> Result<String, String> {
+    text.parse::<FeatureGates>()
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
@@ -188,6 +217,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let options = karpenter::core::provisioning::ProvisioningOptions::from(
                 karpenter::core::provisioning::Packing::from(args.packing),
             )
+            .with_feature_gates(args.common.gates())
             .at(jiff::Timestamp::now());
             let mut plan = karpenter::core::provisioning::schedule_with(&snapshot, &options);
             timings.record("plan", start.elapsed());
@@ -224,8 +254,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let snapshot = chosen.snapshot(scenario)?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
+            let mut gates = args.common.gates();
+            if args.spot_to_spot {
+                gates = gates.with(FeatureGate::SpotToSpotConsolidation, true);
+            }
             let options = karpenter::core::disruption::DisruptionOptions::default()
-                .with_spot_to_spot(args.spot_to_spot)
+                .with_feature_gates(gates)
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
@@ -261,7 +295,7 @@ fn load(common: &CommonArgs) -> Result<(Scenario, Timings), Failure> {
             .map_err(|e| Failure::Internal(format!("cannot start {threads} threads: {e}")))?;
     }
     let mut timings = Timings::new();
-    let options = LoadOptions::default();
+    let options = LoadOptions::default().with_feature_gates(common.gates());
     let scenario = timings
         .time("read", || Scenario::read_files(&common.files, &options))
         .map_err(|e| Failure::BadInput(e.to_string()))?;

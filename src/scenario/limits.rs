@@ -6,6 +6,8 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
+use karpenter_core::features::FeatureGates;
+
 use super::LoadError;
 use super::aliases::AliasUse;
 
@@ -27,6 +29,10 @@ pub struct LoadOptions {
     /// The deepest nesting of maps and lists in a document. Default: 128 (a Pod
     /// needs about 15).
     pub max_depth: usize,
+    /// Upstream's feature gates: a document of a gated kind (a static
+    /// NodePool, NodeOverlay, CapacityBuffer) whose gate is off is skipped
+    /// with a warning. Default: upstream's defaults.
+    pub feature_gates: FeatureGates,
 }
 
 impl Default for LoadOptions {
@@ -34,6 +40,7 @@ impl Default for LoadOptions {
         LoadOptions {
             max_file_bytes: 1 << 30,
             max_depth: 128,
+            feature_gates: FeatureGates::UPSTREAM,
         }
     }
 }
@@ -42,6 +49,12 @@ impl LoadOptions {
     /// The same options with another file size limit.
     pub fn with_max_file_bytes(mut self, bytes: u64) -> Self {
         self.max_file_bytes = bytes;
+        self
+    }
+
+    /// The same options with these feature gates.
+    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
+        self.feature_gates = gates;
         self
     }
 

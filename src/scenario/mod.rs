@@ -34,6 +34,7 @@ mod aliases;
 mod azure;
 mod document;
 mod error;
+mod gates;
 mod limits;
 mod parallel;
 mod parse;
@@ -226,7 +227,12 @@ impl Scenario {
         }
         for (source, parsed) in parsed {
             match parsed {
-                document::Parsed::Object(object) => self.push(object, source),
+                document::Parsed::Object(object) => {
+                    match gates::skipped(&object, options.feature_gates) {
+                        Some(message) => self.warnings.push(Warning { source, message }),
+                        None => self.push(object, source),
+                    }
+                }
                 document::Parsed::Skipped(message) => {
                     self.warnings.push(Warning { source, message })
                 }

@@ -5,22 +5,25 @@
 
 use super::simulate::SimulationOptions;
 use crate::cloudprovider::RepairPolicy;
+use crate::features::{FeatureGate, FeatureGates};
 use crate::provisioning::Packing;
 
-/// What a plan may do beyond upstream's defaults, and the provider's repair
-/// policies.
+/// What a plan may do beyond upstream's defaults: upstream's feature gates,
+/// this engine's own options, and the provider's repair policies.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DisruptionOptions {
-    /// Consolidation may replace spot nodes with cheaper spot nodes (upstream's
-    /// `SpotToSpotConsolidation` feature gate, off by default there too).
-    pub spot_to_spot: bool,
+    /// Upstream's feature gates, with upstream's defaults. A plan reads
+    /// `NodeRepair` (without it the repair policies are not applied),
+    /// `SpotToSpotConsolidation` (consolidation may replace spot nodes with
+    /// cheaper spot nodes) and `ReservedCapacity`.
+    pub feature_gates: FeatureGates,
     /// Multi-node consolidation may replace its candidates with several
     /// nodes, fewer and cheaper together, not only with one (beyond upstream;
     /// `--m-to-n`).
     pub m_to_n: bool,
     /// The cloud provider's repair policies: node conditions that get a node
-    /// replaced (none: no repair).
+    /// replaced, when the `NodeRepair` gate is on (none: no repair).
     pub repair_policies: Vec<RepairPolicy>,
     /// How replacements are chosen: as upstream (the default), or at the
     /// least price ([`Packing::Cost`], `--packing cost`), for every
@@ -47,10 +50,35 @@ impl DisruptionOptions {
         self
     }
 
-    /// These options with spot-to-spot consolidation on or off.
-    pub fn with_spot_to_spot(mut self, on: bool) -> Self {
-        self.spot_to_spot = on;
+    /// These options with upstream's feature gates set to `gates`.
+    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
+        self.feature_gates = gates;
         self
+    }
+
+    /// These options with spot-to-spot consolidation on or off: the
+    /// `SpotToSpotConsolidation` gate.
+    pub fn with_spot_to_spot(mut self, on: bool) -> Self {
+        self.feature_gates = self
+            .feature_gates
+            .with(FeatureGate::SpotToSpotConsolidation, on);
+        self
+    }
+
+    /// Whether consolidation may replace spot nodes with cheaper spot nodes.
+    pub(crate) fn spot_to_spot(&self) -> bool {
+        self.feature_gates
+            .is_on(FeatureGate::SpotToSpotConsolidation)
+    }
+
+    /// The repair policies a plan applies: the provider's, when the
+    /// `NodeRepair` gate is on; none otherwise.
+    pub(crate) fn repair_policies(&self) -> &[RepairPolicy] {
+        if self.feature_gates.is_on(FeatureGate::NodeRepair) {
+            &self.repair_policies
+        } else {
+            &[]
+        }
     }
 
     /// What the simulations behind a command read of these options.

@@ -139,7 +139,7 @@ fn with_repair_blocked(
     now: Timestamp,
     options: &DisruptionOptions,
 ) -> Vec<Blocked> {
-    let (_, repair_blocked) = due(snapshot, now, &options.repair_policies);
+    let (_, repair_blocked) = due(snapshot, now, options.repair_policies());
     if !repair_blocked.is_empty() {
         // One entry per node: a node blocked for both reasons says both.
         for waiting in repair_blocked {

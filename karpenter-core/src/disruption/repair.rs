@@ -109,7 +109,7 @@ pub(crate) fn repair(
     options: &DisruptionOptions,
     kind: Repair,
 ) -> Option<Command> {
-    let (due, _) = due(snapshot, now, &options.repair_policies);
+    let (due, _) = due(snapshot, now, options.repair_policies());
     let nodes = due
         .into_iter()
         .filter(|(_, due_for)| *due_for == kind)

@@ -50,7 +50,7 @@ pub enum Unconsolidatable {
     },
     /// Every candidate is spot and so would the replacement be, but
     /// spot-to-spot consolidation is off
-    /// ([`DisruptionOptions::spot_to_spot`](super::DisruptionOptions)).
+    /// ([`DisruptionOptions::with_spot_to_spot`](super::DisruptionOptions::with_spot_to_spot)).
     SpotToSpotDisabled,
     /// A single spot node would be replaced by spot, but fewer types than
     /// spot-to-spot consolidation asks for are cheaper.

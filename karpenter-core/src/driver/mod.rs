@@ -74,6 +74,7 @@ use crate::cloudprovider::{
 use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::DisruptionOptions;
 use crate::error::Error;
+use crate::features::FeatureGates;
 use crate::provisioning::Packing;
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::snapshot::Snapshot;
@@ -104,6 +105,11 @@ pub struct DriverOptions {
     /// How many times one reconcile plans again after launches failed for
     /// lack of capacity.
     pub max_replans: usize,
+    /// Upstream's feature gates for provisioning (disruption reads
+    /// `disruption.feature_gates`; [`with_feature_gates`](Self::with_feature_gates)
+    /// sets both). `NodeRepair` decides whether the provider's repair
+    /// policies are applied.
+    pub feature_gates: FeatureGates,
     /// How new claims are chosen when provisioning (disruption's
     /// replacements follow `disruption.packing`; [`with_packing`](Self::with_packing)
     /// sets both).
@@ -122,6 +128,7 @@ impl Default for DriverOptions {
             unavailable_ttl: DEFAULT_UNAVAILABLE_TTL,
             replacement_timeout: Duration::from_secs(600),
             max_replans: 3,
+            feature_gates: FeatureGates::UPSTREAM,
             packing: Packing::Upstream,
             planning_runner: Arc::new(Inline),
         }
@@ -134,6 +141,14 @@ impl DriverOptions {
     pub fn with_packing(mut self, packing: Packing) -> Self {
         self.packing = packing;
         self.disruption.packing = packing;
+        self
+    }
+
+    /// These options with upstream's feature gates set to `gates`, for
+    /// provisioning and disruption both.
+    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
+        self.feature_gates = gates;
+        self.disruption.feature_gates = gates;
         self
     }
 

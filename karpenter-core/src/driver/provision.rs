@@ -154,6 +154,7 @@ pub(super) async fn run(
         });
         let options = ProvisioningOptions::default()
             .with_packing(driver.options.packing)
+            .with_feature_gates(driver.options.feature_gates)
             .at(now);
         let runner = driver.options.planning_runner.as_ref();
         let (snapshot, held, plan) = run_planning(runner, Step::Provisioning, report, move || {

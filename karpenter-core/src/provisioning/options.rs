@@ -2,6 +2,8 @@
 
 use k8s_openapi::jiff::Timestamp;
 
+use crate::features::FeatureGates;
+
 /// How [`schedule_with`](super::schedule_with) plans, beyond the snapshot.
 ///
 /// ```
@@ -26,12 +28,21 @@ pub struct ProvisioningOptions {
     /// no capacity yet. `None` (no clock) reads every such annotation as
     /// still holding its pod.
     pub now: Option<Timestamp>,
+    /// Upstream's feature gates, with upstream's defaults. Provisioning
+    /// reads `ReservedCapacity`.
+    pub feature_gates: FeatureGates,
 }
 
 impl ProvisioningOptions {
     /// These options with new claims chosen by `packing`.
     pub fn with_packing(mut self, packing: Packing) -> Self {
         self.packing = packing;
+        self
+    }
+
+    /// These options with upstream's feature gates set to `gates`.
+    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
+        self.feature_gates = gates;
         self
     }
 

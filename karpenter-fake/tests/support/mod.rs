@@ -390,7 +390,17 @@ pub(crate) async fn settled_world(
     budget: &str,
     pods: usize,
 ) -> World {
-    let mut world = World::new(provider, DriverOptions::default());
+    settled_world_with(provider, budget, pods, DriverOptions::default()).await
+}
+
+/// [`settled_world`] with a driver of these options.
+pub(crate) async fn settled_world_with(
+    provider: Arc<karpenter_fake::FakeCloudProvider>,
+    budget: &str,
+    pods: usize,
+    options: DriverOptions,
+) -> World {
+    let mut world = World::new(provider, options);
     world.add_pool(pool("default", budget, serde_json::json!([])));
     let pods: Vec<_> = (0..pods)
         .map(|i| {

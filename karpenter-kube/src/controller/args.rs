@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use karpenter_core::features::FeatureGates;
 
 use super::logging::LogFormat;
 
@@ -16,7 +17,7 @@ use super::logging::LogFormat;
     version,
     after_help = "Environment: KUBECONFIG (without --kubeconfig), POD_NAMESPACE (the Lease's \
                   namespace), POD_NAME (this replica's name in the Lease and its events), \
-                  RUST_LOG (the log filter), AZURE_ACCESS_TOKEN (with --provider azure: the \
+                  RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), AZURE_ACCESS_TOKEN (with --provider azure: the \
                   ARM bearer token, never logged)."
 )]
 pub struct Args {
@@ -102,6 +103,21 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub disruption: bool,
 
+    /// Upstream's feature gates, as upstream writes them
+    /// (`NodeRepair=true,SpotToSpotConsolidation=true`), over upstream's
+    /// defaults: NodeRepair=false, ReservedCapacity=true,
+    /// SpotToSpotConsolidation=false, NodeOverlay=false,
+    /// StaticCapacity=false, CapacityBuffer=false.
+    #[arg(
+        long,
+        env = "FEATURE_GATES",
+        default_value = "",
+        hide_default_value = true,
+        value_parser = parse_feature_gates,
+        value_name = "GATES"
+    )]
+    pub feature_gates: FeatureGates,
+
     /// The Azure settings, for `--provider azure`.
     #[command(flatten, next_help_heading = "Azure (--provider azure)")]
     pub azure: AzureArgs,
@@ -178,6 +194,12 @@ impl std::str::FromStr for Listen {
     }
 }
 
+/// `--feature-gates`: upstream's defaults with the pairs applied over them.
+fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
+    text.parse()
+        .map_err(|e: karpenter_core::features::FeatureGateError| e.to_string())
+}
+
 /// A duration written as a number and a unit (`500ms`, `10s`, `5m`, `1h`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let split = text
@@ -242,5 +264,33 @@ mod tests {
         ])
         .expect("parses");
         assert_eq!(off.metrics_addr, Listen::Off);
+    }
+
+    #[test]
+    fn feature_gates_default_to_upstreams() {
+        let parsed = Args::try_parse_from(["karpenter-controller", "--instance-types", "t.yaml"])
+            .expect("parses");
+        assert_eq!(parsed.feature_gates, FeatureGates::UPSTREAM);
+        let parsed = Args::try_parse_from([
+            "karpenter-controller",
+            "--instance-types",
+            "t.yaml",
+            "--feature-gates",
+            "NodeRepair=true",
+        ])
+        .expect("parses");
+        assert!(
+            parsed
+                .feature_gates
+                .is_on(karpenter_core::features::FeatureGate::NodeRepair)
+        );
+        let bad = Args::try_parse_from([
+            "karpenter-controller",
+            "--instance-types",
+            "t.yaml",
+            "--feature-gates",
+            "NodeRepair=maybe",
+        ]);
+        assert!(bad.is_err());
     }
 }

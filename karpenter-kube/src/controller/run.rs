@@ -10,7 +10,7 @@ use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::cluster::Cluster;
 use karpenter_core::disruption::{CommandReason, DisruptionOptions, plan_with};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking, Step};
-use karpenter_core::provisioning::{Packing, ProvisioningOptions, is_pending, schedule_with};
+use karpenter_core::provisioning::{ProvisioningOptions, is_pending, schedule_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig};
@@ -163,11 +163,14 @@ async fn reconcile_loop(
 ) -> Result<(), RunError> {
     let options = DriverOptions::default()
         .with_disrupt(args.disruption)
+        .with_feature_gates(args.feature_gates)
         .with_planning_runner(SpawnBlocking);
-    // A dry run plans as the driver would: its packing, the provider's
-    // repair policies.
+    // A dry run plans as the driver would: its packing and feature gates,
+    // the provider's repair policies.
     let planned = Planned {
-        packing: options.packing,
+        provisioning: ProvisioningOptions::default()
+            .with_packing(options.packing)
+            .with_feature_gates(options.feature_gates),
         disruption: options
             .disruption
             .clone()
@@ -308,7 +311,7 @@ fn reason_label(why: CommandReason) -> &'static str {
 
 /// How the driver plans, for a dry run to plan the same way.
 struct Planned {
-    packing: Packing,
+    provisioning: ProvisioningOptions,
     disruption: DisruptionOptions,
 }
 
@@ -321,9 +324,7 @@ async fn dry_run(
 ) -> Result<(), karpenter_core::Error> {
     let now = jiff::Timestamp::now();
     let snapshot = driver.snapshot(now).await?;
-    let options = ProvisioningOptions::default()
-        .with_packing(planned.packing)
-        .at(now);
+    let options = planned.provisioning.clone().at(now);
     let plan = schedule_with(&snapshot, &options);
     for claim in &plan.node_claims {
         let launch = claim.launch.as_ref();

@@ -17,7 +17,7 @@
 //!
 //! When every candidate is spot and the replacement may be spot, the
 //! spot-to-spot rules apply instead (upstream's `computeSpotToSpotConsolidation`):
-//! only with [`DisruptionOptions::spot_to_spot`](crate::disruption::DisruptionOptions)
+//! only with [`DisruptionOptions::with_spot_to_spot`](crate::disruption::DisruptionOptions)
 //! (upstream's feature gate, off by default there too); the replacement is
 //! spot only, cheaper by worst launch price, and for a single candidate needs
 //! at least 15 cheaper types and launches from the cheapest 15 (or as many as
@@ -68,7 +68,7 @@ pub(crate) fn compute(
         .iter()
         .all(|c| c.capacity_type.as_deref() == Some(SPOT));
     let replacement = if all_spot && allows(&requirements_of(claim)?, SPOT) {
-        if !pass.options.spot_to_spot {
+        if !pass.options.spot_to_spot() {
             return Err(Unconsolidatable::SpotToSpotDisabled);
         }
         let scope = if candidates.len() == 1 {

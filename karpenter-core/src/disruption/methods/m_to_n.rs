@@ -57,7 +57,7 @@ pub(super) fn fewer_cheaper(
         let mut requirements = requirements_of(claim)?;
         let spot_to_spot = all_spot && allows(&requirements, SPOT);
         if spot_to_spot {
-            if !pass.options.spot_to_spot {
+            if !pass.options.spot_to_spot() {
                 return Err(Unconsolidatable::SpotToSpotDisabled);
             }
             requirements.add(Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [SPOT]));
