@@ -759,6 +759,68 @@ fn a_static_node_pool_is_read_only_with_the_static_capacity_gate() {
     assert!(!err.contains("warning"), "{err}");
 }
 
+#[test]
+fn an_invalid_node_overlay_is_reported_and_not_applied() {
+    let file = format!(
+        "{}/tests/scenarios/overlay/price-adjustment-changes-the-cheapest-launch.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut input = std::fs::read_to_string(&file).unwrap();
+    input = input.replace(
+        "priceAdjustment: \"-80%\"",
+        "priceAdjustment: \"80%\"\n  weight: 0",
+    );
+    let output = sim_with_stdin(
+        &[
+            "provision",
+            "-f",
+            "-",
+            "-o",
+            "json",
+            "--feature-gates",
+            "NodeOverlay=true",
+        ],
+        Some(input.as_bytes()),
+    );
+    assert_status(&output, 0);
+    let err = stderr(&output);
+    let warning = err
+        .lines()
+        .find(|l| l.contains("NodeOverlay medium-discount"))
+        .unwrap_or_else(|| panic!("no warning for the overlay: {err}"));
+    assert_contains(
+        warning,
+        &[
+            "-, document 6",
+            "not applied",
+            "spec.priceAdjustment \"80%\"",
+            "spec.weight 0",
+        ],
+    );
+    // Not applied: large, at its list price, is launched.
+    let plan: Value = serde_json::from_str(&stdout(&output)).expect("json");
+    assert_eq!(
+        plan["nodeClaims"][0]["launch"]["instanceType"], "large",
+        "{plan}"
+    );
+
+    // A field of the wrong type is bad input, named.
+    let broken = input.replace("weight: 0", "weight: heavy");
+    let output = sim_with_stdin(
+        &[
+            "provision",
+            "-f",
+            "-",
+            "--feature-gates",
+            "NodeOverlay=true",
+        ],
+        Some(broken.as_bytes()),
+    );
+    assert_status(&output, 2);
+    assert_no_panic(&output);
+    assert_contains(&stderr(&output), &["document 6", "spec.weight"]);
+}
+
 fn azure_basic() -> String {
     example("azure-basic.yaml")
 }

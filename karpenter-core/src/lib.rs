@@ -80,6 +80,7 @@ pub mod error;
 pub mod features;
 mod hash;
 mod memo;
+pub mod overlay;
 mod pods;
 pub mod provisioning;
 pub mod resources;

@@ -325,7 +325,11 @@ impl Chosen {
         match self {
             Chosen::Fake => {
                 let types = scenario.fake_instance_types().map_err(bad)?;
-                Ok(scenario.into_snapshot(types))
+                let (snapshot, warnings) = scenario.into_snapshot_and_warnings(types);
+                for warning in &warnings {
+                    eprintln!("warning: {warning}");
+                }
+                Ok(snapshot)
             }
             Chosen::Azure(region) => {
                 let (snapshot, warnings) = scenario.into_azure_snapshot(region).map_err(bad)?;

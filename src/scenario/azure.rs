@@ -97,7 +97,10 @@ impl Scenario {
     /// warnings too.
     pub fn into_azure_snapshot(self, region: &str) -> Result<(Snapshot, Vec<String>), LoadError> {
         let azure = self.azure_instance_types(region)?;
-        let mut snapshot = self.into_snapshot_with(azure.per_pool, well_known_labels());
+        let (mut snapshot, overlays) =
+            self.snapshot_and_warnings(azure.per_pool, well_known_labels());
+        let mut warnings = azure.warnings;
+        warnings.extend(overlays.iter().map(ToString::to_string));
         // A plan names what the provider's create would launch.
         snapshot.launch_rank = karpenter_azure::LAUNCH_RANK;
         for node in &snapshot.nodes {
@@ -114,6 +117,6 @@ impl Scenario {
                 snapshot.provider_drift.insert(name, reason.to_string());
             }
         }
-        Ok((snapshot, azure.warnings))
+        Ok((snapshot, warnings))
     }
 }

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_azure::AKSNodeClass;
-use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
 use karpenter_fake::InstanceTypeDocument;
 use serde::de::value::{MapAccessDeserializer, MapDeserializer, StringDeserializer};
@@ -53,11 +53,14 @@ pub enum Kind {
     AKSNodeClass,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
     InstanceType,
+    /// `karpenter.sh/v1alpha1` `NodeOverlay` (read with the `NodeOverlay`
+    /// feature gate on).
+    NodeOverlay,
 }
 
 impl Kind {
     /// Every kind, in the order a summary lists them.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::NodePool,
         Kind::NodeClaim,
         Kind::Node,
@@ -69,6 +72,7 @@ impl Kind {
         Kind::StorageClass,
         Kind::AKSNodeClass,
         Kind::InstanceType,
+        Kind::NodeOverlay,
     ];
 
     /// The `apiVersion` this kind is read at.
@@ -81,6 +85,7 @@ impl Kind {
             Kind::StorageClass => "storage.k8s.io/v1",
             Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
             Kind::InstanceType => InstanceTypeDocument::API_VERSION,
+            Kind::NodeOverlay => NodeOverlay::API_VERSION,
         }
     }
 
@@ -98,6 +103,7 @@ impl Kind {
             Kind::StorageClass => "StorageClass",
             Kind::AKSNodeClass => "AKSNodeClass",
             Kind::InstanceType => "InstanceType",
+            Kind::NodeOverlay => "NodeOverlay",
         }
     }
 
@@ -128,6 +134,7 @@ pub enum Object {
     StorageClass(Box<StorageClass>),
     AKSNodeClass(Box<AKSNodeClass>),
     InstanceType(Box<InstanceTypeDocument>),
+    NodeOverlay(Box<NodeOverlay>),
 }
 
 impl Object {
@@ -145,6 +152,7 @@ impl Object {
             Object::StorageClass(_) => Kind::StorageClass,
             Object::AKSNodeClass(_) => Kind::AKSNodeClass,
             Object::InstanceType(_) => Kind::InstanceType,
+            Object::NodeOverlay(_) => Kind::NodeOverlay,
         }
     }
 }
@@ -313,6 +321,7 @@ fn read_object<'de, D: Deserializer<'de>>(
         Kind::StorageClass => Object::StorageClass(boxed(rest)?),
         Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
         Kind::InstanceType => Object::InstanceType(boxed(rest)?),
+        Kind::NodeOverlay => Object::NodeOverlay(boxed(rest)?),
     };
     Ok(Parsed::Object(object))
 }

@@ -10,6 +10,7 @@ use super::document::Object;
 fn gate_of(object: &Object) -> Option<FeatureGate> {
     match object {
         Object::NodePool(pool) if pool.spec.is_static() => Some(FeatureGate::StaticCapacity),
+        Object::NodeOverlay(_) => Some(FeatureGate::NodeOverlay),
         _ => None,
     }
 }
@@ -23,6 +24,9 @@ pub(super) fn skipped(object: &Object, gates: FeatureGates) -> Option<String> {
             "static {kind} {} (spec.replicas)",
             pool.metadata.name.as_deref().unwrap_or("")
         ),
+        Object::NodeOverlay(overlay) => {
+            format!("{kind} {}", overlay.metadata.name.as_deref().unwrap_or(""))
+        }
         _ => kind.to_string(),
     };
     Some(format!(

@@ -53,7 +53,7 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_azure::AKSNodeClass;
-use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
@@ -145,6 +145,9 @@ pub struct Scenario {
     pub aks_node_classes: Vec<Sourced<AKSNodeClass>>,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
     pub instance_types: Vec<Sourced<InstanceTypeDocument>>,
+    /// `karpenter.sh/v1alpha1` `NodeOverlay` (only with the `NodeOverlay`
+    /// feature gate on; applied to the instance types when a snapshot is made).
+    pub node_overlays: Vec<Sourced<NodeOverlay>>,
     /// Documents that were skipped, with why.
     pub warnings: Vec<Warning>,
 }
@@ -204,6 +207,7 @@ impl Scenario {
             Kind::StorageClass => self.storage_classes.len(),
             Kind::AKSNodeClass => self.aks_node_classes.len(),
             Kind::InstanceType => self.instance_types.len(),
+            Kind::NodeOverlay => self.node_overlays.len(),
         }
     }
 
@@ -254,6 +258,7 @@ impl Scenario {
             Kind::StorageClass => self.storage_classes.reserve(additional),
             Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
             Kind::InstanceType => self.instance_types.reserve(additional),
+            Kind::NodeOverlay => self.node_overlays.reserve(additional),
         }
     }
 
@@ -273,6 +278,7 @@ impl Scenario {
             Object::StorageClass(o) => put(&mut self.storage_classes, *o, source),
             Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
             Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
+            Object::NodeOverlay(o) => put(&mut self.node_overlays, *o, source),
         }
     }
 }

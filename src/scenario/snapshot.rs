@@ -7,7 +7,10 @@ use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
 use karpenter_fake::well_known_labels as fake_well_known_labels;
 
-use super::{LoadError, Scenario, Sourced};
+use karpenter_core::api::NodeOverlay;
+use karpenter_core::overlay;
+
+use super::{LoadError, Scenario, Sourced, Warning};
 
 /// The objects of a list, without where they came from.
 fn objects<T: Clone>(list: &[Sourced<T>]) -> Vec<T> {
@@ -30,6 +33,24 @@ fn per_pool(
         .map(|pool| {
             let name = pool.name().unwrap_or_default().to_string();
             (name, Arc::clone(&instance_types))
+        })
+        .collect()
+}
+
+/// `snapshot` with `overlays` applied to its instance types, and a warning
+/// for each overlay not applied (invalid, or in conflict with another).
+fn overlaid(snapshot: &mut Snapshot, overlays: &[Sourced<NodeOverlay>]) -> Vec<Warning> {
+    if overlays.is_empty() {
+        return Vec::new();
+    }
+    let objects: Vec<NodeOverlay> = objects(overlays);
+    overlay::apply(snapshot, &objects)
+        .into_iter()
+        .zip(overlays)
+        .filter(|(outcome, _)| !outcome.verdict.is_applied())
+        .map(|(outcome, overlay)| Warning {
+            source: overlay.source.clone(),
+            message: format!("NodeOverlay {} {}", outcome.name, outcome.verdict),
         })
         .collect()
 }
@@ -61,10 +82,13 @@ impl Scenario {
     }
 
     /// The engine's view of the scenario, with `instance_types` offered to every
-    /// NodePool and the labels they carry well known (the fake provider's rules).
+    /// NodePool and the labels they carry well known (the fake provider's rules),
+    /// and the NodeOverlays applied to them (an overlay not applied is left
+    /// out silently: [`into_snapshot_and_warnings`](Self::into_snapshot_and_warnings)
+    /// says why).
     pub fn to_snapshot(&self, instance_types: Vec<InstanceType>) -> Snapshot {
         let well_known_labels = fake_well_known_labels(&instance_types);
-        Snapshot {
+        let mut snapshot = Snapshot {
             instance_types: per_pool(&objects(&self.node_pools), instance_types),
             node_pools: objects(&self.node_pools),
             nodes: join_nodes(objects(&self.nodes), objects(&self.node_claims)),
@@ -84,26 +108,50 @@ impl Scenario {
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),
-        }
+        };
+        overlaid(&mut snapshot, &self.node_overlays);
+        snapshot
     }
 
     /// [`to_snapshot`](Self::to_snapshot), moving the objects instead of
     /// copying them (tens of thousands of pods are worth not copying).
     pub fn into_snapshot(self, instance_types: Vec<InstanceType>) -> Snapshot {
+        self.into_snapshot_and_warnings(instance_types).0
+    }
+
+    /// [`into_snapshot`](Self::into_snapshot), with a warning for each
+    /// NodeOverlay not applied (invalid, or in conflict with another of the
+    /// same weight).
+    pub fn into_snapshot_and_warnings(
+        self,
+        instance_types: Vec<InstanceType>,
+    ) -> (Snapshot, Vec<Warning>) {
         let well_known_labels = fake_well_known_labels(&instance_types);
         let per_pool = per_pool(&objects(&self.node_pools), instance_types);
-        self.into_snapshot_with(per_pool, well_known_labels)
+        self.snapshot_and_warnings(per_pool, well_known_labels)
     }
 
     /// The engine's view of the scenario with each pool's own instance types
-    /// (a provider's rule) and the provider's well-known labels.
+    /// (a provider's rule) and the provider's well-known labels, the
+    /// NodeOverlays applied to them.
     pub fn into_snapshot_with(
         self,
         instance_types: std::collections::BTreeMap<String, Arc<[InstanceType]>>,
         well_known_labels: WellKnownLabels,
     ) -> Snapshot {
+        self.snapshot_and_warnings(instance_types, well_known_labels)
+            .0
+    }
+
+    /// [`into_snapshot_with`](Self::into_snapshot_with), and a warning for
+    /// each NodeOverlay not applied.
+    pub(super) fn snapshot_and_warnings(
+        self,
+        instance_types: std::collections::BTreeMap<String, Arc<[InstanceType]>>,
+        well_known_labels: WellKnownLabels,
+    ) -> (Snapshot, Vec<Warning>) {
         let node_pools = into_objects(self.node_pools);
-        Snapshot {
+        let mut snapshot = Snapshot {
             instance_types,
             node_pools,
             nodes: join_nodes(into_objects(self.nodes), into_objects(self.node_claims)),
@@ -120,7 +168,9 @@ impl Scenario {
             // Scenario files carry no provider verdicts: a drifted claim says
             // so with its `Drifted` condition.
             provider_drift: Default::default(),
-        }
+        };
+        let warnings = overlaid(&mut snapshot, &self.node_overlays);
+        (snapshot, warnings)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Karpenter's `karpenter.sh/v1` API types: [`NodePool`] and [`NodeClaim`].
+//! Karpenter's API types: `karpenter.sh/v1` [`NodePool`] and [`NodeClaim`], and
+//! `karpenter.sh/v1alpha1` [`NodeOverlay`].
 //!
 //! These read real upstream manifests and write them back without loss:
 //!
@@ -59,6 +60,7 @@ mod disruption;
 mod duration;
 mod hash;
 mod nodeclaim;
+mod nodeoverlay;
 mod nodepool;
 mod object;
 mod quantities;
@@ -79,6 +81,7 @@ pub use nodeclaim::{
     DEFAULT_EXPIRE_AFTER, NodeClaim, NodeClaimSpec, NodeClaimStatus, NodeClassReference,
     ResourceRequirements,
 };
+pub use nodeoverlay::{NodeOverlay, NodeOverlaySpec, NodeOverlayStatus, OverlayRequirement};
 pub use nodepool::{
     NodeClaimTemplate, NodeClaimTemplateSpec, NodePool, NodePoolSpec, NodePoolStatus,
     TemplateMetadata,

@@ -17,12 +17,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::ExtraFields;
 
-/// The group and version of every object in this module.
+/// The group and version of NodePool and NodeClaim (NodeOverlay is
+/// `karpenter.sh/v1alpha1`).
 pub const API_VERSION: &str = "karpenter.sh/v1";
 /// The API group of every object in this module.
 pub(crate) const GROUP: &str = "karpenter.sh";
-/// The version within [`GROUP`].
-pub(crate) const VERSION: &str = "v1";
 
 /// The parts of an object, owned (for reading) or borrowed (for writing).
 pub(super) struct Envelope<M, S, T, E> {
@@ -40,9 +39,11 @@ where
     /// Reads an object whose `kind` must be `kind`.
     pub(super) fn read<'de, D: Deserializer<'de>>(
         deserializer: D,
+        api_version: &'static str,
         kind: &'static str,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_map(EnvelopeVisitor {
+            api_version,
             kind,
             parts: PhantomData,
         })
@@ -55,11 +56,12 @@ impl<S: Serialize, T: Serialize> Envelope<&ObjectMeta, &S, &T, &ExtraFields> {
     pub(super) fn write<Ser: Serializer>(
         &self,
         serializer: Ser,
+        api_version: &str,
         kind: &str,
     ) -> Result<Ser::Ok, Ser::Error> {
         let len = 4 + usize::from(self.status.is_some()) + self.extra.len();
         let mut map = serializer.serialize_map(Some(len))?;
-        map.serialize_entry("apiVersion", API_VERSION)?;
+        map.serialize_entry("apiVersion", api_version)?;
         map.serialize_entry("kind", kind)?;
         map.serialize_entry("metadata", self.metadata)?;
         map.serialize_entry("spec", self.spec)?;
@@ -74,6 +76,7 @@ impl<S: Serialize, T: Serialize> Envelope<&ObjectMeta, &S, &T, &ExtraFields> {
 }
 
 struct EnvelopeVisitor<S, T> {
+    api_version: &'static str,
     kind: &'static str,
     parts: PhantomData<(S, T)>,
 }
@@ -86,7 +89,7 @@ where
     type Value = Envelope<ObjectMeta, S, T, ExtraFields>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a {API_VERSION} {}", self.kind)
+        write!(f, "a {} {}", self.api_version, self.kind)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -99,7 +102,7 @@ where
             match key.as_str() {
                 "apiVersion" => {
                     once(&mut seen_api_version, "apiVersion")?;
-                    expect(map.next_value()?, "apiVersion", API_VERSION)?;
+                    expect(map.next_value()?, "apiVersion", self.api_version)?;
                 }
                 "kind" => {
                     once(&mut seen_kind, "kind")?;
@@ -154,9 +157,12 @@ fn expect<E: de::Error>(found: Option<String>, field: &str, expected: &str) -> R
 /// through [`Envelope`].
 macro_rules! karpenter_object {
     ($object:ident, $kind:literal, $plural:literal) => {
+        $crate::api::object::karpenter_object!($object, $kind, $plural, "v1");
+    };
+    ($object:ident, $kind:literal, $plural:literal, $version:literal) => {
         impl $object {
             /// The `apiVersion` written for this kind.
-            pub const API_VERSION: &'static str = $crate::api::object::API_VERSION;
+            pub const API_VERSION: &'static str = concat!("karpenter.sh/", $version);
             #[doc = concat!("The `kind` written: `", $kind, "`.")]
             pub const KIND: &'static str = $kind;
 
@@ -179,7 +185,11 @@ macro_rules! karpenter_object {
                     spec,
                     status,
                     extra,
-                } = $crate::api::object::Envelope::read(deserializer, Self::KIND)?;
+                } = $crate::api::object::Envelope::read(
+                    deserializer,
+                    Self::API_VERSION,
+                    Self::KIND,
+                )?;
                 Ok(Self {
                     metadata,
                     spec,
@@ -197,17 +207,17 @@ macro_rules! karpenter_object {
                     status: self.status.as_ref(),
                     extra: &self.extra,
                 };
-                envelope.write(serializer, Self::KIND)
+                envelope.write(serializer, Self::API_VERSION, Self::KIND)
             }
         }
 
         /// A cluster-scoped `karpenter.sh/v1` resource, so that a Kubernetes
         /// client (kube's `Api`) can list, watch and write it.
         impl k8s_openapi::Resource for $object {
-            const API_VERSION: &'static str = $crate::api::object::API_VERSION;
+            const API_VERSION: &'static str = concat!("karpenter.sh/", $version);
             const GROUP: &'static str = $crate::api::object::GROUP;
             const KIND: &'static str = $kind;
-            const VERSION: &'static str = $crate::api::object::VERSION;
+            const VERSION: &'static str = $version;
             const URL_PATH_SEGMENT: &'static str = $plural;
             type Scope = k8s_openapi::ClusterResourceScope;
         }

@@ -205,3 +205,36 @@ pub(super) fn full_nodeclaim() -> Value {
         }
     })
 }
+
+/// A NodeOverlay with every field, a status, and fields this version does
+/// not know.
+pub(super) fn full_nodeoverlay() -> Value {
+    json!({
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "gpu-discount", "generation": 2, "labels": {"team": "ml"}},
+        "spec": {
+            "requirements": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g-4", "g-8"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]},
+                {"key": "example.com/generation", "operator": "Gte", "values": ["3"]},
+                {"key": "example.com/legacy", "operator": "DoesNotExist"},
+            ],
+            "priceAdjustment": "-12.5%",
+            "capacity": {"smarter-devices/fuse": 2, "example.com/nic": "4"},
+            "weight": 40,
+            "futureField": {"nested": [1, 2]},
+        },
+        "status": {
+            "conditions": [{
+                "type": "ValidationSucceeded",
+                "status": "True",
+                "reason": "ValidationSucceeded",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+                "observedGeneration": 2,
+            }],
+        },
+        "extraTopLevel": true,
+    })
+}

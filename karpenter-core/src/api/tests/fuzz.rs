@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 use super::fixtures;
-use crate::api::{NodeClaim, NodePool};
+use crate::api::{NodeClaim, NodeOverlay, NodePool};
 
 /// Arbitrary JSON, biased toward the strings these types care about.
 fn json_value() -> impl Strategy<Value = Value> {
@@ -89,6 +89,11 @@ proptest! {
     #[test]
     fn mutated_nodepools_never_panic(value in mutated(fixtures::full_nodepool())) {
         check::<NodePool>(value)?;
+    }
+
+    #[test]
+    fn mutated_nodeoverlays_never_panic(value in mutated(fixtures::full_nodeoverlay())) {
+        check::<NodeOverlay>(value)?;
     }
 
     #[test]

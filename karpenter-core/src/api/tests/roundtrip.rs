@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use super::fixtures;
 use crate::api::{
-    ConsolidationPolicy, DisruptionReason, NillableDuration, NodeClaim, NodePool, condition_types,
+    ConsolidationPolicy, DisruptionReason, NillableDuration, NodeClaim, NodeOverlay, NodePool,
+    condition_types,
 };
 
 /// Reads `input` as `T` and asserts that writing it back gives `input`.
@@ -373,4 +374,37 @@ fn malformed_envelopes_are_rejected_or_tolerated() {
     let text = r#"{"kind": "NodePool", "kind": "NodePool", "spec": {"template": {"spec": {}}}}"#;
     let err = serde_json::from_str::<NodePool>(text).expect_err("duplicate");
     assert!(err.to_string().contains("duplicate field `kind`"), "{err}");
+}
+
+#[test]
+fn full_nodeoverlay_round_trips() {
+    let overlay: NodeOverlay = assert_round_trip(&fixtures::full_nodeoverlay());
+    assert_eq!(overlay.name(), Some("gpu-discount"));
+    assert_eq!(overlay.spec.requirements().len(), 4);
+    assert_eq!(overlay.spec.requirements()[3].values(), [] as [String; 0]);
+    assert_eq!(overlay.spec.price_adjustment.as_deref(), Some("-12.5%"));
+    assert_eq!(overlay.spec.effective_weight(), 40);
+    let capacity = overlay.spec.capacity.as_ref().expect("capacity");
+    assert_eq!(
+        capacity.get("smarter-devices/fuse").map(|q| q.0.as_str()),
+        Some("2")
+    );
+    assert!(overlay.spec.extra.contains_key("futureField"));
+    assert!(
+        overlay
+            .condition("ValidationSucceeded")
+            .is_some_and(|c| c.is_true())
+    );
+    // Its apiVersion is v1alpha1; v1 is another object.
+    let mut v1 = fixtures::full_nodeoverlay();
+    v1["apiVersion"] = json!("karpenter.sh/v1");
+    let error = serde_json::from_value::<NodeOverlay>(v1)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("karpenter.sh/v1alpha1"), "{error}");
+    // A minimal one, as hand-written, writes back as read (with its kind).
+    let minimal = json!({"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
+        "metadata": {"name": "m"}, "spec": {"requirements": []}});
+    let overlay: NodeOverlay = assert_round_trip(&minimal);
+    assert_eq!(overlay.spec.effective_weight(), 0);
 }

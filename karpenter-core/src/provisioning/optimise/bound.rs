@@ -54,9 +54,45 @@ struct Group {
 type GroupKey = (Vec<(usize, u64)>, Vec<u8>);
 
 /// Every instance type of the snapshot's pools, by name, with its allocatable.
+///
+/// Pools may see one name with different shapes (a NodeOverlay adding
+/// capacity in one pool, a provider whose node classes change allocatable):
+/// each shape is its own entry, so no pool's type is judged by another's.
 struct Catalog<'s> {
     types: Vec<&'s InstanceType>,
-    by_name: BTreeMap<&'s str, usize>,
+    by_name: BTreeMap<&'s str, Vec<usize>>,
+}
+
+impl<'s> Catalog<'s> {
+    /// Every distinct type (by name and shape) of the snapshot's pools.
+    fn of(snapshot: &'s Snapshot) -> Catalog<'s> {
+        let mut catalog = Catalog {
+            types: Vec::new(),
+            by_name: BTreeMap::new(),
+        };
+        for types in snapshot.instance_types.values() {
+            for t in types.iter() {
+                if catalog.find(t).is_none() {
+                    let at = catalog.types.len();
+                    catalog.by_name.entry(t.name.as_str()).or_default().push(at);
+                    catalog.types.push(t);
+                }
+            }
+        }
+        catalog
+    }
+
+    /// The entry of `t`: its name and its shape.
+    fn find(&self, t: &InstanceType) -> Option<usize> {
+        self.by_name
+            .get(t.name.as_str())?
+            .iter()
+            .copied()
+            .find(|&at| {
+                let known = self.types[at];
+                known.capacity == t.capacity && known.overhead == t.overhead
+            })
+    }
 }
 
 /// The resources the bound counts, in units that keep the LP well scaled:
@@ -109,18 +145,7 @@ fn pool_requirements(pool: &NodePool) -> Option<Requirements> {
 /// `None` when the LP cannot be solved (the bound is then unknown, not 0).
 /// A pod no instance type can hold makes every plan invalid: it is left out.
 pub fn lower_bound(snapshot: &Snapshot, pods: &[&PodInfo]) -> Option<f64> {
-    let mut catalog = Catalog {
-        types: Vec::new(),
-        by_name: BTreeMap::new(),
-    };
-    for types in snapshot.instance_types.values() {
-        for t in types.iter() {
-            if !catalog.by_name.contains_key(t.name.as_str()) {
-                catalog.by_name.insert(t.name.as_str(), catalog.types.len());
-                catalog.types.push(t);
-            }
-        }
-    }
+    let catalog = Catalog::of(snapshot);
     // The resources in play: cpu, memory, pods, and whatever else is asked.
     let mut resources: Vec<String> = vec!["cpu".into(), "memory".into(), "pods".into()];
     let requests: Vec<ResourceList> = pods
@@ -290,7 +315,9 @@ fn candidate_prices(
             let Some(offering) = t.cheapest_offering(&wanted) else {
                 continue;
             };
-            let index = catalog.by_name[t.name.as_str()];
+            let Some(index) = catalog.find(t) else {
+                continue;
+            };
             let entry = prices.entry(index).or_insert(offering.price);
             *entry = entry.min(offering.price);
         }

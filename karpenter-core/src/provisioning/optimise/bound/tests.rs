@@ -42,6 +42,28 @@ fn the_bound_equals_a_known_optimum() {
 }
 
 #[test]
+fn one_name_with_two_shapes_in_two_pools_is_two_types() {
+    // Pool `z`'s `m-4` has 8 cpu (as a NodeOverlay or a node class may make
+    // it): eight one-cpu pods fit one such node, so the bound is one node,
+    // not the two that pool `default`'s 4-cpu `m-4` would need.
+    let pods = (0..8)
+        .map(|i| pod(&format!("p{i}"), "1", "100Mi"))
+        .collect();
+    let mut snapshot = snapshot(vec![instance_type("m-4", 4, 16, 1.0)], pods);
+    let mut z = snapshot.node_pools[0].clone();
+    z.metadata.name = Some("z".into());
+    snapshot.node_pools.push(z);
+    snapshot = snapshot.with_instance_types("z", vec![instance_type("m-4", 8, 16, 1.0)]);
+    assert!(
+        (bound_of(&snapshot) - 1.0).abs() < 1e-9,
+        "{}",
+        bound_of(&snapshot)
+    );
+    // Upstream's packing takes `z` first (equal weights, name descending).
+    assert!((schedule(&snapshot).total_price_per_hour - 1.0).abs() < 1e-9);
+}
+
+#[test]
 fn a_label_of_the_types_that_no_pool_mentions_leaves_the_bound_alone() {
     // Eight one-cpu pods on 4-cpu nodes at 1/h: two nodes, whether or not
     // the types carry a family label the pool does not speak of.
