@@ -125,6 +125,9 @@ impl ResourceType {
             Self::new("karpenter.sh", "v1", "NodeClaim", "nodeclaims")
                 .with_status(Drop)
                 .custom(),
+            Self::new("karpenter.sh", "v1alpha1", "NodeOverlay", "nodeoverlays")
+                .with_status(Drop)
+                .custom(),
             Self::new(
                 "karpenter.azure.com",
                 "v1beta1",

@@ -21,7 +21,7 @@ use thiserror::Error;
 pub use crate::pods::PodKey;
 use crate::pods::{PodFields, PodInfo};
 
-use crate::api::{NodeClaim, NodePool};
+use crate::api::{NodeClaim, NodeOverlay, NodePool};
 use crate::scheduling::WellKnownLabels;
 use crate::snapshot::{Snapshot, join_nodes};
 
@@ -103,6 +103,12 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// The StorageClasses: an unbound claim's class says where its volume
     /// may be made (`allowedTopologies`) and when (`volumeBindingMode`).
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError>;
+    /// The NodeOverlays (`karpenter.sh/v1alpha1`), which the driver reads
+    /// only with the `NodeOverlay` feature gate on. A cluster that does not
+    /// serve them has none: the default.
+    async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {
+        Ok(Vec::new())
+    }
 
     /// Creates a NodeClaim; [`ClusterError::AlreadyExists`] when its name is
     /// taken.

@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use karpenter_core::api::{Condition, NodeClaim, NodePool, condition_types};
+use karpenter_core::api::{Condition, NodeClaim, NodeOverlay, NodePool, condition_types};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
 use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
@@ -44,6 +44,8 @@ struct Objects {
     persistent_volume_claims: BTreeMap<String, PersistentVolumeClaim>,
     /// StorageClasses by name.
     storage_classes: BTreeMap<String, StorageClass>,
+    /// NodeOverlays by name.
+    node_overlays: BTreeMap<String, NodeOverlay>,
 }
 
 /// A [`Cluster`] held in memory, which also plays the parts of Kubernetes the
@@ -97,6 +99,12 @@ impl InMemoryCluster {
     pub fn apply_node_pool(&self, pool: NodePool) {
         let name = pool.metadata.name.clone().unwrap_or_default();
         self.lock().node_pools.insert(name, pool);
+    }
+
+    /// Adds or replaces a NodeOverlay (read with the `NodeOverlay` gate on).
+    pub fn apply_node_overlay(&self, overlay: NodeOverlay) {
+        let name = overlay.metadata.name.clone().unwrap_or_default();
+        self.lock().node_overlays.insert(name, overlay);
     }
 
     /// Adds or replaces a pod (pending unless it names a node).
@@ -388,6 +396,10 @@ fn not_found(kind: &'static str, name: &str) -> ClusterError {
 impl Cluster for InMemoryCluster {
     async fn node_pools(&self) -> Result<Vec<NodePool>, ClusterError> {
         Ok(self.lock().node_pools.values().cloned().collect())
+    }
+
+    async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {
+        Ok(self.lock().node_overlays.values().cloned().collect())
     }
 
     async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {

@@ -395,6 +395,60 @@ async fn without_the_node_repair_gate_unhealthy_nodes_stay() {
 }
 
 #[tokio::test]
+async fn consolidation_weighs_overlaid_prices_with_the_node_overlay_gate() {
+    /// The instance types of the nodes once an overlay has made the one the
+    /// pod settled on ten times dearer.
+    async fn after_overlay(gates: FeatureGates) -> Vec<String> {
+        let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+        let options = DriverOptions::default().with_feature_gates(gates);
+        let mut world = World::new(provider, options);
+        world.add_pool(pool("default", "10", serde_json::json!([])));
+        world.add_pods([pending_pod("web-0", Shape::Plain, "1", "1Gi")]);
+        world
+            .run_until(20, |w| w.pending() == 0 && w.settled())
+            .await;
+        assert_eq!(
+            instance_types(&world),
+            ["fake-it-2"],
+            "the cheapest that fits"
+        );
+        let overlay = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "dear-2"},
+            "spec": {
+                "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["fake-it-2"]}],
+                "priceAdjustment": "+900%",
+            },
+        }))
+        .expect("an overlay");
+        world.cluster.apply_node_overlay(overlay);
+        // A minute of reconciles: time for a replace-then-delete.
+        for _ in 0..60 {
+            world.step().await;
+        }
+        assert!(world.settled());
+        instance_types(&world)
+    }
+    fn instance_types(world: &World) -> Vec<String> {
+        world
+            .cluster
+            .node_list()
+            .iter()
+            .filter_map(|n| {
+                let labels = n.metadata.labels.as_ref()?;
+                labels.get("node.kubernetes.io/instance-type").cloned()
+            })
+            .collect()
+    }
+    // Upstream's default: the gate is off, the overlay is not read, and the
+    // node stays.
+    assert_eq!(after_overlay(FeatureGates::UPSTREAM).await, ["fake-it-2"]);
+    // With it, the node costs 10 times its list price: consolidation
+    // replaces it with the next size, cheaper at the overlaid prices.
+    let on = FeatureGates::UPSTREAM.with(FeatureGate::NodeOverlay, true);
+    assert_eq!(after_overlay(on).await, ["fake-it-3"]);
+}
+
+#[tokio::test]
 async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
     use karpenter_fake::{Call, Recording};
     let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));

@@ -7,11 +7,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_apiserver::{ApiServer, Fault};
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{NodeClaim, NodeOverlay};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, TERMINATION_FINALIZER};
 use karpenter_fake::conformance::run_cluster;
-use karpenter_kube::{FIELD_MANAGER, KubeCluster};
+use karpenter_kube::{FIELD_MANAGER, KubeCluster, KubeClusterOptions};
 use serde_json::json;
 
 const SYNC: Duration = Duration::from_secs(10);
@@ -102,6 +102,45 @@ async fn reads_come_from_the_watches_after_the_first_list() {
     server.put(&node("node-c")).expect("put");
     eventually("the new node is read", async || {
         cluster.nodes().await.expect("nodes").len() == 3
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_overlays_are_watched_only_when_asked() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let overlay = |name: &str| -> NodeOverlay {
+        serde_json::from_value(json!({
+            "apiVersion": "karpenter.sh/v1alpha1",
+            "kind": "NodeOverlay",
+            "metadata": {"name": name},
+            "spec": {"requirements": [], "priceAdjustment": "-10%"},
+        }))
+        .expect("an overlay")
+    };
+    server.put(&overlay("discount")).expect("put");
+    // By default none are read (their CRD is optional).
+    let plain = synced(&server).await;
+    assert!(plain.node_overlays().await.expect("overlays").is_empty());
+    let options = KubeClusterOptions::default().with_node_overlays(true);
+    let watching = KubeCluster::with_options(client(&server), options);
+    watching
+        .wait_until_synced(SYNC)
+        .await
+        .expect("the watches sync");
+    let names = |overlays: Vec<NodeOverlay>| -> Vec<String> {
+        overlays
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect()
+    };
+    assert_eq!(
+        names(watching.node_overlays().await.expect("overlays")),
+        ["discount"]
+    );
+    server.put(&overlay("another")).expect("put");
+    eventually("the new overlay is read", async || {
+        watching.node_overlays().await.expect("overlays").len() == 2
     })
     .await;
 }

@@ -105,7 +105,15 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
     }
     let metrics = free_port();
     let health = free_port();
-    let controller = world.start(&["--metrics-addr", &metrics, "--health-addr", &health]);
+    // With NodeOverlay on, the controller watches NodeOverlays too (none here).
+    let controller = world.start(&[
+        "--metrics-addr",
+        &metrics,
+        "--health-addr",
+        &health,
+        "--feature-gates",
+        "NodeOverlay=true",
+    ]);
 
     // Provisioning: every pod runs on nodes the controller launched.
     world

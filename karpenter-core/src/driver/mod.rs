@@ -74,7 +74,7 @@ use crate::cloudprovider::{
 use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::DisruptionOptions;
 use crate::error::Error;
-use crate::features::FeatureGates;
+use crate::features::{FeatureGate, FeatureGates};
 use crate::provisioning::Packing;
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::snapshot::Snapshot;
@@ -305,6 +305,14 @@ impl Driver {
             };
             self.unavailable.apply(&mut types, now);
             snapshot.instance_types.insert(name, types.into());
+        }
+        if self.options.feature_gates.is_on(FeatureGate::NodeOverlay) {
+            let overlays = self.cluster.node_overlays().await?;
+            for outcome in crate::overlay::apply(&mut snapshot, &overlays) {
+                if !outcome.verdict.is_applied() {
+                    tracing::warn!(overlay = %outcome.name, "NodeOverlay {}", outcome.verdict);
+                }
+            }
         }
         Ok(snapshot)
     }

@@ -28,7 +28,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
-use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, TERMINATION_FINALIZER};
 use karpenter_core::snapshot::PodInfo;
@@ -60,6 +60,10 @@ pub struct KubeClusterOptions {
     /// Where the Kubernetes Events go (default: nowhere; the controller
     /// passes a recorder).
     pub events: EventRecorder,
+    /// Whether to watch NodeOverlays (`karpenter.sh/v1alpha1`), which the
+    /// driver reads with the `NodeOverlay` feature gate on; their CRD must
+    /// then be installed. Default: off, and the cluster has none.
+    pub node_overlays: bool,
 }
 
 impl Default for KubeClusterOptions {
@@ -68,6 +72,7 @@ impl Default for KubeClusterOptions {
             field_manager: FIELD_MANAGER.to_owned(),
             read_your_writes: Duration::from_secs(30),
             events: EventRecorder::disabled(),
+            node_overlays: false,
         }
     }
 }
@@ -76,6 +81,12 @@ impl KubeClusterOptions {
     /// These options with writes under `manager`.
     pub fn with_field_manager(mut self, manager: impl Into<String>) -> Self {
         self.field_manager = manager.into();
+        self
+    }
+
+    /// These options watching NodeOverlays, or not.
+    pub fn with_node_overlays(mut self, watch: bool) -> Self {
+        self.node_overlays = watch;
         self
     }
 
@@ -160,7 +171,8 @@ impl KubeCluster {
 
     /// A cluster over `client`; starts its watches.
     pub fn with_options(client: Client, options: KubeClusterOptions) -> Self {
-        let (stores, reflectors) = Stores::watch(&client, &watcher::Config::default());
+        let (stores, reflectors) =
+            Stores::watch(&client, &watcher::Config::default(), options.node_overlays);
         let synced = Arc::new(AtomicBool::new(false));
         let (tell, synced_changes) = watch::channel(false);
         {
@@ -357,6 +369,14 @@ impl Cluster for KubeCluster {
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError> {
         self.ready()?;
         Ok(owned(self.inner.stores.storage_classes.state()))
+    }
+
+    async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {
+        self.ready()?;
+        let overlays = self.inner.stores.node_overlays.as_ref();
+        Ok(overlays
+            .map(|store| owned(store.state()))
+            .unwrap_or_default())
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {

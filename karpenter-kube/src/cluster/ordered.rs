@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
 use kube::Resource;
 use kube::runtime::watcher::Event;
@@ -41,6 +41,7 @@ cached_kinds!(
     Node,
     NodeClaim,
     NodePool,
+    NodeOverlay,
     Pod,
     DaemonSet,
     PodDisruptionBudget,

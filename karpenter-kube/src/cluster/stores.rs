@@ -9,7 +9,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
-use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
 use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -39,6 +39,8 @@ pub(crate) struct Stores {
     pub(crate) persistent_volumes: Ordered<PersistentVolume>,
     pub(crate) persistent_volume_claims: Ordered<PersistentVolumeClaim>,
     pub(crate) storage_classes: Ordered<StorageClass>,
+    /// Watched only when asked (their CRD is optional).
+    pub(crate) node_overlays: Option<Ordered<NodeOverlay>>,
 }
 
 /// The reflectors' tasks: aborted when the last handle goes, so dropping
@@ -55,8 +57,13 @@ impl Drop for Reflectors {
 }
 
 impl Stores {
-    /// Starts a reflector per kind on the current tokio runtime.
-    pub(crate) fn watch(client: &Client, config: &watcher::Config) -> (Stores, Reflectors) {
+    /// Starts a reflector per kind on the current tokio runtime (for
+    /// NodeOverlays only when `node_overlays`).
+    pub(crate) fn watch(
+        client: &Client,
+        config: &watcher::Config,
+        node_overlays: bool,
+    ) -> (Stores, Reflectors) {
         let mut tasks = Vec::new();
         let mut spawner = Spawner {
             client,
@@ -73,6 +80,7 @@ impl Stores {
             persistent_volumes: spawner.all("PersistentVolume"),
             persistent_volume_claims: spawner.all("PersistentVolumeClaim"),
             storage_classes: spawner.all("StorageClass"),
+            node_overlays: node_overlays.then(|| spawner.all("NodeOverlay")),
         };
         (stores, Reflectors(tasks))
     }
@@ -90,7 +98,11 @@ impl Stores {
         self.pod_disruption_budgets.wait_until_ready().await?;
         self.persistent_volumes.wait_until_ready().await?;
         self.persistent_volume_claims.wait_until_ready().await?;
-        self.storage_classes.wait_until_ready().await
+        self.storage_classes.wait_until_ready().await?;
+        if let Some(overlays) = &self.node_overlays {
+            overlays.wait_until_ready().await?;
+        }
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::cluster::Cluster;
 use karpenter_core::disruption::{CommandReason, DisruptionOptions, plan_with};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking, Step};
+use karpenter_core::features::FeatureGate;
 use karpenter_core::provisioning::{ProvisioningOptions, is_pending, schedule_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
@@ -106,7 +107,8 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
     };
     let options = KubeClusterOptions::default()
         .with_field_manager(args.field_manager.clone())
-        .with_events(events.clone());
+        .with_events(events.clone())
+        .with_node_overlays(args.feature_gates.is_on(FeatureGate::NodeOverlay));
     let cluster = KubeCluster::with_options(client.clone(), options);
     let provider = provider(&args, &cluster).await?;
 
