@@ -78,6 +78,11 @@ struct Expect {
     #[serde(default)]
     claims: Vec<ClaimCheck>,
     total_price_per_hour: Option<f64>,
+    /// Static NodePools: how many claims each launches (exactly).
+    #[serde(default)]
+    static_launches: BTreeMap<String, usize>,
+    /// The NodeClaims static NodePools remove, in order (exactly).
+    static_removals: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,6 +176,8 @@ impl Expect {
             && self.pods_per_zone.is_none()
             && self.max_skew.is_none()
             && self.total_price_per_hour.is_none()
+            && self.static_launches.is_empty()
+            && self.static_removals.is_none()
     }
 }
 
@@ -196,6 +203,8 @@ struct Scenario {
     /// Labels of every NodeClaim, by name.
     node_claims: BTreeMap<String, BTreeMap<String, String>>,
     node_pools: BTreeSet<String>,
+    /// The NodePools with `spec.replicas`, whose claims hold no pods.
+    static_pools: BTreeSet<String>,
     instance_types: BTreeSet<String>,
 }
 
@@ -263,6 +272,7 @@ fn load(path: &Path) -> Result<Scenario, String> {
     let mut nodes = BTreeMap::new();
     let mut node_claims = BTreeMap::new();
     let mut node_pools = BTreeSet::new();
+    let mut static_pools = BTreeSet::new();
     let mut instance_types = BTreeSet::new();
     for doc in docs {
         let name = str_at(&doc, &["metadata", "name"])
@@ -288,6 +298,9 @@ fn load(path: &Path) -> Result<Scenario, String> {
                 node_claims.insert(name, labels_at(&doc, &["metadata", "labels"]));
             }
             "NodePool" => {
+                if doc.pointer("/spec/replicas").is_some() {
+                    static_pools.insert(name.clone());
+                }
                 node_pools.insert(name);
             }
             "InstanceType" => {
@@ -312,6 +325,7 @@ fn load(path: &Path) -> Result<Scenario, String> {
         nodes,
         node_claims,
         node_pools,
+        static_pools,
         instance_types,
     })
 }
@@ -345,6 +359,13 @@ fn validate(scenario: &Scenario) -> Vec<String> {
         if !scenario.pods.contains_key(pod) {
             problems.push(format!(
                 "expect.{key}: no pod {pod} in the file (write namespace/name)"
+            ));
+        }
+    }
+    for pool in expect.static_launches.keys() {
+        if !scenario.static_pools.contains(pool) {
+            problems.push(format!(
+                "expect.staticLaunches: no static NodePool {pool} (one with spec.replicas) in the file"
             ));
         }
     }
@@ -487,6 +508,8 @@ struct Claim {
 
 struct Plan {
     claims: Vec<Claim>,
+    /// The NodeClaims static NodePools remove.
+    static_removals: Vec<String>,
     placement: BTreeMap<String, Place>,
     unschedulable: BTreeMap<String, String>,
     total_price: Option<f64>,
@@ -505,7 +528,7 @@ fn strings(value: Option<&Value>) -> Vec<String> {
 }
 
 /// Reads the output; inconsistencies (a pod placed twice, ...) are failures too.
-fn read_plan(output: &Value, failures: &mut Vec<String>) -> Plan {
+fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec<String>) -> Plan {
     let mut placement = BTreeMap::new();
     let mut place = |pod: String, at: Place, failures: &mut Vec<String>| {
         if let Some(before) = placement.insert(pod.clone(), at.clone()) {
@@ -517,7 +540,11 @@ fn read_plan(output: &Value, failures: &mut Vec<String>) -> Plan {
         Some(items) => {
             for (i, item) in items.iter().enumerate() {
                 let pods = strings(item.get("pods"));
-                if pods.is_empty() {
+                let pool = item
+                    .get("nodePool")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if pods.is_empty() && !static_pools.contains(pool) {
                     failures.push(format!("output: new claim #{i} holds no pods"));
                 }
                 for pod in pods {
@@ -571,8 +598,20 @@ fn read_plan(output: &Value, failures: &mut Vec<String>) -> Plan {
         unschedulable.insert(pod.to_string(), reason.to_string());
     }
     let total_price = output.get("totalPricePerHour").and_then(Value::as_f64);
+    let static_removals = output
+        .get("staticRemovals")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            r.get("nodeClaim")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
     Plan {
         claims,
+        static_removals,
         placement,
         unschedulable,
         total_price,
@@ -694,6 +733,22 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
         && plan.claims.len() != want
     {
         f.push(format!("newClaims: want {want}, got {}", plan.claims.len()));
+    }
+    for (pool, want) in &expect.static_launches {
+        let got = (plan.claims.iter())
+            .filter(|c| c.node_pool.as_deref() == Some(pool.as_str()))
+            .count();
+        if got != *want {
+            f.push(format!("staticLaunches: {pool}: want {want}, got {got}"));
+        }
+    }
+    if let Some(want) = &expect.static_removals
+        && *want != plan.static_removals
+    {
+        f.push(format!(
+            "staticRemovals: want {want:?}, got {:?}",
+            plan.static_removals
+        ));
     }
     for pod in &expect.scheduled {
         if !plan.placement.contains_key(pod) {
@@ -1024,7 +1079,7 @@ fn provisioning_matches_upstream_behaviour() {
             Ok(v) => v,
             Err(e) => return vec![format!("{at}: the output is not JSON: {e}")],
         };
-        let plan = read_plan(&output, &mut failures);
+        let plan = read_plan(&output, &scenario.static_pools, &mut failures);
         failures.extend(check(&scenario, &plan));
         if failures.is_empty() {
             return Vec::new();

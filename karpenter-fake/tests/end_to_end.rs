@@ -449,6 +449,46 @@ async fn consolidation_weighs_overlaid_prices_with_the_node_overlay_gate() {
 }
 
 #[tokio::test]
+async fn a_static_pool_is_held_at_its_replicas() {
+    let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+    let gates = FeatureGates::UPSTREAM.with(FeatureGate::StaticCapacity, true);
+    let mut world = World::new(provider, DriverOptions::default().with_feature_gates(gates));
+    let with_replicas = |replicas: i64| {
+        let mut pool = pool("fixed", "10", serde_json::json!([]));
+        pool["spec"]["replicas"] = serde_json::json!(replicas);
+        pool
+    };
+    let nodes = |world: &World| {
+        let list = world.cluster.node_list();
+        list.iter()
+            .filter(|n| {
+                let labels = n.metadata.labels.as_ref();
+                labels
+                    .and_then(|l| l.get("karpenter.sh/nodepool"))
+                    .map(String::as_str)
+                    == Some("fixed")
+            })
+            .count()
+    };
+    // Up: three nodes, with no pod asking for them.
+    world.add_pool(with_replicas(3));
+    world.run_until(20, |w| nodes(w) == 3 && w.settled()).await;
+    assert_eq!(world.claims(), 3);
+    // Down: the surplus goes.
+    world.add_pool(with_replicas(1));
+    world
+        .run_until(40, |w| nodes(w) == 1 && w.claims() == 1)
+        .await;
+    let removed = world.count(|e| matches!(e, Event::StaticClaimRemoved { .. }));
+    assert_eq!(removed, 2);
+    // Held: nothing more happens.
+    for _ in 0..10 {
+        world.step().await;
+    }
+    assert_eq!((nodes(&world), world.claims()), (1, 1));
+}
+
+#[tokio::test]
 async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
     use karpenter_fake::{Call, Recording};
     let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));

@@ -37,6 +37,17 @@ pub fn plan_table(plan: &ProvisioningPlan) -> String {
     for node in &plan.existing_nodes {
         let _ = writeln!(out, "existing node {}: {} pods", node.name, node.pods.len());
     }
+    if !plan.static_removals.is_empty() {
+        let _ = writeln!(out, "\nstatic NodePool claims removed:");
+        for removal in &plan.static_removals {
+            let node = removal.node.as_deref().unwrap_or("no node yet");
+            let _ = writeln!(
+                out,
+                "  {} ({}, {node}): {}",
+                removal.node_claim, removal.node_pool, removal.reason
+            );
+        }
+    }
     if !plan.unschedulable.is_empty() {
         let _ = writeln!(out, "\nunschedulable pods:");
         for pod in &plan.unschedulable {

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::candidates::{Candidate, node_price};
-use super::pods::{is_reschedulable, reschedule_disruption_cost};
 use crate::api::ConsolidationPolicy;
+use crate::pods::{is_reschedulable, reschedule_disruption_cost};
 use crate::provisioning::bound_node;
 use crate::snapshot::Snapshot;
 

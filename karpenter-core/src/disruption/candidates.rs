@@ -55,14 +55,14 @@ use rayon::prelude::*;
 use super::allowances::{Standing, standing};
 use super::drift::{DriftReason, drift_with};
 use super::plan::Blocked;
-use super::pods::{
-    PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
-    is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
-};
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
 use crate::hash::HashMap;
+use crate::pods::{
+    PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
+    is_reschedulable, lifetime_remaining, reschedule_disruption_cost,
+};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_INSTANCE_TYPE_STABLE,
     LABEL_TOPOLOGY_ZONE,

@@ -65,7 +65,6 @@ mod methods;
 mod options;
 mod plan;
 mod planner;
-mod pods;
 mod repair;
 mod simulate;
 mod unconsolidatable;
@@ -95,7 +94,7 @@ const _: () = {
     send_and_sync::<allowances::Allowances<'static>>();
     send_and_sync::<balanced::Balanced>();
     send_and_sync::<balanced::PoolTotals>();
-    send_and_sync::<pods::Pdbs<'static>>();
-    send_and_sync::<pods::PodBlock>();
+    send_and_sync::<crate::pods::Pdbs<'static>>();
+    send_and_sync::<crate::pods::PodBlock>();
     send_and_sync::<drift::DriftReason>();
 };

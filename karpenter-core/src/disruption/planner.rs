@@ -24,10 +24,10 @@ use super::methods::single_node::{Refusal, SingleNode};
 use super::methods::{Method, Pass, Seed};
 use super::options::DisruptionOptions;
 use super::plan::{Blocked, Command, DisruptionPlan};
-use super::pods::Pdbs;
 use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
 use super::unconsolidatable::Unconsolidatable;
+use crate::pods::Pdbs;
 use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 

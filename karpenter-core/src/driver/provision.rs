@@ -20,6 +20,7 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
+use crate::features::FeatureGate;
 use crate::hash::HashMap;
 use crate::provisioning::{
     PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
@@ -108,8 +109,11 @@ fn plan_round(
 ) -> (Snapshot, usize, Option<ProvisioningPlan>) {
     let (planned, held) = with_nominations_read(&snapshot);
     // The pods to plan: the pending ones, and those leaving the nodes on
-    // their way out (a command's candidates, tainted, among them).
-    let any = has_pods_to_plan(&planned, Some(now));
+    // their way out (a command's candidates, tainted, among them); and the
+    // static pools to hold at their replicas.
+    let any = has_pods_to_plan(&planned, Some(now))
+        || (options.feature_gates.is_on(FeatureGate::StaticCapacity)
+            && planned.node_pools.iter().any(|p| p.spec.is_static()));
     let plan = any.then(|| schedule_with(&planned, options));
     drop(planned);
     (snapshot, held, plan)
@@ -178,8 +182,20 @@ pub(super) async fn run(
         if nominated > 0 {
             report.push(Event::PodsNominated { count: nominated });
         }
+        for removal in &plan.static_removals {
+            driver
+                .cluster
+                .delete_node_claim(&removal.node_claim)
+                .await?;
+            report.push(Event::StaticClaimRemoved {
+                claim: removal.node_claim.clone(),
+                pool: removal.node_pool.clone(),
+                reason: removal.reason.clone(),
+            });
+        }
         if plan.node_claims.is_empty() {
-            return Ok((nominated == 0 && !waiting).then_some(snapshot));
+            let quiet = nominated == 0 && plan.static_removals.is_empty() && !waiting;
+            return Ok(quiet.then_some(snapshot));
         }
         let pods = pods_by_key(&snapshot.pods);
         let mut claims = driver.cluster.node_claims().await?;

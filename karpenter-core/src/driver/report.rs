@@ -134,6 +134,16 @@ pub enum Event {
         /// Why.
         why: String,
     },
+    /// A static NodePool had more claims than its replicas: this one is being
+    /// deleted.
+    StaticClaimRemoved {
+        /// The claim's name.
+        claim: String,
+        /// Its NodePool.
+        pool: String,
+        /// Why this one (not launched yet, empty, the cheapest to disrupt).
+        reason: String,
+    },
     /// A claim's instance was terminated and the claim removed.
     Terminated {
         /// The claim's name.
@@ -200,6 +210,11 @@ impl fmt::Display for Event {
             Self::CandidatesDeleted { id } => write!(f, "command {id}: deleting its candidates"),
             Self::CommandCompleted { id } => write!(f, "command {id} completed"),
             Self::CommandAborted { id, why } => write!(f, "command {id} aborted: {why}"),
+            Self::StaticClaimRemoved {
+                claim,
+                pool,
+                reason,
+            } => write!(f, "deleting {claim} of static pool {pool} ({reason})"),
             Self::Terminated { claim } => write!(f, "{claim} terminated"),
             Self::InstanceGone { claim } => write!(f, "{claim}'s instance is gone"),
             Self::OrphanDeleted { provider_id } => {

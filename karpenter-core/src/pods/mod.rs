@@ -8,6 +8,7 @@
 //! for the pods of nodes being deleted), so the answers live below both and
 //! each planner re-exports the ones its callers use.
 
+mod cost;
 mod info;
 mod key;
 mod pdbs;
@@ -15,6 +16,9 @@ mod protection;
 #[cfg(test)]
 pub(crate) mod test_pods;
 
+pub(crate) use cost::{
+    PER_NODE_BASE_DISRUPTION_COST, disruption_cost, lifetime_remaining, reschedule_disruption_cost,
+};
 pub use info::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;

@@ -37,6 +37,7 @@ mod options;
 mod plan;
 mod pods;
 mod scheduler;
+mod static_pools;
 #[cfg(test)]
 mod test_support;
 pub(crate) mod topology;
@@ -49,7 +50,7 @@ pub use optimise::bound::lower_bound;
 pub use options::{Packing, ProvisioningOptions};
 pub use plan::{
     ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
-    RequirementOutput, Unschedulable,
+    RequirementOutput, StaticRemoval, Unschedulable,
 };
 pub(crate) use plan::{read_requirements, round_price};
 pub use pods::dra::{DRA_UNSUPPORTED, has_dra_requirements};
@@ -65,6 +66,7 @@ pub use crate::pods::{PodKey, PodKeyError, bound_node, is_daemon_pod, is_termina
 
 use k8s_openapi::jiff::Timestamp;
 
+use crate::features::FeatureGate;
 use crate::snapshot::Snapshot;
 use scheduler::solve::Scheduler;
 
@@ -92,12 +94,23 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     // No work for nothing: with no pod to place, the plan is empty whatever
     // the cluster, and reading every node into a destination would only say so
     // slowly (this is what a controller asks most often).
-    if !has_pods_to_plan(snapshot, options.now) {
-        return ProvisioningPlan::default();
+    let mut plan = if has_pods_to_plan(snapshot, options.now) {
+        let mut scheduler = Scheduler::new(snapshot, options.now);
+        scheduler.packing = options.packing;
+        solve(scheduler)
+    } else {
+        ProvisioningPlan::default()
+    };
+    if options.feature_gates.is_on(FeatureGate::StaticCapacity) {
+        let changes = static_pools::static_changes(snapshot, options.now);
+        for claim in changes.launches {
+            plan.total_price_per_hour += claim.launch.as_ref().map_or(0.0, |l| l.price);
+            plan.node_claims.push(claim);
+        }
+        plan.total_price_per_hour = round_price(plan.total_price_per_hour);
+        plan.static_removals = changes.removals;
     }
-    let mut scheduler = Scheduler::new(snapshot, options.now);
-    scheduler.packing = options.packing;
-    solve(scheduler)
+    plan
 }
 
 /// Whether the snapshot has any pod for provisioning to place at `now`, the

@@ -35,6 +35,27 @@ pub struct ProvisioningPlan {
     /// A proven lower bound on the price of any valid plan, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lower_bound_per_hour: Option<f64>,
+    /// NodeClaims deleted to bring static NodePools down to their replica
+    /// counts (with the `StaticCapacity` gate; written only when there are
+    /// some). The claims launched to bring them up are in `node_claims`,
+    /// with no pods.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub static_removals: Vec<StaticRemoval>,
+}
+
+/// A NodeClaim a static NodePool removes: it has more than its replicas.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaticRemoval {
+    /// The NodePool.
+    pub node_pool: String,
+    /// The NodeClaim deleted.
+    pub node_claim: String,
+    /// Its Node, once it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Why this one: not launched yet, empty, or the cheapest to disrupt.
+    pub reason: String,
 }
 
 /// A NodeClaim to launch.

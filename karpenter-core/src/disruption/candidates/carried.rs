@@ -24,8 +24,8 @@ use rayon::prelude::*;
 use super::super::allowances::{Standing, Totals};
 use super::super::drift::DriftReason;
 use super::super::plan::Blocked;
-use super::super::pods::PodBlock;
 use crate::hash::HashMap;
+use crate::pods::PodBlock;
 use crate::pods::{PodInfo, bound_node, pod_key};
 use crate::snapshot::Snapshot;
 

@@ -27,8 +27,8 @@ use super::balanced::Balanced;
 use super::candidates::Candidate;
 use super::options::DisruptionOptions;
 use super::plan::Command;
-use super::pods::Pdbs;
 use super::simulate::{Simulation, Simulator};
+use crate::pods::Pdbs;
 use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 

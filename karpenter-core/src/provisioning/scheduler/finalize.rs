@@ -152,6 +152,28 @@ pub(crate) fn listed<'t>(
     (view, chosen)
 }
 
+/// A claim of `template` alone, as a static NodePool launches one: no pods,
+/// no daemon overhead, and the template's requirements as its NodeClaim
+/// carries them (upstream writes a static claim with no instance-type or
+/// capacity-type requirement of its own, and the cloud launches what they
+/// allow); its instance types and launch listed as any claim's. `None` when
+/// the pool has nothing to launch.
+pub(crate) fn template_claim(template: &Template<'_>, rank: LaunchRank) -> Option<PlannedClaim> {
+    let claim = NewClaim::new(0, template, template.option_set.clone(), 0);
+    let mut planned = finalize(template, &claim, rank).ok()?;
+    planned.launch.as_ref()?;
+    let mut requirements = template.requirements.clone();
+    for key in [NODE_REGISTERED_LABEL_KEY, NODE_INITIALIZED_LABEL_KEY] {
+        requirements.remove(key);
+    }
+    planned.requirements = requirements
+        .to_selector_requirements()
+        .into_iter()
+        .map(Into::into)
+        .collect();
+    Some(planned)
+}
+
 /// One claim's final form, or why its pods cannot have it (minValues no longer met
 /// once the list is cut).
 fn finalize(

@@ -14,6 +14,10 @@ impl Checker<'_> {
     pub(super) fn check_limits(&self, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
         let mut planned: BTreeMap<&str, (usize, ResourceList)> = BTreeMap::new();
         for claim in &plan.node_claims {
+            // A static pool answers to its `nodes` limit alone (statics.rs).
+            if super::statics::is_static(self.pool(&claim.node_pool)) {
+                continue;
+            }
             let Some(launch) = &claim.launch else {
                 continue;
             };

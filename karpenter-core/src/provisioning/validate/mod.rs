@@ -16,6 +16,7 @@ mod limits;
 mod pods;
 mod pools;
 mod ports;
+mod statics;
 mod topology;
 mod violation;
 
@@ -170,8 +171,12 @@ pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> 
     let mut out = Vec::new();
     let placed = checker.check_accounting(plan, &mut out);
     for (index, claim) in plan.node_claims.iter().enumerate() {
-        checker.check_claim(index, claim, &mut out);
+        // A static pool's claims are its template alone: checked apart.
+        if !statics::is_static(checker.pool(&claim.node_pool)) {
+            checker.check_claim(index, claim, &mut out);
+        }
     }
+    checker.check_static(plan, &mut out);
     checker.check_existing(plan, &mut out);
     checker.check_host_ports(plan, &placed, &mut out);
     let moved = checker.moved(plan);

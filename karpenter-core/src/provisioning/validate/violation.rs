@@ -80,6 +80,14 @@ pub enum Rule {
     NodePoolLimits,
     /// `totalPricePerHour` is not the sum of the launch prices.
     TotalPrice,
+    /// A static NodePool's claim holds pods, or is not the cheapest launch
+    /// its template allows.
+    StaticClaim,
+    /// A removal names no active claim of its static NodePool, or one twice.
+    StaticRemoval,
+    /// A static NodePool is not brought to its replicas (within its `nodes`
+    /// limit) by the claims launched and removed.
+    StaticReplicas,
 }
 
 impl fmt::Display for Rule {
@@ -113,6 +121,9 @@ impl fmt::Display for Rule {
             Rule::TopologySpread => "topology spread skew beyond maxSkew",
             Rule::NodePoolLimits => "nodepool limits exceeded",
             Rule::TotalPrice => "total price differs from the sum of launch prices",
+            Rule::StaticClaim => "bad static NodePool claim",
+            Rule::StaticRemoval => "bad static NodePool removal",
+            Rule::StaticReplicas => "static NodePool not held at its replicas",
         })
     }
 }

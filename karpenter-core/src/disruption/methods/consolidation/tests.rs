@@ -15,7 +15,7 @@ use crate::disruption::DisruptionOptions;
 use crate::disruption::allowances::Allowances;
 use crate::disruption::candidates::candidates;
 use crate::disruption::methods::Seed;
-use crate::disruption::pods::Pdbs;
+use crate::pods::Pdbs;
 use crate::provisioning::Carried;
 use crate::resources::ResourceList;
 use crate::snapshot::{ClusterNode, Snapshot};

@@ -1,25 +1,22 @@
-//! What a pod on a candidate node means for disruption, as upstream Karpenter
-//! reads it: whether the pod keeps its node from being disrupted now (the
-//! `karpenter.sh/do-not-disrupt` annotation here, PodDisruptionBudgets in
-//! [`Pdbs`]), whether it needs a new home when the node goes, and what
-//! evicting it costs.
+//! What moving pods costs, as upstream Karpenter weighs it: each pod's
+//! eviction cost, a node's rescheduling cost, and the share of its lifetime
+//! it has left. Disruption ranks candidates by them, and a static NodePool
+//! picks the nodes it removes by them.
 
 use std::time::Duration;
 
-use crate::pods::PodFields;
-
-pub(super) use crate::pods::{Pdbs, PodBlock, do_not_disrupt, is_reschedulable};
+use super::{PodFields, is_reschedulable};
 
 /// The annotation by which a workload ranks its pods for deletion (an int32
 /// for Kubernetes' ReplicaSet controller); Karpenter reads it into
 /// [`eviction_cost`].
-pub(super) const POD_DELETION_COST_ANNOTATION_KEY: &str =
+pub(crate) const POD_DELETION_COST_ANNOTATION_KEY: &str =
     "controller.kubernetes.io/pod-deletion-cost";
 
 /// What draining a node costs before any pod is counted (cordoning, API calls,
 /// waiting for a replacement): the floor of [`reschedule_disruption_cost`], and
 /// the cost of an empty node.
-pub(super) const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
+pub(crate) const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
 
 /// What evicting the pod costs (upstream `EvictionCost`): 1.0, plus its
 /// `controller.kubernetes.io/pod-deletion-cost` over 2^27, plus its priority
@@ -30,7 +27,7 @@ pub(super) const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
 /// Upstream reads the deletion cost as a float (Go's `strconv.ParseFloat`), so
 /// `"1.5"` or `"1e3"` count; a value that is not a number, or that overflows,
 /// is ignored.
-pub(super) fn eviction_cost(pod: &(impl PodFields + ?Sized)) -> f64 {
+pub(crate) fn eviction_cost(pod: &(impl PodFields + ?Sized)) -> f64 {
     let mut cost = 1.0;
     let deletion_cost = pod
         .metadata()
@@ -81,7 +78,7 @@ fn parse_deletion_cost(text: &str) -> Option<f64> {
 /// 0 as its age reaches `expire_after`. It scales a node's disruption cost
 /// down as expiry nears. A zero `expire_after` gives 0 (upstream divides by
 /// zero there).
-pub(super) fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) -> f64 {
+pub(crate) fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) -> f64 {
     let Some(lifetime) = expire_after else {
         return 1.0;
     };
@@ -99,7 +96,7 @@ pub(super) fn lifetime_remaining(age: Duration, expire_after: Option<Duration>) 
 /// no pod there costs anything to move.
 ///
 /// `pods` may be all of the node's pods; the others are skipped here.
-pub(super) fn reschedule_disruption_cost<'p, P: PodFields + 'p>(
+pub(crate) fn reschedule_disruption_cost<'p, P: PodFields + 'p>(
     pods: impl IntoIterator<Item = &'p P>,
 ) -> f64 {
     pods.into_iter()
@@ -112,7 +109,7 @@ pub(super) fn reschedule_disruption_cost<'p, P: PodFields + 'p>(
 /// times `LifetimeRemaining`): the [`eviction_cost`] of every pod on the node,
 /// reschedulable or not and negative costs included, scaled by the
 /// [`lifetime_remaining`] of the node.
-pub(super) fn disruption_cost<'p, P: PodFields + 'p>(
+pub(crate) fn disruption_cost<'p, P: PodFields + 'p>(
     pods: impl IntoIterator<Item = &'p P>,
     lifetime_remaining: f64,
 ) -> f64 {
@@ -250,9 +247,12 @@ mod tests {
         }))
         .expect("a PodDisruptionBudget");
         let pdbs = [pdb];
-        let pdbs = Pdbs::new(&pdbs);
+        let pdbs = crate::pods::Pdbs::new(&pdbs);
 
-        assert_eq!(do_not_disrupt(&pod, Timestamp::UNIX_EPOCH), None);
+        assert_eq!(
+            crate::pods::do_not_disrupt(&pod, Timestamp::UNIX_EPOCH),
+            None
+        );
         assert_eq!(
             pdbs.blocks(&pod).map(|block| block.to_string()).as_deref(),
             Some(
