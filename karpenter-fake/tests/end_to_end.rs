@@ -449,10 +449,11 @@ async fn consolidation_weighs_overlaid_prices_with_the_node_overlay_gate() {
 }
 
 #[tokio::test]
-async fn a_static_pool_is_held_at_its_replicas() {
+async fn a_static_pool_is_held_at_its_replicas_and_its_drift_replaced() {
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let gates = FeatureGates::UPSTREAM.with(FeatureGate::StaticCapacity, true);
-    let mut world = World::new(provider, DriverOptions::default().with_feature_gates(gates));
+    let options = DriverOptions::default().with_feature_gates(gates);
+    let mut world = World::new(provider.clone(), options);
     let with_replicas = |replicas: i64| {
         let mut pool = pool("fixed", "10", serde_json::json!([]));
         pool["spec"]["replicas"] = serde_json::json!(replicas);
@@ -486,6 +487,21 @@ async fn a_static_pool_is_held_at_its_replicas() {
         world.step().await;
     }
     assert_eq!((nodes(&world), world.claims()), (1, 1));
+    // Drift: the node is replaced one for one.
+    let drifted = provider_ids(&world);
+    for id in &drifted {
+        provider.set_drifted(id, "ImageDrift");
+    }
+    world
+        .run_until(60, |w| {
+            w.settled() && nodes(w) == 1 && provider_ids(w).iter().all(|id| !drifted.contains(id))
+        })
+        .await;
+    assert_eq!(world.claims(), 1);
+    let drift = world.count(|e| {
+        matches!(e, Event::CommandStarted { reason, .. } if *reason == karpenter_core::disruption::CommandReason::Drifted)
+    });
+    assert_eq!(drift, 1, "one static drift command");
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
 use super::methods::multi_node::MultiNode;
 use super::methods::single_node::{Refusal, SingleNode};
+use super::methods::static_drift::StaticDrift;
 use super::methods::{Method, Pass, Seed};
 use super::options::DisruptionOptions;
 use super::plan::{Blocked, Command, DisruptionPlan};
@@ -246,11 +247,11 @@ fn next_command(
     })
 }
 
-/// The first command of the graceful methods, in order (emptiness, drift,
+/// The first command of the graceful methods, in order (emptiness, static drift, drift,
 /// multi-node and single-node consolidation), with the candidates
 /// single-node consolidation evaluated and refused pushed to `refused`.
 fn graceful_command(pass: &Pass<'_, '_>, refused: &mut Vec<Refusal>) -> Option<Command> {
-    let methods: [&dyn Method; 3] = [&Emptiness, &Drift, &MultiNode];
+    let methods: [&dyn Method; 4] = [&Emptiness, &StaticDrift, &Drift, &MultiNode];
     methods
         .iter()
         .find_map(|m| m.next_command(pass))

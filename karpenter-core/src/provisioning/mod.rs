@@ -60,6 +60,7 @@ pub(crate) use scheduler::carried::Carried;
 pub(crate) use scheduler::existing::is_destination;
 pub(crate) use scheduler::prepared::Prepared;
 pub(crate) use scheduler::solve::Fence;
+pub(crate) use static_pools::{StaticCounts, static_claim};
 pub use validate::{Rule, Subject, Violation, validate};
 
 pub use crate::pods::{PodKey, PodKeyError, bound_node, is_daemon_pod, is_terminal, pod_key};

@@ -52,6 +52,46 @@ struct Counts<'s> {
     taken: usize,
 }
 
+/// How many claims a static pool has in each state, as upstream's
+/// `NodePoolState` counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StaticCounts {
+    /// Neither being deleted nor taken by a command.
+    pub active: i64,
+    /// Being deleted.
+    pub deleting: i64,
+    /// Taken by a disruption command (pending disruption).
+    pub taken: i64,
+}
+
+impl StaticCounts {
+    /// The counts of the pool named `pool` in `snapshot`.
+    pub(crate) fn of(snapshot: &Snapshot, pool: &str) -> StaticCounts {
+        let counts = counts(snapshot, pool);
+        StaticCounts {
+            active: counts.active.len() as i64,
+            deleting: counts.deleting as i64,
+            taken: counts.taken as i64,
+        }
+    }
+
+    /// How many more claims `pool`'s `nodes` limit leaves room for (every
+    /// claim counts against it); `i64::MAX` without a limit.
+    pub(crate) fn room(&self, pool: &NodePool) -> i64 {
+        node_limit(pool).map_or(i64::MAX, |limit| {
+            limit - self.active - self.deleting - self.taken
+        })
+    }
+}
+
+/// One claim of the static pool's template, as it launches them (and static
+/// drift replaces a node with): `None` when the pool can launch nothing.
+pub(crate) fn static_claim(snapshot: &Snapshot, pool: &NodePool) -> Option<PlannedClaim> {
+    let types = snapshot.instance_types.get(pool.name()?)?;
+    let template = Template::new(pool, types, &[], &snapshot.well_known_labels).ok()?;
+    template_claim(&template, snapshot.launch_rank)
+}
+
 /// What holding every static pool of `snapshot` at its replicas takes at
 /// `now` (`None`: every duration-valued do-not-disrupt still holds, and every
 /// node has its whole lifetime left).
@@ -78,9 +118,7 @@ pub(crate) fn static_changes(snapshot: &Snapshot, now: Option<Timestamp>) -> Sta
                 .condition(condition_types::READY)
                 .is_none_or(|c| c.is_true());
             let wanted = replicas - active;
-            let room = node_limit(pool).map_or(i64::MAX, |limit| {
-                limit - active - (counts.deleting + counts.taken) as i64
-            });
+            let room = StaticCounts::of(snapshot, name).room(pool);
             let count = wanted.min(room).max(0);
             if ready && count > 0 {
                 changes.launches.extend(launches(snapshot, pool, count));
@@ -91,7 +129,7 @@ pub(crate) fn static_changes(snapshot: &Snapshot, now: Option<Timestamp>) -> Sta
 }
 
 /// The pool's `nodes` limit, if it has one.
-fn node_limit(pool: &NodePool) -> Option<i64> {
+pub(crate) fn node_limit(pool: &NodePool) -> Option<i64> {
     let quantity = pool.spec.limits.as_ref()?.get("nodes")?;
     let milli = crate::resources::milli_value(quantity).ok()?;
     Some(milli / 1000)
@@ -121,18 +159,8 @@ fn counts<'s>(snapshot: &'s Snapshot, pool: &str) -> Counts<'s> {
 
 /// `count` claims of the pool's template, if it can launch any.
 fn launches(snapshot: &Snapshot, pool: &NodePool, count: i64) -> Vec<PlannedClaim> {
-    let name = pool.name().unwrap_or_default();
-    let Some(types) = snapshot.instance_types.get(name) else {
-        return Vec::new();
-    };
-    let Ok(template) = Template::new(pool, types, &[], &snapshot.well_known_labels) else {
-        return Vec::new();
-    };
-    let Some(claim) = template_claim(&template, snapshot.launch_rank) else {
-        return Vec::new();
-    };
     let count = usize::try_from(count).unwrap_or(0);
-    vec![claim; count]
+    static_claim(snapshot, pool).map_or_else(Vec::new, |claim| vec![claim; count])
 }
 
 /// Which `surplus` of the pool's active claims go, and why.

@@ -1,9 +1,9 @@
 //! The disruption methods, one file each, behind one trait, tried in
 //! upstream's order (`pkg/controllers/disruption/controller.go`): emptiness,
-//! drift, multi-node consolidation, single-node consolidation. Each pass takes
+//! static drift, drift, multi-node consolidation, single-node consolidation. Each pass takes
 //! the first command a method finds; the plan repeats passes until none does.
 //!
-//! The methods: [`emptiness`], [`drift`], [`multi_node`] and [`single_node`]
+//! The methods: [`emptiness`], [`static_drift`], [`drift`], [`multi_node`] and [`single_node`]
 //! consolidation, with the decision the consolidations share in
 //! [`consolidation`] and the opt-in replacement of several nodes by several
 //! in [`m_to_n`].
@@ -15,6 +15,7 @@ pub(super) mod m_to_n;
 pub(super) mod multi_node;
 mod prices;
 pub(super) mod single_node;
+pub(super) mod static_drift;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, BinaryHeap};

@@ -9,6 +9,7 @@ use super::violation::{Rule, Subject, Violation};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::OfferingFilter;
 use crate::provisioning::plan::{PlannedClaim, ProvisioningPlan, read_requirements};
+use crate::provisioning::static_pools::node_limit;
 use crate::snapshot::ClusterNode;
 
 /// How far a launch price may be from the catalog's.
@@ -188,10 +189,4 @@ fn claim_name(node: &ClusterNode) -> &str {
         .as_ref()
         .and_then(|c| c.metadata.name.as_deref())
         .unwrap_or_else(|| node.name())
-}
-
-/// The pool's `nodes` limit, if it has one.
-fn node_limit(pool: &NodePool) -> Option<i64> {
-    let quantity = pool.spec.limits.as_ref()?.get("nodes")?;
-    Some(crate::resources::milli_value(quantity).ok()? / 1000)
 }
