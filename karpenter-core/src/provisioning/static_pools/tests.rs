@@ -229,3 +229,15 @@ fn daemon(mut pod: Pod) -> Pod {
     }]);
     pod
 }
+
+#[test]
+fn a_static_pool_no_type_suits_launches_nothing() {
+    let mut snapshot = snapshot(2, None, vec![]);
+    let mut pool = NodePoolBuilder::new("fixed")
+        .requirement("node.kubernetes.io/instance-type", "In", ["huge"])
+        .build();
+    pool.spec.replicas = Some(2);
+    snapshot.node_pools = vec![pool];
+    let plan = plan(&snapshot);
+    assert!(plan.node_claims.is_empty());
+}

@@ -9,7 +9,7 @@ use super::violation::{Rule, Subject, Violation};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::OfferingFilter;
 use crate::provisioning::plan::{PlannedClaim, ProvisioningPlan, read_requirements};
-use crate::provisioning::static_pools::node_limit;
+use crate::provisioning::static_pools::{node_limit, static_claim};
 use crate::snapshot::ClusterNode;
 
 /// How far a launch price may be from the catalog's.
@@ -169,8 +169,9 @@ impl Checker<'_> {
         } else {
             ((replicas - active).min(room).max(0), 0)
         };
-        // A pool with nothing to launch (no type, no offering) launches none.
-        let launches_ok = launched == launches || (launched == 0 && self.catalog(name).is_empty());
+        // A pool whose template allows no available offering launches none.
+        let launches_ok =
+            launched == launches || (launched == 0 && static_claim(self.snapshot, pool).is_none());
         if !launches_ok || removed != removals {
             out.push(Violation {
                 rule: Rule::StaticReplicas,
