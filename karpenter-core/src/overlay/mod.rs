@@ -149,13 +149,17 @@ pub fn apply(snapshot: &mut Snapshot, overlays: &[NodeOverlay]) -> Vec<OverlayOu
             .cmp(&a.spec.effective_weight())
             .then_with(|| b.metadata.name.cmp(&a.metadata.name))
     });
-    let mut store = Store::new(snapshot);
-    for (at, fields) in &checked {
-        let overlay = &overlays[*at];
-        outcomes[*at] = Some(store.add(name_of(overlay), overlay.spec.effective_weight(), fields));
-    }
-    for (pool, types) in store.into_changed_types() {
-        snapshot.instance_types.insert(pool, Arc::from(types));
+    // No valid overlay: nothing to match (a controller asks every round).
+    if !checked.is_empty() {
+        let mut store = Store::new(snapshot);
+        for (at, fields) in &checked {
+            let overlay = &overlays[*at];
+            let verdict = store.add(name_of(overlay), overlay.spec.effective_weight(), fields);
+            outcomes[*at] = Some(verdict);
+        }
+        for (pool, types) in store.into_changed_types() {
+            snapshot.instance_types.insert(pool, Arc::from(types));
+        }
     }
     overlays
         .iter()

@@ -24,9 +24,10 @@ pub(super) struct Store<'s> {
 struct Pool<'s> {
     name: &'s str,
     types: &'s [InstanceType],
-    /// `karpenter.sh/nodepool` and the template labels, which upstream adds
-    /// to every type's requirements when matching an overlay.
-    base: Requirements,
+    /// Each type's requirements with `karpenter.sh/nodepool` and the
+    /// template labels, as upstream matches them against an overlay's:
+    /// built once, read by every overlay.
+    matched: Vec<Requirements>,
     /// By index in `types`.
     updates: BTreeMap<usize, TypeUpdate>,
 }
@@ -73,10 +74,17 @@ impl<'s> Store<'s> {
                     .flat_map(|metadata| metadata.labels.iter().flatten());
                 let mut base = Requirements::from_labels(labels);
                 base.add(Requirement::in_values(NODE_POOL_LABEL_KEY, [name]));
+                let matched = (types.iter())
+                    .map(|t| {
+                        let mut own = base.clone();
+                        own.add_all(&t.requirements);
+                        own
+                    })
+                    .collect();
                 Some(Pool {
                     name,
                     types,
-                    base,
+                    matched,
                     updates: BTreeMap::new(),
                 })
             })
@@ -167,9 +175,7 @@ impl<'s> Store<'s> {
         let mut selected = Vec::new();
         for (at, pool) in self.pools.iter().enumerate() {
             for (ty, instance_type) in pool.types.iter().enumerate() {
-                let mut own = pool.base.clone();
-                own.add_all(&instance_type.requirements);
-                if !own.is_compatible(requirements, &strict) {
+                if !pool.matched[ty].is_compatible(requirements, &strict) {
                     continue;
                 }
                 let offerings: Vec<usize> = (instance_type.offerings.iter().enumerate())

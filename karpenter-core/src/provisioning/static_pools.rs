@@ -34,7 +34,7 @@ use super::plan::{PlannedClaim, StaticRemoval};
 use super::scheduler::finalize::template_claim;
 use crate::api::{NodePool, condition_types};
 use crate::pods::{PodFields, disruption_cost, do_not_disrupt, is_daemon_pod, lifetime_remaining};
-use crate::snapshot::{ClusterNode, PodInfo, Snapshot};
+use crate::snapshot::{ClusterNode, NODES_RESOURCE, PodInfo, Snapshot};
 
 /// What holding the static pools at their replicas takes.
 #[derive(Debug, Default)]
@@ -52,6 +52,17 @@ struct Counts<'s> {
     taken: usize,
 }
 
+impl Counts<'_> {
+    /// How many there are in each state.
+    fn totals(&self) -> StaticCounts {
+        StaticCounts {
+            active: self.active.len() as i64,
+            deleting: self.deleting as i64,
+            taken: self.taken as i64,
+        }
+    }
+}
+
 /// How many claims a static pool has in each state, as upstream's
 /// `NodePoolState` counts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,12 +78,7 @@ pub(crate) struct StaticCounts {
 impl StaticCounts {
     /// The counts of the pool named `pool` in `snapshot`.
     pub(crate) fn of(snapshot: &Snapshot, pool: &str) -> StaticCounts {
-        let counts = counts(snapshot, pool);
-        StaticCounts {
-            active: counts.active.len() as i64,
-            deleting: counts.deleting as i64,
-            taken: counts.taken as i64,
-        }
+        counts(snapshot, pool).totals()
     }
 
     /// How many more claims `pool`'s `nodes` limit leaves room for (every
@@ -107,18 +113,19 @@ pub(crate) fn static_changes(snapshot: &Snapshot, now: Option<Timestamp>) -> Sta
         let name = pool.name().unwrap_or_default();
         let replicas = pool.spec.replicas.unwrap_or(0).max(0);
         let counts = counts(snapshot, name);
-        let active = counts.active.len() as i64;
+        let totals = counts.totals();
+        let active = totals.active;
         if active > replicas {
             let surplus = usize::try_from(active - replicas).unwrap_or(usize::MAX);
             changes
                 .removals
                 .extend(removals(snapshot, name, &counts.active, surplus, now));
-        } else if active + (counts.taken as i64) < replicas {
+        } else if active + totals.taken < replicas {
             let ready = pool
                 .condition(condition_types::READY)
                 .is_none_or(|c| c.is_true());
             let wanted = replicas - active;
-            let room = StaticCounts::of(snapshot, name).room(pool);
+            let room = totals.room(pool);
             let count = wanted.min(room).max(0);
             if ready && count > 0 {
                 changes.launches.extend(launches(snapshot, pool, count));
@@ -130,7 +137,7 @@ pub(crate) fn static_changes(snapshot: &Snapshot, now: Option<Timestamp>) -> Sta
 
 /// The pool's `nodes` limit, if it has one.
 pub(crate) fn node_limit(pool: &NodePool) -> Option<i64> {
-    let quantity = pool.spec.limits.as_ref()?.get("nodes")?;
+    let quantity = pool.spec.limits.as_ref()?.get(NODES_RESOURCE)?;
     let milli = crate::resources::milli_value(quantity).ok()?;
     Some(milli / 1000)
 }
@@ -222,7 +229,8 @@ fn removals(
     chosen
 }
 
-fn claim_name(node: &ClusterNode) -> &str {
+/// The name of the node's NodeClaim (its own name without one).
+pub(crate) fn claim_name(node: &ClusterNode) -> &str {
     node.node_claim
         .as_ref()
         .and_then(|c| c.metadata.name.as_deref())

@@ -2,15 +2,14 @@
 //! their template allows) and their counts (held at `replicas` within the
 //! `nodes` limit, the surplus removed from their active claims).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::index::Checker;
 use super::violation::{Rule, Subject, Violation};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::OfferingFilter;
 use crate::provisioning::plan::{PlannedClaim, ProvisioningPlan, read_requirements};
-use crate::provisioning::static_pools::{node_limit, static_claim};
-use crate::snapshot::ClusterNode;
+use crate::provisioning::static_pools::{claim_name, node_limit, static_claim};
 
 /// How far a launch price may be from the catalog's.
 const PRICE_TOLERANCE: f64 = 1e-9;
@@ -28,6 +27,17 @@ impl Checker<'_> {
                 self.check_static_claim(index, claim, out);
             }
         }
+        // Each static pool's active claims, by name, read once.
+        let mut active: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for node in &self.snapshot.nodes {
+            let pool = node.node_pool().filter(|p| is_static(self.pool(p)));
+            if let Some(pool) = pool
+                && node.node_claim.is_some()
+                && !node.is_marked_for_deletion()
+            {
+                active.entry(pool).or_default().insert(claim_name(node));
+            }
+        }
         let mut removed = BTreeSet::new();
         for removal in &plan.static_removals {
             let mut flag = |detail: String| {
@@ -40,8 +50,8 @@ impl Checker<'_> {
             if !removed.insert(removal.node_claim.as_str()) {
                 flag("removed twice".to_string());
             }
-            let active = self.active(&removal.node_pool);
-            if !active.iter().any(|n| claim_name(n) == removal.node_claim) {
+            let of_pool = active.get(removal.node_pool.as_str());
+            if !of_pool.is_some_and(|names| names.contains(removal.node_claim.as_str())) {
                 flag(format!(
                     "not an active claim of static NodePool {}",
                     removal.node_pool
@@ -114,39 +124,21 @@ impl Checker<'_> {
         }
     }
 
-    /// The pool's claims neither being deleted nor taken by a command.
-    fn active(&self, pool: &str) -> Vec<&ClusterNode> {
-        self.snapshot
-            .nodes
-            .iter()
-            .filter(|n| n.node_claim.is_some() && n.node_pool() == Some(pool))
-            .filter(|n| !n.is_marked_for_deletion())
-            .collect()
-    }
-
     fn check_replicas(&self, pool: &NodePool, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
         let name = pool.name().unwrap_or_default();
         let replicas = pool.spec.replicas.unwrap_or(0).max(0);
-        let claims = self
-            .snapshot
-            .nodes
-            .iter()
+        // Active, and on their way out: deleting, or taken by a command.
+        let (mut active, mut others, mut taken) = (0i64, 0i64, 0i64);
+        let claims = (self.snapshot.nodes.iter())
             .filter(|n| n.node_claim.is_some() && n.node_pool() == Some(name));
-        let (mut active, mut others) = (0i64, 0i64);
         for node in claims {
-            if node.is_marked_for_deletion() {
-                others += 1;
-            } else {
+            if !node.is_marked_for_deletion() {
                 active += 1;
+            } else {
+                others += 1;
+                taken += i64::from(!node.is_deleting());
             }
         }
-        let taken = self
-            .snapshot
-            .nodes
-            .iter()
-            .filter(|n| n.node_claim.is_some() && n.node_pool() == Some(name))
-            .filter(|n| n.is_marked_for_deletion() && !n.is_deleting())
-            .count() as i64;
         let launched = plan
             .node_claims
             .iter()
@@ -183,11 +175,4 @@ impl Checker<'_> {
             });
         }
     }
-}
-
-fn claim_name(node: &ClusterNode) -> &str {
-    node.node_claim
-        .as_ref()
-        .and_then(|c| c.metadata.name.as_deref())
-        .unwrap_or_else(|| node.name())
 }
