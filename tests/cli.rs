@@ -730,6 +730,39 @@ fn feature_gates_read_as_upstream_writes_them() {
 }
 
 #[test]
+fn the_min_values_policy_is_upstreams_option() {
+    let file = format!(
+        "{}/tests/scenarios/min-values-policy/best-effort-instance-types.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["provision", "-f", &file, "-o", "json"];
+        args.extend_from_slice(extra);
+        let output = sim(&args);
+        assert_status(&output, 0);
+        stdout(&output)
+    };
+    // Strict is the default.
+    let strict = plan(&[]);
+    assert_eq!(plan(&["--min-values-policy", "Strict"]), strict);
+    assert!(!strict.contains("minValuesRelaxed"));
+    let relaxed = plan(&["--min-values-policy", "BestEffort"]);
+    assert!(relaxed.contains("\"minValuesRelaxed\": true"), "{relaxed}");
+    // Spelt as upstream spells it, or bad input naming the flag and both values.
+    for bad in ["besteffort", "Lax", ""] {
+        for command in ["provision", "disrupt"] {
+            let output = sim(&[command, "-f", &file, "--min-values-policy", bad]);
+            assert_status(&output, 2);
+            assert_no_panic(&output);
+            assert_contains(
+                &stderr(&output),
+                &["--min-values-policy", "Strict", "BestEffort"],
+            );
+        }
+    }
+}
+
+#[test]
 fn a_static_node_pool_is_read_only_with_the_static_capacity_gate() {
     let mut input = std::fs::read_to_string(provision_basic()).unwrap();
     input.push_str("\n---\n");

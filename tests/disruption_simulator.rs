@@ -168,3 +168,68 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
     );
     assert!(reference.all_moved(), "{:?}", reference.stranded);
 }
+
+/// Under `--min-values-policy BestEffort` the simulator reads its pools as
+/// the reference does: a pool whose `minValues` no claim can meet is kept,
+/// its claims relaxed, so the pods of a removed node find new capacity that
+/// the Strict policy would refuse them.
+#[test]
+fn a_best_effort_simulator_relaxes_min_values_as_the_reference() {
+    use karpenter::core::api::NodeSelectorRequirementWithMinValues;
+    use karpenter::core::provisioning::MinValuesPolicy;
+    let mut snapshot = running_cluster(12, 240, 4);
+    // The pool's five largest types and one the provider no longer has: six
+    // asked for, five to be had.
+    let mut largest: Vec<String> = snapshot
+        .instance_types
+        .values()
+        .next()
+        .map(|types| types.iter().rev().take(5).map(|t| t.name.clone()).collect())
+        .unwrap_or_default();
+    largest.push("retired".to_string());
+    for pool in &mut snapshot.node_pools {
+        pool.spec
+            .template
+            .spec
+            .requirements
+            .get_or_insert_with(Vec::new)
+            .push(NodeSelectorRequirementWithMinValues {
+                key: "node.kubernetes.io/instance-type".into(),
+                operator: "In".into(),
+                values: Some(largest.clone()),
+                min_values: Some(6),
+                ..Default::default()
+            });
+    }
+    let best_effort =
+        SimulationOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
+    // Built Strict, then told BestEffort: the set-up is read again.
+    let simulator = Simulator::new(&snapshot, now()).with_options(best_effort);
+    let mut relaxed_somewhere = false;
+    // Each node alone, and ever longer prefixes (which need new nodes).
+    let all = names(&snapshot);
+    let removals = all
+        .iter()
+        .map(|n| vec![*n])
+        .chain((2..=all.len()).map(|k| all[..k].to_vec()));
+    for removed in removals {
+        let removed: BTreeSet<&str> = removed.into_iter().collect();
+        let fast = simulator.simulate(&removed, &BTreeSet::new());
+        let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now(), best_effort);
+        assert_eq!(fast, reference, "removing {removed:?}");
+        let strict = simulate(
+            &snapshot,
+            &removed,
+            &BTreeSet::new(),
+            now(),
+            SimulationOptions::default(),
+        );
+        assert!(strict.plan.node_claims.is_empty());
+        relaxed_somewhere |= reference
+            .plan
+            .node_claims
+            .iter()
+            .any(|c| c.min_values_relaxed);
+    }
+    assert!(relaxed_somewhere, "no removal needed a new node");
+}

@@ -119,6 +119,8 @@ struct ClaimCheck {
     launch: Option<LaunchCheck>,
     #[serde(default)]
     requirements_include: Vec<RequirementCheck>,
+    /// Whether the plan says the claim's `minValues` were lowered.
+    min_values_relaxed: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -504,6 +506,7 @@ struct Claim {
     instance_types: Vec<String>,
     requirements: Vec<Value>,
     launch: Value,
+    min_values_relaxed: bool,
 }
 
 struct Plan {
@@ -562,6 +565,10 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
                         .cloned()
                         .unwrap_or_default(),
                     launch: item.get("launch").cloned().unwrap_or(Value::Null),
+                    min_values_relaxed: item
+                        .get("minValuesRelaxed")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 });
             }
         }
@@ -947,6 +954,14 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
                     f.push(format!("{who}: launch.price is {actual:?}, want {price}"));
                 }
             }
+        }
+        if let Some(relaxed) = want.min_values_relaxed
+            && claim.min_values_relaxed != relaxed
+        {
+            f.push(format!(
+                "{who}: minValuesRelaxed is {}, want {relaxed}",
+                claim.min_values_relaxed
+            ));
         }
         for req in &want.requirements_include {
             if !claim

@@ -4,7 +4,8 @@
 //! - 1-3 NodePools: random weights, optional requirements on architecture, zone,
 //!   capacity type, a custom label (`example.com/team`, as a template label or an
 //!   `In` requirement), an optional `NoSchedule`/`PreferNoSchedule` taint, optional
-//!   cpu and node limits;
+//!   cpu and node limits, an optional `minValues` on the instance type (1-8) or
+//!   the zone (1-4), often more than the catalog offers;
 //! - 2-12 instance types (1-64 cpu, 1-256 Gi, 10-110 pods, random overhead, amd64
 //!   or arm64) with 1-6 offerings over 3 zones × spot/on-demand, random prices,
 //!   about one in five unavailable; every pool gets the same catalog;
@@ -57,7 +58,8 @@ use karpenter_core::api::{
 };
 use karpenter_core::cloudprovider::{InstanceType, Offering};
 use karpenter_core::provisioning::{
-    Packing, ProvisioningPlan, Rule, Violation, schedule, schedule_with, validate,
+    MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, Rule, Violation, schedule,
+    schedule_with, validate,
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{Requirement, WellKnownLabels};
@@ -138,6 +140,17 @@ struct PoolSpec {
     taint: Option<&'static str>,
     cpu_limit_cores: Option<i64>,
     node_limit: Option<i64>,
+    /// A `minValues` on a key, often more than the catalog has.
+    min_values: Option<MinValuesSpec>,
+}
+
+/// Where a pool asks for a `minValues`.
+#[derive(Clone, Debug)]
+enum MinValuesSpec {
+    /// `node.kubernetes.io/instance-type Exists` with this `minValues`.
+    InstanceTypes(u32),
+    /// This `minValues` on the zone requirement (`Exists` without one).
+    Zones(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -329,9 +342,26 @@ fn pool_spec() -> impl Strategy<Value = PoolSpec> {
         taint,
         prop::option::weighted(0.25, 4_i64..=256),
         prop::option::weighted(0.25, 1_i64..=6),
+        prop::option::weighted(
+            0.2,
+            prop_oneof![
+                (1_u32..=8).prop_map(MinValuesSpec::InstanceTypes),
+                (1_u32..=4).prop_map(MinValuesSpec::Zones),
+            ],
+        ),
     )
         .prop_map(
-            |(weight, arch, zones, capacity_types, team, taint, cpu_limit_cores, node_limit)| {
+            |(
+                weight,
+                arch,
+                zones,
+                capacity_types,
+                team,
+                taint,
+                cpu_limit_cores,
+                node_limit,
+                min_values,
+            )| {
                 PoolSpec {
                     weight,
                     arch,
@@ -341,6 +371,7 @@ fn pool_spec() -> impl Strategy<Value = PoolSpec> {
                     taint,
                     cpu_limit_cores,
                     node_limit,
+                    min_values,
                 }
             },
         )
@@ -658,12 +689,30 @@ fn node_pool(i: usize, spec: &PoolSpec) -> NodePool {
             [ARCHES[arch]],
         ));
     }
+    let zone_min = match spec.min_values {
+        Some(MinValuesSpec::Zones(min)) => Some(min),
+        _ => None,
+    };
     if let Some(zones) = &spec.zones {
-        requirements.push(NodeSelectorRequirementWithMinValues::new(
-            ZONE,
-            "In",
-            zones.iter().map(|&z| ZONES[z]),
-        ));
+        requirements.push(NodeSelectorRequirementWithMinValues {
+            min_values: zone_min,
+            ..NodeSelectorRequirementWithMinValues::new(ZONE, "In", zones.iter().map(|&z| ZONES[z]))
+        });
+    } else if zone_min.is_some() {
+        requirements.push(NodeSelectorRequirementWithMinValues {
+            key: ZONE.to_string(),
+            operator: "Exists".to_string(),
+            min_values: zone_min,
+            ..NodeSelectorRequirementWithMinValues::default()
+        });
+    }
+    if let Some(MinValuesSpec::InstanceTypes(min)) = spec.min_values {
+        requirements.push(NodeSelectorRequirementWithMinValues {
+            key: "node.kubernetes.io/instance-type".to_string(),
+            operator: "Exists".to_string(),
+            min_values: Some(min),
+            ..NodeSelectorRequirementWithMinValues::default()
+        });
     }
     if let Some(types) = &spec.capacity_types {
         requirements.push(NodeSelectorRequirementWithMinValues::new(
@@ -1143,6 +1192,42 @@ fn report(violations: &[Violation]) -> String {
     lines.join("\n")
 }
 
+/// Plans `snapshot` with `options` and checks what every plan keeps: the
+/// same bytes when planned again, every rule the validator checks, and a
+/// lower bound no higher than its price. Returns the plan and the bound.
+fn checked_plan(
+    snapshot: &Snapshot,
+    options: &ProvisioningOptions,
+) -> Result<(ProvisioningPlan, f64), TestCaseError> {
+    let plan = schedule_with(snapshot, options);
+    let again = schedule_with(snapshot, options);
+    prop_assert_eq!(
+        json(&plan),
+        json(&again),
+        "the same snapshot gave two plans"
+    );
+    let violations = validate(snapshot, &plan);
+    prop_assert!(
+        violations.is_empty(),
+        "the {:?} plan breaks {} rule(s):\n{}\nplan: {}",
+        options,
+        violations.len(),
+        report(&violations),
+        serde_json::to_string_pretty(&plan).unwrap_or_default()
+    );
+    let mut bounded = plan.clone();
+    bounded.add_lower_bound(snapshot);
+    let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
+    prop_assert!(
+        bound <= plan.total_price_per_hour + 1e-9,
+        "bound {} above the plan's {}\nplan: {}",
+        bound,
+        plan.total_price_per_hour,
+        serde_json::to_string(&plan).unwrap_or_default()
+    );
+    Ok((plan, bound))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -1152,29 +1237,9 @@ proptest! {
     #[test]
     fn random_clusters_get_valid_deterministic_plans(cluster in cluster(false)) {
         let snapshot = cluster.snapshot();
-        let plan = schedule(&snapshot);
-        let again = schedule(&snapshot);
-        prop_assert_eq!(json(&plan), json(&again), "the same snapshot gave two plans");
-        let violations = validate(&snapshot, &plan);
-        prop_assert!(
-            violations.is_empty(),
-            "the plan breaks {} rule(s):\n{}\nplan: {}",
-            violations.len(),
-            report(&violations),
-            serde_json::to_string_pretty(&plan).unwrap_or_default()
-        );
-        // The lower bound is never above a valid plan's price, and above 0
-        // when the plan buys anything (every price is positive).
-        let mut bounded = plan.clone();
-        bounded.add_lower_bound(&snapshot);
-        let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
-        prop_assert!(
-            bound <= plan.total_price_per_hour + 1e-9,
-            "bound {} above the plan's {}\nplan: {}",
-            bound,
-            plan.total_price_per_hour,
-            serde_json::to_string(&plan).unwrap_or_default()
-        );
+        let (plan, bound) = checked_plan(&snapshot, &ProvisioningOptions::default())?;
+        // The lower bound is above 0 when the plan buys anything (every
+        // price is positive).
         prop_assert!(
             plan.node_claims.is_empty() || bound > 0.0,
             "a bound of 0 for a plan of {} new claims",
@@ -1187,7 +1252,7 @@ proptest! {
         let mut plain = schedule(&unlabelled_snapshot);
         prop_assert_eq!(json(&plan), json(&plain), "the family labels changed the plan");
         plain.add_lower_bound(&unlabelled_snapshot);
-        prop_assert_eq!(bounded.lower_bound_per_hour, plain.lower_bound_per_hour);
+        prop_assert_eq!(Some(bound), plain.lower_bound_per_hour);
     }
 }
 
@@ -1203,17 +1268,7 @@ proptest! {
     ) {
         let snapshot = cluster.snapshot();
         let upstream = schedule(&snapshot);
-        let plan = schedule_with(&snapshot, &Packing::Cost.into());
-        let again = schedule_with(&snapshot, &Packing::Cost.into());
-        prop_assert_eq!(json(&plan), json(&again), "the same snapshot gave two plans");
-        let violations = validate(&snapshot, &plan);
-        prop_assert!(
-            violations.is_empty(),
-            "the cost plan breaks {} rule(s):\n{}\nplan: {}",
-            violations.len(),
-            report(&violations),
-            serde_json::to_string_pretty(&plan).unwrap_or_default()
-        );
+        let (plan, _) = checked_plan(&snapshot, &Packing::Cost.into())?;
         prop_assert_eq!(&plan.unschedulable, &upstream.unschedulable);
         prop_assert_eq!(&plan.existing_nodes, &upstream.existing_nodes);
         prop_assert!(
@@ -1222,10 +1277,33 @@ proptest! {
             plan.total_price_per_hour,
             upstream.total_price_per_hour
         );
-        let mut bounded = plan.clone();
-        bounded.add_lower_bound(&snapshot);
-        let bound = bounded.lower_bound_per_hour.expect("the bound's LP solves");
-        prop_assert!(bound <= plan.total_price_per_hour + 1e-9, "bound {} above {}", bound, plan.total_price_per_hour);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `--min-values-policy BestEffort`: plans (upstream's and the cost
+    /// mode's) keep every rule the validator checks (each claim's types meet
+    /// the `minValues` it writes, and one lower than its pool's is on a claim
+    /// that says so), are deterministic and stay above the lower bound; no
+    /// Strict claim is relaxed; and a cluster whose pools ask for no
+    /// `minValues` gets the Strict plan, byte for byte.
+    #[test]
+    fn best_effort_plans_are_valid_and_relax_only_min_values(cluster in cluster(false)) {
+        let snapshot = cluster.snapshot();
+        let strict = schedule(&snapshot);
+        prop_assert!(strict.node_claims.iter().all(|c| !c.min_values_relaxed));
+        let best_effort =
+            ProvisioningOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
+        for options in [best_effort.clone(), best_effort.with_packing(Packing::Cost)] {
+            let (plan, _) = checked_plan(&snapshot, &options)?;
+            if options.packing == Packing::Upstream
+                && cluster.pools.iter().all(|p| p.min_values.is_none())
+            {
+                prop_assert_eq!(json(&plan), json(&strict), "BestEffort changed a plan without minValues");
+            }
+        }
     }
 }
 
@@ -1302,6 +1380,25 @@ mod mutations {
                 claim.instance_types.reverse();
                 prop_assert!(has(&validate(&snapshot, &reversed), Rule::InstanceTypeOrder));
             }
+
+            // A claim that says it lowered a minValues it kept.
+            if !plan.node_claims.is_empty() {
+                let mut boasting = plan.clone();
+                boasting.node_claims[0].min_values_relaxed = true;
+                prop_assert!(has(&validate(&snapshot, &boasting), Rule::MinValues));
+            }
+
+            // A minValues lowered without saying so, or raised past the types.
+            let mut quiet = plan.clone();
+            let written = quiet
+                .node_claims
+                .iter_mut()
+                .flat_map(|c| c.requirements.iter_mut())
+                .find_map(|r| r.min_values.as_mut());
+            if let Some(min) = written {
+                *min = if *min > 1 { *min - 1 } else { 1000 };
+                prop_assert!(has(&validate(&snapshot, &quiet), Rule::MinValues));
+            }
         }
     }
 }
@@ -1338,6 +1435,7 @@ fn live_daemon_pods_count_on_new_nodes() {
             taint: None,
             cpu_limit_cores: None,
             node_limit: None,
+            min_values: None,
         }],
         // Only there to run the daemon's live pod; pods do not tolerate it.
         nodes: vec![NodeSpecData {
@@ -1403,6 +1501,7 @@ fn finished_pods_do_not_count_for_spread() {
             taint: None,
             cpu_limit_cores: None,
             node_limit: None,
+            min_values: None,
         }],
         // Tainted, so the pending pods cannot use it: it only holds the finished pod.
         nodes: vec![NodeSpecData {
@@ -1469,6 +1568,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
             taint: None,
             cpu_limit_cores: None,
             node_limit: None,
+            min_values: None,
         }],
         nodes: vec![],
         daemons: vec![DaemonSpec {

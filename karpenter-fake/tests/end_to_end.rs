@@ -505,6 +505,55 @@ async fn a_static_pool_is_held_at_its_replicas_and_its_drift_replaced() {
 }
 
 #[tokio::test]
+async fn best_effort_launches_what_min_values_refuse_and_says_so() {
+    use karpenter_core::provisioning::MinValuesPolicy;
+    // Eight instance types where the pool asks for twenty.
+    let requirements = serde_json::json!([
+        {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 20}
+    ]);
+    let run = |policy: MinValuesPolicy| {
+        let requirements = requirements.clone();
+        async move {
+            let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
+            let options = DriverOptions::default().with_min_values_policy(policy);
+            let mut world = World::new(provider, options);
+            world.add_pool(pool("default", "10", requirements));
+            world.add_pods(
+                (0..3).map(|i| pending_pod(&format!("web-{i}"), Shape::Plain, "1", "1Gi")),
+            );
+            for _ in 0..10 {
+                world.step().await;
+            }
+            world
+        }
+    };
+    // Upstream's default: the pods wait.
+    let strict = run(MinValuesPolicy::Strict).await;
+    assert_eq!((strict.pending(), strict.claims()), (3, 0));
+    // BestEffort: they run, on claims that say their minValues were lowered.
+    let best_effort = run(MinValuesPolicy::BestEffort).await;
+    assert_eq!(best_effort.pending(), 0);
+    let claims = best_effort.cluster.node_claim_list();
+    assert!(!claims.is_empty());
+    for claim in &claims {
+        let annotation = claim
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("karpenter.sh/nodeclaim-min-values-relaxed"));
+        assert_eq!(annotation.map(String::as_str), Some("true"));
+        let lowered = claim
+            .spec
+            .requirements
+            .iter()
+            .flatten()
+            .find(|r| r.key == "node.kubernetes.io/instance-type")
+            .and_then(|r| r.min_values);
+        assert!(lowered.is_some_and(|m| (1..20).contains(&m)), "{lowered:?}");
+    }
+}
+
+#[tokio::test]
 async fn on_a_settled_cluster_reconciling_again_changes_nothing() {
     use karpenter_fake::{Call, Recording};
     let fake = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));

@@ -96,6 +96,11 @@ struct ProvisionArgs {
     /// Add a proven lower bound on the price of any valid plan.
     #[arg(long)]
     bound: bool,
+    /// What a claim does when its instance types cannot meet a requirement's
+    /// minValues (upstream's option): Strict leaves the pod unschedulable,
+    /// BestEffort lowers minValues to what the types meet.
+    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
+    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
 }
 
 #[derive(Args)]
@@ -111,6 +116,10 @@ struct DisruptArgs {
     /// Let consolidation replace several nodes by fewer, cheaper ones.
     #[arg(long = "m-to-n")]
     m_to_n: bool,
+    /// What a replacement does when its instance types cannot meet a
+    /// requirement's minValues: Strict or BestEffort (as provision).
+    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
+    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
     /// Let consolidation replace spot nodes with cheaper spot nodes: the
     /// same as `--feature-gates SpotToSpotConsolidation=true`, whatever
     /// `--feature-gates` says.
@@ -151,6 +160,12 @@ fn check_gates(text: &str) -> Result<String, String> {
     text.parse::<FeatureGates>()
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+fn parse_min_values_policy(
+    text: &str,
+) -> Result<karpenter::core::provisioning::MinValuesPolicy, String> {
+    text.parse()
 }
 
 fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
@@ -218,6 +233,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 karpenter::core::provisioning::Packing::from(args.packing),
             )
             .with_feature_gates(args.common.gates())
+            .with_min_values_policy(args.min_values_policy)
             .at(jiff::Timestamp::now());
             let mut plan = karpenter::core::provisioning::schedule_with(&snapshot, &options);
             timings.record("plan", start.elapsed());
@@ -260,6 +276,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             let options = karpenter::core::disruption::DisruptionOptions::default()
                 .with_feature_gates(gates)
+                .with_min_values_policy(args.min_values_policy)
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());

@@ -6,7 +6,7 @@
 use super::simulate::SimulationOptions;
 use crate::cloudprovider::RepairPolicy;
 use crate::features::{FeatureGate, FeatureGates};
-use crate::provisioning::Packing;
+use crate::provisioning::{MinValuesPolicy, Packing};
 
 /// What a plan may do beyond upstream's defaults: upstream's feature gates,
 /// this engine's own options, and the provider's repair policies.
@@ -29,6 +29,9 @@ pub struct DisruptionOptions {
     /// least price ([`Packing::Cost`], `--packing cost`), for every
     /// command's replacements and M-to-N consolidation's.
     pub packing: Packing,
+    /// What a replacement does with a `minValues` its types cannot meet:
+    /// upstream's `--min-values-policy` (default `Strict`).
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl DisruptionOptions {
@@ -41,6 +44,12 @@ impl DisruptionOptions {
     /// These options with M-to-N consolidation on or off.
     pub fn with_m_to_n(mut self, on: bool) -> Self {
         self.m_to_n = on;
+        self
+    }
+
+    /// These options with `policy` for unmet `minValues`.
+    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
+        self.min_values_policy = policy;
         self
     }
 
@@ -83,6 +92,8 @@ impl DisruptionOptions {
 
     /// What the simulations behind a command read of these options.
     pub(crate) fn simulation(&self) -> SimulationOptions {
-        SimulationOptions::default().with_packing(self.packing)
+        SimulationOptions::default()
+            .with_packing(self.packing)
+            .with_min_values_policy(self.min_values_policy)
     }
 }

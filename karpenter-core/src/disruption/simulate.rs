@@ -31,8 +31,8 @@ use k8s_openapi::jiff::Timestamp;
 use super::candidates::under_consolidate_after;
 use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
-    Carried, Fence, Packing, Prepared, ProvisioningPlan, as_unschedulable, bound_node, pod_key,
-    schedule_fenced, solve,
+    Carried, Fence, MinValuesPolicy, Packing, Prepared, ProvisioningPlan, as_unschedulable,
+    bound_node, pod_key, schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -165,7 +165,7 @@ impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
         let pdbs = Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets));
-        Simulator::carrying(snapshot, now, None, pdbs)
+        Simulator::carrying(snapshot, now, None, pdbs, SimulationOptions::default())
     }
 
     /// [`Simulator::new`], taking the destinations `carried` from a
@@ -177,11 +177,15 @@ impl<'s> Simulator<'s> {
         now: Timestamp,
         carried: Option<&Carried>,
         pdbs: Arc<Pdbs<'s>>,
+        options: SimulationOptions,
     ) -> Simulator<'s> {
         // The set-up reads the cluster on the pool's threads; the nodes on
         // their way out are found meanwhile.
-        let (prepared, leaving) =
-            rayon::join(|| Prepared::new(snapshot, carried), || leaving(snapshot));
+        let policy = options.min_values_policy;
+        let (prepared, leaving) = rayon::join(
+            || Prepared::new(snapshot, carried, policy),
+            || leaving(snapshot),
+        );
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
         let consolidating = consolidating(snapshot, &snapshot.nodes, pods_of, now);
         let mut leaving_nodes: Vec<usize> = leaving
@@ -199,7 +203,7 @@ impl<'s> Simulator<'s> {
             leaving_nodes,
             leaving_moved: Vec::new(),
             consolidating,
-            options: SimulationOptions::default(),
+            options,
         };
         simulator.leaving_moved = simulator
             .leaving
@@ -216,8 +220,13 @@ impl<'s> Simulator<'s> {
         self.prepared.carry(previous)
     }
 
-    /// This simulator, its simulations made as `options` say.
+    /// This simulator, its simulations made as `options` say. A new
+    /// `minValues` policy reads the pools again (which types each template
+    /// keeps depends on it).
     pub fn with_options(mut self, options: SimulationOptions) -> Self {
+        if options.min_values_policy != self.options.min_values_policy {
+            self.prepared = Prepared::new(self.snapshot, None, options.min_values_policy);
+        }
         self.options = options;
         self
     }
@@ -313,9 +322,18 @@ pub struct SimulationOptions {
     /// How the new claims are chosen: as upstream (the default), or at the
     /// least price ([`Packing::Cost`]).
     pub packing: Packing,
+    /// What a claim does with a `minValues` its types cannot meet (upstream's
+    /// disruption simulations take the controller's policy).
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl SimulationOptions {
+    /// These options with `policy` for unmet `minValues`.
+    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
+        self.min_values_policy = policy;
+        self
+    }
+
     /// These options with the new claims chosen by `packing`.
     pub fn with_packing(mut self, packing: Packing) -> Self {
         self.packing = packing;
@@ -342,7 +360,7 @@ pub fn simulate(
     let (removed, deleting) = (&removed, &deleting);
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
-    let plan = schedule_fenced(&changed, fence, options.packing);
+    let plan = schedule_fenced(&changed, fence, options.packing, options.min_values_policy);
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,

@@ -16,8 +16,8 @@ use crate::api::{
 use crate::provisioning::{PlannedClaim, PodKey, pod_key};
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
-    NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, NODE_POOL_LABEL_KEY,
-    WellKnownLabels,
+    NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, NODE_POOL_HASH_ANNOTATION_KEY,
+    NODE_POOL_HASH_VERSION_ANNOTATION_KEY, NODE_POOL_LABEL_KEY, WellKnownLabels,
 };
 
 /// The NodeClaim `name` for `planned`, launched from `pool` at `now`; `pods`
@@ -48,6 +48,19 @@ pub(super) fn node_claim(
                 .get_or_insert_with(BTreeMap::new)
                 .insert(key.to_owned(), value.clone());
         }
+    }
+    // Upstream's scheduler marks every claim it makes with whether its
+    // minValues were lowered (`--min-values-policy BestEffort`); a static
+    // pool's claims do not come from it.
+    if !pool.spec.is_static() {
+        claim
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(
+                NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY.to_owned(),
+                planned.min_values_relaxed.to_string(),
+            );
     }
     claim.spec.requirements = Some(
         planned
@@ -141,6 +154,7 @@ mod tests {
             ],
             launch: None,
             pods: vec![PodKey::new("default", "a"), PodKey::new("default", "b")],
+            min_values_relaxed: false,
         };
         let now = Timestamp::from_second(1_800_000_000).expect("a time");
         let well_known = crate::scheduling::WellKnownLabels::core();
@@ -171,6 +185,24 @@ mod tests {
         assert_eq!(
             json["metadata"]["annotations"]["karpenter.sh/nodepool-hash-version"],
             "v3"
+        );
+        // Upstream marks every claim its scheduler makes, relaxed or not.
+        assert_eq!(
+            json["metadata"]["annotations"]["karpenter.sh/nodeclaim-min-values-relaxed"],
+            "false"
+        );
+        let relaxed = PlannedClaim {
+            min_values_relaxed: true,
+            ..planned.clone()
+        };
+        let claim = node_claim(&relaxed, &pool, "general-00002", &pods, well_known, now);
+        assert_eq!(
+            claim
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("karpenter.sh/nodeclaim-min-values-relaxed").cloned()),
+            Some("true".to_string())
         );
         assert_eq!(json["spec"]["taints"][0]["key"], "dedicated");
         assert_eq!(json["spec"]["requirements"][1]["minValues"], 2);

@@ -75,7 +75,7 @@ use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::DisruptionOptions;
 use crate::error::Error;
 use crate::features::{FeatureGate, FeatureGates};
-use crate::provisioning::Packing;
+use crate::provisioning::{MinValuesPolicy, Packing};
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::snapshot::Snapshot;
 
@@ -110,6 +110,10 @@ pub struct DriverOptions {
     /// sets both). `NodeRepair` decides whether the provider's repair
     /// policies are applied.
     pub feature_gates: FeatureGates,
+    /// What a new claim does with a `minValues` its types cannot meet
+    /// (disruption's replacements follow `disruption.min_values_policy`;
+    /// [`with_min_values_policy`](Self::with_min_values_policy) sets both).
+    pub min_values_policy: MinValuesPolicy,
     /// How new claims are chosen when provisioning (disruption's
     /// replacements follow `disruption.packing`; [`with_packing`](Self::with_packing)
     /// sets both).
@@ -129,6 +133,7 @@ impl Default for DriverOptions {
             replacement_timeout: Duration::from_secs(600),
             max_replans: 3,
             feature_gates: FeatureGates::UPSTREAM,
+            min_values_policy: MinValuesPolicy::Strict,
             packing: Packing::Upstream,
             planning_runner: Arc::new(Inline),
         }
@@ -141,6 +146,14 @@ impl DriverOptions {
     pub fn with_packing(mut self, packing: Packing) -> Self {
         self.packing = packing;
         self.disruption.packing = packing;
+        self
+    }
+
+    /// These options with `policy` for unmet `minValues`, for provisioning and
+    /// disruption's replacements both.
+    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
+        self.min_values_policy = policy;
+        self.disruption.min_values_policy = policy;
         self
     }
 

@@ -159,6 +159,7 @@ pub(super) async fn run(
         let options = ProvisioningOptions::default()
             .with_packing(driver.options.packing)
             .with_feature_gates(driver.options.feature_gates)
+            .with_min_values_policy(driver.options.min_values_policy)
             .at(now);
         let runner = driver.options.planning_runner.as_ref();
         let (snapshot, held, plan) = run_planning(runner, Step::Provisioning, report, move || {

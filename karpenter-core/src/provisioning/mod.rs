@@ -47,7 +47,7 @@ pub(crate) use instance_types::filter::unmet_min_values_of;
 pub use names::NameList;
 #[cfg(feature = "optimise")]
 pub use optimise::bound::lower_bound;
-pub use options::{Packing, ProvisioningOptions};
+pub use options::{MinValuesPolicy, Packing, ProvisioningOptions};
 pub use plan::{
     ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, StaticRemoval, Unschedulable,
@@ -96,7 +96,7 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     // the cluster, and reading every node into a destination would only say so
     // slowly (this is what a controller asks most often).
     let mut plan = if has_pods_to_plan(snapshot, options.now) {
-        let mut scheduler = Scheduler::new(snapshot, options.now);
+        let mut scheduler = Scheduler::new(snapshot, options.now, options.min_values_policy);
         scheduler.packing = options.packing;
         solve(scheduler)
     } else {
@@ -145,8 +145,9 @@ pub(crate) fn schedule_fenced(
     snapshot: &Snapshot,
     fence: Fence,
     packing: Packing,
+    min_values_policy: MinValuesPolicy,
 ) -> ProvisioningPlan {
-    let mut scheduler = Scheduler::new(snapshot, None);
+    let mut scheduler = Scheduler::new(snapshot, None, min_values_policy);
     scheduler.fence = fence;
     scheduler.packing = packing;
     solve(scheduler)
@@ -188,7 +189,11 @@ mod tests {
         let quiet = cluster(Vec::new(), false);
         let options = ProvisioningOptions::default();
         assert!(!has_pods_to_plan(&quiet, options.now));
-        let full = solve(Scheduler::new(&quiet, options.now));
+        let full = solve(Scheduler::new(
+            &quiet,
+            options.now,
+            options.min_values_policy,
+        ));
         assert_eq!(schedule_with(&quiet, &options), full);
         assert_eq!(full, ProvisioningPlan::default());
     }

@@ -29,8 +29,11 @@ pub struct ProvisioningOptions {
     /// still holding its pod.
     pub now: Option<Timestamp>,
     /// Upstream's feature gates, with upstream's defaults. Provisioning
-    /// reads `ReservedCapacity`.
+    /// reads `StaticCapacity` and `ReservedCapacity`.
     pub feature_gates: FeatureGates,
+    /// What a claim does when its instance types cannot meet a requirement's
+    /// `minValues`: upstream's `--min-values-policy` (default `Strict`).
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl ProvisioningOptions {
@@ -46,6 +49,12 @@ impl ProvisioningOptions {
         self
     }
 
+    /// These options with `policy` for unmet `minValues`.
+    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
+        self.min_values_policy = policy;
+        self
+    }
+
     /// These options planning at `now`.
     pub fn at(mut self, now: Timestamp) -> Self {
         self.now = Some(now);
@@ -57,6 +66,50 @@ impl From<Packing> for ProvisioningOptions {
     /// The default options with new claims chosen by `packing`.
     fn from(packing: Packing) -> Self {
         Self::default().with_packing(packing)
+    }
+}
+
+/// What a claim does when its instance types cannot meet a requirement's
+/// `minValues` (upstream's `--min-values-policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MinValuesPolicy {
+    /// The pod cannot go on the claim (upstream's default).
+    #[default]
+    Strict,
+    /// The claim keeps the types it can, each unmet `minValues` lowered to
+    /// the number of values they have, and says so
+    /// ([`PlannedClaim::min_values_relaxed`](super::PlannedClaim::min_values_relaxed)).
+    BestEffort,
+}
+
+impl MinValuesPolicy {
+    /// Whether unmet `minValues` are relaxed.
+    pub(crate) fn relaxes(self) -> bool {
+        self == MinValuesPolicy::BestEffort
+    }
+}
+
+impl std::fmt::Display for MinValuesPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MinValuesPolicy::Strict => "Strict",
+            MinValuesPolicy::BestEffort => "BestEffort",
+        })
+    }
+}
+
+impl std::str::FromStr for MinValuesPolicy {
+    type Err = String;
+
+    /// `Strict` or `BestEffort`, exactly as upstream's flag takes them.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "Strict" => Ok(MinValuesPolicy::Strict),
+            "BestEffort" => Ok(MinValuesPolicy::BestEffort),
+            _ => Err(format!(
+                "invalid min values policy {text:?}: expected Strict or BestEffort"
+            )),
+        }
     }
 }
 

@@ -73,6 +73,12 @@ pub struct PlannedClaim {
     pub launch: Option<Launch>,
     /// The pods it is for.
     pub pods: Vec<PodKey>,
+    /// Whether a requirement's `minValues` was lowered to what the instance
+    /// types could meet ([`MinValuesPolicy::BestEffort`](super::MinValuesPolicy));
+    /// written only when true. A NodeClaim made from it carries upstream's
+    /// annotation `karpenter.sh/nodeclaim-min-values-relaxed`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub min_values_relaxed: bool,
 }
 
 impl PlannedClaim {
@@ -142,7 +148,17 @@ pub(crate) fn read_requirements(
                 .then(|| r.values.iter().map(|v| v.to_string()).collect()),
         })
         .collect();
-    Requirements::from_node_selector_requirements(&expressions)
+    let mut requirements = Requirements::from_node_selector_requirements(&expressions)?;
+    // A selector requirement has no `minValues`: they are put back, since
+    // consolidation checks the types it keeps against them.
+    for output in written {
+        if let Some(min) = output.min_values
+            && let Some(read) = requirements.remove(&output.key)
+        {
+            requirements.add(read.with_min_values(Some(min)));
+        }
+    }
+    Ok(requirements)
 }
 
 /// The most instance types a claim lists, as upstream (`MaxInstanceTypes`).

@@ -30,6 +30,7 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use super::instance_types::templates::Template;
+use super::options::MinValuesPolicy;
 use super::plan::{PlannedClaim, StaticRemoval};
 use super::scheduler::finalize::template_claim;
 use crate::api::{NodePool, condition_types};
@@ -94,7 +95,10 @@ impl StaticCounts {
 /// drift replaces a node with): `None` when the pool can launch nothing.
 pub(crate) fn static_claim(snapshot: &Snapshot, pool: &NodePool) -> Option<PlannedClaim> {
     let types = snapshot.instance_types.get(pool.name()?)?;
-    let template = Template::new(pool, types, &[], &snapshot.well_known_labels).ok()?;
+    // Upstream's static claims take the template's types as `minValues`
+    // leave them, whatever the policy.
+    let strict = MinValuesPolicy::Strict;
+    let template = Template::new(pool, types, &[], &snapshot.well_known_labels, strict).ok()?;
     template_claim(&template, snapshot.launch_rank)
 }
 

@@ -285,6 +285,15 @@ impl Requirements {
         self.items.iter().any(|r| r.min_values().is_some())
     }
 
+    /// These requirements with no `minValues`: the values each allows, and
+    /// no count of them asked for.
+    pub fn without_min_values(&self) -> Requirements {
+        self.items
+            .iter()
+            .map(|r| r.clone().with_min_values(None))
+            .collect()
+    }
+
     /// Checks that, on every key both sides constrain, some value satisfies
     /// both. Keys on one side only are unconstrained on the other. A key
     /// whose sides are both `NotIn` or `DoesNotExist` passes even without a

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use karpenter_core::features::FeatureGates;
+use karpenter_core::provisioning::MinValuesPolicy;
 
 use super::logging::LogFormat;
 
@@ -17,7 +18,8 @@ use super::logging::LogFormat;
     version,
     after_help = "Environment: KUBECONFIG (without --kubeconfig), POD_NAMESPACE (the Lease's \
                   namespace), POD_NAME (this replica's name in the Lease and its events), \
-                  RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), AZURE_ACCESS_TOKEN (with --provider azure: the \
+                  RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), MIN_VALUES_POLICY \
+                  (without --min-values-policy), AZURE_ACCESS_TOKEN (with --provider azure: the \
                   ARM bearer token, never logged)."
 )]
 pub struct Args {
@@ -118,6 +120,18 @@ pub struct Args {
     )]
     pub feature_gates: FeatureGates,
 
+    /// What a claim does when its instance types cannot meet a requirement's
+    /// minValues: Strict (the pod waits) or BestEffort (minValues lowered to
+    /// what the types meet), as upstream's option.
+    #[arg(
+        long,
+        env = "MIN_VALUES_POLICY",
+        default_value = "Strict",
+        value_parser = parse_min_values_policy,
+        value_name = "POLICY"
+    )]
+    pub min_values_policy: MinValuesPolicy,
+
     /// The Azure settings, for `--provider azure`.
     #[command(flatten, next_help_heading = "Azure (--provider azure)")]
     pub azure: AzureArgs,
@@ -192,6 +206,11 @@ impl std::str::FromStr for Listen {
             .map(Listen::On)
             .map_err(|e| format!("`{text}` is not an address like 0.0.0.0:8080 (or `off`): {e}"))
     }
+}
+
+/// `--min-values-policy`: `Strict` or `BestEffort`.
+fn parse_min_values_policy(text: &str) -> Result<MinValuesPolicy, String> {
+    text.parse()
 }
 
 /// `--feature-gates`: upstream's defaults with the pairs applied over them.
@@ -292,5 +311,20 @@ mod tests {
             "NodeRepair=maybe",
         ]);
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn the_min_values_policy_is_strict_unless_told() {
+        let with = |extra: &[&str]| {
+            let mut args = vec!["karpenter-controller", "--instance-types", "t.yaml"];
+            args.extend_from_slice(extra);
+            Args::try_parse_from(args)
+        };
+        let parsed = with(&[]).expect("parses");
+        assert_eq!(parsed.min_values_policy, MinValuesPolicy::Strict);
+        let parsed = with(&["--min-values-policy", "BestEffort"]).expect("parses");
+        assert_eq!(parsed.min_values_policy, MinValuesPolicy::BestEffort);
+        let bad = with(&["--min-values-policy", "bestEffort"]).expect_err("upstream's spelling");
+        assert!(bad.to_string().contains("Strict or BestEffort"), "{bad}");
     }
 }

@@ -166,13 +166,15 @@ async fn reconcile_loop(
     let options = DriverOptions::default()
         .with_disrupt(args.disruption)
         .with_feature_gates(args.feature_gates)
+        .with_min_values_policy(args.min_values_policy)
         .with_planning_runner(SpawnBlocking);
     // A dry run plans as the driver would: its packing and feature gates,
     // the provider's repair policies.
     let planned = Planned {
         provisioning: ProvisioningOptions::default()
             .with_packing(options.packing)
-            .with_feature_gates(options.feature_gates),
+            .with_feature_gates(options.feature_gates)
+            .with_min_values_policy(options.min_values_policy),
         disruption: options
             .disruption
             .clone()

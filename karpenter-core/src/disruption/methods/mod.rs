@@ -140,8 +140,13 @@ impl<'p, 's> Pass<'p, 's> {
         seed: Seed<'_, 's>,
         options: &DisruptionOptions,
     ) -> Simulator<'s> {
-        Simulator::carrying(snapshot, now, Some(seed.carried), Arc::clone(seed.pdbs))
-            .with_options(options.simulation())
+        Simulator::carrying(
+            snapshot,
+            now,
+            Some(seed.carried),
+            Arc::clone(seed.pdbs),
+            options.simulation(),
+        )
     }
 
     /// The simulator this pass built, if a method simulated: what it read

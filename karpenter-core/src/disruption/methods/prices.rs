@@ -115,6 +115,7 @@ pub(super) fn written(
         requirements: written,
         launch: Some(launch),
         pods: claim.pods.clone(),
+        min_values_relaxed: claim.min_values_relaxed,
     })
 }
 

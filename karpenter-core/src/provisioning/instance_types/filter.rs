@@ -29,6 +29,13 @@ pub(crate) struct FilterError {
     short: String,
 }
 
+impl FilterError {
+    /// Whether an unmet `minValues` is (at least part of) why no type is left.
+    pub(crate) fn names_min_values(&self) -> bool {
+        self.min_values.is_some()
+    }
+}
+
 impl fmt::Display for FilterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = if let Some(keys) = &self.min_values {

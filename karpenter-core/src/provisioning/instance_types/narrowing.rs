@@ -125,6 +125,7 @@ mod tests {
     use super::*;
     use crate::api::NodePool;
     use crate::cloudprovider::{InstanceType, Offering};
+    use crate::provisioning::options::MinValuesPolicy;
     use crate::provisioning::pods::daemons::DaemonPod;
     use crate::scheduling::{LABEL_ARCH_STABLE, Requirement, WellKnownLabels};
 
@@ -198,7 +199,7 @@ mod tests {
             }))
             .expect("a NodePool");
             let well_known = WellKnownLabels::core();
-            let Ok(template) = Template::new(&pool, &types, &daemons, well_known) else {
+            let Ok(template) = Template::new(&pool, &types, &daemons, well_known, MinValuesPolicy::Strict) else {
                 return Ok(());
             };
             let mut requirements = template.requirements.clone();

@@ -10,6 +10,7 @@ use super::fit_index::FitIndex;
 use super::type_cache::{TypeCache, TypeSet};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::daemons::DaemonPod;
 use crate::provisioning::pods::host_ports::HostPort;
 use crate::resources::{self, ResourceList};
@@ -115,7 +116,7 @@ pub(crate) fn pool_labels(pool: &NodePool) -> BTreeMap<String, String> {
 
 /// The requirements of a pool's template; invalid requirements were refused when
 /// the input was read, and are skipped here.
-fn template_requirements(pool: &NodePool) -> Requirements {
+pub(crate) fn template_requirements(pool: &NodePool) -> Requirements {
     let spec = &pool.spec.template.spec;
     let mut requirements = Requirements::new();
     for written in spec.requirements() {
@@ -133,11 +134,15 @@ fn template_requirements(pool: &NodePool) -> Requirements {
 
 impl<'s> Template<'s> {
     /// Builds a pool's template; `Err` when no instance type is left for it.
+    /// With [`MinValuesPolicy::BestEffort`], a pool whose types meet its
+    /// requirements but not their `minValues` keeps those types (as
+    /// upstream's `NewScheduler`); its claims lower the `minValues` then.
     pub(crate) fn new(
         pool: &NodePool,
         types: &'s [InstanceType],
         daemons: &[DaemonPod],
         well_known: &WellKnownLabels,
+        policy: MinValuesPolicy,
     ) -> Result<Template<'s>, FilterError> {
         let requirements = template_requirements(pool);
         let allocatable: Vec<ResourceList> = types.iter().map(InstanceType::allocatable).collect();
@@ -148,8 +153,20 @@ impl<'s> Template<'s> {
             .iter()
             .map(|a| HEADROOM_RESOURCES.map(|name| a.get(name)))
             .collect();
-        let options =
-            filter::without_daemons(types, &cache, &allocatable, &all, &requirements, &none)?;
+        let options = match filter::without_daemons(
+            types,
+            &cache,
+            &allocatable,
+            &all,
+            &requirements,
+            &none,
+        ) {
+            Err(e) if e.names_min_values() && policy.relaxes() => {
+                let loose = requirements.without_min_values();
+                filter::without_daemons(types, &cache, &allocatable, &all, &loose, &none)?
+            }
+            other => other?,
+        };
         let taints = pool.spec.template.spec.taints().to_vec();
         let mut daemon_groups: Vec<DaemonGroup> = Vec::new();
         let mut group_keys: Vec<Vec<usize>> = Vec::new();

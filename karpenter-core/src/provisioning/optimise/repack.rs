@@ -21,6 +21,7 @@ use crate::hash::HashMap;
 use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::TypeSet;
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::host_ports::host_ports;
 use crate::provisioning::scheduler::claim::NewClaim;
 use crate::provisioning::scheduler::finalize::listed;
@@ -210,7 +211,12 @@ impl Scheduler<'_> {
                     let base = claim
                         .base_requirements(template, pod, self.well_known)
                         .ok()?;
-                    let admission = claim.narrow(template, pod, &[], base).ok()?;
+                    // Strictly: a component is repacked only into claims
+                    // that meet their minValues; one whose claims lowered
+                    // them (BestEffort) stays as upstream placed it.
+                    let admission = claim
+                        .narrow(template, pod, &[], base, MinValuesPolicy::Strict)
+                        .ok()?;
                     claim.add(template, pods[item], pod, Vec::new(), admission);
                 }
                 if !meets_min_values(template, &claim) {

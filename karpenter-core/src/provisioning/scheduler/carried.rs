@@ -27,9 +27,8 @@ use super::bound::BoundPods;
 use super::existing::ExistingNode;
 use super::names::NodeNames;
 use crate::hash::{HashMap, HashSet};
-use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::pods::daemons::DaemonPod;
-use crate::provisioning::topology::{LabelMemo, TopologyBase};
+use crate::provisioning::topology::{DomainSource, LabelMemo, TopologyBase};
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::ClusterNode;
 
@@ -60,7 +59,7 @@ pub(crate) struct Carried {
     pending: Mutex<Option<Vec<usize>>>,
 }
 
-/// What a topology base reads of the pools: each template's requirements,
+/// What a topology base reads of the pools: each pool's requirements,
 /// instance types (by address: a plan's copies of a cluster share them) and
 /// taints, and the well-known labels. A base is carried to a later copy of
 /// its cluster only if these are the same.
@@ -71,17 +70,17 @@ pub(crate) struct TopologySources {
 }
 
 impl TopologySources {
-    /// What a base over `templates` reads, with `well_known` labels.
-    pub(crate) fn of(templates: &[Template<'_>], well_known: &WellKnownLabels) -> TopologySources {
+    /// What a base over `pools` reads, with `well_known` labels.
+    pub(crate) fn of(pools: &[DomainSource<'_>], well_known: &WellKnownLabels) -> TopologySources {
         TopologySources {
-            pools: templates
+            pools: pools
                 .iter()
-                .map(|t| {
+                .map(|p| {
                     (
-                        t.requirements.clone(),
-                        t.types.as_ptr().addr(),
-                        t.types.len(),
-                        t.taints.clone(),
+                        p.pool_requirements.clone(),
+                        p.instance_types.as_ptr().addr(),
+                        p.instance_types.len(),
+                        p.taints.to_vec(),
                     )
                 })
                 .collect(),
@@ -296,6 +295,7 @@ mod tests {
 
     use super::Carried;
     use crate::hash::HashSet;
+    use crate::provisioning::MinValuesPolicy;
     use crate::provisioning::scheduler::names::NodeNames;
     use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};
@@ -439,7 +439,7 @@ mod tests {
             let sources = first.topology_sources();
             let (after, carried) =
                 changed(&before, first.carry(&before, Carried::default()), &changes);
-            let taking = Setup::carrying(&after, Some(&carried));
+            let taking = Setup::carrying(&after, Some(&carried), MinValuesPolicy::Strict);
             let moved = rebound(&changes, before.pods.len());
             prop_assert_eq!(carried.moved(), &moved[..]);
             let updated =
@@ -463,7 +463,7 @@ mod tests {
             let (after, carried) =
                 changed(&before, Setup::new(&before).carry(&before, Carried::default()), &changes);
             let fresh = Setup::new(&after);
-            let taking = Setup::carrying(&after, Some(&carried));
+            let taking = Setup::carrying(&after, Some(&carried), MinValuesPolicy::Strict);
             let read = |setup: &Setup<'_>| {
                 setup.existing.iter().map(|(i, n)| (*i, (**n).clone())).collect::<Vec<_>>()
             };
@@ -494,7 +494,7 @@ mod tests {
             let kept = |names_distinct: bool| {
                 let (after, carried) =
                     changed(&before, Setup::new(&before).carry(&before, Carried::default()), &changes);
-                let taking = Setup::carrying(&after, Some(&carried));
+                let taking = Setup::carrying(&after, Some(&carried), MinValuesPolicy::Strict);
                 let next = taking.carry_knowing(&after, carried, names_distinct);
                 let mut kept: Vec<(String, super::ExistingNode)> = next
                     .nodes

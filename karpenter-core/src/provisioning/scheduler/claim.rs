@@ -5,6 +5,7 @@ use crate::provisioning::instance_types::filter::FilterError;
 use crate::provisioning::instance_types::narrowing;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::host_ports::HostPort;
 use crate::provisioning::pods::pending_pod::PendingPod;
 use crate::provisioning::topology::{NodeKeys, TopologyError};
@@ -142,8 +143,34 @@ impl NewClaim {
     }
 
     /// The instance types left once the pod (and its topology requirements, already
-    /// in `requirements`) is added.
+    /// in `requirements`) is added. With [`MinValuesPolicy::BestEffort`], types
+    /// that meet everything but a `minValues` are kept, and each unmet
+    /// `minValues` is lowered to the values they have (upstream's
+    /// `relaxMinValues`).
     pub(crate) fn narrow(
+        &self,
+        template: &Template<'_>,
+        pod: &PendingPod,
+        pod_ports: &[HostPort],
+        requirements: Requirements,
+        policy: MinValuesPolicy,
+    ) -> Result<Admission, Refusal> {
+        match self.narrow_strictly(template, pod, pod_ports, requirements.clone()) {
+            Err(Refusal::InstanceTypes(error)) if error.names_min_values() && policy.relaxes() => {
+                let loose = requirements.without_min_values();
+                let admission = self.narrow_strictly(template, pod, pod_ports, loose)?;
+                let kept: Vec<usize> = admission.options.iter().collect();
+                Ok(Admission {
+                    requirements: relaxed(&requirements, template, &kept),
+                    options: admission.options,
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// [`narrow`](Self::narrow) with every `minValues` as written.
+    fn narrow_strictly(
         &self,
         template: &Template<'_>,
         pod: &PendingPod,
@@ -213,4 +240,29 @@ impl NewClaim {
         self.pods.push(pod_index);
         self.host_ports.extend(pod_ports);
     }
+}
+
+/// `requirements` with each `minValues` the types `kept` (indices into the
+/// template's types) do not reach lowered to the values they have, as
+/// upstream's `SatisfiesMinValues` counts them.
+pub(crate) fn relaxed(
+    requirements: &Requirements,
+    template: &Template<'_>,
+    kept: &[usize],
+) -> Requirements {
+    requirements
+        .iter()
+        .map(|r| match r.min_values() {
+            Some(min) => {
+                let values: std::collections::BTreeSet<&str> = kept
+                    .iter()
+                    .filter_map(|&t| template.types[t].requirements.get_defined(r.key()))
+                    .flat_map(|own| own.values())
+                    .collect();
+                let have = u32::try_from(values.len()).unwrap_or(u32::MAX);
+                r.clone().with_min_values(Some(min.min(have)))
+            }
+            None => r.clone(),
+        })
+        .collect()
 }

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::claim::NewClaim;
+use super::claim::{NewClaim, relaxed};
 use super::reasons::{PoolReason, PoolRefusal};
 use super::solve::Scheduler;
 use crate::cloudprovider::{LaunchRank, OfferingFilter};
@@ -12,6 +12,7 @@ use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::{OfferingView, TypeSet};
 use crate::provisioning::names::NameList;
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::plan::{
     ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, Unschedulable, round_price,
@@ -38,14 +39,16 @@ impl Scheduler<'_> {
             .with_min_len(FINALIZE_CHUNK)
             .map(|claim| {
                 let template = &self.templates[claim.template];
-                finalize(template, claim, self.launch_rank).map(|mut planned| {
-                    planned.pods = claim
-                        .pods
-                        .iter()
-                        .map(|&p| self.pods[p].key.clone())
-                        .collect();
-                    planned
-                })
+                finalize(template, claim, self.launch_rank, self.min_values_policy).map(
+                    |mut planned| {
+                        planned.pods = claim
+                            .pods
+                            .iter()
+                            .map(|&p| self.pods[p].key.clone())
+                            .collect();
+                        planned
+                    },
+                )
             })
             .collect();
         for (claim, finished) in self.claims.iter().zip(finished) {
@@ -160,7 +163,7 @@ pub(crate) fn listed<'t>(
 /// the pool has nothing to launch.
 pub(crate) fn template_claim(template: &Template<'_>, rank: LaunchRank) -> Option<PlannedClaim> {
     let claim = NewClaim::new(0, template, template.option_set.clone(), 0);
-    let mut planned = finalize(template, &claim, rank).ok()?;
+    let mut planned = finalize(template, &claim, rank, MinValuesPolicy::Strict).ok()?;
     planned.launch.as_ref()?;
     let mut requirements = template.requirements.clone();
     for key in [NODE_REGISTERED_LABEL_KEY, NODE_INITIALIZED_LABEL_KEY] {
@@ -180,6 +183,7 @@ fn finalize(
     template: &Template<'_>,
     claim: &NewClaim,
     rank: LaunchRank,
+    policy: MinValuesPolicy,
 ) -> Result<PlannedClaim, PoolRefusal> {
     let mut requirements = claim.requirements.clone();
     for key in [
@@ -197,10 +201,22 @@ fn finalize(
     // allowed here.
     let (view, chosen) = listed(template, &requirements, &claim.options);
     if let Some(key) = unmet_min_values(template.types, &chosen, &requirements) {
-        return Err(PoolRefusal::MinValuesUnmet {
-            key: key.to_owned(),
-        });
+        // Upstream's `Truncate` checks minValues only under the Strict
+        // policy; BestEffort lowers them to what the list keeps.
+        if !policy.relaxes() {
+            return Err(PoolRefusal::MinValuesUnmet {
+                key: key.to_owned(),
+            });
+        }
+        requirements = relaxed(&requirements, template, &chosen);
     }
+    // Upstream marks a claim whose minValues were lowered.
+    let min_values_relaxed = template.requirements.iter().any(|original| {
+        let now = requirements
+            .get_defined(original.key())
+            .and_then(Requirement::min_values);
+        matches!((original.min_values(), now), (Some(was), Some(is)) if is < was)
+    });
     let capacity_types = if template.cache.masks_cover() {
         let mask = chosen
             .iter()
@@ -271,6 +287,7 @@ fn finalize(
         requirements: written,
         launch,
         pods: Vec::new(),
+        min_values_relaxed,
     })
 }
 

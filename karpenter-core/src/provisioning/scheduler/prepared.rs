@@ -25,6 +25,7 @@ use super::setup::{Setup, read_pending};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::HashSet;
 use crate::pods::bound_node;
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
 use crate::provisioning::pods::pending::is_pending;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected};
@@ -50,10 +51,15 @@ pub(crate) struct Prepared<'s> {
 }
 
 impl<'s> Prepared<'s> {
-    /// Builds what every run shares, taking the destinations `carried` from
-    /// an earlier set-up for the nodes that have not changed since.
-    pub(crate) fn new(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Prepared<'s> {
-        let setup = Setup::carrying(snapshot, carried);
+    /// Builds what every run shares, its templates keeping the types
+    /// `policy` lets them, taking the destinations `carried` from an earlier
+    /// set-up for the nodes that have not changed since.
+    pub(crate) fn new(
+        snapshot: &'s Snapshot,
+        carried: Option<&Carried>,
+        policy: MinValuesPolicy,
+    ) -> Prepared<'s> {
+        let setup = Setup::carrying(snapshot, carried, policy);
         let nodes_by_name = carried
             .and_then(Carried::take_names)
             .map_or_else(|| NodeNames::of(snapshot), |names| names.extended(snapshot));

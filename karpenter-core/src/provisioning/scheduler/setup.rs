@@ -22,18 +22,20 @@ use crate::provisioning::pods::daemons::{DaemonPod, daemon_pods};
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
 
+use crate::cloudprovider::InstanceType;
 use crate::cloudprovider::LaunchRank;
 use crate::pods::bound_node;
 use crate::provisioning::instance_types::templates::{
-    Template, any_prefer_no_schedule, pool_order,
+    Template, any_prefer_no_schedule, pool_order, template_requirements,
 };
+use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
     DomainSource, ExistingView, LabelMemo, PlacedMove, PlacedPod, PodView, TopologyBase,
     ignored_for_topology,
 };
 use crate::resources::ResourceList;
-use crate::scheduling::WellKnownLabels;
+use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::{NODES_RESOURCE, Snapshot};
 
 /// A NodePool's limits and what is left of them.
@@ -64,7 +66,15 @@ pub(crate) struct Setup<'s> {
     /// The provider's launch rank: which offering a claim's `launch` names.
     pub(crate) launch_rank: LaunchRank,
     pub(crate) preferences: Preferences,
+    /// Whether the templates, and the claims made from them, may lower a
+    /// `minValues` their types cannot meet.
+    pub(crate) min_values_policy: MinValuesPolicy,
     pub(crate) templates: Arc<[Template<'s>]>,
+    /// Every pool with instance types, the skipped ones too: the topology
+    /// domains are those they could create (as upstream's
+    /// `buildDomainGroups`, which reads every pool the provider gave types
+    /// for, whatever the scheduler's filter then leaves).
+    domain_pools: Vec<DomainPool<'s>>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<SkippedPool>,
     /// Each template's pool limits, as written (`None`: unlimited).
@@ -83,6 +93,26 @@ pub(crate) struct Setup<'s> {
     /// unread from the destinations carried (so a carried topology base read
     /// it as it is).
     carried_unread: Vec<bool>,
+}
+
+/// What a pool offers the topology: its template's requirements, its
+/// instance types and its taints.
+#[derive(Debug)]
+pub(crate) struct DomainPool<'s> {
+    pub(crate) requirements: Requirements,
+    pub(crate) types: &'s [InstanceType],
+    pub(crate) taints: Vec<Taint>,
+}
+
+impl<'s> DomainPool<'s> {
+    /// What the topology reads of this pool.
+    fn source(&self) -> DomainSource<'_> {
+        DomainSource {
+            pool_requirements: &self.requirements,
+            instance_types: self.types,
+            taints: &self.taints,
+        }
+    }
 }
 
 /// Why a pool has no instance types to plan with: none in the snapshot under its
@@ -105,14 +135,20 @@ fn no_instance_types(snapshot: &Snapshot) -> PoolSkipped {
 }
 
 impl<'s> Setup<'s> {
-    /// Reads what every run over `snapshot` needs.
+    /// Reads what every run over `snapshot` needs, with `minValues` strict.
+    #[cfg(test)]
     pub(crate) fn new(snapshot: &'s Snapshot) -> Setup<'s> {
-        Setup::carrying(snapshot, None)
+        Setup::carrying(snapshot, None, MinValuesPolicy::Strict)
     }
 
-    /// [`Setup::new`], taking the destinations `carried` from an earlier
-    /// set-up for the nodes that have not changed since.
-    pub(crate) fn carrying(snapshot: &'s Snapshot, carried: Option<&Carried>) -> Setup<'s> {
+    /// Reads what every run over `snapshot` needs, the templates keeping the
+    /// types `policy` lets them, taking the destinations `carried` from an
+    /// earlier set-up for the nodes that have not changed since.
+    pub(crate) fn carrying(
+        snapshot: &'s Snapshot,
+        carried: Option<&Carried>,
+        policy: MinValuesPolicy,
+    ) -> Setup<'s> {
         let well_known = &snapshot.well_known_labels;
         let daemons = daemon_pods(&snapshot.daemon_sets, &snapshot.pods);
         let pools = pool_order(&snapshot.node_pools);
@@ -120,6 +156,7 @@ impl<'s> Setup<'s> {
             tolerate_prefer_no_schedule: any_prefer_no_schedule(&pools),
         };
         let mut templates = Vec::new();
+        let mut domain_pools = Vec::new();
         let mut skipped_pools = Vec::new();
         let mut written_limits = Vec::new();
         for pool in &pools {
@@ -137,15 +174,27 @@ impl<'s> Setup<'s> {
                 });
                 continue;
             }
-            match Template::new(pool, types, &daemons, well_known) {
+            match Template::new(pool, types, &daemons, well_known, policy) {
                 Ok(template) => {
+                    domain_pools.push(DomainPool {
+                        requirements: template.requirements.clone(),
+                        types,
+                        taints: template.taints.clone(),
+                    });
                     templates.push(template);
                     written_limits.push(written_limits_of(pool));
                 }
-                Err(e) => skipped_pools.push(SkippedPool {
-                    pool: name,
-                    why: PoolSkipped::NoTypeLeft(e),
-                }),
+                Err(e) => {
+                    domain_pools.push(DomainPool {
+                        requirements: template_requirements(pool),
+                        types,
+                        taints: pool.spec.template.spec.taints().to_vec(),
+                    });
+                    skipped_pools.push(SkippedPool {
+                        pool: name,
+                        why: PoolSkipped::NoTypeLeft(e),
+                    });
+                }
             }
         }
         let pool_capacities = templates
@@ -216,7 +265,9 @@ impl<'s> Setup<'s> {
             well_known,
             launch_rank: snapshot.launch_rank,
             preferences,
+            min_values_policy: policy,
             templates: templates.into(),
+            domain_pools,
             skipped_pools,
             written_limits,
             pool_capacities,
@@ -282,15 +333,8 @@ impl<'s> Setup<'s> {
         memoize: bool,
         labels_read: &mut LabelMemo,
     ) -> TopologyBase {
-        let sources: Vec<DomainSource<'_>> = self
-            .templates
-            .iter()
-            .map(|t| DomainSource {
-                pool_requirements: &t.requirements,
-                instance_types: t.types,
-                taints: &t.taints,
-            })
-            .collect();
+        let sources: Vec<DomainSource<'_>> =
+            self.domain_pools.iter().map(DomainPool::source).collect();
         let nodes = self.existing_views();
         let node_taints: Vec<Vec<Taint>> = snapshot.nodes.iter().map(|n| n.taints()).collect();
         let mut destination_of: Vec<Option<&ExistingNode>> = vec![None; snapshot.nodes.len()];
@@ -363,7 +407,9 @@ impl<'s> Setup<'s> {
 
     /// What a topology base over this set-up reads of the pools.
     pub(crate) fn topology_sources(&self) -> TopologySources {
-        TopologySources::of(&self.templates, self.well_known)
+        let sources: Vec<DomainSource<'_>> =
+            self.domain_pools.iter().map(DomainPool::source).collect();
+        TopologySources::of(&sources, self.well_known)
     }
 
     /// [`topology_base`](Self::topology_base) (memoizing, no pod left out)

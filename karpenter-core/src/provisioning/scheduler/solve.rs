@@ -22,7 +22,7 @@ use crate::hash::{HashMap, HashSet};
 use crate::pods::PodKey;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
-use crate::provisioning::options::Packing;
+use crate::provisioning::options::{MinValuesPolicy, Packing};
 use crate::provisioning::pods::host_ports::host_ports;
 use crate::provisioning::pods::leaving::leaving_pods;
 use crate::provisioning::pods::pending::is_pending;
@@ -70,6 +70,8 @@ pub(crate) struct Scheduler<'s> {
     pub(crate) fence: Fence,
     /// How the new claims are chosen once every pod is placed.
     pub(crate) packing: Packing,
+    /// Whether a claim may lower a `minValues` its types cannot meet.
+    pub(crate) min_values_policy: MinValuesPolicy,
 }
 
 /// Existing nodes that some pods may not land on: a disruption simulation keeps
@@ -85,9 +87,14 @@ pub(crate) struct Fence {
 
 impl<'s> Scheduler<'s> {
     /// A scheduler for the snapshot's pending pods and the pods that leave
-    /// its nodes on their way out (judged at `now`, see [`leaving_pods`]).
-    pub(crate) fn new(snapshot: &'s Snapshot, now: Option<Timestamp>) -> Scheduler<'s> {
-        let mut setup = Setup::new(snapshot);
+    /// its nodes on their way out (judged at `now`, see [`leaving_pods`]),
+    /// meeting `minValues` as `policy` says.
+    pub(crate) fn new(
+        snapshot: &'s Snapshot,
+        now: Option<Timestamp>,
+        policy: MinValuesPolicy,
+    ) -> Scheduler<'s> {
+        let mut setup = Setup::carrying(snapshot, None, policy);
         let leaving = leaving_pods(snapshot, now);
         let mut pods = Vec::new();
         let mut rejected = Vec::new();
@@ -170,6 +177,7 @@ impl<'s> Scheduler<'s> {
             topology,
             fence: Fence::default(),
             packing: Packing::Upstream,
+            min_values_policy: setup.min_values_policy,
         }
     }
 
@@ -499,7 +507,7 @@ impl<'s> Scheduler<'s> {
             .compatible(&topology, self.well_known)
             .map_err(Refusal::TopologyRequirements)?;
         requirements.add_all(&topology);
-        claim.narrow(template, pod, ports, requirements)
+        claim.narrow(template, pod, ports, requirements, self.min_values_policy)
     }
 
     fn no_pool_reason(&self) -> Unplaced {

@@ -3,6 +3,7 @@ use serde_json::json;
 
 use super::solve::Scheduler;
 use crate::provisioning::DRA_UNSUPPORTED;
+use crate::provisioning::MinValuesPolicy;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
 /// A pending pod preferring a zone no instance type is in, so that only
@@ -34,7 +35,7 @@ fn a_pod_with_dra_claims_is_refused_without_relaxing_it() {
             preferring_a_missing_zone("claims", true),
         ],
     );
-    let mut scheduler = Scheduler::new(&cluster, None);
+    let mut scheduler = Scheduler::new(&cluster, None, MinValuesPolicy::Strict);
     // The plain pod schedules once its preference is dropped: its spec is
     // its own, relaxed copy.
     assert!(scheduler.try_schedule(0).is_ok());

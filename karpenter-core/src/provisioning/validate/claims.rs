@@ -132,6 +132,8 @@ impl Checker<'_> {
             }
         }
 
+        super::min_values::check(pool, claim, &listed, &requirements, &mut flag);
+
         // The pods.
         let mut requests = ResourceList::new();
         let mut pods: Vec<&PodInfo> = Vec::new();

@@ -13,6 +13,7 @@ mod describe;
 mod existing;
 mod index;
 mod limits;
+mod min_values;
 mod pods;
 mod pools;
 mod ports;
@@ -95,7 +96,12 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 ///   (`PreferNoSchedule` is a preference, and startup taints need no toleration), and
 ///   its strict node requirements are met (see below) by the claim's requirements
 ///   (where a well-known label left undefined is the instance types' to set) and by
-///   the launched node's labels.
+///   the launched node's labels;
+/// - the listed types have, for each requirement with `minValues`, at least that
+///   many distinct values of its key; every `minValues` of the NodePool is written
+///   on the claim as the pool writes it, or lower on a claim that says
+///   `minValuesRelaxed` (upstream's `--min-values-policy BestEffort`), which lowers
+///   at least one.
 ///
 /// Existing nodes (and in-flight claims)
 /// - the node exists, is not being deleted and is not tainted
@@ -132,7 +138,7 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 ///
 /// Not checked: required pod affinity, anti-affinity or spread on other keys,
 /// preferred terms and `ScheduleAnyway` constraints (relaxable), volume topology,
-/// `minValues`, and whether a pod listed as unschedulable could have been placed.
+/// whether a lowered `minValues` was as high as the types allowed, and whether a pod listed as unschedulable could have been placed.
 ///
 /// # Zonal spread
 ///

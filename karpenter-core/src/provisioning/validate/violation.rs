@@ -80,6 +80,10 @@ pub enum Rule {
     NodePoolLimits,
     /// `totalPricePerHour` is not the sum of the launch prices.
     TotalPrice,
+    /// A claim's listed types do not reach a `minValues` it writes, or it
+    /// writes a NodePool's `minValues` other than as the pool does, lowered
+    /// only on a claim that says so (`minValuesRelaxed`).
+    MinValues,
     /// A static NodePool's claim holds pods, or is not the cheapest launch
     /// its template allows.
     StaticClaim,
@@ -121,6 +125,7 @@ impl fmt::Display for Rule {
             Rule::TopologySpread => "topology spread skew beyond maxSkew",
             Rule::NodePoolLimits => "nodepool limits exceeded",
             Rule::TotalPrice => "total price differs from the sum of launch prices",
+            Rule::MinValues => "minValues not met or changed",
             Rule::StaticClaim => "bad static NodePool claim",
             Rule::StaticRemoval => "bad static NodePool removal",
             Rule::StaticReplicas => "static NodePool not held at its replicas",
