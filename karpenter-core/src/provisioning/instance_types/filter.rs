@@ -262,14 +262,20 @@ pub(crate) fn unmet_min_values_of<'t, 'r>(
     requirements
         .iter()
         .filter_map(|r| Some((r.key(), r.min_values()?)))
-        .find_map(|(key, min)| {
-            let values: BTreeSet<&str> = types
-                .clone()
-                .flat_map(|t| t.requirements.get_defined(key))
-                .flat_map(|r| r.values())
-                .collect();
-            (values.len() < min as usize).then_some(key)
-        })
+        .find_map(|(key, min)| (distinct_values(types.clone(), key) < min as usize).then_some(key))
+}
+
+/// How many distinct values of `key` the types have between them, as
+/// upstream's `SatisfiesMinValues` counts them.
+pub(crate) fn distinct_values<'t>(
+    types: impl Iterator<Item = &'t InstanceType>,
+    key: &str,
+) -> usize {
+    let values: BTreeSet<&str> = types
+        .flat_map(|t| t.requirements.get_defined(key))
+        .flat_map(|r| r.values())
+        .collect();
+    values.len()
 }
 
 /// Filters a pool's types with no daemon overhead (the template's own check).

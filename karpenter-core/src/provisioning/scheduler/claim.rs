@@ -1,7 +1,7 @@
 //! A new NodeClaim the plan is filling: its requirements narrow and its instance
 //! types shrink with every pod it takes.
 
-use crate::provisioning::instance_types::filter::FilterError;
+use crate::provisioning::instance_types::filter::{FilterError, distinct_values};
 use crate::provisioning::instance_types::narrowing;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
@@ -254,12 +254,8 @@ pub(crate) fn relaxed(
         .iter()
         .map(|r| match r.min_values() {
             Some(min) => {
-                let values: std::collections::BTreeSet<&str> = kept
-                    .iter()
-                    .filter_map(|&t| template.types[t].requirements.get_defined(r.key()))
-                    .flat_map(|own| own.values())
-                    .collect();
-                let have = u32::try_from(values.len()).unwrap_or(u32::MAX);
+                let types = kept.iter().map(|&t| &template.types[t]);
+                let have = u32::try_from(distinct_values(types, r.key())).unwrap_or(u32::MAX);
                 r.clone().with_min_values(Some(min.min(have)))
             }
             None => r.clone(),
