@@ -1397,3 +1397,64 @@ fn more_documents_than_serde_saphyrs_default_budget_load() {
     assert_eq!(scenario.pods.len(), 5_000);
     assert_eq!(scenario.pods[4_999].source.document, 5_000);
 }
+
+#[test]
+fn a_reserved_offering_needs_its_reservation_and_only_it_may_have_one() {
+    let cases = [
+        (
+            "{zone: a, capacityType: reserved, price: 1, capacity: 2}",
+            "offerings[0].reservationID",
+            "required for a reserved offering",
+        ),
+        (
+            "{zone: a, capacityType: reserved, price: 1, reservationID: cr-1}",
+            "offerings[0].capacity",
+            "required for a reserved offering",
+        ),
+        (
+            "{zone: a, capacityType: on-demand, price: 1, reservationID: cr-1}",
+            "offerings[0].reservationID",
+            "only a reserved offering",
+        ),
+        (
+            "{zone: a, capacityType: spot, price: 1, capacity: 3}",
+            "offerings[0].capacity",
+            "only a reserved offering",
+        ),
+        (
+            "{zone: a, capacityType: reserved, price: 1, reservationID: 'not a value!', capacity: 1}",
+            "offerings[0].reservationID",
+            "not a value!",
+        ),
+    ];
+    for (written, field, says) in cases {
+        let e = error("it.yaml", &offering(written));
+        assert_invalid(&e, "it.yaml", 1, "InstanceType it", field, &[says]);
+    }
+    // Two offerings of one zone, capacity type and reservation.
+    let twice = instance_type(&format!(
+        "{CAPACITY}offerings: [{{zone: a, capacityType: spot, price: 1}}, {{zone: a, capacityType: spot, price: 2}}]\n"
+    ));
+    let e = error("it.yaml", &twice);
+    assert_invalid(
+        &e,
+        "it.yaml",
+        1,
+        "InstanceType it",
+        "offerings[1]",
+        &["repeats offerings[0]"],
+    );
+    // A misspelt field is refused, not dropped.
+    let e = error(
+        "it.yaml",
+        &offering("{zone: a, capacityType: reserved, price: 1, reservationId: cr-1, capacity: 1}"),
+    );
+    assert_says(&e, &["it.yaml", "reservationId"]);
+    // Two reservations in one zone are two offerings.
+    loaded(
+        "it.yaml",
+        &instance_type(&format!(
+            "{CAPACITY}offerings: [{{zone: a, capacityType: reserved, price: 1, reservationID: cr-1, capacity: 1}}, {{zone: a, capacityType: reserved, price: 1, reservationID: cr-2, capacity: 0}}]\n"
+        )),
+    );
+}

@@ -36,7 +36,7 @@
 //! 256 cases by default (`PROPTEST_CASES` overrides). The tests at the end
 //! reproduce scheduler bugs the properties found, now fixed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
@@ -56,7 +56,7 @@ use karpenter_core::api::{
     NodeClaim, NodeClaimSpec, NodeClaimStatus, NodeClaimTemplate, NodeClaimTemplateSpec, NodePool,
     NodePoolSpec, NodeSelectorRequirementWithMinValues, Quantities, TemplateMetadata,
 };
-use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::provisioning::{
     MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, Rule, Violation, schedule,
     schedule_with, validate,
@@ -71,6 +71,10 @@ const ZONE: &str = "topology.kubernetes.io/zone";
 const ARCH: &str = "kubernetes.io/arch";
 const OS: &str = "kubernetes.io/os";
 const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
+/// The label reserved offerings name their reservation by.
+const RESERVATION_LABEL: &str = "example.com/reservation-id";
+/// The reservations random types share.
+const RESERVATIONS: [&str; 3] = ["r-a", "r-b", "r-c"];
 const HOSTNAME: &str = "kubernetes.io/hostname";
 const TEAM: &str = "example.com/team";
 const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
@@ -118,6 +122,10 @@ struct TypeSpec {
     /// Whether its offerings require a [`PRIORITY`]: `spot` on spot ones,
     /// `regular` on on-demand ones, or the other way round when `true`.
     priorities: Option<bool>,
+    /// Reserved offerings: (zone index, price in thousandths, reservation
+    /// index into [`RESERVATIONS`], capacity). Types share reservations, and
+    /// capacities are small: plans must not take more than they have.
+    reserved: Vec<(usize, u32, usize, u32)>,
 }
 
 #[derive(Clone, Debug)]
@@ -294,6 +302,10 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
         offerings,
         prop::option::of(0_usize..FAMILIES.len()),
         prop::option::weighted(0.3, any::<bool>()),
+        prop_oneof![
+            3 => Just(Vec::new()),
+            1 => prop::collection::vec((0_usize..3, 1_u32..=500, 0..RESERVATIONS.len(), 0_u32..=3), 1..=3),
+        ],
     )
         .prop_map(
             |(
@@ -306,6 +318,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
                 offerings,
                 family,
                 priorities,
+                reserved,
             )| {
                 TypeSpec {
                     cores,
@@ -317,6 +330,7 @@ fn type_spec() -> impl Strategy<Value = TypeSpec> {
                     offerings,
                     family,
                     priorities,
+                    reserved,
                 }
             },
         )
@@ -648,7 +662,7 @@ fn time(seconds: i64) -> Time {
 }
 
 fn instance_type(i: usize, spec: &TypeSpec) -> InstanceType {
-    let offerings = spec
+    let mut offerings: Vec<Offering> = spec
         .offerings
         .iter()
         .map(|&(zone, spot, price, available)| {
@@ -668,6 +682,27 @@ fn instance_type(i: usize, spec: &TypeSpec) -> InstanceType {
             }
         })
         .collect();
+    // One reserved offering per zone and reservation, as a provider gives.
+    let mut seen = BTreeSet::new();
+    for &(zone, price, reservation, capacity) in &spec.reserved {
+        if !seen.insert((zone, reservation)) {
+            continue;
+        }
+        let offering = Offering::reserved(
+            ZONES[zone],
+            f64::from(price) / 1000.0,
+            Reservation {
+                label: RESERVATION_LABEL.to_owned(),
+                id: RESERVATIONS[reservation].to_owned(),
+                capacity,
+            },
+        );
+        offerings.push(if capacity == 0 {
+            offering.unavailable()
+        } else {
+            offering
+        });
+    }
     let mut labels = vec![(ARCH, ARCHES[usize::from(spec.arm)]), (OS, "linux")];
     labels.extend(spec.family.map(|f| (FAMILY, FAMILIES[f])));
     InstanceType::new(
@@ -1388,6 +1423,17 @@ mod mutations {
                 prop_assert!(has(&validate(&snapshot, &boasting), Rule::MinValues));
             }
 
+            // A claim launching into a reservation, no longer pinned to it.
+            let mut unpinned = plan.clone();
+            if let Some(claim) = unpinned
+                .node_claims
+                .iter_mut()
+                .find(|c| c.launch.as_ref().is_some_and(|l| l.reservation_id.is_some()))
+            {
+                claim.requirements.retain(|r| r.key != RESERVATION_LABEL);
+                prop_assert!(has(&validate(&snapshot, &unpinned), Rule::ReservedCapacity));
+            }
+
             // A minValues lowered without saying so, or raised past the types.
             let mut quiet = plan.clone();
             let written = quiet
@@ -1423,6 +1469,7 @@ fn live_daemon_pods_count_on_new_nodes() {
         offerings: offering(price),
         family: None,
         priorities: None,
+        reserved: Vec::new(),
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],
@@ -1491,6 +1538,7 @@ fn finished_pods_do_not_count_for_spread() {
             offerings: vec![(0, true, 100, true), (1, true, 100, true)],
             family: None,
             priorities: None,
+            reserved: Vec::new(),
         }],
         pools: vec![PoolSpec {
             weight: None,
@@ -1556,6 +1604,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
         offerings: vec![(0, true, price, true)],
         family: None,
         priorities: None,
+        reserved: Vec::new(),
     };
     let cluster = Cluster {
         types: vec![type_of(2, 50), type_of(8, 200)],

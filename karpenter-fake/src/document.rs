@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::resources::{self, QuantityError, ResourceList};
 use karpenter_core::scheduling::{ARCHITECTURE_AMD64, LABEL_ARCH_STABLE, LABEL_OS_STABLE};
 use serde::{Deserialize, Serialize};
@@ -43,9 +43,12 @@ pub struct InstanceTypeDocument {
     pub offerings: Vec<OfferingDocument>,
 }
 
-/// A zone and capacity type an instance type can be launched in, with its price.
+/// A zone and capacity type an instance type can be launched in, with its
+/// price; a `reserved` one also names its capacity reservation and how many
+/// more instances it can start. Unknown fields are refused, so a misspelt
+/// `reservationId` is an error rather than a reservation silently dropped.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OfferingDocument {
     /// The zone, the value of `topology.kubernetes.io/zone`.
     pub zone: String,
@@ -56,7 +59,26 @@ pub struct OfferingDocument {
     /// Whether the offering can be launched now; absent means available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available: Option<bool>,
+    /// The capacity reservation a `reserved` offering launches into (its
+    /// nodes carry it as [`RESERVATION_ID_LABEL`]); required for `reserved`,
+    /// refused for other capacity types.
+    #[serde(
+        default,
+        rename = "reservationID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reservation_id: Option<String>,
+    /// How many more instances the reservation can start (upstream's
+    /// remaining count, the nodes already on it excluded); required for
+    /// `reserved`. At 0 the offering is unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
 }
+
+/// The label a fake node launched into a capacity reservation carries, with
+/// the reservation's id (upstream's fake provider uses
+/// `testing.karpenter.sh/reservation-id`).
+pub const RESERVATION_ID_LABEL: &str = "karpenter.fake/reservation-id";
 
 impl InstanceTypeDocument {
     /// The document's `apiVersion`.
@@ -71,9 +93,32 @@ impl InstanceTypeDocument {
 }
 
 impl OfferingDocument {
-    /// Whether the offering can be launched now (absent `available` means yes).
+    /// Whether the offering can be launched now (absent `available` means
+    /// yes; a reservation with no capacity left means no).
     pub fn is_available(&self) -> bool {
-        self.available.unwrap_or(true)
+        self.available.unwrap_or(true) && self.capacity != Some(0)
+    }
+
+    /// The engine's offering: a reserved one when the document names a
+    /// reservation (its capacity 0 when left out), a plain one otherwise.
+    pub fn to_offering(&self) -> Offering {
+        let offering = match &self.reservation_id {
+            Some(id) => Offering::reserved(
+                self.zone.clone(),
+                self.price,
+                Reservation {
+                    label: RESERVATION_ID_LABEL.to_owned(),
+                    id: id.clone(),
+                    capacity: self.capacity.unwrap_or(0),
+                },
+            ),
+            None => Offering::new(self.zone.clone(), self.capacity_type.clone(), self.price),
+        };
+        if self.is_available() {
+            offering
+        } else {
+            offering.unavailable()
+        }
     }
 }
 
@@ -103,14 +148,7 @@ impl InstanceTypeDocument {
         let offerings = self
             .offerings
             .iter()
-            .map(|o| {
-                let offering = Offering::new(o.zone.clone(), o.capacity_type.clone(), o.price);
-                if o.is_available() {
-                    offering
-                } else {
-                    offering.unavailable()
-                }
-            })
+            .map(OfferingDocument::to_offering)
             .collect();
         Ok(InstanceType::new(
             self.name(),
@@ -152,6 +190,45 @@ mod tests {
         let zones = it.requirements.get(LABEL_TOPOLOGY_ZONE);
         assert!(zones.has("zone-a") && !zones.has("zone-b"));
         assert!(!it.offerings[1].available);
+    }
+
+    #[test]
+    fn a_reserved_offering_names_its_reservation_and_counts_down_to_unavailable() {
+        let document: InstanceTypeDocument = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "c-4x"},
+            "capacity": {"cpu": "4", "memory": "8Gi"},
+            "offerings": [
+                {"zone": "zone-a", "capacityType": "reserved", "price": 0.01,
+                 "reservationID": "cr-1", "capacity": 3},
+                {"zone": "zone-a", "capacityType": "reserved", "price": 0.01,
+                 "reservationID": "cr-2", "capacity": 0},
+                {"zone": "zone-a", "capacityType": "on-demand", "price": 0.17},
+            ],
+        }))
+        .unwrap();
+        let it = document.to_instance_type().unwrap();
+        let reservation = it.offerings[0].reservation.as_ref().expect("reserved");
+        assert_eq!((reservation.id.as_str(), reservation.capacity), ("cr-1", 3));
+        assert_eq!(reservation.label, RESERVATION_ID_LABEL);
+        assert_eq!(it.offerings[0].capacity_type, "reserved");
+        assert!(it.offerings[0].available);
+        // No capacity left: unavailable, as upstream's fake marks it.
+        assert!(!it.offerings[1].available);
+        assert_eq!(it.offerings[2].reservation, None);
+        // The round trip keeps the reservation's fields.
+        let written = serde_json::to_value(&document).unwrap();
+        assert_eq!(written["offerings"][0]["reservationID"], "cr-1");
+        assert_eq!(written["offerings"][0]["capacity"], 3);
+        assert!(written["offerings"][2].get("reservationID").is_none());
+    }
+
+    #[test]
+    fn a_misspelt_offering_field_is_refused() {
+        let misspelt = serde_json::from_value::<OfferingDocument>(serde_json::json!({
+            "zone": "zone-a", "capacityType": "reserved", "price": 0.01, "reservationId": "cr-1",
+        }));
+        let error = misspelt.unwrap_err().to_string();
+        assert!(error.contains("reservationId"), "{error}");
     }
 
     #[test]

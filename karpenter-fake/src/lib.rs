@@ -48,7 +48,7 @@ pub mod conformance;
 pub mod generate;
 
 pub use cluster::InMemoryCluster;
-pub use document::{InstanceTypeDocument, OfferingDocument};
+pub use document::{InstanceTypeDocument, OfferingDocument, RESERVATION_ID_LABEL};
 pub use faults::{Flaky, FlakyRates, Latency};
 pub use provider::{FakeCloudProvider, well_known_labels};
 pub use recording::{Call, Recording};

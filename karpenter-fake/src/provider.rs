@@ -28,12 +28,20 @@ struct State {
     learned: BTreeSet<OfferingKey>,
     /// How many instances were ever launched (names the next one).
     launched: u64,
+    /// The capacity reservation each running reserved instance took, by
+    /// provider ID: a reservation has its capacity less these left.
+    reserved: BTreeMap<String, String>,
 }
 
 /// An in-memory [`CloudProvider`], after upstream's fake provider: the same
 /// instance types for every NodePool. `create` launches the cheapest
 /// available offering the claim's requirements allow among the types that
 /// hold its requests, and remembers the instance; `delete` forgets it.
+///
+/// A reserved offering's capacity is what its document says less the
+/// running instances launched into its reservation: at none left the
+/// offering is unavailable, and deleting such an instance gives its unit
+/// back.
 #[derive(Debug)]
 pub struct FakeCloudProvider {
     instance_types: Vec<InstanceType>,
@@ -46,9 +54,15 @@ pub struct FakeCloudProvider {
 /// well-known labels and every key the types carry, as upstream's fake
 /// provider registers its own labels (`size`, `special`, `integer`).
 pub fn well_known_labels(types: &[InstanceType]) -> WellKnownLabels {
-    let keys = types
-        .iter()
-        .flat_map(|t| t.requirements.iter().map(|r| r.key().to_owned()));
+    // The offerings' own keys too (the reservation id): a type leaves off a
+    // key only some of its offerings name.
+    let keys = types.iter().flat_map(|t| {
+        let offering_keys = t.offerings.iter().flat_map(|o| o.requirements.keys());
+        t.requirements
+            .keys()
+            .chain(offering_keys)
+            .map(str::to_owned)
+    });
     WellKnownLabels::core().clone().with_all(keys)
 }
 
@@ -86,18 +100,36 @@ impl FakeCloudProvider {
     }
 
     /// The catalog with the offerings launches found sold out marked
-    /// unavailable.
+    /// unavailable, and each reservation's capacity less its running
+    /// instances (unavailable once used up).
     fn with_learned(&self) -> Vec<InstanceType> {
-        let learned = self.lock().learned.clone();
+        let (learned, taken) = {
+            let state = self.lock();
+            let mut taken: BTreeMap<String, u32> = BTreeMap::new();
+            for id in state.reserved.values() {
+                *taken.entry(id.clone()).or_default() += 1;
+            }
+            (state.learned.clone(), taken)
+        };
         let mut types = self.instance_types.clone();
         for instance_type in &mut types {
             let name = instance_type.name.clone();
+            for reservation in instance_type
+                .offerings
+                .iter_mut()
+                .filter_map(|o| o.reservation.as_mut())
+            {
+                let used = taken.get(&reservation.id).copied().unwrap_or(0);
+                reservation.capacity = reservation.capacity.saturating_sub(used);
+            }
             instance_type.mark_unavailable(|offering| {
-                learned.contains(&OfferingKey {
-                    instance_type: name.clone(),
-                    zone: offering.zone.clone(),
-                    capacity_type: offering.capacity_type.clone(),
-                })
+                offering
+                    .reservation
+                    .as_ref()
+                    .is_some_and(|r| r.capacity == 0)
+                    || learned
+                        .iter()
+                        .any(|k| k.instance_type == name && k.names(offering))
             });
         }
         types
@@ -112,11 +144,7 @@ impl FakeCloudProvider {
 }
 
 fn key(instance_type: &InstanceType, offering: &Offering) -> OfferingKey {
-    OfferingKey {
-        instance_type: instance_type.name.clone(),
-        zone: offering.zone.clone(),
-        capacity_type: offering.capacity_type.clone(),
-    }
+    OfferingKey::of(instance_type, offering)
 }
 
 #[async_trait]
@@ -155,6 +183,9 @@ impl CloudProvider for FakeCloudProvider {
         state.launched += 1;
         let provider_id = format!("fake:///instance-{:06}", state.launched);
         let hydrated = hydrate(claim, instance_type, offering, provider_id.clone());
+        if let Some(id) = offering.reservation_id() {
+            state.reserved.insert(provider_id.clone(), id.to_owned());
+        }
         state.instances.insert(provider_id, hydrated.clone());
         Ok(hydrated)
     }
@@ -165,7 +196,9 @@ impl CloudProvider for FakeCloudProvider {
             .as_ref()
             .and_then(|s| s.provider_id.clone())
             .unwrap_or_else(|| claim.metadata.name.clone().unwrap_or_default());
-        match self.lock().instances.remove(&provider_id) {
+        let mut state = self.lock();
+        state.reserved.remove(&provider_id);
+        match state.instances.remove(&provider_id) {
             Some(_) => Ok(()),
             None => Err(CloudProviderError::NodeClaimNotFound { provider_id }),
         }
@@ -294,11 +327,7 @@ mod tests {
             ]),
             "1",
         );
-        let cheapest = OfferingKey {
-            instance_type: "fake-it-2".into(),
-            zone: "test-zone-1".into(),
-            capacity_type: "on-demand".into(),
-        };
+        let cheapest = OfferingKey::new("fake-it-2", "test-zone-1", "on-demand");
         provider.sell_out([cheapest.clone()]);
         match block_on(provider.create(&wanted)) {
             Err(CloudProviderError::InsufficientCapacity { offerings, .. }) => {
@@ -324,6 +353,54 @@ mod tests {
                 .iter()
                 .all(|t| t.offerings.iter().all(|o| o.available))
         );
+    }
+
+    #[test]
+    fn a_reservation_is_used_up_by_its_instances_and_given_back_on_delete() {
+        use karpenter_core::cloudprovider::Reservation;
+        use karpenter_core::resources::ResourceList;
+        let mut capacity = ResourceList::new();
+        capacity.set("cpu", 4_000);
+        capacity.set("memory", 8 << 30);
+        capacity.set("pods", 110_000);
+        let reservation = Reservation {
+            label: crate::RESERVATION_ID_LABEL.to_owned(),
+            id: "cr-1".to_owned(),
+            capacity: 1,
+        };
+        let types = vec![InstanceType::new(
+            "c-4x",
+            [("kubernetes.io/arch", "amd64")],
+            vec![
+                Offering::new("zone-a", "on-demand", 0.17),
+                Offering::reserved("zone-a", 0.01, reservation),
+            ],
+            capacity,
+            ResourceList::new(),
+        )];
+        let provider = FakeCloudProvider::new(types);
+        let wanted = claim(serde_json::json!([]), "1");
+        let first = block_on(provider.create(&wanted)).expect("launched");
+        let labels = first.metadata.labels.clone().expect("labels");
+        assert_eq!(labels[CAPACITY_TYPE_LABEL_KEY], "reserved");
+        assert_eq!(labels[crate::RESERVATION_ID_LABEL], "cr-1");
+        // Used up: reported unavailable, and the next launch goes on demand.
+        let pool = NodePool::default();
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        let reserved = &types[0].offerings[1];
+        assert!(!reserved.available);
+        assert_eq!(reserved.reservation.as_ref().map(|r| r.capacity), Some(0));
+        let second = block_on(provider.create(&wanted)).expect("launched");
+        let labels = second.metadata.labels.clone().expect("labels");
+        assert_eq!(labels[CAPACITY_TYPE_LABEL_KEY], "on-demand");
+        assert!(!labels.contains_key(crate::RESERVATION_ID_LABEL));
+        // The reserved instance goes: its unit is free again.
+        block_on(provider.delete(&first)).expect("deleted");
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        assert!(types[0].offerings[1].available);
+        let third = block_on(provider.create(&wanted)).expect("launched");
+        let labels = third.metadata.labels.expect("labels");
+        assert_eq!(labels[CAPACITY_TYPE_LABEL_KEY], "reserved");
     }
 
     #[test]

@@ -63,11 +63,7 @@ async fn the_fake_conforms() {
 #[tokio::test]
 async fn the_fake_conforms_with_an_offering_sold_out() {
     let provider = FakeCloudProvider::new(sized_instance_types(4));
-    let sold_out = OfferingKey {
-        instance_type: "fake-it-2".into(),
-        zone: "test-zone-2".into(),
-        capacity_type: "spot".into(),
-    };
+    let sold_out = OfferingKey::new("fake-it-2", "test-zone-2", "spot");
     provider.sell_out([sold_out.clone()]);
     // A launch finds it sold out; from then on the provider reports it
     // unavailable, and the suite checks that launching it fails.

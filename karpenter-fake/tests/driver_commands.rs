@@ -18,13 +18,7 @@ async fn a_replacement_without_capacity_aborts_the_command() {
     let types = sized_instance_types(8);
     let every_offering: Vec<OfferingKey> = types
         .iter()
-        .flat_map(|t| {
-            t.offerings.iter().map(|o| OfferingKey {
-                instance_type: t.name.clone(),
-                zone: o.zone.clone(),
-                capacity_type: o.capacity_type.clone(),
-            })
-        })
+        .flat_map(|t| t.offerings.iter().map(|o| OfferingKey::of(t, o)))
         .collect();
     let provider = Arc::new(FakeCloudProvider::new(types));
     let mut world = settled_world(provider.clone(), "2", 12).await;

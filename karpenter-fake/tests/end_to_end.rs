@@ -178,11 +178,7 @@ async fn an_insufficient_capacity_storm_on_the_cheapest_offerings() {
         .flat_map(|t| {
             t.offerings
                 .iter()
-                .map(|o| karpenter_core::cloudprovider::OfferingKey {
-                    instance_type: t.name.clone(),
-                    zone: o.zone.clone(),
-                    capacity_type: o.capacity_type.clone(),
-                })
+                .map(|o| karpenter_core::cloudprovider::OfferingKey::of(t, o))
         })
         .collect();
     let provider = Arc::new(FakeCloudProvider::new(types));
@@ -201,11 +197,11 @@ async fn an_insufficient_capacity_storm_on_the_cheapest_offerings() {
     // Nothing runs on a sold-out offering.
     for claim in world.cluster.node_claim_list() {
         let labels = claim.metadata.labels.unwrap_or_default();
-        let launched = karpenter_core::cloudprovider::OfferingKey {
-            instance_type: labels["node.kubernetes.io/instance-type"].clone(),
-            zone: labels["topology.kubernetes.io/zone"].clone(),
-            capacity_type: labels["karpenter.sh/capacity-type"].clone(),
-        };
+        let launched = karpenter_core::cloudprovider::OfferingKey::new(
+            labels["node.kubernetes.io/instance-type"].clone(),
+            labels["topology.kubernetes.io/zone"].clone(),
+            labels["karpenter.sh/capacity-type"].clone(),
+        );
         assert!(!storm.contains(&launched), "{launched} was sold out");
     }
     // The storm passes; consolidation moves onto the cheap offerings again.
@@ -653,4 +649,74 @@ async fn the_cost_mode_launches_cheaper_capacity_for_the_same_pods() {
     let upstream = scale_up_price(Packing::Upstream).await;
     let cost = scale_up_price(Packing::Cost).await;
     assert!(cost < upstream, "cost mode {cost} vs upstream {upstream}");
+}
+
+/// A catalog of eight sizes where `fake-it-4` also launches into
+/// reservation `cr-1`, which can start one more instance.
+fn with_a_reservation() -> Vec<karpenter_core::cloudprovider::InstanceType> {
+    use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
+    sized_instance_types(8)
+        .into_iter()
+        .map(|t| {
+            if t.name != "fake-it-4" {
+                return t;
+            }
+            let mut offerings = t.offerings.clone();
+            let reservation = Reservation {
+                label: karpenter_fake::RESERVATION_ID_LABEL.to_owned(),
+                id: "cr-1".to_owned(),
+                capacity: 1,
+            };
+            offerings.push(Offering::reserved("test-zone-1", 0.001, reservation));
+            InstanceType::new(
+                t.name.clone(),
+                t.requirements.labels(),
+                offerings,
+                t.capacity.clone(),
+                t.overhead.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reservation_takes_one_node_and_the_next_pod_waits_for_the_next_plan() {
+    let run = |gates: FeatureGates| async move {
+        let provider = Arc::new(FakeCloudProvider::new(with_a_reservation()));
+        let options = DriverOptions::default().with_feature_gates(gates);
+        let mut world = World::new(provider, options);
+        world.add_pool(pool("default", "100", serde_json::json!([])));
+        // Two pods of 3 cpu: one per 4-cpu node.
+        world.add_pods((0..2).map(|i| pending_pod(&format!("web-{i}"), Shape::Plain, "3", "1Gi")));
+        let first = world.step().await;
+        let claims_after_first = world.claims();
+        world.run_until(60, |w| w.settled()).await;
+        (world, first, claims_after_first)
+    };
+    let (world, _, claims_after_first) = run(FeatureGates::UPSTREAM).await;
+    // The first plan launches only the reserved claim: the other pod could
+    // have had the reservation and waits rather than fall back.
+    assert_eq!(claims_after_first, 1);
+    assert_eq!(world.pending(), 0);
+    let reserved: Vec<_> = world
+        .cluster
+        .node_claim_list()
+        .into_iter()
+        .filter_map(|c| {
+            let labels = c.metadata.labels?;
+            (labels["karpenter.sh/capacity-type"] == "reserved")
+                .then(|| labels.get(karpenter_fake::RESERVATION_ID_LABEL).cloned())
+        })
+        .collect();
+    assert_eq!(reserved, [Some("cr-1".to_owned())]);
+    // With the gate off the reservation is not offered at all.
+    let off = FeatureGates::UPSTREAM.with(FeatureGate::ReservedCapacity, false);
+    let (world, _, _) = run(off).await;
+    assert_eq!(world.pending(), 0);
+    assert!(world.cluster.node_claim_list().iter().all(|c| {
+        c.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l["karpenter.sh/capacity-type"] != "reserved")
+    }));
 }

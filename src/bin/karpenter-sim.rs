@@ -223,7 +223,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 scenario.nodes.len(),
                 scenario.node_pools.len(),
             );
-            let snapshot = chosen.snapshot(scenario)?;
+            let snapshot = chosen.snapshot(scenario, args.common.gates())?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             // The clock judges one thing here: whether a duration-valued
@@ -267,7 +267,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let now = args.now.unwrap_or_else(jiff::Timestamp::now);
             let start = Instant::now();
             let counts = (scenario.nodes.len(), scenario.node_pools.len());
-            let snapshot = chosen.snapshot(scenario)?;
+            let snapshot = chosen.snapshot(scenario, args.common.gates())?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             let mut gates = args.common.gates();
@@ -337,7 +337,23 @@ impl Chosen {
     /// The snapshot of `scenario` with this provider's instance types (and,
     /// for Azure, its well-known labels and drift verdicts); warnings go to
     /// standard error.
-    fn snapshot(&self, scenario: Scenario) -> Result<Snapshot, Failure> {
+    /// The scenario as the chosen provider offers it under `gates`.
+    fn snapshot(&self, scenario: Scenario, gates: FeatureGates) -> Result<Snapshot, Failure> {
+        let mut snapshot = self.snapshot_ungated(scenario)?;
+        // Upstream's providers list reserved offerings only with the gate on.
+        if !gates.is_on(FeatureGate::ReservedCapacity) {
+            let withheld = snapshot.withhold_reservations();
+            if withheld > 0 {
+                eprintln!(
+                    "warning: {withheld} reserved offering(s) left out: the ReservedCapacity \
+                     feature gate is off (--feature-gates ReservedCapacity=true)"
+                );
+            }
+        }
+        Ok(snapshot)
+    }
+
+    fn snapshot_ungated(&self, scenario: Scenario) -> Result<Snapshot, Failure> {
         let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
         match self {
             Chosen::Fake => {

@@ -331,6 +331,12 @@ fn instance_type(it: &InstanceTypeDocument) -> Checked {
         }
     }
     for (key, value) in it.labels.iter().flatten() {
+        if key == karpenter_fake::RESERVATION_ID_LABEL {
+            return Err(Problem::new(
+                format!("labels[{key}]"),
+                "set by the type's reserved offerings (their reservationID)",
+            ));
+        }
         scheduling::validate_label_key(key)
             .and_then(|()| scheduling::validate_label_value(key, value))
             .map_err(|e| Problem::new(format!("labels[{key}]"), e.to_string()))?;
@@ -361,6 +367,53 @@ fn instance_type(it: &InstanceTypeDocument) -> Checked {
             );
             return Err(Problem::new(field("price"), message));
         }
+        reservation(offering, &field)?;
+        let same = |other: &&karpenter_fake::OfferingDocument| {
+            other.zone == offering.zone
+                && other.capacity_type == offering.capacity_type
+                && other.reservation_id == offering.reservation_id
+        };
+        if let Some(j) = it.offerings[..i].iter().position(|o| same(&o)) {
+            let message = format!(
+                "repeats offerings[{j}]: one offering per zone, capacity type and reservation"
+            );
+            return Err(Problem::new(format!("offerings[{i}]"), message));
+        }
+    }
+    Ok(())
+}
+
+/// A reserved offering names its reservation and how many more instances it
+/// can start; no other offering may.
+fn reservation(
+    offering: &karpenter_fake::OfferingDocument,
+    field: &dyn Fn(&str) -> String,
+) -> Checked {
+    if offering.capacity_type != scheduling::CAPACITY_TYPE_RESERVED {
+        for (name, given) in [
+            ("reservationID", offering.reservation_id.is_some()),
+            ("capacity", offering.capacity.is_some()),
+        ] {
+            if given {
+                let message = format!("only a reserved offering has a {name}");
+                return Err(Problem::new(field(name), message));
+            }
+        }
+        return Ok(());
+    }
+    let Some(id) = offering.reservation_id.as_ref().filter(|id| !id.is_empty()) else {
+        return Err(Problem::new(
+            field("reservationID"),
+            "required for a reserved offering",
+        ));
+    };
+    scheduling::validate_label_value(karpenter_fake::RESERVATION_ID_LABEL, id)
+        .map_err(|e| Problem::new(field("reservationID"), e.to_string()))?;
+    if offering.capacity.is_none() {
+        return Err(Problem::new(
+            field("capacity"),
+            "required for a reserved offering (how many more instances it can start)",
+        ));
     }
     Ok(())
 }

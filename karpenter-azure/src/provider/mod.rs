@@ -230,11 +230,11 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             marked = ?reason,
             "launch failed"
         );
-        let offering = OfferingKey {
-            instance_type: attempt.sku.clone(),
-            zone: attempt.zone.clone(),
-            capacity_type: attempt.capacity_type.clone(),
-        };
+        let offering = OfferingKey::new(
+            attempt.sku.clone(),
+            attempt.zone.clone(),
+            attempt.capacity_type.clone(),
+        );
         let regional_quota = azure.code == "OperationNotAllowed"
             && azure.message.contains("Total Regional Cores quota");
         if reason.is_some() || regional_quota {

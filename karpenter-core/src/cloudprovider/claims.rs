@@ -82,11 +82,7 @@ pub fn choose_offering<'t>(
             .filter(|o| o.is_compatible(requirements))
         {
             if !offering.available {
-                unavailable.push(OfferingKey {
-                    instance_type: instance_type.name.clone(),
-                    zone: offering.zone.clone(),
-                    capacity_type: offering.capacity_type.clone(),
-                });
+                unavailable.push(OfferingKey::of(instance_type, offering));
                 continue;
             }
             if best.is_none_or(|b| rank((instance_type, offering), b).is_lt()) {

@@ -192,12 +192,14 @@ fn offering_unions(offerings: &[&Offering]) -> Vec<Requirement> {
         .collect()
 }
 
-/// Orders offerings by price, then zone, then capacity type.
+/// Orders offerings by price, then zone, then capacity type, then
+/// reservation id (several reserved offerings may share a zone).
 pub(crate) fn cheaper(a: &Offering, b: &Offering) -> Ordering {
     a.price
         .total_cmp(&b.price)
         .then_with(|| a.zone.cmp(&b.zone))
         .then_with(|| a.capacity_type.cmp(&b.capacity_type))
+        .then_with(|| a.reservation_id().cmp(&b.reservation_id()))
 }
 
 #[cfg(test)]

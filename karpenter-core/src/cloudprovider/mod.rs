@@ -13,7 +13,7 @@ mod unavailable;
 pub use claims::{choose_offering, hydrate, requests_of, requirements_of};
 pub use instance_type::InstanceType;
 pub(crate) use instance_type::cheaper;
-pub use offering::{Offering, OfferingFilter};
+pub use offering::{Offering, OfferingFilter, Reservation};
 pub use provider::{BoxError, CloudProvider, CloudProviderError, OfferingKey};
 pub use rank::{LaunchRank, RankFn};
 pub use repair::RepairPolicy;

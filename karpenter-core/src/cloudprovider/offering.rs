@@ -1,13 +1,34 @@
 //! Where and how an instance type can be bought, and at what price.
 
-use crate::scheduling::{CAPACITY_TYPE_LABEL_KEY, LABEL_TOPOLOGY_ZONE, Requirement, Requirements};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_TOPOLOGY_ZONE, Requirement, Requirements,
+};
+
+/// A capacity reservation an offering launches into: instances bought ahead,
+/// of which only so many more can start (upstream's reserved offerings, with
+/// their `ReservationCapacity`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    /// The label that names the reservation on its nodes (the provider's
+    /// reservation-id label, `karpenter.fake/reservation-id` on the fake
+    /// cloud): a reserved offering requires it, and a claim holding
+    /// reservations is pinned to them by it.
+    pub label: String,
+    /// The reservation's id, the label's value.
+    pub id: String,
+    /// How many more instances the reservation can start: a plan takes no
+    /// more, however many pools or types offer it.
+    pub capacity: u32,
+}
 
 /// One way to buy an instance type: a zone and a capacity type, with a price per
 /// hour and whether it can be launched now, and any further labels its nodes
 /// carry that differ between offerings (upstream's `Offering.Requirements`).
 ///
-/// A provider gives at most one offering per zone and capacity type: that pair
-/// names the offering (a launch, an unavailable offering).
+/// A provider gives at most one offering per zone, capacity type and
+/// reservation: those name the offering (a launch, an unavailable offering,
+/// see [`OfferingKey`](super::OfferingKey)). Several reserved offerings may
+/// share a zone, each of its own reservation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Offering {
     /// The zone (`topology.kubernetes.io/zone`).
@@ -26,6 +47,9 @@ pub struct Offering {
     /// them too. Empty for most providers. [`InstanceType::new`](super::InstanceType::new)
     /// gives the type, on each of these keys, every value its offerings allow.
     pub requirements: Requirements,
+    /// The capacity reservation it launches into, for a `reserved` offering
+    /// made by [`Offering::reserved`]; `None` for every other offering.
+    pub reservation: Option<Reservation>,
 }
 
 impl Offering {
@@ -37,7 +61,37 @@ impl Offering {
             price,
             available: true,
             requirements: Requirements::new(),
+            reservation: None,
         }
+    }
+
+    /// An available `reserved` offering launching into `reservation`: its
+    /// further requirements name the reservation on its label, as upstream's
+    /// reserved offerings carry the reservation id.
+    ///
+    /// ```
+    /// use karpenter_core::cloudprovider::{Offering, Reservation};
+    ///
+    /// let reserved = Offering::reserved(
+    ///     "zone-a",
+    ///     0.01,
+    ///     Reservation { label: "example.com/reservation-id".into(), id: "cr-1".into(), capacity: 3 },
+    /// );
+    /// assert_eq!(reserved.capacity_type, "reserved");
+    /// assert_eq!(reserved.reservation_id(), Some("cr-1"));
+    /// assert_eq!(reserved.requirements.labels()["example.com/reservation-id"], "cr-1");
+    /// ```
+    pub fn reserved(zone: impl Into<String>, price: f64, reservation: Reservation) -> Self {
+        let requirement = Requirement::in_values(&reservation.label, [&reservation.id]);
+        let mut offering = Offering::new(zone, CAPACITY_TYPE_RESERVED, price);
+        offering.requirements.add(requirement);
+        offering.reservation = Some(reservation);
+        offering
+    }
+
+    /// The id of the reservation it launches into, if any.
+    pub fn reservation_id(&self) -> Option<&str> {
+        self.reservation.as_ref().map(|r| r.id.as_str())
     }
 
     /// The same offering with `requirement` among its further requirements

@@ -7,7 +7,7 @@ use std::fmt;
 use async_trait::async_trait;
 use thiserror::Error;
 
-use super::{InstanceType, LaunchRank, RepairPolicy};
+use super::{InstanceType, LaunchRank, Offering, RepairPolicy};
 use crate::api::{NodeClaim, NodePool};
 use crate::scheduling::WellKnownLabels;
 
@@ -20,6 +20,42 @@ pub struct OfferingKey {
     pub zone: String,
     /// The capacity type (`on-demand`, `spot`, `reserved`).
     pub capacity_type: String,
+    /// The reservation a reserved offering launches into (several may share
+    /// a zone); `None` for every other offering.
+    pub reservation_id: Option<String>,
+}
+
+impl OfferingKey {
+    /// The key of `offering`, one of `instance_type`'s.
+    pub fn of(instance_type: &InstanceType, offering: &Offering) -> OfferingKey {
+        OfferingKey {
+            instance_type: instance_type.name.clone(),
+            zone: offering.zone.clone(),
+            capacity_type: offering.capacity_type.clone(),
+            reservation_id: offering.reservation_id().map(str::to_owned),
+        }
+    }
+
+    /// The key of an offering with no reservation.
+    pub fn new(
+        instance_type: impl Into<String>,
+        zone: impl Into<String>,
+        capacity_type: impl Into<String>,
+    ) -> OfferingKey {
+        OfferingKey {
+            instance_type: instance_type.into(),
+            zone: zone.into(),
+            capacity_type: capacity_type.into(),
+            reservation_id: None,
+        }
+    }
+
+    /// Whether it names `offering` of the type it names.
+    pub fn names(&self, offering: &Offering) -> bool {
+        self.zone == offering.zone
+            && self.capacity_type == offering.capacity_type
+            && self.reservation_id.as_deref() == offering.reservation_id()
+    }
 }
 
 impl fmt::Display for OfferingKey {
@@ -28,7 +64,11 @@ impl fmt::Display for OfferingKey {
             f,
             "{}/{}/{}",
             self.instance_type, self.zone, self.capacity_type
-        )
+        )?;
+        match &self.reservation_id {
+            Some(id) => write!(f, "/{id}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -312,16 +352,8 @@ mod tests {
     fn insufficient_capacity_names_its_offerings() {
         let error = CloudProviderError::InsufficientCapacity {
             offerings: vec![
-                OfferingKey {
-                    instance_type: "m-4x".into(),
-                    zone: "zone-a".into(),
-                    capacity_type: "spot".into(),
-                },
-                OfferingKey {
-                    instance_type: "m-8x".into(),
-                    zone: "zone-b".into(),
-                    capacity_type: "on-demand".into(),
-                },
+                OfferingKey::new("m-4x", "zone-a", "spot"),
+                OfferingKey::new("m-8x", "zone-b", "on-demand"),
             ],
             message: "sold out".into(),
         };

@@ -54,6 +54,7 @@ fn cheapest(a: (&InstanceType, &Offering), b: (&InstanceType, &Offering)) -> Ord
         .then_with(|| a.0.name.cmp(&b.0.name))
         .then_with(|| a.1.zone.cmp(&b.1.zone))
         .then_with(|| a.1.capacity_type.cmp(&b.1.capacity_type))
+        .then_with(|| a.1.reservation_id().cmp(&b.1.reservation_id()))
 }
 
 impl Default for LaunchRank {

@@ -70,6 +70,7 @@ impl UnavailableOfferings {
                     instance_type: name.clone(),
                     zone: offering.zone.clone(),
                     capacity_type: offering.capacity_type.clone(),
+                    reservation_id: offering.reservation_id().map(str::to_owned),
                 };
                 self.is_unavailable(&key, now)
             });
@@ -84,11 +85,7 @@ mod tests {
     use crate::resources::ResourceList;
 
     fn key(zone: &str) -> OfferingKey {
-        OfferingKey {
-            instance_type: "m-2x".into(),
-            zone: zone.into(),
-            capacity_type: "spot".into(),
-        }
+        OfferingKey::new("m-2x", zone, "spot")
     }
 
     fn at(seconds: i64) -> Timestamp {

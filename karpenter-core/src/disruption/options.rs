@@ -95,5 +95,6 @@ impl DisruptionOptions {
         SimulationOptions::default()
             .with_packing(self.packing)
             .with_min_values_policy(self.min_values_policy)
+            .with_reserved_capacity(self.feature_gates.is_on(FeatureGate::ReservedCapacity))
     }
 }

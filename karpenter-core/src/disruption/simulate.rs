@@ -21,6 +21,7 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
+use crate::provisioning::ReservedMode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -291,6 +292,9 @@ impl<'s> Simulator<'s> {
             return simulate(self.snapshot, &removed, &deleting, self.now, self.options);
         };
         scheduler.packing = self.options.packing;
+        scheduler.reservations = scheduler
+            .reservations
+            .with_mode(self.options.reserved_mode());
         let plan = solve(scheduler);
         let mut moved: Vec<PodKey> = moved_pods
             .iter()
@@ -316,7 +320,7 @@ impl<'s> Simulator<'s> {
 }
 
 /// How a simulation plans the pods it moves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SimulationOptions {
     /// How the new claims are chosen: as upstream (the default), or at the
@@ -325,9 +329,35 @@ pub struct SimulationOptions {
     /// What a claim does with a `minValues` its types cannot meet (upstream's
     /// disruption simulations take the controller's policy).
     pub min_values_policy: MinValuesPolicy,
+    /// Whether new claims hold capacity reservations (upstream's
+    /// `ReservedCapacity` gate, on by default). A simulation's claim that
+    /// finds none left falls back to other capacity, as upstream's
+    /// disruption does.
+    pub reserved_capacity: bool,
+}
+
+impl Default for SimulationOptions {
+    fn default() -> Self {
+        SimulationOptions {
+            packing: Packing::default(),
+            min_values_policy: MinValuesPolicy::default(),
+            reserved_capacity: true,
+        }
+    }
 }
 
 impl SimulationOptions {
+    /// These options with claims holding capacity reservations or not.
+    pub fn with_reserved_capacity(mut self, on: bool) -> Self {
+        self.reserved_capacity = on;
+        self
+    }
+
+    /// How a simulation's claims take reservations.
+    pub(crate) fn reserved_mode(&self) -> Option<ReservedMode> {
+        self.reserved_capacity.then_some(ReservedMode::Fallback)
+    }
+
     /// These options with `policy` for unmet `minValues`.
     pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
         self.min_values_policy = policy;
@@ -360,7 +390,13 @@ pub fn simulate(
     let (removed, deleting) = (&removed, &deleting);
     let (changed, moved) = without_nodes(snapshot, removed, now);
     let fence = fence(snapshot, &changed, removed, deleting, now);
-    let plan = schedule_fenced(&changed, fence, options.packing, options.min_values_policy);
+    let plan = schedule_fenced(
+        &changed,
+        fence,
+        options.packing,
+        options.min_values_policy,
+        options.reserved_mode(),
+    );
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
         plan,

@@ -18,8 +18,9 @@ use crate::api::{NodeClaim, condition_types};
 use crate::cloudprovider::{CloudProviderError, OfferingKey};
 use crate::error::{Error, with_causes};
 use crate::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, DISRUPTED_NO_SCHEDULE_TAINT, LABEL_INSTANCE_TYPE_STABLE,
-    LABEL_TOPOLOGY_ZONE, NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY,
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, DISRUPTED_NO_SCHEDULE_TAINT,
+    LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_INITIALIZED_LABEL_KEY,
+    NODE_REGISTERED_LABEL_KEY,
 };
 
 /// What became of a launch.
@@ -234,10 +235,22 @@ async fn record_launch(
             .cloned()
             .unwrap_or_default()
     };
+    let capacity_type = label(CAPACITY_TYPE_LABEL_KEY);
+    // A reserved launch names its reservation on the provider's label.
+    let reservation_id = (capacity_type == CAPACITY_TYPE_RESERVED)
+        .then(|| {
+            driver
+                .reservation_labels
+                .iter()
+                .map(|key| label(key))
+                .find(|id| !id.is_empty())
+        })
+        .flatten();
     let offering = OfferingKey {
         instance_type: label(LABEL_INSTANCE_TYPE_STABLE),
         zone: label(LABEL_TOPOLOGY_ZONE),
-        capacity_type: label(CAPACITY_TYPE_LABEL_KEY),
+        capacity_type,
+        reservation_id,
     };
     driver.cluster.update_node_claim(launched).await?;
     report.push(Event::Launched {

@@ -59,7 +59,7 @@ mod planning;
 mod provision;
 mod report;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -240,6 +240,9 @@ pub struct Driver {
     /// The nodes reported unconsolidatable, by name, with the reason
     /// reported (the same rule).
     unconsolidatable: BTreeMap<String, String>,
+    /// The labels the provider's reserved offerings name their reservations
+    /// by (from the last snapshot): what a launch's reservation is read from.
+    reservation_labels: BTreeSet<String>,
 }
 
 impl Driver {
@@ -254,7 +257,20 @@ impl Driver {
             unschedulable: BTreeMap::new(),
             blocked: BTreeMap::new(),
             unconsolidatable: BTreeMap::new(),
+            reservation_labels: BTreeSet::new(),
         }
+    }
+
+    /// Remembers the reservation labels of the snapshot's offerings.
+    fn note_reservation_labels(&mut self, snapshot: &Snapshot) {
+        let labels = snapshot
+            .instance_types
+            .values()
+            .flat_map(|types| types.iter())
+            .flat_map(|t| &t.offerings)
+            .filter_map(|o| o.reservation.as_ref())
+            .map(|r| r.label.clone());
+        self.reservation_labels.extend(labels);
     }
 
     /// This driver with these options.
@@ -318,6 +334,14 @@ impl Driver {
             };
             self.unavailable.apply(&mut types, now);
             snapshot.instance_types.insert(name, types.into());
+        }
+        // Upstream's providers list reserved offerings only with the gate on.
+        if !self
+            .options
+            .feature_gates
+            .is_on(FeatureGate::ReservedCapacity)
+        {
+            snapshot.withhold_reservations();
         }
         if self.options.feature_gates.is_on(FeatureGate::NodeOverlay) {
             let overlays = self.cluster.node_overlays().await?;

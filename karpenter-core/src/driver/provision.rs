@@ -151,6 +151,7 @@ pub(super) async fn run(
 ) -> Result<Option<Snapshot>, Error> {
     for _ in 0..=driver.options.max_replans {
         let snapshot = driver.snapshot(now).await?;
+        driver.note_reservation_labels(&snapshot);
         let in_flight = snapshot.nodes.iter().any(|n| {
             n.node_claim.as_ref().is_some_and(|c| {
                 c.metadata.deletion_timestamp.is_none() && !is_true(c, condition_types::INITIALIZED)

@@ -59,6 +59,7 @@ pub use pods::pending::{is_pending, is_preempting, marked_unschedulable, nominat
 pub(crate) use scheduler::carried::Carried;
 pub(crate) use scheduler::existing::is_destination;
 pub(crate) use scheduler::prepared::Prepared;
+pub(crate) use scheduler::reservations::ReservedMode;
 pub(crate) use scheduler::solve::Fence;
 pub(crate) use static_pools::{StaticCounts, static_claim};
 pub use validate::{Rule, Subject, Violation, validate};
@@ -98,6 +99,12 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     let mut plan = if has_pods_to_plan(snapshot, options.now) {
         let mut scheduler = Scheduler::new(snapshot, options.now, options.min_values_policy);
         scheduler.packing = options.packing;
+        // Provisioning is strict: a pod that could launch into a reservation
+        // waits for one (upstream's `DisableReservedCapacityFallback`).
+        let reserving = options.feature_gates.is_on(FeatureGate::ReservedCapacity);
+        scheduler.reservations = scheduler
+            .reservations
+            .with_mode(reserving.then_some(ReservedMode::Strict));
         solve(scheduler)
     } else {
         ProvisioningPlan::default()
@@ -146,10 +153,12 @@ pub(crate) fn schedule_fenced(
     fence: Fence,
     packing: Packing,
     min_values_policy: MinValuesPolicy,
+    reserved: Option<ReservedMode>,
 ) -> ProvisioningPlan {
     let mut scheduler = Scheduler::new(snapshot, None, min_values_policy);
     scheduler.fence = fence;
     scheduler.packing = packing;
+    scheduler.reservations = scheduler.reservations.with_mode(reserved);
     solve(scheduler)
 }
 

@@ -176,6 +176,20 @@ pub struct Launch {
     pub capacity_type: String,
     /// Price per hour.
     pub price: f64,
+    /// The capacity reservation a `reserved` launch takes (written
+    /// `reservationID`; absent for every other launch).
+    #[serde(rename = "reservationID", skip_serializing_if = "Option::is_none")]
+    pub reservation_id: Option<String>,
+}
+
+impl Launch {
+    /// Whether it launches `offering` (of its type): the same zone,
+    /// capacity type and reservation.
+    pub(crate) fn is_of(&self, offering: &crate::cloudprovider::Offering) -> bool {
+        offering.zone == self.zone
+            && offering.capacity_type == self.capacity_type
+            && offering.reservation_id() == self.reservation_id.as_deref()
+    }
 }
 
 /// Pods placed on an existing node or in-flight claim.

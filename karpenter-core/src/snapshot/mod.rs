@@ -68,6 +68,36 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Marks every offering that launches into a capacity reservation
+    /// unavailable, and says how many were: what a provider offers while
+    /// upstream's `ReservedCapacity` gate is off (upstream's providers list
+    /// reserved offerings only with it on). The driver and `karpenter-sim`
+    /// call it when the gate is off; with the gate off and reserved
+    /// offerings left in, the engine plans them as ordinary offerings,
+    /// uncounted, as upstream's core does.
+    pub fn withhold_reservations(&mut self) -> usize {
+        let mut withheld = 0;
+        for types in self.instance_types.values_mut() {
+            let reserved = |t: &InstanceType| {
+                t.offerings
+                    .iter()
+                    .filter(|o| o.available && o.reservation.is_some())
+                    .count()
+            };
+            let count: usize = types.iter().map(reserved).sum();
+            if count == 0 {
+                continue;
+            }
+            withheld += count;
+            let mut owned = types.to_vec();
+            for instance_type in &mut owned {
+                instance_type.mark_unavailable(|o| o.reservation.is_some());
+            }
+            *types = owned.into();
+        }
+        withheld
+    }
+
     /// This snapshot with `types` as the instance types of the NodePool named
     /// `pool` (replacing any it had).
     #[must_use]

@@ -139,11 +139,7 @@ fn well_formed(types: &[InstanceType]) -> Result<(), String> {
 }
 
 fn key(instance_type: &InstanceType, zone: &str, capacity_type: &str) -> OfferingKey {
-    OfferingKey {
-        instance_type: instance_type.name.clone(),
-        zone: zone.to_owned(),
-        capacity_type: capacity_type.to_owned(),
-    }
+    OfferingKey::new(instance_type.name.clone(), zone, capacity_type)
 }
 
 /// The cheapest available offering (ties by name).
@@ -294,11 +290,7 @@ async fn unknown_delete(provider: &dyn CloudProvider, pool: &NodePool) -> Result
     let mut ghost = claim(
         pool,
         "conformance-ghost",
-        &OfferingKey {
-            instance_type: "none".into(),
-            zone: "none".into(),
-            capacity_type: "none".into(),
-        },
+        &OfferingKey::new("none", "none", "none"),
     );
     ghost
         .status
@@ -315,11 +307,11 @@ async fn impossible(provider: &dyn CloudProvider, pool: &NodePool) -> Result<(),
     let wanted = claim(
         pool,
         "conformance-impossible",
-        &OfferingKey {
-            instance_type: "conformance-no-such-type".into(),
-            zone: "conformance-no-such-zone".into(),
-            capacity_type: "on-demand".into(),
-        },
+        &OfferingKey::new(
+            "conformance-no-such-type",
+            "conformance-no-such-zone",
+            "on-demand",
+        ),
     );
     match provider.create(&wanted).await {
         Ok(launched) => Err(format!("launched {:?}", provider_id(&launched))),

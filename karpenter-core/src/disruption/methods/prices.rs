@@ -89,6 +89,7 @@ pub(super) fn written(
             zone: o.zone.clone(),
             capacity_type: o.capacity_type.clone(),
             price: o.price,
+            reservation_id: o.reservation_id().map(str::to_owned),
         })?;
     let kept_names: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
     let mut sorted_names = kept_names.clone();

@@ -69,6 +69,9 @@ pub(crate) struct Template<'s> {
     pub cache: TypeCache,
     /// The types sorted by what they hold, for narrowing claims as they grow.
     pub fit_index: FitIndex,
+    /// Whether some type of `options` has an available reserved offering
+    /// with a reservation (claims from it may hold reservations).
+    pub has_reservations: bool,
 }
 
 /// The NodePools a new claim may come from, in the order they are tried: weight
@@ -206,6 +209,12 @@ impl<'s> Template<'s> {
             sorted.sort_by_key(|&t| std::cmp::Reverse(headroom[t][r]));
             sorted
         });
+        let has_reservations = options.iter().any(|&t| {
+            types[t]
+                .offerings
+                .iter()
+                .any(|o| o.available && o.reservation.is_some())
+        });
         Ok(Template {
             pool: pool.name().unwrap_or_default().to_string(),
             requirements,
@@ -221,6 +230,7 @@ impl<'s> Template<'s> {
             group_of,
             cache,
             fit_index,
+            has_reservations,
         })
     }
 }

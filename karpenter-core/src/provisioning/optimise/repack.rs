@@ -12,7 +12,8 @@
 //! group selects it. In a pool with limits the new claims are charged as
 //! upstream charges every claim: in order after the claims kept, each offered
 //! only the types that fit what the limits leave, and charged its largest
-//! type; a repacking the limits cannot take is not made.
+//! type; a repacking the limits cannot take is not made. Claims of a pool
+//! offering capacity reservations are kept as the upstream pass made them.
 
 use petgraph::unionfind::UnionFind;
 
@@ -128,10 +129,15 @@ impl Scheduler<'_> {
     /// The loose claims (every pod loose), in connected components by their pods' (pool, requirements) groups,
     /// in the order of their first claims.
     fn loose_components(&self) -> Vec<Component> {
+        // Claims of a pool offering reservations stay as upstream made them:
+        // they hold, or were refused, reservations in the order upstream
+        // meets them, which a repacking would have to take again.
+        let reserving = self.reservations.counting();
         let loose: Vec<usize> = (0..self.claims.len())
             .filter(|&c| {
                 let claim = &self.claims[c];
-                claim.pods.iter().all(|&p| self.is_loose(p))
+                !(reserving && self.templates[claim.template].has_reservations)
+                    && claim.pods.iter().all(|&p| self.is_loose(p))
             })
             .collect();
         // Group ids by first appearance; each group's first claim.

@@ -1,6 +1,7 @@
 //! A new NodeClaim the plan is filling: its requirements narrow and its instance
 //! types shrink with every pod it takes.
 
+use super::reservations::ReservedRefusal;
 use crate::provisioning::instance_types::filter::{FilterError, distinct_values};
 use crate::provisioning::instance_types::narrowing;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
@@ -44,12 +45,17 @@ pub(crate) struct NewClaim {
     /// daemons (true once a pod was added), so that narrowing for one more pod
     /// only looks for the types that stop holding.
     fitted: bool,
+    /// The capacity reservations it holds (indices into the scheduler's
+    /// reservations, ascending).
+    pub reserved: Vec<u32>,
 }
 
 /// What adding a pod to a claim would make of it.
 pub(crate) struct Admission {
     pub requirements: Requirements,
     pub options: TypeSet,
+    /// The reservations it would hold (see [`Reservations::to_hold`](super::reservations::Reservations::to_hold)).
+    pub reserved: Vec<u32>,
 }
 
 /// Why a claim (or a new one from a template) cannot take a pod. Kept as
@@ -71,6 +77,9 @@ pub(crate) enum Refusal {
     TopologyRequirements(IncompatibleError),
     /// No instance type is left.
     InstanceTypes(FilterError),
+    /// The claim could launch into a capacity reservation but cannot have
+    /// one (provisioning's strict mode).
+    Reserved(ReservedRefusal),
 }
 
 impl std::fmt::Display for Refusal {
@@ -85,6 +94,7 @@ impl std::fmt::Display for Refusal {
                 write!(f, "incompatible topology requirements, {e}")
             }
             Refusal::InstanceTypes(e) => write!(f, "{e}"),
+            Refusal::Reserved(e) => write!(f, "{e}"),
         }
     }
 }
@@ -113,6 +123,7 @@ impl NewClaim {
             headroom: [i64::MAX; 3],
             used: [0; 3],
             fitted: false,
+            reserved: Vec::new(),
         }
     }
 
@@ -163,6 +174,7 @@ impl NewClaim {
                 Ok(Admission {
                     requirements: relaxed(&requirements, template, &kept),
                     options: admission.options,
+                    reserved: Vec::new(),
                 })
             }
             other => other,
@@ -202,6 +214,7 @@ impl NewClaim {
             return Ok(Admission {
                 requirements,
                 options,
+                reserved: Vec::new(),
             });
         }
         let candidates: Vec<usize> = self.options.iter().collect();
@@ -219,6 +232,7 @@ impl NewClaim {
         Ok(Admission {
             requirements,
             options: TypeSet::of(template.types.len(), &options),
+            reserved: Vec::new(),
         })
     }
 
@@ -237,6 +251,7 @@ impl NewClaim {
         self.requests += &pod.requests;
         self.used = HEADROOM_RESOURCES.map(|name| self.requests.get(name));
         self.fitted = true;
+        self.reserved = admission.reserved;
         self.pods.push(pod_index);
         self.host_ports.extend(pod_ports);
     }

@@ -39,16 +39,27 @@ impl Scheduler<'_> {
             .with_min_len(FINALIZE_CHUNK)
             .map(|claim| {
                 let template = &self.templates[claim.template];
-                finalize(template, claim, self.launch_rank, self.min_values_policy).map(
-                    |mut planned| {
-                        planned.pods = claim
-                            .pods
-                            .iter()
-                            .map(|&p| self.pods[p].key.clone())
-                            .collect();
-                        planned
-                    },
+                let pins = if claim.reserved.is_empty() {
+                    self.reservations
+                        .exclusions(template, &claim.options, &claim.requirements)
+                } else {
+                    self.reservations.pins(&claim.reserved)
+                };
+                finalize(
+                    template,
+                    claim,
+                    &pins,
+                    self.launch_rank,
+                    self.min_values_policy,
                 )
+                .map(|mut planned| {
+                    planned.pods = claim
+                        .pods
+                        .iter()
+                        .map(|&p| self.pods[p].key.clone())
+                        .collect();
+                    planned
+                })
             })
             .collect();
         for (claim, finished) in self.claims.iter().zip(finished) {
@@ -132,6 +143,7 @@ fn launch_of(
             zone: o.zone.clone(),
             capacity_type: o.capacity_type.clone(),
             price: o.price,
+            reservation_id: o.reservation_id().map(str::to_owned),
         })
 }
 
@@ -163,7 +175,7 @@ pub(crate) fn listed<'t>(
 /// the pool has nothing to launch.
 pub(crate) fn template_claim(template: &Template<'_>, rank: LaunchRank) -> Option<PlannedClaim> {
     let claim = NewClaim::new(0, template, template.option_set.clone(), 0);
-    let mut planned = finalize(template, &claim, rank, MinValuesPolicy::Strict).ok()?;
+    let mut planned = finalize(template, &claim, &[], rank, MinValuesPolicy::Strict).ok()?;
     planned.launch.as_ref()?;
     let mut requirements = template.requirements.clone();
     for key in [NODE_REGISTERED_LABEL_KEY, NODE_INITIALIZED_LABEL_KEY] {
@@ -178,10 +190,16 @@ pub(crate) fn template_claim(template: &Template<'_>, rank: LaunchRank) -> Optio
 }
 
 /// One claim's final form, or why its pods cannot have it (minValues no longer met
-/// once the list is cut).
+/// once the list is cut). A claim holding reservations is pinned to them by
+/// `pins` (see [`Reservations::pins`](super::reservations::Reservations::pins)):
+/// its capacity type replaced by `reserved`, and its reservation ids
+/// required, so that its launch takes one of them; one holding none may be
+/// kept out of them by `pins` saying so
+/// ([`Reservations::exclusions`](super::reservations::Reservations::exclusions)).
 fn finalize(
     template: &Template<'_>,
     claim: &NewClaim,
+    pins: &[Requirement],
     rank: LaunchRank,
     policy: MinValuesPolicy,
 ) -> Result<PlannedClaim, PoolRefusal> {
@@ -192,6 +210,12 @@ fn finalize(
         NODE_INITIALIZED_LABEL_KEY,
     ] {
         requirements.remove(key);
+    }
+    if pins.iter().any(|p| p.key() == CAPACITY_TYPE_LABEL_KEY) {
+        requirements.remove(CAPACITY_TYPE_LABEL_KEY);
+    }
+    for pin in pins {
+        requirements.add(pin.clone());
     }
     // The types in the order every claim with these zone and capacity-type
     // requirements lists them (by cheapest allowed offering, then name), kept

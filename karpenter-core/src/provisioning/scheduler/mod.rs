@@ -2,7 +2,8 @@
 //! set-up read once per snapshot ([`setup`]) or shared by many runs
 //! ([`prepared`]), placing pods on existing capacity ([`existing`]) and on
 //! new claims ([`claim`], tried in [`claim_order`], skipped by
-//! [`claim_sets`]), and the plan written from a solved run ([`finalize`]).
+//! [`claim_sets`], holding capacity [`reservations`]), and the plan written
+//! from a solved run ([`finalize`]).
 
 pub(crate) mod bound;
 pub(crate) mod carried;
@@ -14,6 +15,7 @@ pub(crate) mod finalize;
 pub(crate) mod names;
 pub(crate) mod prepared;
 pub(crate) mod reasons;
+pub(crate) mod reservations;
 pub(crate) mod setup;
 pub(crate) mod solve;
 

@@ -119,6 +119,19 @@ pub(crate) enum Unplaced {
     Requirements(RequirementError),
 }
 
+impl Unplaced {
+    /// Whether a pool refused the pod only because its reservations are
+    /// taken: the pod waits as it is (no preference relaxed).
+    pub(crate) fn waits_for_reservation(&self) -> bool {
+        match self {
+            Unplaced::Pools(reasons) => reasons
+                .iter()
+                .any(|r| matches!(r.why, PoolRefusal::Claim(Refusal::Reserved(_)))),
+            _ => false,
+        }
+    }
+}
+
 impl fmt::Display for Unplaced {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

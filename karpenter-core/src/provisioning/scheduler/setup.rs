@@ -4,6 +4,7 @@
 //! [`read_pending`] reads each pod to place. Many runs can start from one
 //! setup (see `prepared.rs`).
 
+use super::reservations::ReservationBook;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -75,6 +76,9 @@ pub(crate) struct Setup<'s> {
     /// `buildDomainGroups`, which reads every pool the provider gave types
     /// for, whatever the scheduler's filter then leaves).
     domain_pools: Vec<DomainPool<'s>>,
+    /// The capacity reservations every pool with instance types offers
+    /// (upstream's manager reads them all, as the domains).
+    pub(crate) reservations: Arc<ReservationBook>,
     /// NodePools that can launch nothing, with why.
     pub(crate) skipped_pools: Vec<SkippedPool>,
     /// Each template's pool limits, as written (`None`: unlimited).
@@ -261,6 +265,7 @@ impl<'s> Setup<'s> {
         // The keys were read with each destination, and the nodes come
         // mostly in order already (a plan's passes keep the snapshot's).
         existing.sort_by(|(_, a), (_, b)| destination_order(a, b));
+        let reservations = Arc::new(ReservationBook::of(domain_pools.iter().map(|p| p.types)));
         Setup {
             well_known,
             launch_rank: snapshot.launch_rank,
@@ -268,6 +273,7 @@ impl<'s> Setup<'s> {
             min_values_policy: policy,
             templates: templates.into(),
             domain_pools,
+            reservations,
             skipped_pools,
             written_limits,
             pool_capacities,

@@ -16,6 +16,7 @@ use super::claim_order::ClaimOrder;
 use super::claim_sets::{ClaimSet, ClaimsByKey};
 use super::existing::Destination;
 use super::reasons::{PoolReason, PoolRefusal, SkippedPool, Unplaced};
+use super::reservations::{Reservations, ReservedMode};
 use super::setup::{Limits, Setup, read_pending};
 use crate::cloudprovider::LaunchRank;
 use crate::hash::{HashMap, HashSet};
@@ -72,6 +73,8 @@ pub(crate) struct Scheduler<'s> {
     pub(crate) packing: Packing,
     /// Whether a claim may lower a `minValues` its types cannot meet.
     pub(crate) min_values_policy: MinValuesPolicy,
+    /// The capacity reservations the claims hold, and what is left of each.
+    pub(crate) reservations: Reservations,
 }
 
 /// Existing nodes that some pods may not land on: a disruption simulation keeps
@@ -178,6 +181,11 @@ impl<'s> Scheduler<'s> {
             fence: Fence::default(),
             packing: Packing::Upstream,
             min_values_policy: setup.min_values_policy,
+            // Upstream's gate is on by default, and a simulation falls back.
+            reservations: Reservations::new(
+                Arc::clone(&setup.reservations),
+                Some(ReservedMode::Fallback),
+            ),
         }
     }
 
@@ -241,7 +249,13 @@ impl<'s> Scheduler<'s> {
                 Ok(()) => return Ok(()),
                 Err(error) => error,
             };
-            if !self.preferences.relax(self.pods[pod].spec.to_mut()) {
+            // A pod waiting for a reservation keeps its preferences: a claim
+            // may give one back later in this run, or a later plan finds one
+            // (upstream's "shouldn't relax preferences when a pod fails to
+            // schedule due to a reserved offering error").
+            if error.waits_for_reservation()
+                || !self.preferences.relax(self.pods[pod].spec.to_mut())
+            {
                 return Err(error);
             }
             self.pods[pod].refresh().map_err(Unplaced::Requirements)?;
@@ -384,6 +398,8 @@ impl<'s> Scheduler<'s> {
             NodeKind::NewClaim,
         );
         let template = &self.templates[self.claims[c].template];
+        self.reservations
+            .exchange(&self.claims[c].reserved, &admission.reserved);
         self.claims[c].add(template, pod, &self.pods[pod], ports.to_vec(), admission);
         let keys = self.topology.node_keys(&self.claims[c].requirements);
         let old = std::mem::replace(&mut self.claims[c].topology_keys, keys);
@@ -439,6 +455,7 @@ impl<'s> Scheduler<'s> {
                         taints,
                         NodeKind::NewClaim,
                     );
+                    self.reservations.exchange(&[], &admission.reserved);
                     claim.add(&self.templates[t], pod, &self.pods[pod], ports, admission);
                     claim.topology_keys = self.topology.node_keys(&claim.requirements);
                     self.claims_by_key
@@ -450,10 +467,18 @@ impl<'s> Scheduler<'s> {
                     self.claims.push(claim);
                     return Ok(());
                 }
-                Err(refusal) => reasons.push(PoolReason {
-                    pool: template.pool.clone(),
-                    why: PoolRefusal::Claim(refusal),
-                }),
+                Err(refusal) => {
+                    // A pool that could launch into a reservation, had one
+                    // been left, is not passed over for lighter pools.
+                    let reserved = matches!(refusal, Refusal::Reserved(_));
+                    reasons.push(PoolReason {
+                        pool: template.pool.clone(),
+                        why: PoolRefusal::Claim(refusal),
+                    });
+                    if reserved {
+                        return Err(Unplaced::Pools(reasons));
+                    }
+                }
             }
         }
         reasons.extend(self.skipped_reasons());
@@ -507,7 +532,18 @@ impl<'s> Scheduler<'s> {
             .compatible(&topology, self.well_known)
             .map_err(Refusal::TopologyRequirements)?;
         requirements.add_all(&topology);
-        claim.narrow(template, pod, ports, requirements, self.min_values_policy)
+        let mut admission =
+            claim.narrow(template, pod, ports, requirements, self.min_values_policy)?;
+        admission.reserved = self
+            .reservations
+            .to_hold(
+                template,
+                &admission.options,
+                &admission.requirements,
+                &claim.reserved,
+            )
+            .map_err(Refusal::Reserved)?;
+        Ok(admission)
     }
 
     fn no_pool_reason(&self) -> Unplaced {

@@ -16,7 +16,10 @@ use crate::cloudprovider::InstanceType;
 use crate::provisioning::plan::{MAX_INSTANCE_TYPES, PlannedClaim, read_requirements};
 use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
-use crate::scheduling::{LABEL_INSTANCE_TYPE_STABLE, Requirements, WellKnownLabels};
+use crate::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_INSTANCE_TYPE_STABLE, Requirements,
+    WellKnownLabels,
+};
 
 /// How far a launch price may be from the catalog's (prices are copied, so this
 /// only forgives a round trip through decimal text).
@@ -91,11 +94,17 @@ impl Checker<'_> {
             .iter()
             .map(|it| cheapest_price(it, &requirements))
             .collect();
+        // A claim pinned to its reservations lists, as upstream, the types it
+        // had before the pin: those the pin leaves without an offering can
+        // never launch, and must meet the rest of its requirements only.
+        let unpinned = unpinned_requirements(&requirements, catalog);
+        let pinned = unpinned.is_some();
+        let type_requirements = unpinned.as_ref().unwrap_or(&requirements);
         for (it, price) in listed.iter().zip(&prices) {
-            if !it.intersects(&requirements) {
+            if !it.intersects(type_requirements) {
                 let conflict = it
                     .requirements
-                    .intersects(&requirements)
+                    .intersects(type_requirements)
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_default();
@@ -107,7 +116,7 @@ impl Checker<'_> {
                     ),
                 );
             }
-            if price.is_none() {
+            if price.is_none() && !pinned {
                 flag(
                     Rule::InstanceTypeIncompatible,
                     format!(
@@ -275,16 +284,20 @@ impl Checker<'_> {
             );
             return;
         };
-        let offering = it
-            .offerings
-            .iter()
-            .find(|o| o.zone == launch.zone && o.capacity_type == launch.capacity_type);
+        let offering = it.offerings.iter().find(|o| launch.is_of(o));
         match offering {
             None => flag(
                 Rule::LaunchOffering,
                 format!(
-                    "{} has no offering in {} as {}",
-                    it.name, launch.zone, launch.capacity_type
+                    "{} has no offering in {} as {}{}",
+                    it.name,
+                    launch.zone,
+                    launch.capacity_type,
+                    launch
+                        .reservation_id
+                        .as_ref()
+                        .map(|id| format!(" in reservation {id}"))
+                        .unwrap_or_default()
                 ),
             ),
             Some(o) => {
@@ -404,4 +417,35 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// A claim pinned to capacity reservations (capacity type `reserved` alone,
+/// and a reservation label of the catalog's required): its requirements
+/// without the pin. `None` for a claim not pinned.
+fn unpinned_requirements(
+    requirements: &Requirements,
+    catalog: &[InstanceType],
+) -> Option<Requirements> {
+    let reserved_only = requirements
+        .get_defined(CAPACITY_TYPE_LABEL_KEY)
+        .is_some_and(|r| !r.is_complement() && r.values().eq([CAPACITY_TYPE_RESERVED]));
+    if !reserved_only {
+        return None;
+    }
+    let labels: BTreeSet<&str> = catalog
+        .iter()
+        .flat_map(|t| &t.offerings)
+        .filter_map(|o| o.reservation.as_ref())
+        .map(|r| r.label.as_str())
+        .filter(|label| requirements.get_defined(label).is_some())
+        .collect();
+    if labels.is_empty() {
+        return None;
+    }
+    let mut unpinned = requirements.clone();
+    unpinned.remove(CAPACITY_TYPE_LABEL_KEY);
+    for label in labels {
+        unpinned.remove(label);
+    }
+    Some(unpinned)
 }

@@ -17,6 +17,7 @@ mod min_values;
 mod pods;
 mod pools;
 mod ports;
+mod reservations;
 mod statics;
 mod topology;
 mod violation;
@@ -134,6 +135,12 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 /// - NodePool limits: for each limited resource a pool's new claims add, the
 ///   capacity of its existing nodes plus the launch types' capacity (and one node
 ///   per claim for `nodes`) stays within the limit;
+/// - capacity reservations: no reservation is held by more new claims (of
+///   pools that are not static) than the least capacity its offerings say,
+///   a claim holding every reservation whose id its requirements allow on
+///   the reservation's label and the one its launch takes; a claim launching
+///   into a reservation is pinned to it (capacity type `reserved` alone, its
+///   id allowed on the label);
 /// - `totalPricePerHour` is the sum of the launch prices, within 1e-6.
 ///
 /// Not checked: required pod affinity, anti-affinity or spread on other keys,
@@ -189,6 +196,7 @@ pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> 
     checker.check_anti_affinity(&placed, &moved, &mut out);
     checker.check_spread(&placed, &moved, &mut out);
     checker.check_limits(plan, &mut out);
+    checker.check_reservations(plan, &mut out);
     let sum: f64 = plan
         .node_claims
         .iter()

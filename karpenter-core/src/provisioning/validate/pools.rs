@@ -74,11 +74,7 @@ pub(super) fn launched_labels(
         CAPACITY_TYPE_LABEL_KEY.to_string(),
         launch.capacity_type.clone(),
     );
-    if let Some(offering) = it
-        .offerings
-        .iter()
-        .find(|o| o.zone == launch.zone && o.capacity_type == launch.capacity_type)
-    {
+    if let Some(offering) = it.offerings.iter().find(|o| launch.is_of(o)) {
         labels.extend(offering.requirements.labels());
     }
     for (key, value) in pool_labels(pool) {

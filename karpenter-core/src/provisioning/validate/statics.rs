@@ -101,10 +101,7 @@ impl Checker<'_> {
         let mut launched = None;
         for (t, o) in allowed {
             cheapest = cheapest.min(o.price);
-            if t.name == launch.instance_type
-                && o.zone == launch.zone
-                && o.capacity_type == launch.capacity_type
-            {
+            if t.name == launch.instance_type && launch.is_of(o) {
                 launched = Some(o.price);
             }
         }

@@ -84,6 +84,9 @@ pub enum Rule {
     /// writes a NodePool's `minValues` other than as the pool does, lowered
     /// only on a claim that says so (`minValuesRelaxed`).
     MinValues,
+    /// A capacity reservation is held by more new claims than it can start,
+    /// or a claim launches into one it is not pinned to.
+    ReservedCapacity,
     /// A static NodePool's claim holds pods, or is not the cheapest launch
     /// its template allows.
     StaticClaim,
@@ -126,6 +129,7 @@ impl fmt::Display for Rule {
             Rule::NodePoolLimits => "nodepool limits exceeded",
             Rule::TotalPrice => "total price differs from the sum of launch prices",
             Rule::MinValues => "minValues not met or changed",
+            Rule::ReservedCapacity => "capacity reservation overcommitted or unpinned",
             Rule::StaticClaim => "bad static NodePool claim",
             Rule::StaticRemoval => "bad static NodePool removal",
             Rule::StaticReplicas => "static NodePool not held at its replicas",

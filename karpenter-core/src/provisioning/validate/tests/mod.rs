@@ -194,6 +194,7 @@ fn launch(instance_type: &str, zone: &str, capacity_type: &str, price: f64) -> O
         zone: zone.to_string(),
         capacity_type: capacity_type.to_string(),
         price,
+        reservation_id: None,
     })
 }
 
