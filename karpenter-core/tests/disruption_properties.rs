@@ -28,7 +28,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
-use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::disruption::{
     CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
     allowed_disruptions, first_command, plan_with, simulate, without_nodes,
@@ -60,6 +60,8 @@ struct ClusterSpec {
     /// Per pool: budget nodes, consolidation policy and expireAfter.
     pools: Vec<(&'static str, &'static str, &'static str)>,
     nodes: Vec<NodeSpec>,
+    /// The capacity of a cheap reservation of the medium size, if any.
+    reservation: Option<u32>,
 }
 
 fn cluster() -> impl Strategy<Value = ClusterSpec> {
@@ -88,15 +90,25 @@ fn cluster() -> impl Strategy<Value = ClusterSpec> {
             drifted,
             pods,
         });
-    (pools, prop::collection::vec(node, 1..7)).prop_map(|(pools, mut nodes)| {
-        for node in &mut nodes {
-            node.pool %= pools.len();
-        }
-        ClusterSpec { pools, nodes }
-    })
+    let reservation = prop::option::weighted(0.3, 0_u32..=2);
+    (pools, prop::collection::vec(node, 1..7), reservation).prop_map(
+        |(pools, mut nodes, reservation)| {
+            for node in &mut nodes {
+                node.pool %= pools.len();
+            }
+            ClusterSpec {
+                pools,
+                nodes,
+                reservation,
+            }
+        },
+    )
 }
 
-fn instance_types() -> Vec<InstanceType> {
+/// The reservation's id, and the label naming it.
+const RESERVATION: (&str, &str) = ("r-medium", "example.com/reservation-id");
+
+fn instance_types(reservation: Option<u32>) -> Vec<InstanceType> {
     SIZES
         .iter()
         .map(|&(name, cpu, price)| {
@@ -104,10 +116,24 @@ fn instance_types() -> Vec<InstanceType> {
             capacity.set("cpu", cpu * 1000);
             capacity.set("memory", cpu * 4 * 1024 * 1024 * 1024 * 1000);
             capacity.set("pods", 110_000);
-            let offerings = vec![
+            let mut offerings = vec![
                 Offering::new("zone-a", "on-demand", price),
                 Offering::new("zone-a", "spot", price / 2.0),
             ];
+            if let (Some(capacity), "medium") = (reservation, name) {
+                let (id, label) = RESERVATION;
+                let reservation = Reservation {
+                    label: label.to_owned(),
+                    id: id.to_owned(),
+                    capacity,
+                };
+                let offering = Offering::reserved("zone-a", price / 10.0, reservation);
+                offerings.push(if capacity == 0 {
+                    offering.unavailable()
+                } else {
+                    offering
+                });
+            }
             let labels: [(&str, &str); 0] = [];
             InstanceType::new(name, labels, offerings, capacity, ResourceList::new())
         })
@@ -119,7 +145,7 @@ fn from<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
 }
 
 fn snapshot(spec: &ClusterSpec) -> Snapshot {
-    let types: Arc<[InstanceType]> = instance_types().into();
+    let types: Arc<[InstanceType]> = instance_types(spec.reservation).into();
     let pools: Vec<NodePool> = spec
         .pools
         .iter()
@@ -292,6 +318,19 @@ proptest! {
                     .map(move |(j, _)| format!("default/app-{i}-{j}"))
             })
             .collect();
+        // No more replacements launch into the reservation than it has.
+        let reserved = first
+            .commands
+            .iter()
+            .flat_map(|c| &c.replacements)
+            .filter(|r| r.launch.as_ref().and_then(|l| l.reservation_id.as_deref()) == Some(RESERVATION.0))
+            .count();
+        prop_assert!(
+            reserved <= spec.reservation.unwrap_or(0) as usize,
+            "{} replacements launch into a reservation of {:?}",
+            reserved,
+            spec.reservation
+        );
         let mut taken: BTreeSet<String> = BTreeSet::new();
         for (i, command) in first.commands.iter().enumerate() {
             // Expiration is forceful: it takes protected nodes and ignores

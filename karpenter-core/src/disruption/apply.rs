@@ -115,6 +115,15 @@ impl Applier {
                     destination.insert(pod.clone(), name.clone());
                 }
             }
+            // The cloud launches it into one unit of its reservation, which
+            // the later passes see taken, as a provider reports it.
+            let reserved = claim
+                .launch
+                .as_ref()
+                .and_then(|l| l.reservation_id.as_deref());
+            if let Some(id) = reserved {
+                working.take_reservation(id);
+            }
         }
         // The moved pods found by key: a command moves a few hundred of a
         // cluster's pods, and matching every pod against the moves was a
@@ -203,11 +212,7 @@ fn in_flight(
         labels.insert(key.to_owned(), value.to_owned());
     }
     // The launched offering's further labels (Azure's priority, say).
-    if let Some(offering) = instance_type
-        .offerings
-        .iter()
-        .find(|o| o.zone == launch.zone && o.capacity_type == launch.capacity_type)
-    {
+    if let Some(offering) = instance_type.offerings.iter().find(|o| launch.is_of(o)) {
         labels.extend(offering.requirements.labels());
     }
     let status = node_claim.status.get_or_insert_with(Default::default);

@@ -68,6 +68,36 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Takes one unit of reservation `id` from every offering of it (an
+    /// offering left with none becomes unavailable): what a provider reports
+    /// once an instance launched into it. Used by a plan's later passes.
+    pub(crate) fn take_reservation(&mut self, id: &str) {
+        for types in self.instance_types.values_mut() {
+            let offers =
+                |t: &InstanceType| t.offerings.iter().any(|o| o.reservation_id() == Some(id));
+            if !types.iter().any(offers) {
+                continue;
+            }
+            let mut owned = types.to_vec();
+            for instance_type in &mut owned {
+                for reservation in instance_type
+                    .offerings
+                    .iter_mut()
+                    .filter_map(|o| o.reservation.as_mut())
+                    .filter(|r| r.id == id)
+                {
+                    reservation.capacity = reservation.capacity.saturating_sub(1);
+                }
+                instance_type.mark_unavailable(|o| {
+                    o.reservation
+                        .as_ref()
+                        .is_some_and(|r| r.id == id && r.capacity == 0)
+                });
+            }
+            *types = owned.into();
+        }
+    }
+
     /// Marks every offering that launches into a capacity reservation
     /// unavailable, and says how many were: what a provider offers while
     /// upstream's `ReservedCapacity` gate is off (upstream's providers list
