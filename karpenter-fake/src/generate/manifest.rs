@@ -58,10 +58,31 @@ pub fn instance_type_document(it: &InstanceType) -> Value {
         "metadata": {"name": it.name},
         "capacity": quantities(&it.capacity),
         "overhead": quantities(&it.overhead),
-        "offerings": it.offerings.iter().map(|o| json!({
-            "zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
-        })).collect::<Vec<_>>(),
+        "offerings": it.offerings.iter().map(offering_document).collect::<Vec<_>>(),
     })
+}
+
+/// An offering as the `InstanceType` document writes it: a reserved one with
+/// its reservation and capacity, an unavailable one saying so.
+fn offering_document(offering: &karpenter_core::cloudprovider::Offering) -> Value {
+    let mut written = json!({
+        "zone": offering.zone,
+        "capacityType": offering.capacity_type,
+        "price": offering.price,
+    });
+    if let Some(reservation) = &offering.reservation {
+        written["reservationID"] = json!(reservation.id);
+        written["capacity"] = json!(reservation.capacity);
+    }
+    // A reservation with no capacity left reads back unavailable already.
+    let reads_unavailable = offering
+        .reservation
+        .as_ref()
+        .is_some_and(|r| r.capacity == 0);
+    if !offering.available && !reads_unavailable {
+        written["available"] = json!(false);
+    }
+    written
 }
 
 /// The documents `karpenter-sim` reads back as `snapshot`: its NodePools, the
@@ -380,6 +401,39 @@ mod tests {
             )
         };
         assert_eq!(yaml, format!("{}---\n{}", one("web-0"), one("web-1")));
+    }
+
+    #[test]
+    fn offerings_are_written_as_the_document_reads_them() {
+        use crate::document::{InstanceTypeDocument, RESERVATION_ID_LABEL};
+        use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
+        let reservation = |id: &str, capacity| Reservation {
+            label: RESERVATION_ID_LABEL.to_owned(),
+            id: id.to_owned(),
+            capacity,
+        };
+        let mut capacity = ResourceList::new();
+        capacity.set("cpu", 4_000);
+        capacity.set("memory", 8 << 30);
+        let it = InstanceType::new(
+            "c-4x",
+            [
+                ("kubernetes.io/arch", "amd64"),
+                ("kubernetes.io/os", "linux"),
+            ],
+            vec![
+                Offering::new("zone-a", "on-demand", 0.17),
+                Offering::new("zone-b", "spot", 0.05).unavailable(),
+                Offering::reserved("zone-a", 0.01, reservation("cr-1", 3)),
+                Offering::reserved("zone-a", 0.01, reservation("cr-2", 0)).unavailable(),
+            ],
+            capacity,
+            ResourceList::new(),
+        );
+        let written = instance_type_document(&it);
+        let document: InstanceTypeDocument = serde_json::from_value(written).unwrap();
+        let read = document.to_instance_type().unwrap();
+        assert_eq!(read.offerings, it.offerings);
     }
 
     #[test]
