@@ -1458,3 +1458,25 @@ fn a_reserved_offering_needs_its_reservation_and_only_it_may_have_one() {
         )),
     );
 }
+
+#[test]
+fn a_csi_node_count_is_not_negative_and_its_name_is_unique() {
+    let csi = |name: &str, count: i64| {
+        format!(
+            "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {{name: {name}}}\nspec:\n  drivers:\n  - {{name: ebs.csi.aws.com, nodeID: {name}, allocatable: {{count: {count}}}}}\n"
+        )
+    };
+    let e = error("csi.yaml", &csi("node-a", -1));
+    assert_invalid(
+        &e,
+        "csi.yaml",
+        1,
+        "CSINode node-a",
+        "spec.drivers[0].allocatable.count",
+        &["-1 is negative"],
+    );
+    let twice = format!("{}---\n{}", csi("node-a", 1), csi("node-a", 2));
+    assert_says(&error("csi.yaml", &twice), &["CSINode", "node-a"]);
+    let scenario = loaded("csi.yaml", &csi("node-a", 25));
+    assert_eq!(scenario.csi_nodes.len(), 1);
+}

@@ -4,7 +4,7 @@
 //!
 //! It serves any kind in its table (by default what karpenter reads and
 //! writes: Nodes, Pods, PersistentVolumes and their claims, Events,
-//! DaemonSets, PodDisruptionBudgets, StorageClasses, Leases, NodePools,
+//! DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases, NodePools,
 //! NodeClaims and AKSNodeClasses) with the verbs kube-rs uses: get, list,
 //! watch (with bookmarks, resumption from a resourceVersion, and 410 Expired
 //! once history is gone), create, replace (with resourceVersion

@@ -117,6 +117,7 @@ impl ResourceType {
             .namespaced()
             .with_status(Drop),
             Self::new("storage.k8s.io", "v1", "StorageClass", "storageclasses"),
+            Self::new("storage.k8s.io", "v1", "CSINode", "csinodes"),
             Self::new("coordination.k8s.io", "v1", "Lease", "leases").namespaced(),
             Self::new("events.k8s.io", "v1", "Event", "events").namespaced(),
             Self::new("karpenter.sh", "v1", "NodePool", "nodepools")

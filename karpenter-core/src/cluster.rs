@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use thiserror::Error;
 
 pub use crate::pods::PodKey;
@@ -103,6 +103,11 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// The StorageClasses: an unbound claim's class says where its volume
     /// may be made (`allowedTopologies`) and when (`volumeBindingMode`).
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError>;
+    /// The CSINodes: each Node's volume attach limits per CSI driver. A
+    /// cluster that does not serve them has none (no limits): the default.
+    async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
+        Ok(Vec::new())
+    }
     /// The NodeOverlays (`karpenter.sh/v1alpha1`), which the driver reads
     /// only with the `NodeOverlay` feature gate on. A cluster that does not
     /// serve them has none: the default.
@@ -187,6 +192,7 @@ pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterErr
         persistent_volumes: cluster.persistent_volumes().await?,
         persistent_volume_claims: cluster.persistent_volume_claims().await?,
         storage_classes: cluster.storage_classes().await?,
+        csi_nodes: cluster.csi_nodes().await?,
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     })

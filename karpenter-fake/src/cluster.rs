@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{
     PodStatus, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{Condition, NodeClaim, NodeOverlay, NodePool, condition_types};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
@@ -44,6 +44,8 @@ struct Objects {
     persistent_volume_claims: BTreeMap<String, PersistentVolumeClaim>,
     /// StorageClasses by name.
     storage_classes: BTreeMap<String, StorageClass>,
+    /// CSINodes by name (their Node's).
+    csi_nodes: BTreeMap<String, CSINode>,
     /// NodeOverlays by name.
     node_overlays: BTreeMap<String, NodeOverlay>,
 }
@@ -136,6 +138,13 @@ impl InMemoryCluster {
             claim.metadata.name.as_deref().unwrap_or_default()
         );
         self.lock().persistent_volume_claims.insert(key, claim);
+    }
+
+    /// Adds or replaces a CSINode (by name, its Node's): the Node's volume
+    /// attach limits.
+    pub fn apply_csi_node(&self, csi_node: CSINode) {
+        let name = csi_node.metadata.name.clone().unwrap_or_default();
+        self.lock().csi_nodes.insert(name, csi_node);
     }
 
     /// Adds or replaces a StorageClass (by name).
@@ -446,6 +455,10 @@ impl Cluster for InMemoryCluster {
 
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError> {
         Ok(self.lock().storage_classes.values().cloned().collect())
+    }
+
+    async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
+        Ok(self.lock().csi_nodes.values().cloned().collect())
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {

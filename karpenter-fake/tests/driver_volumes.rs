@@ -122,3 +122,66 @@ async fn a_missing_claim_keeps_the_pod_waiting_and_buys_nothing() {
     assert_eq!(world.claims(), 0);
     assert_eq!(world.pending(), 1);
 }
+
+/// A pending pod `name` of 250m mounting the claim `claim` of class `ebs`,
+/// with the claim.
+fn with_ebs_claim(world: &World, name: &str, claim: &str) -> Pod {
+    let claim_object: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": claim, "namespace": "default"},
+        "spec": {"storageClassName": "ebs", "accessModes": ["ReadWriteOnce"]},
+        "status": {"phase": "Pending"},
+    }))
+    .expect("a PersistentVolumeClaim");
+    world.cluster.apply_persistent_volume_claim(claim_object);
+    let mut pod = mounting(name, claim);
+    let container = &mut pod.spec.as_mut().expect("a spec").containers[0];
+    container.resources = Some(
+        serde_json::from_value(json!({"requests": {"cpu": "250m", "memory": "256Mi"}}))
+            .expect("requests"),
+    );
+    pod
+}
+
+#[tokio::test]
+async fn a_nodes_attach_limit_sends_the_next_volume_to_a_new_node() {
+    let run = |limit: Option<i32>| async move {
+        let mut world = world();
+        let class: StorageClass = serde_json::from_value(json!({
+            "metadata": {"name": "ebs"},
+            "provisioner": "kubernetes.io/aws-ebs",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }))
+        .expect("a StorageClass");
+        world.cluster.apply_storage_class(class);
+        let first = with_ebs_claim(&world, "db-0", "data-0");
+        world.add_pods([first]);
+        world.run_until(20, |w| w.settled()).await;
+        assert_eq!(world.claims(), 1);
+        if let Some(count) = limit {
+            let node = world.cluster.node_list()[0]
+                .metadata
+                .name
+                .clone()
+                .expect("a node name");
+            let csi: k8s_openapi::api::storage::v1::CSINode = serde_json::from_value(json!({
+                "metadata": {"name": node},
+                "spec": {"drivers": [
+                    {"name": "ebs.csi.aws.com", "nodeID": node, "allocatable": {"count": count}},
+                ]},
+            }))
+            .expect("a CSINode");
+            world.cluster.apply_csi_node(csi);
+        }
+        let second = with_ebs_claim(&world, "db-1", "data-1");
+        world.add_pods([second]);
+        world.run_until(20, |w| w.settled()).await;
+        assert_eq!(world.pending(), 0);
+        world.claims()
+    };
+    // Room on the node: without a limit (or under it) the second pod joins the first.
+    assert_eq!(run(None).await, 1);
+    assert_eq!(run(Some(2)).await, 1);
+    // The node attaches one EBS volume at most (the in-tree class counts as
+    // ebs.csi.aws.com): the second volume needs a node of its own.
+    assert_eq!(run(Some(1)).await, 2);
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
@@ -49,6 +49,8 @@ pub enum Kind {
     PersistentVolume,
     /// `storage.k8s.io/v1` `StorageClass`.
     StorageClass,
+    /// `storage.k8s.io/v1` `CSINode`: a node's volume attach limits.
+    CSINode,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     AKSNodeClass,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
@@ -60,7 +62,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order a summary lists them.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::NodePool,
         Kind::NodeClaim,
         Kind::Node,
@@ -70,6 +72,7 @@ impl Kind {
         Kind::PersistentVolumeClaim,
         Kind::PersistentVolume,
         Kind::StorageClass,
+        Kind::CSINode,
         Kind::AKSNodeClass,
         Kind::InstanceType,
         Kind::NodeOverlay,
@@ -82,7 +85,7 @@ impl Kind {
             Kind::NodePool | Kind::NodeClaim => "karpenter.sh/v1",
             Kind::DaemonSet => "apps/v1",
             Kind::PodDisruptionBudget => "policy/v1",
-            Kind::StorageClass => "storage.k8s.io/v1",
+            Kind::StorageClass | Kind::CSINode => "storage.k8s.io/v1",
             Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
             Kind::InstanceType => InstanceTypeDocument::API_VERSION,
             Kind::NodeOverlay => NodeOverlay::API_VERSION,
@@ -101,6 +104,7 @@ impl Kind {
             Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
             Kind::PersistentVolume => "PersistentVolume",
             Kind::StorageClass => "StorageClass",
+            Kind::CSINode => "CSINode",
             Kind::AKSNodeClass => "AKSNodeClass",
             Kind::InstanceType => "InstanceType",
             Kind::NodeOverlay => "NodeOverlay",
@@ -132,6 +136,7 @@ pub enum Object {
     PersistentVolumeClaim(Box<PersistentVolumeClaim>),
     PersistentVolume(Box<PersistentVolume>),
     StorageClass(Box<StorageClass>),
+    CSINode(Box<CSINode>),
     AKSNodeClass(Box<AKSNodeClass>),
     InstanceType(Box<InstanceTypeDocument>),
     NodeOverlay(Box<NodeOverlay>),
@@ -150,6 +155,7 @@ impl Object {
             Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
             Object::PersistentVolume(_) => Kind::PersistentVolume,
             Object::StorageClass(_) => Kind::StorageClass,
+            Object::CSINode(_) => Kind::CSINode,
             Object::AKSNodeClass(_) => Kind::AKSNodeClass,
             Object::InstanceType(_) => Kind::InstanceType,
             Object::NodeOverlay(_) => Kind::NodeOverlay,
@@ -319,6 +325,7 @@ fn read_object<'de, D: Deserializer<'de>>(
         Kind::PersistentVolumeClaim => Object::PersistentVolumeClaim(boxed(rest)?),
         Kind::PersistentVolume => Object::PersistentVolume(boxed(rest)?),
         Kind::StorageClass => Object::StorageClass(boxed(rest)?),
+        Kind::CSINode => Object::CSINode(boxed(rest)?),
         Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
         Kind::InstanceType => Object::InstanceType(boxed(rest)?),
         Kind::NodeOverlay => Object::NodeOverlay(boxed(rest)?),

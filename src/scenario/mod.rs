@@ -51,7 +51,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
@@ -141,6 +141,8 @@ pub struct Scenario {
     pub persistent_volumes: Vec<Sourced<PersistentVolume>>,
     /// `storage.k8s.io/v1` `StorageClass`.
     pub storage_classes: Vec<Sourced<StorageClass>>,
+    /// `storage.k8s.io/v1` `CSINode`.
+    pub csi_nodes: Vec<Sourced<CSINode>>,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     pub aks_node_classes: Vec<Sourced<AKSNodeClass>>,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
@@ -205,6 +207,7 @@ impl Scenario {
             Kind::PersistentVolumeClaim => self.persistent_volume_claims.len(),
             Kind::PersistentVolume => self.persistent_volumes.len(),
             Kind::StorageClass => self.storage_classes.len(),
+            Kind::CSINode => self.csi_nodes.len(),
             Kind::AKSNodeClass => self.aks_node_classes.len(),
             Kind::InstanceType => self.instance_types.len(),
             Kind::NodeOverlay => self.node_overlays.len(),
@@ -256,6 +259,7 @@ impl Scenario {
             Kind::PersistentVolumeClaim => self.persistent_volume_claims.reserve(additional),
             Kind::PersistentVolume => self.persistent_volumes.reserve(additional),
             Kind::StorageClass => self.storage_classes.reserve(additional),
+            Kind::CSINode => self.csi_nodes.reserve(additional),
             Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
             Kind::InstanceType => self.instance_types.reserve(additional),
             Kind::NodeOverlay => self.node_overlays.reserve(additional),
@@ -276,6 +280,7 @@ impl Scenario {
             Object::PersistentVolumeClaim(o) => put(&mut self.persistent_volume_claims, *o, source),
             Object::PersistentVolume(o) => put(&mut self.persistent_volumes, *o, source),
             Object::StorageClass(o) => put(&mut self.storage_classes, *o, source),
+            Object::CSINode(o) => put(&mut self.csi_nodes, *o, source),
             Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
             Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
             Object::NodeOverlay(o) => put(&mut self.node_overlays, *o, source),

@@ -102,6 +102,7 @@ impl Scenario {
             persistent_volume_claims: objects(&self.persistent_volume_claims),
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
+            csi_nodes: objects(&self.csi_nodes),
             well_known_labels,
             // The fake provider launches the cheapest; the Azure path sets its own.
             launch_rank: Default::default(),
@@ -162,6 +163,7 @@ impl Scenario {
             persistent_volume_claims: into_objects(self.persistent_volume_claims),
             persistent_volumes: into_objects(self.persistent_volumes),
             storage_classes: into_objects(self.storage_classes),
+            csi_nodes: into_objects(self.csi_nodes),
             well_known_labels,
             // The fake provider launches the cheapest; the Azure path sets its own.
             launch_rank: Default::default(),

@@ -138,6 +138,7 @@ impl Scenario {
             pod_spec(ds.spec.template.spec.as_ref(), Some("spec.template"))
         })?;
         check_all(Kind::InstanceType, &self.instance_types, instance_type)?;
+        check_all(Kind::CSINode, &self.csi_nodes, csi_node)?;
         unique(Kind::NodePool, &self.node_pools, |o| &o.metadata)?;
         unique(Kind::NodeClaim, &self.node_claims, |o| &o.metadata)?;
         unique(Kind::Node, &self.nodes, |o| &o.metadata)?;
@@ -145,6 +146,7 @@ impl Scenario {
         unique(Kind::DaemonSet, &self.daemon_sets, |o| &o.metadata)?;
         unique(Kind::InstanceType, &self.instance_types, |o| &o.metadata)?;
         unique(Kind::AKSNodeClass, &self.aks_node_classes, |o| &o.metadata)?;
+        unique(Kind::CSINode, &self.csi_nodes, |o| &o.metadata)?;
         Ok(())
     }
 }
@@ -206,8 +208,29 @@ has_metadata!(
     k8s_openapi::api::apps::v1::DaemonSet,
     karpenter_core::api::NodePool,
     karpenter_core::api::NodeClaim,
+    k8s_openapi::api::storage::v1::CSINode,
     InstanceTypeDocument
 );
+
+/// A CSINode names its node, and each driver's attach count is not negative.
+fn csi_node(csi: &k8s_openapi::api::storage::v1::CSINode) -> Checked {
+    if csi.metadata.name.as_deref().is_none_or(str::is_empty) {
+        return Err(Problem::new(
+            "metadata.name",
+            "a CSINode is named after its node",
+        ));
+    }
+    for (i, driver) in csi.spec.drivers.iter().enumerate() {
+        let count = driver.allocatable.as_ref().and_then(|a| a.count);
+        if let Some(count) = count.filter(|c| *c < 0) {
+            return Err(Problem::new(
+                format!("spec.drivers[{i}].allocatable.count"),
+                format!("{count} is negative"),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Refuses two objects of one kind with the same namespace and name.
 fn unique<T>(

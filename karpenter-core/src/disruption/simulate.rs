@@ -523,6 +523,7 @@ pub fn without_nodes(
         persistent_volume_claims: snapshot.persistent_volume_claims.clone(),
         persistent_volumes: snapshot.persistent_volumes.clone(),
         storage_classes: snapshot.storage_classes.clone(),
+        csi_nodes: snapshot.csi_nodes.clone(),
         well_known_labels: snapshot.well_known_labels.clone(),
         launch_rank: snapshot.launch_rank,
         provider_drift: snapshot.provider_drift.clone(),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
@@ -54,6 +54,9 @@ pub struct Snapshot {
     pub persistent_volumes: Vec<PersistentVolume>,
     /// StorageClasses, for volume topology.
     pub storage_classes: Vec<StorageClass>,
+    /// CSINodes: each node's volume attach limits per CSI driver (a node
+    /// without one has none).
+    pub csi_nodes: Vec<CSINode>,
     /// The label keys left to instance types to define: the core's and the
     /// provider's.
     pub well_known_labels: WellKnownLabels,

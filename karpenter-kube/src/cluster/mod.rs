@@ -27,7 +27,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, TERMINATION_FINALIZER};
@@ -369,6 +369,11 @@ impl Cluster for KubeCluster {
     async fn storage_classes(&self) -> Result<Vec<StorageClass>, ClusterError> {
         self.ready()?;
         Ok(owned(self.inner.stores.storage_classes.state()))
+    }
+
+    async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
+        self.ready()?;
+        Ok(owned(self.inner.stores.csi_nodes.state()))
     }
 
     async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {

@@ -10,7 +10,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
@@ -47,7 +47,8 @@ cached_kinds!(
     PodDisruptionBudget,
     PersistentVolume,
     PersistentVolumeClaim,
-    StorageClass
+    StorageClass,
+    CSINode
 );
 
 impl Cached for PodInfo {

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
 use kube::runtime::watcher::Event;
@@ -39,6 +39,7 @@ pub(crate) struct Stores {
     pub(crate) persistent_volumes: Ordered<PersistentVolume>,
     pub(crate) persistent_volume_claims: Ordered<PersistentVolumeClaim>,
     pub(crate) storage_classes: Ordered<StorageClass>,
+    pub(crate) csi_nodes: Ordered<CSINode>,
     /// Watched only when asked (their CRD is optional).
     pub(crate) node_overlays: Option<Ordered<NodeOverlay>>,
 }
@@ -80,6 +81,7 @@ impl Stores {
             persistent_volumes: spawner.all("PersistentVolume"),
             persistent_volume_claims: spawner.all("PersistentVolumeClaim"),
             storage_classes: spawner.all("StorageClass"),
+            csi_nodes: spawner.all("CSINode"),
             node_overlays: node_overlays.then(|| spawner.all("NodeOverlay")),
         };
         (stores, Reflectors(tasks))
@@ -99,6 +101,7 @@ impl Stores {
         self.persistent_volumes.wait_until_ready().await?;
         self.persistent_volume_claims.wait_until_ready().await?;
         self.storage_classes.wait_until_ready().await?;
+        self.csi_nodes.wait_until_ready().await?;
         if let Some(overlays) = &self.node_overlays {
             overlays.wait_until_ready().await?;
         }

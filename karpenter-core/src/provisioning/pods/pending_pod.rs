@@ -11,6 +11,7 @@ use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::jiff::Timestamp;
 
+use super::attach::Attached;
 use super::dra::has_dra_requirements;
 use super::volumes::VolumeError;
 use crate::pods::{PodKey, pod_key};
@@ -47,6 +48,9 @@ pub(crate) struct PendingPod<'s> {
     /// The node requirements its volumes bring, one set per alternative (empty:
     /// none); they go on the node, never into the pod's own requirements.
     pub volume_alternatives: Vec<Requirements>,
+    /// The claims its volumes attach, by CSI driver (for existing nodes'
+    /// attach limits).
+    pub attached: Attached,
     /// Pods with the same signature meet the same topology answers on the same
     /// node: same namespace, labels, affinity, spread, node selection and
     /// tolerations (an index into the scheduler's signatures).
@@ -158,6 +162,7 @@ impl<'s> PendingPod<'s> {
             requirements: Requirements::new(),
             strict_requirements: Requirements::new(),
             volume_alternatives: Vec::new(),
+            attached: Attached::new(),
             topology_signature: 0,
             dra: has_dra_requirements(spec),
         };

@@ -211,7 +211,7 @@ pub(crate) fn volume_requirements(
 
 /// The claim a volume uses, if it uses one: its `claimName`, or `<pod>-<volume>`
 /// for an ephemeral volume (the name Kubernetes gives the claim it creates).
-fn claim_name<'a>(pod_name: &str, volume: &'a Volume) -> Option<Cow<'a, str>> {
+pub(super) fn claim_name<'a>(pod_name: &str, volume: &'a Volume) -> Option<Cow<'a, str>> {
     if let Some(source) = &volume.persistent_volume_claim {
         return Some(Cow::Borrowed(&source.claim_name));
     }
@@ -221,7 +221,7 @@ fn claim_name<'a>(pod_name: &str, volume: &'a Volume) -> Option<Cow<'a, str>> {
         .map(|_| Cow::Owned(format!("{pod_name}-{}", volume.name)))
 }
 
-fn find_claim<'a>(
+pub(super) fn find_claim<'a>(
     snapshot: &'a Snapshot,
     namespace: &str,
     name: &str,
@@ -232,14 +232,14 @@ fn find_claim<'a>(
     })
 }
 
-fn find_volume<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a PersistentVolume> {
+pub(super) fn find_volume<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a PersistentVolume> {
     snapshot
         .persistent_volumes
         .iter()
         .find(|volume| volume.metadata.name.as_deref() == Some(name))
 }
 
-fn find_class<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a StorageClass> {
+pub(super) fn find_class<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a StorageClass> {
     snapshot
         .storage_classes
         .iter()
@@ -248,7 +248,7 @@ fn find_class<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a StorageClass
 
 /// The default StorageClass: among those annotated as default, the newest, then
 /// the first by name, as Kubernetes picks it.
-fn default_class(snapshot: &Snapshot) -> Option<&StorageClass> {
+pub(super) fn default_class(snapshot: &Snapshot) -> Option<&StorageClass> {
     let is_default = |class: &&StorageClass| {
         class.metadata.annotations.as_ref().is_some_and(|a| {
             [DEFAULT_CLASS_ANNOTATION, BETA_DEFAULT_CLASS_ANNOTATION]

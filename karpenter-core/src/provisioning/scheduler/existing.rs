@@ -8,6 +8,7 @@ use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::Taint;
 
 use crate::pods::{is_daemon_pod, is_terminal};
+use crate::provisioning::pods::attach::{self, Attached};
 use crate::provisioning::pods::daemons::DaemonPod;
 use crate::provisioning::pods::host_ports::{HostPort, conflict, host_ports};
 use crate::provisioning::pods::pending_pod::PendingPod;
@@ -15,7 +16,7 @@ use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all, uninitialized_node_taints,
 };
-use crate::snapshot::ClusterNode;
+use crate::snapshot::{ClusterNode, Snapshot};
 
 /// A node (or in-flight claim) as a destination for pending pods.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,16 +38,23 @@ pub(crate) struct ExistingNode {
     pub available: ResourceList,
     /// Host ports bound by its pods.
     pub host_ports: Vec<HostPort>,
+    /// The claims its pods attach, by CSI driver.
+    pub attached: Attached,
+    /// How many claims of each CSI driver it may attach (its CSINode's;
+    /// none for a claim with no Node yet, as upstream).
+    pub attach_limits: BTreeMap<String, u32>,
     /// Pending pods placed here by this plan (indices of the pending pods).
     pub pods: Vec<usize>,
 }
 
 impl ExistingNode {
-    /// A destination from a cluster node and the pods bound to it.
+    /// A destination from a cluster node and the pods bound to it, their
+    /// volumes read in `snapshot`.
     pub(crate) fn new(
         node: &ClusterNode,
         bound: &[&Arc<PodInfo>],
         daemons: &[DaemonPod],
+        snapshot: &Snapshot,
     ) -> ExistingNode {
         let name = node.name().to_string();
         let mut labels = node.labels().cloned().unwrap_or_default();
@@ -70,10 +78,19 @@ impl ExistingNode {
         let mut used = ResourceList::new();
         let mut bound_daemons = ResourceList::new();
         let mut ports = Vec::new();
+        // Limits come from the Node's CSINode: an in-flight claim has none.
+        let attach_limits = match &node.node {
+            Some(_) => attach::limits(&snapshot.csi_nodes, &name),
+            None => BTreeMap::new(),
+        };
+        let mut attached = Attached::new();
         for pod in bound.iter().filter(|p| !is_terminal(p)) {
             let Some(spec) = pod.spec.as_ref() else {
                 continue;
             };
+            if !attach_limits.is_empty() {
+                attach::attach(&mut attached, &attach::attached(snapshot, pod.as_ref()));
+            }
             let Ok(requests) = resources::pod_requests(spec) else {
                 continue;
             };
@@ -107,12 +124,15 @@ impl ExistingNode {
             taints,
             available,
             host_ports: ports,
+            attached,
+            attach_limits,
             pods: Vec::new(),
         }
     }
 
     /// Whether the pod may go here as far as the node itself is concerned (taints,
-    /// host ports, resources, labels); topology is checked by the scheduler.
+    /// host ports, volume attach limits, resources, labels); topology is
+    /// checked by the scheduler.
     ///
     /// A yes or no, with no why: a pod is tried against every node until one
     /// takes it, and a refusal is never reported (a pod no node takes is
@@ -123,6 +143,7 @@ impl ExistingNode {
         // Cheapest first: most nodes of a busy cluster are too full.
         pod.requests.fits(&self.available)
             && conflict(&self.host_ports, pod_ports).is_none()
+            && !attach::exceeds(&self.attach_limits, &self.attached, &pod.attached)
             && tolerates_all(&self.taints, tolerations).is_ok()
             // A node's labels are concrete: no well-known label is left undefined.
             && self
@@ -134,6 +155,9 @@ impl ExistingNode {
     pub(crate) fn add(&mut self, pod_index: usize, pod: &PendingPod, pod_ports: Vec<HostPort>) {
         self.available = self.available.saturating_sub(&pod.requests);
         self.host_ports.extend(pod_ports);
+        if !self.attach_limits.is_empty() {
+            attach::attach(&mut self.attached, &pod.attached);
+        }
         self.pods.push(pod_index);
     }
 }

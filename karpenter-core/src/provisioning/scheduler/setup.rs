@@ -5,6 +5,7 @@
 //! setup (see `prepared.rs`).
 
 use super::reservations::ReservationBook;
+use crate::provisioning::pods::attach::attached;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -250,7 +251,8 @@ impl<'s> Setup<'s> {
                         .iter()
                         .map(|&p| &snapshot.pods[p])
                         .collect();
-                    (i, Arc::new(ExistingNode::new(n, &pods, &daemons)), false)
+                    let node = ExistingNode::new(n, &pods, &daemons, snapshot);
+                    (i, Arc::new(node), false)
                 }
             })
             .collect();
@@ -491,6 +493,7 @@ pub(crate) fn read_pending<'s>(
     match (PendingPod::new(pod, &snapshot.well_known_labels), volumes) {
         (Ok(mut pending), Ok(alternatives)) => {
             pending.volume_alternatives = alternatives;
+            pending.attached = attached(snapshot, pod);
             Ok(pending)
         }
         (Err(rejected), _) => Err(rejected),

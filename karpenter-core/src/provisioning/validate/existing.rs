@@ -18,14 +18,7 @@ use crate::scheduling::{
 
 impl Checker<'_> {
     pub(super) fn check_existing(&self, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
-        let mut by_node: BTreeMap<&str, Vec<&PodKey>> = BTreeMap::new();
-        for placement in &plan.existing_nodes {
-            by_node
-                .entry(placement.name.as_str())
-                .or_default()
-                .extend(&placement.pods);
-        }
-        for (name, keys) in by_node {
+        for (name, keys) in placed_by_node(plan) {
             let subject = Subject::Node(name.to_string());
             let Some(node) = self.nodes.get(name) else {
                 out.push(Violation {
@@ -149,4 +142,17 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// The pods the plan places on each existing node, by the node's name (a
+/// node listed twice takes both lists).
+pub(super) fn placed_by_node(plan: &ProvisioningPlan) -> BTreeMap<&str, Vec<&PodKey>> {
+    let mut by_node: BTreeMap<&str, Vec<&PodKey>> = BTreeMap::new();
+    for placement in &plan.existing_nodes {
+        by_node
+            .entry(placement.name.as_str())
+            .or_default()
+            .extend(&placement.pods);
+    }
+    by_node
 }

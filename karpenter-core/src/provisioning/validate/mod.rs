@@ -7,6 +7,7 @@
 //! hand-written one, or one from another packing strategy.
 
 mod accounting;
+mod attach;
 mod claims;
 mod daemons;
 mod describe;
@@ -107,6 +108,10 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 /// Existing nodes (and in-flight claims)
 /// - the node exists, is not being deleted and is not tainted
 ///   `karpenter.sh/disrupted`;
+/// - a Node with a CSINode attaches, for each CSI driver the CSINode limits,
+///   no more claims than its count once the plan's pods are added (a claim
+///   counting once per node; upstream's reading: every limited driver is
+///   checked, so a node over a limit already takes no pod);
 /// - allocatable − the requests of its bound pods that have not finished − those of
 ///   the pods the plan adds stays ≥ 0 for every resource;
 /// - each added pod tolerates its `NoSchedule`/`NoExecute` taints (on a managed node
@@ -191,6 +196,7 @@ pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> 
     }
     checker.check_static(plan, &mut out);
     checker.check_existing(plan, &mut out);
+    checker.check_attach_limits(plan, &mut out);
     checker.check_host_ports(plan, &placed, &mut out);
     let moved = checker.moved(plan);
     checker.check_anti_affinity(&placed, &moved, &mut out);

@@ -72,6 +72,9 @@ pub enum Rule {
     NotADestination,
     /// Two pods (or a pod and a daemon) bind the same host port on one node.
     HostPort,
+    /// Pods placed on an existing node attach more volumes of a CSI driver
+    /// than its CSINode allows.
+    VolumeAttachLimit,
     /// Two pods share a domain that a required anti-affinity term forbids.
     AntiAffinity,
     /// A zonal `DoNotSchedule` spread constraint is skewed beyond `maxSkew`.
@@ -124,6 +127,7 @@ impl fmt::Display for Rule {
             Rule::UnknownNode => "unknown node",
             Rule::NotADestination => "node cannot take pods",
             Rule::HostPort => "host port conflict",
+            Rule::VolumeAttachLimit => "volume attach limit exceeded",
             Rule::AntiAffinity => "required anti-affinity broken",
             Rule::TopologySpread => "topology spread skew beyond maxSkew",
             Rule::NodePoolLimits => "nodepool limits exceeded",
