@@ -102,33 +102,44 @@ impl Snapshot {
     }
 
     /// Marks every offering that launches into a capacity reservation
-    /// unavailable, and says how many were: what a provider offers while
-    /// upstream's `ReservedCapacity` gate is off (upstream's providers list
+    /// unavailable, and says how many distinct offerings were: what a
+    /// provider offers while upstream's `ReservedCapacity` gate is off (upstream's providers list
     /// reserved offerings only with it on). The driver and `karpenter-sim`
     /// call it when the gate is off; with the gate off and reserved
     /// offerings left in, the engine plans them as ordinary offerings,
     /// uncounted, as upstream's core does.
     pub fn withhold_reservations(&mut self) -> usize {
-        let mut withheld = 0;
+        let mut withheld = std::collections::BTreeSet::new();
+        // Pools often share one list: each list is copied once.
+        let mut copies: Vec<(*const InstanceType, Arc<[InstanceType]>)> = Vec::new();
         for types in self.instance_types.values_mut() {
-            let reserved = |t: &InstanceType| {
-                t.offerings
-                    .iter()
-                    .filter(|o| o.available && o.reservation.is_some())
-                    .count()
-            };
-            let count: usize = types.iter().map(reserved).sum();
-            if count == 0 {
+            let reserved: Vec<_> = types
+                .iter()
+                .flat_map(|t| {
+                    t.offerings
+                        .iter()
+                        .filter(|o| o.available && o.reservation.is_some())
+                        .map(move |o| crate::cloudprovider::OfferingKey::of(t, o))
+                })
+                .collect();
+            if reserved.is_empty() {
                 continue;
             }
-            withheld += count;
+            withheld.extend(reserved);
+            let address = types.as_ptr();
+            if let Some((_, copy)) = copies.iter().find(|(a, _)| *a == address) {
+                *types = Arc::clone(copy);
+                continue;
+            }
             let mut owned = types.to_vec();
             for instance_type in &mut owned {
                 instance_type.mark_unavailable(|o| o.reservation.is_some());
             }
-            *types = owned.into();
+            let copy: Arc<[InstanceType]> = owned.into();
+            copies.push((address, Arc::clone(&copy)));
+            *types = copy;
         }
-        withheld
+        withheld.len()
     }
 
     /// This snapshot with `types` as the instance types of the NodePool named

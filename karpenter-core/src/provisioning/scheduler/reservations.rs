@@ -397,6 +397,28 @@ mod tests {
     }
 
     #[test]
+    fn withholding_counts_each_offering_once_and_keeps_shared_lists_shared() {
+        let mut two_pools = cluster(&[("r-1", 1), ("r-2", 2)], 1);
+        let types = Arc::clone(&two_pools.instance_types["default"]);
+        two_pools
+            .instance_types
+            .insert("other".to_owned(), Arc::clone(&types));
+        // Two reserved offerings, offered to two pools: two withheld.
+        assert_eq!(two_pools.withhold_reservations(), 2);
+        let (a, b) = (
+            &two_pools.instance_types["default"],
+            &two_pools.instance_types["other"],
+        );
+        assert!(Arc::ptr_eq(a, b));
+        assert!(
+            a.iter()
+                .flat_map(|t| &t.offerings)
+                .all(|o| o.reservation.is_none() || !o.available)
+        );
+        assert_eq!(two_pools.withhold_reservations(), 0);
+    }
+
+    #[test]
     fn the_least_capacity_any_pool_reads_counts_and_exchanges_balance() {
         let mut types = vec![instance_type("a", 1, 1, 1.0), instance_type("b", 1, 1, 1.0)];
         for (t, capacity) in types.iter_mut().zip([3, 1]) {
