@@ -114,14 +114,9 @@ impl FakeCloudProvider {
         let mut types = self.instance_types.clone();
         for instance_type in &mut types {
             let name = instance_type.name.clone();
-            for reservation in instance_type
-                .offerings
-                .iter_mut()
-                .filter_map(|o| o.reservation.as_mut())
-            {
-                let used = taken.get(&reservation.id).copied().unwrap_or(0);
-                reservation.capacity = reservation.capacity.saturating_sub(used);
-            }
+            instance_type.use_reservations(|id| taken.get(id).copied().unwrap_or(0));
+            // A reservation with no capacity left is unavailable, whoever
+            // used it up.
             instance_type.mark_unavailable(|offering| {
                 offering
                     .reservation

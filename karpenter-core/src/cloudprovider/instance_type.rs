@@ -79,6 +79,24 @@ impl InstanceType {
         }
     }
 
+    /// Takes `used(id)` units from each of its reservations' capacity, and
+    /// marks unavailable the reserved offerings it took from that are left
+    /// with none: what a provider reports once instances launched into them.
+    pub fn use_reservations(&mut self, used: impl Fn(&str) -> u32) {
+        for reservation in self
+            .offerings
+            .iter_mut()
+            .filter_map(|o| o.reservation.as_mut())
+        {
+            reservation.capacity = reservation.capacity.saturating_sub(used(&reservation.id));
+        }
+        self.mark_unavailable(|o| {
+            o.reservation
+                .as_ref()
+                .is_some_and(|r| r.capacity == 0 && used(&r.id) > 0)
+        });
+    }
+
     /// The zone and capacity-type requirements, and the union of the
     /// offerings' further requirements, from the available offerings (upstream's
     /// fake and Azure providers build them so).

@@ -17,7 +17,7 @@ use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
-use crate::cloudprovider::{InstanceType, LaunchRank};
+use crate::cloudprovider::{InstanceType, LaunchRank, OfferingKey};
 use crate::hash::HashMap;
 pub use crate::pods::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 use crate::resources::ResourceList;
@@ -75,71 +75,62 @@ impl Snapshot {
     /// offering left with none becomes unavailable): what a provider reports
     /// once an instance launched into it. Used by a plan's later passes.
     pub(crate) fn take_reservation(&mut self, id: &str) {
-        for types in self.instance_types.values_mut() {
-            let offers =
-                |t: &InstanceType| t.offerings.iter().any(|o| o.reservation_id() == Some(id));
-            if !types.iter().any(offers) {
-                continue;
-            }
-            let mut owned = types.to_vec();
-            for instance_type in &mut owned {
-                for reservation in instance_type
-                    .offerings
-                    .iter_mut()
-                    .filter_map(|o| o.reservation.as_mut())
-                    .filter(|r| r.id == id)
-                {
-                    reservation.capacity = reservation.capacity.saturating_sub(1);
-                }
-                instance_type.mark_unavailable(|o| {
-                    o.reservation
-                        .as_ref()
-                        .is_some_and(|r| r.id == id && r.capacity == 0)
-                });
-            }
-            *types = owned.into();
-        }
+        self.edit_instance_types(
+            |t| t.offerings.iter().any(|o| o.reservation_id() == Some(id)),
+            |t| t.use_reservations(|r| u32::from(r == id)),
+        );
     }
 
     /// Marks every offering that launches into a capacity reservation
     /// unavailable, and says how many distinct offerings were: what a
-    /// provider offers while upstream's `ReservedCapacity` gate is off (upstream's providers list
-    /// reserved offerings only with it on). The driver and `karpenter-sim`
-    /// call it when the gate is off; with the gate off and reserved
-    /// offerings left in, the engine plans them as ordinary offerings,
-    /// uncounted, as upstream's core does.
+    /// provider offers while upstream's `ReservedCapacity` gate is off
+    /// (upstream's providers list reserved offerings only with it on). The
+    /// driver and `karpenter-sim` call it when the gate is off; with the gate
+    /// off and reserved offerings left in, the engine plans them as ordinary
+    /// offerings, uncounted, as upstream's core does.
     pub fn withhold_reservations(&mut self) -> usize {
-        let mut withheld = std::collections::BTreeSet::new();
-        // Pools often share one list: each list is copied once.
+        fn reserved(t: &InstanceType) -> impl Iterator<Item = OfferingKey> + '_ {
+            t.offerings
+                .iter()
+                .filter(|o| o.available && o.reservation.is_some())
+                .map(move |o| OfferingKey::of(t, o))
+        }
+        let withheld: std::collections::BTreeSet<_> = self
+            .instance_types
+            .values()
+            .flat_map(|types| types.iter().flat_map(reserved))
+            .collect();
+        self.edit_instance_types(
+            |t| reserved(t).next().is_some(),
+            |t| t.mark_unavailable(|o| o.reservation.is_some()),
+        );
+        withheld.len()
+    }
+
+    /// Applies `edit` to every type of each pool's list that has a type
+    /// `touches` picks, on a copy of the list: pools often share one list,
+    /// and each such list is copied once and stays shared.
+    fn edit_instance_types(
+        &mut self,
+        touches: impl Fn(&InstanceType) -> bool,
+        edit: impl Fn(&mut InstanceType),
+    ) {
         let mut copies: Vec<(*const InstanceType, Arc<[InstanceType]>)> = Vec::new();
         for types in self.instance_types.values_mut() {
-            let reserved: Vec<_> = types
-                .iter()
-                .flat_map(|t| {
-                    t.offerings
-                        .iter()
-                        .filter(|o| o.available && o.reservation.is_some())
-                        .map(move |o| crate::cloudprovider::OfferingKey::of(t, o))
-                })
-                .collect();
-            if reserved.is_empty() {
-                continue;
-            }
-            withheld.extend(reserved);
             let address = types.as_ptr();
             if let Some((_, copy)) = copies.iter().find(|(a, _)| *a == address) {
                 *types = Arc::clone(copy);
                 continue;
             }
-            let mut owned = types.to_vec();
-            for instance_type in &mut owned {
-                instance_type.mark_unavailable(|o| o.reservation.is_some());
+            if !types.iter().any(&touches) {
+                continue;
             }
+            let mut owned = types.to_vec();
+            owned.iter_mut().for_each(&edit);
             let copy: Arc<[InstanceType]> = owned.into();
             copies.push((address, Arc::clone(&copy)));
             *types = copy;
         }
-        withheld.len()
     }
 
     /// This snapshot with `types` as the instance types of the NodePool named

@@ -4,7 +4,6 @@
 
 use super::existing::placed_by_node;
 use super::index::Checker;
-use super::pods::is_terminal;
 use super::violation::{Rule, Subject, Violation};
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::provisioning::pods::attach::{self, Attached};
@@ -23,14 +22,8 @@ impl Checker<'_> {
                 continue;
             }
             let mut on_node = Attached::new();
-            for pod in self
-                .bound
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|p| !is_terminal(p))
-            {
-                attach::attach(&mut on_node, &attach::attached(self.snapshot, *pod));
+            for pod in self.running_on(name) {
+                attach::attach(&mut on_node, &attach::attached(self.snapshot, pod));
             }
             let mut added = Attached::new();
             for key in keys {

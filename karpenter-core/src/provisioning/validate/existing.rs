@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Taint;
 
 use super::describe::describe_taint;
 use super::index::Checker;
-use super::pods::{first_untolerated, is_terminal, spec_of, strict_alternatives};
+use super::pods::{first_untolerated, spec_of, strict_alternatives};
 use super::violation::{Rule, Subject, Violation};
 use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
@@ -37,13 +37,7 @@ impl Checker<'_> {
                 });
             }
             let mut used = ResourceList::new();
-            for pod in self
-                .bound
-                .get(name)
-                .into_iter()
-                .flatten()
-                .filter(|p| !is_terminal(p))
-            {
+            for pod in self.running_on(name) {
                 if let Ok(r) = resources::pod_requests(spec_of(pod)) {
                     used += &r;
                 }

@@ -153,6 +153,16 @@ impl<'s> Checker<'s> {
             .map_or(&[], |t| &t[..])
     }
 
+    /// The pods bound to node `name` that have not finished: what it runs.
+    pub(super) fn running_on(&self, name: &str) -> impl Iterator<Item = &'s PodInfo> + '_ {
+        self.bound
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|p| !super::pods::is_terminal(p))
+    }
+
     /// A type of a pool's catalog, by name.
     pub(super) fn instance_type(&self, pool: &str, name: &str) -> Option<&'s InstanceType> {
         self.by_name.get(pool)?.get(name).copied()

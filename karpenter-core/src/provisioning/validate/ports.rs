@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::index::{Checker, Host, Placed};
-use super::pods::{is_terminal, pod_key, spec_of};
+use super::pods::{pod_key, spec_of};
 use super::violation::{Rule, Subject, Violation};
 use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
@@ -27,13 +27,7 @@ impl<'s> Checker<'s> {
         for (host, pods) in by_host {
             let mut used: Vec<(PodKey, HostPort)> = Vec::new();
             if let Host::Node(name) = host {
-                for pod in self
-                    .bound
-                    .get(name.as_str())
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| !is_terminal(p))
-                {
+                for pod in self.running_on(name) {
                     used.extend(
                         host_ports(spec_of(pod))
                             .into_iter()
