@@ -124,8 +124,19 @@ impl Drop for TempFile {
 const EXTRA_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: extra-0, namespace: default}\n\
 spec:\n  containers:\n  - name: app\n    resources: {requests: {cpu: '1', memory: 1Gi}}\n";
 
+/// A kind karpenter-sim does not read.
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: web, namespace: default}\n\
+spec: {parallelism: 4}\n";
+
+/// Read, silently, so that a CapacityBuffer's scalableRef finds it.
 const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\n\
-spec: {replicas: 4}\n";
+spec:\n  replicas: 4\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    \
+spec:\n      containers: [{name: app, resources: {requests: {cpu: '1'}}}]\n";
+
+/// A CapacityBuffer (behind the CapacityBuffer gate) naming a PodTemplate
+/// the input does not have.
+const BUFFER: &str = "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\n\
+metadata: {name: headroom, namespace: default}\nspec: {podTemplateRef: {name: chunk}, replicas: 2}\n";
 
 fn summary_json(output: &Output) -> Value {
     assert_status(output, 0);
@@ -242,7 +253,7 @@ fn the_same_input_twice_gives_byte_identical_output() {
 
 #[test]
 fn two_files_are_read_together() {
-    let extra = TempFile::new("extra.yaml", &format!("{EXTRA_POD}---\n{DEPLOYMENT}"));
+    let extra = TempFile::new("extra.yaml", &format!("{EXTRA_POD}---\n{JOB}"));
     let output = sim(&[
         "summary",
         "-f",
@@ -358,7 +369,7 @@ fn the_number_of_threads_changes_no_plan() {
 fn skipped_unknown_kind_warns_and_summary_still_succeeds() {
     let mut input = std::fs::read_to_string(provision_basic()).unwrap();
     input.push_str("\n---\n");
-    input.push_str(DEPLOYMENT);
+    input.push_str(JOB);
     let output = sim_with_stdin(&["summary", "-f", "-"], Some(input.as_bytes()));
     assert_status(&output, 0);
     let err = stderr(&output);
@@ -366,7 +377,7 @@ fn skipped_unknown_kind_warns_and_summary_still_succeeds() {
     assert_eq!(warnings.len(), 1, "{err}");
     assert_contains(
         warnings[0],
-        &["-, document 11", "apps/v1", "Deployment", "default/web"],
+        &["-, document 11", "batch/v1", "Job", "default/web"],
     );
     assert!(stdout(&output).contains("pods: 5 pending"));
     assert!(
@@ -790,6 +801,88 @@ fn a_static_node_pool_is_read_only_with_the_static_capacity_gate() {
     let (on, err) = summary(&["--feature-gates", "StaticCapacity=true"]);
     assert_eq!(on["nodePools"].as_array().map(Vec::len), Some(2), "{on}");
     assert!(!err.contains("warning"), "{err}");
+}
+
+#[test]
+fn a_capacity_buffer_is_read_only_with_its_gate_and_workloads_silently() {
+    let mut input = std::fs::read_to_string(provision_basic()).unwrap();
+    for document in [DEPLOYMENT, BUFFER] {
+        input.push_str("\n---\n");
+        input.push_str(document);
+    }
+    let run = |command: &str, extra: &[&str]| {
+        let mut args = vec![command, "-f", "-", "-o", "json"];
+        args.extend_from_slice(extra);
+        let output = sim_with_stdin(&args, Some(input.as_bytes()));
+        assert_status(&output, 0);
+        let json: Value = serde_json::from_str(&stdout(&output)).expect("json");
+        let err = stderr(&output);
+        let warnings: Vec<String> = err
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .map(str::to_string)
+            .collect();
+        (json, warnings)
+    };
+    // Gate off: the buffer is skipped with the one line naming the gate; the
+    // Deployment is read without a word, and makes no pod.
+    let (off, warnings) = run("summary", &[]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_contains(
+        &warnings[0],
+        &[
+            "-, document 12",
+            "autoscaling.x-k8s.io/v1beta1 CapacityBuffer default/headroom",
+            "the CapacityBuffer feature gate is off (--feature-gates CapacityBuffer=true)",
+        ],
+    );
+    assert!(!warnings[0].contains("Deployment"), "{warnings:?}");
+    assert_eq!(off["objects"]["Deployment"], 1, "{off}");
+    assert!(off["objects"].get("CapacityBuffer").is_none(), "{off}");
+    assert_eq!(off["pendingPods"], 5, "{off}");
+
+    // Gate on: read and counted; `provision` says the template it names is
+    // missing, naming the document.
+    let gate = ["--feature-gates", "CapacityBuffer=true"];
+    let (on, warnings) = run("summary", &gate);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(on["objects"]["CapacityBuffer"], 1, "{on}");
+    let (_, warnings) = run("provision", &gate);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_contains(
+        &warnings[0],
+        &[
+            "-, document 12: ",
+            "capacity buffer default/headroom: PodTemplate \"chunk\" not found in its namespace; \
+             it keeps no room",
+        ],
+    );
+}
+
+#[test]
+fn an_invalid_capacity_buffer_is_bad_input_naming_it() {
+    let mut input = std::fs::read_to_string(provision_basic()).unwrap();
+    input.push_str("\n---\n");
+    input.push_str(&BUFFER.replace("replicas: 2", "replicas: -2"));
+    let output = sim_with_stdin(
+        &[
+            "provision",
+            "-f",
+            "-",
+            "--feature-gates",
+            "CapacityBuffer=true",
+        ],
+        Some(input.as_bytes()),
+    );
+    assert_bad_input(
+        &output,
+        &[
+            "-, document 11",
+            "CapacityBuffer default/headroom",
+            "field spec.replicas",
+            "negative",
+        ],
+    );
 }
 
 #[test]

@@ -9,12 +9,18 @@
 //! skipped with a warning. Pods are the exception by design: the loader keeps only what
 //! planning reads of them (`PodInfo`), so a pod must write back as exactly what a
 //! direct k8s-openapi read of its item keeps.
+//!
+//! `capacity-buffers-dump.yaml` is the same for the kinds a CapacityBuffer
+//! brings (read with the `CapacityBuffer` feature gate on): the buffers, a
+//! PodTemplate and the apps/v1 workloads a buffer may name; its one
+//! `v1alpha1` CapacityBuffer is skipped with a warning.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Pod;
 use karpenter::scenario::{LoadOptions, Scenario, Source, Sourced};
+use karpenter_core::features::{FeatureGate, FeatureGates};
 use karpenter_core::snapshot::PodInfo;
 use serde::Serialize;
 use serde_json::Value;
@@ -32,7 +38,11 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Scenario {
-    Scenario::load_files(&[fixture(name)], &LoadOptions::default())
+    load_with(name, &LoadOptions::default())
+}
+
+fn load_with(name: &str, options: &LoadOptions) -> Scenario {
+    Scenario::load_files(&[fixture(name)], options)
         .unwrap_or_else(|e| panic!("{name} does not load: {e}"))
 }
 
@@ -130,6 +140,13 @@ fn written_by_item(scenario: &Scenario) -> BTreeMap<usize, Written> {
     add(&mut out, "StorageClass", &scenario.storage_classes);
     add(&mut out, "AKSNodeClass", &scenario.aks_node_classes);
     add(&mut out, "InstanceType", &scenario.instance_types);
+    add(&mut out, "NodeOverlay", &scenario.node_overlays);
+    add(&mut out, "CSINode", &scenario.csi_nodes);
+    add(&mut out, "CapacityBuffer", &scenario.capacity_buffers);
+    add(&mut out, "PodTemplate", &scenario.pod_templates);
+    add(&mut out, "Deployment", &scenario.deployments);
+    add(&mut out, "StatefulSet", &scenario.stateful_sets);
+    add(&mut out, "ReplicaSet", &scenario.replica_sets);
     out
 }
 
@@ -166,15 +183,21 @@ fn diff(path: &str, read: &Value, written: &Value, out: &mut Vec<String>) {
 
 /// Checks that every item of the fixture `name` writes back exactly as read.
 fn assert_lossless(name: &str) {
+    assert_lossless_with(name, &LoadOptions::default(), &[SERVICE_ITEM]);
+}
+
+/// Checks that every item of the fixture `name` read with `options` but the
+/// `skipped` ones writes back exactly as read.
+fn assert_lossless_with(name: &str, options: &LoadOptions, skipped: &[usize]) {
     let items = list_items(name);
-    let scenario = load(name);
+    let scenario = load_with(name, options);
     let written = written_by_item(&scenario);
     let mut losses = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let what = describe(item);
         let Some(object) = written.get(&index) else {
-            assert_eq!(
-                index, SERVICE_ITEM,
+            assert!(
+                skipped.contains(&index),
                 "{name}: item {index} ({what}) was not read"
             );
             continue;
@@ -209,8 +232,8 @@ fn assert_lossless(name: &str) {
     }
     assert_eq!(
         written.len(),
-        items.len() - 1,
-        "{name}: every item but the Service is read"
+        items.len() - skipped.len(),
+        "{name}: every item but the skipped ones ({skipped:?}) is read"
     );
     assert!(
         losses.is_empty(),
@@ -370,4 +393,57 @@ fn json_dump_reads_to_the_same_objects_as_the_yaml_dump() {
             .collect::<Vec<_>>()
     };
     assert_eq!(warnings(&from_json), warnings(&from_yaml));
+}
+
+/// The kinds a CapacityBuffer brings, read with its gate on.
+const BUFFERS: &str = "capacity-buffers-dump.yaml";
+
+/// `capacity-buffers-dump.yaml`'s `v1alpha1` CapacityBuffer, skipped.
+const OLD_BUFFER_ITEM: usize = 6;
+
+fn buffers_on() -> LoadOptions {
+    LoadOptions::default()
+        .with_feature_gates(FeatureGates::UPSTREAM.with(FeatureGate::CapacityBuffer, true))
+}
+
+#[test]
+fn capacity_buffers_and_what_they_name_write_back_exactly() {
+    assert_lossless_with(BUFFERS, &buffers_on(), &[OLD_BUFFER_ITEM]);
+    let scenario = load_with(BUFFERS, &buffers_on());
+    assert_eq!(scenario.capacity_buffers.len(), 2);
+    assert_eq!(scenario.pod_templates.len(), 1);
+    assert_eq!(scenario.deployments.len(), 1);
+    assert_eq!(scenario.replica_sets.len(), 1);
+    assert_eq!(scenario.stateful_sets.len(), 1);
+    assert_eq!(scenario.object_count(), 6);
+    // Only the v1alpha1 buffer is skipped, naming the version read.
+    assert_eq!(scenario.warnings.len(), 1, "{:?}", scenario.warnings);
+    let warning = &scenario.warnings[0];
+    assert_eq!(warning.source.item, Some(OLD_BUFFER_ITEM));
+    for part in [
+        "autoscaling.x-k8s.io/v1alpha1 CapacityBuffer shop/legacy-headroom",
+        "only autoscaling.x-k8s.io/v1beta1 CapacityBuffer is read",
+    ] {
+        assert!(warning.message.contains(part), "{warning}");
+    }
+}
+
+#[test]
+fn capacity_buffers_are_skipped_with_their_gate_off_and_the_rest_is_read() {
+    let scenario = load(BUFFERS);
+    assert_eq!(scenario.capacity_buffers.len(), 0);
+    assert_eq!(scenario.object_count(), 4);
+    let warnings: Vec<String> = scenario.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[0].contains(
+            "CapacityBuffer shop/checkout-headroom: the CapacityBuffer feature gate is off"
+        ),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("CapacityBuffer shop/store-front-headroom"),
+        "{warnings:?}"
+    );
+    assert!(warnings[2].contains("v1alpha1"), "{warnings:?}");
 }

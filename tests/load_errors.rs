@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use karpenter::scenario::{LoadError, LoadOptions, Scenario};
+use karpenter_core::features::{FeatureGate, FeatureGates};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------
@@ -693,26 +694,20 @@ fn missing_file_is_an_io_error_naming_it() {
 #[test]
 fn unknown_kind_is_skipped_with_a_warning() {
     let text = format!(
-        "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: default}}\n\
-         spec: {{replicas: 3}}\n",
+        "{}---\napiVersion: batch/v1\nkind: Job\nmetadata: {{name: web, namespace: default}}\n\
+         spec: {{parallelism: 3}}\n",
         pod("a")
     );
-    let scenario = loaded("deploy.yaml", &text);
+    let scenario = loaded("job.yaml", &text);
     assert_eq!(scenario.object_count(), 1);
     assert_eq!(scenario.warnings.len(), 1);
     let warning = &scenario.warnings[0];
     assert_eq!(
         (&*warning.source.file, warning.source.document),
-        ("deploy.yaml", 2)
+        ("job.yaml", 2)
     );
     let text = warning.to_string();
-    for part in [
-        "deploy.yaml",
-        "document 2",
-        "apps/v1",
-        "Deployment",
-        "default/web",
-    ] {
+    for part in ["job.yaml", "document 2", "batch/v1", "Job", "default/web"] {
         assert!(text.contains(part), "{text:?} should contain {part:?}");
     }
 }
@@ -739,7 +734,7 @@ fn known_kind_at_another_version_is_skipped_with_a_warning() {
 #[test]
 fn unknown_kind_in_a_list_names_the_item() {
     let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n\
-                - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: d, namespace: x}\n";
+                - apiVersion: batch/v1\n  kind: Job\n  metadata: {name: d, namespace: x}\n";
     let scenario = loaded("list.yaml", text);
     assert_eq!(scenario.pods.len(), 1);
     let text = scenario.warnings[0].to_string();
@@ -747,7 +742,7 @@ fn unknown_kind_in_a_list_names_the_item() {
         text.starts_with("list.yaml, document 1, item 1: "),
         "{text}"
     );
-    assert!(text.contains("Deployment x/d"), "{text}");
+    assert!(text.contains("Job x/d"), "{text}");
 }
 
 // ---------------------------------------------------------------------------
@@ -1125,6 +1120,361 @@ fn go_duration_with_days_names_the_field() {
         "never.yaml",
         &format!("{NODE_POOL}      expireAfter: Never\n"),
     );
+}
+
+// ---------------------------------------------------------------------------
+// CapacityBuffers (behind their gate), PodTemplates and apps/v1 workloads
+
+/// Loads `text` with the `CapacityBuffer` feature gate on.
+fn load_buffers(name: &str, text: &str) -> Result<Scenario, LoadError> {
+    let gates = FeatureGates::UPSTREAM.with(FeatureGate::CapacityBuffer, true);
+    Scenario::from_str(
+        name,
+        text,
+        &LoadOptions::default().with_feature_gates(gates),
+    )
+}
+
+/// The error `text` must give with the `CapacityBuffer` gate on.
+#[track_caller]
+fn buffer_error(name: &str, text: &str) -> LoadError {
+    match load_buffers(name, text) {
+        Ok(scenario) => panic!(
+            "{name}: expected an error, got {} objects and warnings {:?}",
+            scenario.object_count(),
+            scenario.warnings
+        ),
+        Err(e) => e,
+    }
+}
+
+/// The scenario `text` must give with the `CapacityBuffer` gate on.
+#[track_caller]
+fn buffers_loaded(name: &str, text: &str) -> Scenario {
+    load_buffers(name, text).unwrap_or_else(|e| panic!("{name}: expected to load, got: {e}"))
+}
+
+/// The CapacityBuffer `shop/headroom` with `spec` (a flow map body).
+fn buffer(spec: &str) -> String {
+    format!(
+        "apiVersion: autoscaling.x-k8s.io/v1beta1\nkind: CapacityBuffer\n\
+         metadata: {{name: headroom, namespace: shop}}\nspec: {{{spec}}}\n"
+    )
+}
+
+/// The PodTemplate `shop/chunk`, its container requesting `requests`.
+fn pod_template(requests: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: PodTemplate\nmetadata: {{name: chunk, namespace: shop}}\n\
+         template:\n  spec:\n    containers:\n    - name: pause\n      \
+         resources: {{requests: {{{requests}}}}}\n"
+    )
+}
+
+const BUFFER: &str = "CapacityBuffer shop/headroom";
+
+#[test]
+fn buffer_with_both_references_is_invalid() {
+    let text = format!(
+        "{}---\n{}",
+        pod_template("cpu: '1'"),
+        buffer(
+            "podTemplateRef: {name: chunk}, scalableRef: {kind: Deployment, name: web}, \
+             replicas: 2"
+        )
+    );
+    let e = buffer_error("both.yaml", &text);
+    assert_invalid(
+        &e,
+        "both.yaml",
+        2,
+        BUFFER,
+        "spec",
+        &["podTemplateRef and scalableRef are mutually exclusive"],
+    );
+}
+
+#[test]
+fn buffer_with_a_template_but_no_count_is_invalid() {
+    let e = buffer_error("count.yaml", &buffer("podTemplateRef: {name: chunk}"));
+    assert_invalid(
+        &e,
+        "count.yaml",
+        1,
+        BUFFER,
+        "spec",
+        &["podTemplateRef", "replicas or limits"],
+    );
+    // Either says how many chunks; a percentage alone does not.
+    buffers_loaded(
+        "replicas.yaml",
+        &buffer("podTemplateRef: {name: chunk}, replicas: 0"),
+    );
+    buffers_loaded(
+        "limits.yaml",
+        &buffer("podTemplateRef: {name: chunk}, limits: {cpu: '8'}"),
+    );
+    let e = buffer_error(
+        "percentage.yaml",
+        &buffer("podTemplateRef: {name: chunk}, percentage: 10"),
+    );
+    assert_invalid(
+        &e,
+        "percentage.yaml",
+        1,
+        BUFFER,
+        "spec",
+        &["replicas or limits"],
+    );
+    // A workload's buffer may count by its percentage alone.
+    buffers_loaded(
+        "scalable.yaml",
+        &buffer("scalableRef: {kind: Deployment, name: web}, percentage: 10"),
+    );
+}
+
+#[test]
+fn negative_buffer_counts_are_invalid() {
+    let e = buffer_error(
+        "replicas.yaml",
+        &buffer("podTemplateRef: {name: chunk}, replicas: -1"),
+    );
+    assert_invalid(
+        &e,
+        "replicas.yaml",
+        1,
+        BUFFER,
+        "spec.replicas",
+        &["-1", "negative"],
+    );
+    let e = buffer_error(
+        "percentage.yaml",
+        &buffer("scalableRef: {kind: StatefulSet, name: db}, percentage: -5"),
+    );
+    assert_invalid(
+        &e,
+        "percentage.yaml",
+        1,
+        BUFFER,
+        "spec.percentage",
+        &["-5", "negative"],
+    );
+}
+
+#[test]
+fn empty_buffer_reference_names_are_invalid() {
+    for spec in [
+        "podTemplateRef: {name: ''}, replicas: 1",
+        "podTemplateRef: {}, replicas: 1",
+    ] {
+        let e = buffer_error("template.yaml", &buffer(spec));
+        assert_invalid(
+            &e,
+            "template.yaml",
+            1,
+            BUFFER,
+            "spec.podTemplateRef.name",
+            &["required"],
+        );
+    }
+    let e = buffer_error(
+        "name.yaml",
+        &buffer("scalableRef: {kind: Deployment, name: ''}, replicas: 1"),
+    );
+    assert_invalid(
+        &e,
+        "name.yaml",
+        1,
+        BUFFER,
+        "spec.scalableRef.name",
+        &["required"],
+    );
+    let e = buffer_error(
+        "kind.yaml",
+        &buffer("scalableRef: {apiGroup: apps, name: web}, replicas: 1"),
+    );
+    assert_invalid(
+        &e,
+        "kind.yaml",
+        1,
+        BUFFER,
+        "spec.scalableRef.kind",
+        &["required"],
+    );
+}
+
+#[test]
+fn bad_quantity_in_buffer_limits_is_invalid() {
+    let e = buffer_error(
+        "limits.yaml",
+        &buffer("podTemplateRef: {name: chunk}, limits: {cpu: '8', memory: lots}"),
+    );
+    assert_invalid(
+        &e,
+        "limits.yaml",
+        1,
+        BUFFER,
+        "spec.limits.memory",
+        &["lots"],
+    );
+    // A buffer in a List names the item.
+    let text = "apiVersion: v1\nkind: List\nitems:\n\
+                - apiVersion: autoscaling.x-k8s.io/v1beta1\n  kind: CapacityBuffer\n  \
+                metadata: {name: headroom, namespace: shop}\n  \
+                spec: {scalableRef: {kind: Deployment, name: web}, limits: {cpu: 2x}}\n";
+    let e = buffer_error("list.yaml", text);
+    assert_invalid(
+        &e,
+        "list.yaml",
+        1,
+        BUFFER,
+        "spec.limits.cpu",
+        &["item 0", "2x"],
+    );
+}
+
+#[test]
+fn a_buffer_with_neither_reference_is_admitted() {
+    let scenario = buffers_loaded("neither.yaml", &buffer("replicas: 2"));
+    assert_eq!(scenario.capacity_buffers.len(), 1);
+    assert!(scenario.warnings.is_empty(), "{:?}", scenario.warnings);
+}
+
+#[test]
+fn two_buffers_or_pod_templates_with_one_namespace_and_name_are_invalid() {
+    let one = buffer("podTemplateRef: {name: chunk}, replicas: 1");
+    let e = buffer_error("buffers.yaml", &format!("{one}---\n{}---\n{one}", pod("a")));
+    assert_invalid(
+        &e,
+        "buffers.yaml",
+        3,
+        BUFFER,
+        "metadata.name",
+        &[
+            "a second CapacityBuffer shop/headroom",
+            "buffers.yaml, document 1",
+        ],
+    );
+    let template = pod_template("cpu: '1'");
+    let e = buffer_error("templates.yaml", &format!("{template}---\n{template}"));
+    assert_invalid(
+        &e,
+        "templates.yaml",
+        2,
+        "PodTemplate shop/chunk",
+        "metadata.name",
+        &["templates.yaml, document 1"],
+    );
+    // The same names in another namespace are other objects.
+    let other = |text: &str| text.replace("namespace: shop", "namespace: other");
+    let scenario = buffers_loaded(
+        "other.yaml",
+        &format!(
+            "{one}---\n{}---\n{template}---\n{}",
+            other(&one),
+            other(&template)
+        ),
+    );
+    assert_eq!(scenario.capacity_buffers.len(), 2);
+    assert_eq!(scenario.pod_templates.len(), 2);
+}
+
+#[test]
+fn bad_quantity_in_a_pod_template_or_a_workload_template_is_invalid() {
+    let e = error("template.yaml", &pod_template("cpu: 1.5.5"));
+    assert_invalid(
+        &e,
+        "template.yaml",
+        1,
+        "PodTemplate shop/chunk",
+        "template.spec.containers[0].resources.requests.cpu",
+        &["1.5.5"],
+    );
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n\
+                      spec:\n  selector: {matchLabels: {app: web}}\n  template:\n    spec:\n      \
+                      containers:\n      - name: app\n        resources: {requests: {memory: -1Gi}}\n";
+    let e = error("deploy.yaml", deployment);
+    assert_invalid(
+        &e,
+        "deploy.yaml",
+        1,
+        "Deployment shop/web",
+        "spec.template.spec.containers[0].resources.requests.memory",
+        &["negative"],
+    );
+}
+
+#[test]
+fn a_buffer_is_skipped_with_its_gate_off_whatever_it_says() {
+    // Not validated either: upstream ignores the object while the gate is off.
+    let text = format!(
+        "{}---\n{}",
+        pod("a"),
+        buffer("podTemplateRef: {name: chunk}, replicas: -3")
+    );
+    let scenario = loaded("gated.yaml", &text);
+    assert_eq!(scenario.capacity_buffers.len(), 0);
+    assert_eq!(scenario.warnings.len(), 1);
+    let text = scenario.warnings[0].to_string();
+    for part in [
+        "gated.yaml, document 2: ",
+        "skipped autoscaling.x-k8s.io/v1beta1 CapacityBuffer shop/headroom",
+        "the CapacityBuffer feature gate is off (--feature-gates CapacityBuffer=true)",
+    ] {
+        assert!(text.contains(part), "{text:?} should contain {part:?}");
+    }
+    // Without a namespace the buffer is `default`'s, as applied.
+    let bare = buffer("replicas: 1").replace(", namespace: shop", "");
+    let scenario = loaded("bare.yaml", &bare);
+    assert!(
+        scenario.warnings[0]
+            .message
+            .contains("CapacityBuffer default/headroom"),
+        "{:?}",
+        scenario.warnings
+    );
+}
+
+#[test]
+fn a_v1alpha1_buffer_is_not_read() {
+    let text = buffer("podTemplateRef: {name: chunk}, replicas: 1").replace(
+        "autoscaling.x-k8s.io/v1beta1",
+        "autoscaling.x-k8s.io/v1alpha1",
+    );
+    let scenario = buffers_loaded("alpha.yaml", &text);
+    assert_eq!(scenario.capacity_buffers.len(), 0);
+    let text = scenario.warnings[0].to_string();
+    assert!(
+        text.contains("only autoscaling.x-k8s.io/v1beta1 CapacityBuffer is read"),
+        "{text}"
+    );
+}
+
+#[test]
+fn pod_templates_and_workloads_are_read_silently_whatever_the_gate() {
+    let text = format!(
+        "{}---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: shop}}\n\
+         spec: {{replicas: 4, selector: {{matchLabels: {{app: web}}}}, template: {{}}}}\n---\n\
+         apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db, namespace: shop}}\n\
+         spec: {{selector: {{matchLabels: {{app: db}}}}, template: {{}}}}\n---\n\
+         apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {{name: web-1, namespace: shop}}\n\
+         spec: {{selector: {{matchLabels: {{app: web}}}}}}\n",
+        pod_template("cpu: '1'")
+    );
+    for scenario in [
+        loaded("kinds.yaml", &text),
+        buffers_loaded("kinds.yaml", &text),
+    ] {
+        assert!(scenario.warnings.is_empty(), "{:?}", scenario.warnings);
+        assert_eq!(scenario.pod_templates.len(), 1);
+        assert_eq!(scenario.deployments.len(), 1);
+        assert_eq!(scenario.stateful_sets.len(), 1);
+        assert_eq!(scenario.replica_sets.len(), 1);
+        assert_eq!(scenario.deployments[0].source.document, 2);
+        // No pod is made from a workload.
+        assert_eq!(scenario.pods.len(), 0);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -83,6 +83,13 @@ struct Expect {
     static_launches: BTreeMap<String, usize>,
     /// The NodeClaims static NodePools remove, in order (exactly).
     static_removals: Option<Vec<String>>,
+    /// CapacityBuffers by `namespace/name`: the fields given of the
+    /// buffer's entry in the output's `capacityBuffers` (`replicas`,
+    /// `ready`, `existingNodes`, `newClaims`, `unschedulable`,
+    /// `provisioning`), each compared exactly; `absent: true` says the
+    /// output has no entry for it.
+    #[serde(default)]
+    capacity_buffers: BTreeMap<String, serde_json::Map<String, Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -180,6 +187,7 @@ impl Expect {
             && self.total_price_per_hour.is_none()
             && self.static_launches.is_empty()
             && self.static_removals.is_none()
+            && self.capacity_buffers.is_empty()
     }
 }
 
@@ -516,6 +524,8 @@ struct Plan {
     placement: BTreeMap<String, Place>,
     unschedulable: BTreeMap<String, String>,
     total_price: Option<f64>,
+    /// The output's `capacityBuffers` entries, by buffer.
+    buffers: BTreeMap<String, Value>,
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {
@@ -547,7 +557,13 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
                     .get("nodePool")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                if pods.is_empty() && !static_pools.contains(pool) {
+                // A static pool's claims hold no pods; a claim made for
+                // CapacityBuffer headroom lists its virtual pods by buffer.
+                let buffered = item
+                    .get("capacityBuffers")
+                    .and_then(Value::as_object)
+                    .is_some_and(|b| !b.is_empty());
+                if pods.is_empty() && !static_pools.contains(pool) && !buffered {
                     failures.push(format!("output: new claim #{i} holds no pods"));
                 }
                 for pod in pods {
@@ -616,12 +632,20 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
                 .map(str::to_string)
         })
         .collect();
+    let buffers = output
+        .get("capacityBuffers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| Some((b.get("buffer")?.as_str()?.to_string(), b.clone())))
+        .collect();
     Plan {
         claims,
         static_removals,
         placement,
         unschedulable,
         total_price,
+        buffers,
     }
 }
 
@@ -747,6 +771,28 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             .count();
         if got != *want {
             f.push(format!("staticLaunches: {pool}: want {want}, got {got}"));
+        }
+    }
+    for (buffer, fields) in &expect.capacity_buffers {
+        let entry = plan.buffers.get(buffer);
+        for (field, want) in fields {
+            if field == "absent" {
+                if (want == &Value::Bool(true)) != entry.is_none() {
+                    f.push(format!("capacityBuffers: {buffer}: absent: want {want}"));
+                }
+                continue;
+            }
+            // Fields the output leaves out when empty read as empty.
+            let got = match (entry.and_then(|e| e.get(field)), field.as_str()) {
+                (Some(v), _) => v.clone(),
+                (None, "existingNodes") => Value::Object(serde_json::Map::new()),
+                (None, _) => Value::Null,
+            };
+            if entry.is_none() || got != *want {
+                f.push(format!(
+                    "capacityBuffers: {buffer}: {field}: want {want}, got {got}"
+                ));
+            }
         }
     }
     if let Some(want) = &expect.static_removals

@@ -4,8 +4,10 @@
 //!
 //! It serves any kind in its table (by default what karpenter reads and
 //! writes: Nodes, Pods, PersistentVolumes and their claims, Events,
-//! DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases, NodePools,
-//! NodeClaims and AKSNodeClasses) with the verbs kube-rs uses: get, list,
+//! DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases,
+//! NodePools, NodeClaims, NodeOverlays, AKSNodeClasses, and what
+//! CapacityBuffers refer to: CapacityBuffers, PodTemplates, Deployments,
+//! StatefulSets and ReplicaSets) with the verbs kube-rs uses: get, list,
 //! watch (with bookmarks, resumption from a resourceVersion, and 410 Expired
 //! once history is gone), create, replace (with resourceVersion
 //! preconditions), merge, JSON and apply patches, the `/status`

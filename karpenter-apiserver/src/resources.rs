@@ -105,7 +105,17 @@ impl ResourceType {
                 .with_status(Drop),
             Self::new("", "v1", "Event", "events").namespaced(),
             Self::new("", "v1", "Namespace", "namespaces").with_status(Keep),
+            Self::new("", "v1", "PodTemplate", "podtemplates").namespaced(),
             Self::new("apps", "v1", "DaemonSet", "daemonsets")
+                .namespaced()
+                .with_status(Drop),
+            Self::new("apps", "v1", "Deployment", "deployments")
+                .namespaced()
+                .with_status(Drop),
+            Self::new("apps", "v1", "StatefulSet", "statefulsets")
+                .namespaced()
+                .with_status(Drop),
+            Self::new("apps", "v1", "ReplicaSet", "replicasets")
                 .namespaced()
                 .with_status(Drop),
             Self::new(
@@ -129,6 +139,15 @@ impl ResourceType {
             Self::new("karpenter.sh", "v1alpha1", "NodeOverlay", "nodeoverlays")
                 .with_status(Drop)
                 .custom(),
+            Self::new(
+                "autoscaling.x-k8s.io",
+                "v1beta1",
+                "CapacityBuffer",
+                "capacitybuffers",
+            )
+            .namespaced()
+            .with_status(Drop)
+            .custom(),
             Self::new(
                 "karpenter.azure.com",
                 "v1beta1",

@@ -1,12 +1,14 @@
 //! Reads and writes through a real `kube::Client`: create, get, list,
 //! replace, patches, the status subresource, deletion with finalizers,
-//! evictions, Leases, faults and the request log.
+//! evictions, Leases, faults, the request log, and the kinds
+//! CapacityBuffers refer to.
 
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, PodTemplate};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_apiserver::{ApiServer, Fault, Verb};
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{CapacityBuffer, NodeClaim};
 use kube::api::{DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Error};
 use serde_json::json;
@@ -609,4 +611,103 @@ async fn lists_come_in_pages_when_asked() {
     let all = nodes.list(&ListParams::default()).await.expect("a list");
     assert_eq!(all.items.len(), 5);
     assert!(all.metadata.continue_.is_none());
+}
+
+#[tokio::test]
+async fn capacity_buffers_and_what_they_refer_to_are_served() {
+    let server = ApiServer::start().await.unwrap();
+    let client = server.client();
+    let pp = PostParams::default();
+    let buffers: Api<CapacityBuffer> = Api::namespaced(client.clone(), "shop");
+    let buffer: CapacityBuffer = serde_json::from_value(json!({
+        "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+        "kind": "CapacityBuffer",
+        "metadata": { "name": "headroom", "namespace": "shop" },
+        "spec": { "podTemplateRef": { "name": "chunk" }, "replicas": 2 },
+        "status": { "replicas": 2 },
+    }))
+    .unwrap();
+    let created = buffers.create(&pp, &buffer).await.unwrap();
+    assert_eq!(created.spec.replicas, Some(2));
+    assert!(created.status.is_none(), "the status is the subresource's");
+    let listed = Api::<CapacityBuffer>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].metadata.namespace.as_deref(), Some("shop"));
+
+    let template = json!({
+        "metadata": { "labels": { "app": "web" } },
+        "spec": { "containers": [{ "name": "c", "image": "i" }] },
+    });
+    let templates: Api<PodTemplate> = Api::namespaced(client.clone(), "shop");
+    let pod_template: PodTemplate = serde_json::from_value(json!({
+        "metadata": { "name": "chunk", "namespace": "shop" },
+        "template": template,
+    }))
+    .unwrap();
+    templates.create(&pp, &pod_template).await.unwrap();
+    let workload = |name: &str| {
+        json!({
+            "metadata": { "name": name, "namespace": "shop" },
+            "spec": {
+                "replicas": 3,
+                "selector": { "matchLabels": { "app": "web" } },
+                "template": template,
+            },
+        })
+    };
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "shop");
+    let deployment: Deployment = serde_json::from_value(workload("web")).unwrap();
+    deployments.create(&pp, &deployment).await.unwrap();
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "shop");
+    let set: StatefulSet = serde_json::from_value(workload("db")).unwrap();
+    sets.create(&pp, &set).await.unwrap();
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "shop");
+    let replica_set: ReplicaSet = serde_json::from_value(workload("web-1")).unwrap();
+    replica_sets.create(&pp, &replica_set).await.unwrap();
+
+    let all = ListParams::default();
+    let names =
+        |items: Vec<Option<String>>| -> Vec<String> { items.into_iter().flatten().collect() };
+    let listed = Api::<PodTemplate>::all(client.clone())
+        .list(&all)
+        .await
+        .unwrap();
+    assert_eq!(
+        names(listed.items.into_iter().map(|t| t.metadata.name).collect()),
+        ["chunk"]
+    );
+    let listed = Api::<Deployment>::all(client.clone())
+        .list(&all)
+        .await
+        .unwrap();
+    assert_eq!(listed.items[0].spec.replicas, Some(3));
+    let listed = Api::<StatefulSet>::all(client.clone())
+        .list(&all)
+        .await
+        .unwrap();
+    assert_eq!(
+        names(listed.items.into_iter().map(|s| s.metadata.name).collect()),
+        ["db"]
+    );
+    let listed = Api::<ReplicaSet>::all(client).list(&all).await.unwrap();
+    assert_eq!(
+        names(listed.items.into_iter().map(|r| r.metadata.name).collect()),
+        ["web-1"]
+    );
+    let used = server.verbs_used();
+    for (group, resource) in [
+        ("autoscaling.x-k8s.io", "capacitybuffers"),
+        ("", "podtemplates"),
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("apps", "replicasets"),
+    ] {
+        assert!(
+            used.contains(&(group.into(), resource.into(), "list".into())),
+            "{resource}"
+        );
+    }
 }

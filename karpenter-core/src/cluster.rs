@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Taint};
+use k8s_openapi::api::core::v1::{
+    Node, PersistentVolume, PersistentVolumeClaim, PodTemplate, Taint,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use thiserror::Error;
@@ -21,7 +23,8 @@ use thiserror::Error;
 pub use crate::pods::PodKey;
 use crate::pods::{PodFields, PodInfo};
 
-use crate::api::{NodeClaim, NodeOverlay, NodePool};
+use crate::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
+use crate::capacity_buffers::ScalableWorkload;
 use crate::scheduling::WellKnownLabels;
 use crate::snapshot::{Snapshot, join_nodes};
 
@@ -112,6 +115,23 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// only with the `NodeOverlay` feature gate on. A cluster that does not
     /// serve them has none: the default.
     async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {
+        Ok(Vec::new())
+    }
+    /// The CapacityBuffers (`autoscaling.x-k8s.io/v1beta1`), which the driver
+    /// reads only with the `CapacityBuffer` feature gate on. A cluster that
+    /// does not serve them has none: the default.
+    async fn capacity_buffers(&self) -> Result<Vec<CapacityBuffer>, ClusterError> {
+        Ok(Vec::new())
+    }
+    /// The PodTemplates a CapacityBuffer's `podTemplateRef` may name (read
+    /// with the `CapacityBuffer` gate on; none by default).
+    async fn pod_templates(&self) -> Result<Vec<PodTemplate>, ClusterError> {
+        Ok(Vec::new())
+    }
+    /// The Deployments, StatefulSets and ReplicaSets a CapacityBuffer's
+    /// `scalableRef` may name (read with the `CapacityBuffer` gate on; none
+    /// by default).
+    async fn scalable_workloads(&self) -> Result<Vec<ScalableWorkload>, ClusterError> {
         Ok(Vec::new())
     }
 

@@ -48,10 +48,12 @@
 //! cluster, plans and carries the plans out, one reconcile at a time.
 //!
 //! The modules, from the ground up: [`api`] (`karpenter.sh/v1` NodePool and
-//! NodeClaim), [`resources`] (exact quantities), [`scheduling`] (the
-//! requirement algebra, labels, taints), [`cloudprovider`] and [`cluster`]
-//! (the traits), [`snapshot`], the planners [`provisioning`] and
-//! [`disruption`], and the [`driver`].
+//! NodeClaim, and the CapacityBuffer), [`resources`] (exact quantities),
+//! [`scheduling`] (the requirement algebra, labels, taints),
+//! [`cloudprovider`] and [`cluster`] (the traits), [`snapshot`] (with the
+//! [`capacity_buffers`] it carries, and the NodeOverlays [`overlay`] applies
+//! to it), the planners [`provisioning`] and [`disruption`], and the
+//! [`driver`].
 //!
 //! It depends on `k8s-openapi` without choosing a Kubernetes version: the final
 //! binary (or a test) enables one of k8s-openapi's `v1_*` features. Its
@@ -72,6 +74,7 @@
 //! does not hold an async executor's thread.
 
 pub mod api;
+pub mod capacity_buffers;
 pub mod cloudprovider;
 pub mod cluster;
 pub mod disruption;

@@ -33,7 +33,9 @@ use karpenter_core::disruption::{
     CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
     allowed_disruptions, first_command, plan_with, simulate, without_nodes,
 };
-use karpenter_core::provisioning::{DRA_UNSUPPORTED, Packing, validate};
+use karpenter_core::provisioning::{
+    DRA_UNSUPPORTED, Packing, ProvisioningOptions, schedule_with, validate,
+};
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
 use karpenter_core::snapshot::{Snapshot, join_nodes};
@@ -433,4 +435,88 @@ proptest! {
             prop_assert_eq!(&simulation, &reference[i], "removing {}", names[i]);
         }
     }
+
+    /// With the `CapacityBuffer` gate, a buffer's chunks are pending pods
+    /// of every simulation: the shared set-up still answers as the
+    /// reference does; plans are deterministic, keep the budgets and never
+    /// raise cost by consolidation; and the first emptiness command takes
+    /// no node that provisioning puts a chunk on.
+    #[test]
+    fn buffers_keep_their_room_and_the_planners_agree(
+        spec in cluster(),
+        replicas in 1..=3i32,
+        cpu_m in prop::sample::select(vec![250i64, 900, 1900, 3500]),
+    ) {
+        let now: Timestamp = NOW.parse().expect("a timestamp");
+        let snapshot = with_buffer(snapshot(&spec), replicas, cpu_m);
+        let gates = karpenter_core::FeatureGates::default()
+            .with(karpenter_core::FeatureGate::CapacityBuffer, true);
+        let sim_options = SimulationOptions::default().with_capacity_buffers(true);
+        let simulator = Simulator::new(&snapshot, now).with_options(sim_options);
+        for i in 0..spec.nodes.len() {
+            let name = format!("node-{i}");
+            let removed: BTreeSet<&str> = [name.as_str()].into();
+            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, sim_options);
+            prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
+        }
+        let options = DisruptionOptions::default().with_feature_gates(gates);
+        let first = plan_with(&snapshot, now, &options);
+        let again = plan_with(&snapshot, now, &options);
+        prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
+        let holders: BTreeSet<String> = schedule_with(
+            &snapshot,
+            &ProvisioningOptions::default().with_feature_gates(gates).at(now),
+        )
+        .capacity_buffers
+        .into_iter()
+        .flat_map(|b| b.existing_nodes.into_keys())
+        .collect();
+        if let Some(command) = first.commands.first().filter(|c| c.reason == CommandReason::Empty) {
+            for node in &command.candidates {
+                prop_assert!(!holders.contains(node), "emptiness takes {}, which holds buffer chunks", node);
+            }
+        }
+        let mut taken: BTreeSet<String> = BTreeSet::new();
+        for (i, command) in first.commands.iter().enumerate() {
+            if matches!(command.reason, CommandReason::Underutilized | CommandReason::Empty) {
+                prop_assert!(command.savings_per_hour >= 0.0, "command {} raises cost: {:?}", i, command);
+            }
+            let forceful = command.reason == CommandReason::Expired;
+            taken.extend(command.candidates.iter().cloned());
+            for (p, pool) in snapshot.node_pools.iter().enumerate() {
+                let nodes = spec.nodes.iter().filter(|n| n.pool == p).count() as u64;
+                let allowed = allowed_disruptions(pool, reason(command.reason), now, nodes).allowed;
+                let pool_name = format!("pool-{p}");
+                let so_far = taken
+                    .iter()
+                    .filter(|n| spec.nodes[n.trim_start_matches("node-").parse::<usize>().unwrap_or(0)].pool == p)
+                    .count() as u64;
+                let touched = command.candidates.iter().any(|c| spec.nodes[c.trim_start_matches("node-").parse::<usize>().unwrap_or(0)].pool == p);
+                if touched && !forceful {
+                    prop_assert!(allowed.is_none_or(|a| so_far <= a), "{} over budget: {} > {:?}", pool_name, so_far, allowed);
+                }
+            }
+        }
+    }
+}
+
+/// `snapshot` with a CapacityBuffer of `replicas` chunks of `cpu_m`
+/// millicores.
+fn with_buffer(mut snapshot: Snapshot, replicas: i32, cpu_m: i64) -> Snapshot {
+    let template: k8s_openapi::api::core::v1::PodTemplate = from(json!({
+        "metadata": {"name": "chunk", "namespace": "default"},
+        "template": {"spec": {"containers": [{"name": "pause", "resources": {"requests": {
+            "cpu": format!("{cpu_m}m"), "memory": "512Mi",
+        }}}]}},
+    }));
+    let buffer: karpenter_core::api::CapacityBuffer = from(json!({
+        "metadata": {"name": "headroom", "namespace": "default"},
+        "spec": {"podTemplateRef": {"name": "chunk"}, "replicas": replicas},
+    }));
+    snapshot.capacity_buffers = karpenter_core::capacity_buffers::CapacityBuffers::new(
+        vec![buffer],
+        vec![template],
+        Vec::new(),
+    );
+    snapshot
 }

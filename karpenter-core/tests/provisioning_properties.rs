@@ -1315,6 +1315,84 @@ proptest! {
     }
 }
 
+/// `snapshot` with a CapacityBuffer in `default` of `replicas` chunks of
+/// `cpu_m` millicores and `memory_mi` MiB, spread over zones when `spread`.
+fn with_buffer(
+    mut snapshot: Snapshot,
+    replicas: i32,
+    cpu_m: i64,
+    memory_mi: i64,
+    spread: bool,
+) -> Snapshot {
+    let mut spec = serde_json::json!({"containers": [{"name": "pause", "resources": {"requests": {
+        "cpu": format!("{cpu_m}m"), "memory": format!("{memory_mi}Mi"),
+    }}}]});
+    if spread {
+        spec["topologySpreadConstraints"] = serde_json::json!([{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "headroom"}},
+        }]);
+    }
+    let template: k8s_openapi::api::core::v1::PodTemplate =
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "chunk", "namespace": "default"},
+            "template": {"metadata": {"labels": {"app": "headroom"}}, "spec": spec},
+        }))
+        .expect("a PodTemplate");
+    let buffer: karpenter_core::api::CapacityBuffer = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "headroom", "namespace": "default"},
+        "spec": {"podTemplateRef": {"name": "chunk"}, "replicas": replicas},
+    }))
+    .expect("a CapacityBuffer");
+    snapshot.capacity_buffers = karpenter_core::capacity_buffers::CapacityBuffers::new(
+        vec![buffer],
+        vec![template],
+        Vec::new(),
+    );
+    snapshot
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// With the `CapacityBuffer` gate, a buffer's chunks are planned with
+    /// the pods: plans (upstream's and the cost mode's) keep every rule the
+    /// validator checks (each chunk accounted for once, claims and nodes
+    /// holding their chunks without over-commitment), are deterministic, stay
+    /// above the lower bound, and never list a chunk as a pod. With the gate
+    /// off, the buffer changes nothing.
+    #[test]
+    fn buffers_are_planned_like_pods_and_never_listed(
+        cluster in cluster(false),
+        replicas in 0..=4i32,
+        cpu_m in 100..=3000i64,
+        memory_mi in 64..=4096i64,
+        spread in any::<bool>(),
+    ) {
+        let plain = cluster.snapshot();
+        let snapshot = with_buffer(plain.clone(), replicas, cpu_m, memory_mi, spread);
+        let off = schedule(&snapshot);
+        prop_assert_eq!(json(&off), json(&schedule(&plain)));
+        let gates = karpenter_core::FeatureGates::default()
+            .with(karpenter_core::FeatureGate::CapacityBuffer, true);
+        for packing in [Packing::Upstream, Packing::Cost] {
+            let options = ProvisioningOptions::from(packing).with_feature_gates(gates);
+            let (plan, _) = checked_plan(&snapshot, &options)?;
+            let listed = plan.node_claims.iter().flat_map(|c| c.pods.iter())
+                .chain(plan.existing_nodes.iter().flat_map(|n| n.pods.iter()))
+                .chain(plan.unschedulable.iter().map(|u| &u.pod));
+            for pod in listed {
+                prop_assert!(!pod.as_str().contains("capacity-buffer-"), "{} listed", pod);
+            }
+            let summary = &plan.capacity_buffers[0];
+            let placed: u32 = summary.existing_nodes.values().sum::<u32>()
+                + summary.new_claims + summary.unschedulable;
+            prop_assert_eq!(placed, u32::try_from(replicas).unwrap_or(0));
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 

@@ -10,12 +10,15 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{
     Node, NodeCondition, NodeSpec, NodeStatus, PersistentVolume, PersistentVolumeClaim, Pod,
-    PodStatus, Taint,
+    PodStatus, PodTemplate, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use karpenter_core::api::{Condition, NodeClaim, NodeOverlay, NodePool, condition_types};
+use karpenter_core::api::{
+    CapacityBuffer, Condition, NodeClaim, NodeOverlay, NodePool, condition_types,
+};
+use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
 use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
@@ -48,6 +51,21 @@ struct Objects {
     csi_nodes: BTreeMap<String, CSINode>,
     /// NodeOverlays by name.
     node_overlays: BTreeMap<String, NodeOverlay>,
+    /// CapacityBuffers by `namespace/name`.
+    capacity_buffers: BTreeMap<String, CapacityBuffer>,
+    /// PodTemplates by `namespace/name`.
+    pod_templates: BTreeMap<String, PodTemplate>,
+    /// Deployments, StatefulSets and ReplicaSets by kind, namespace and name.
+    scalable_workloads: BTreeMap<(String, String, String), ScalableWorkload>,
+}
+
+/// `namespace/name` of an object (`default` when it has no namespace).
+fn namespaced(metadata: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        metadata.namespace.as_deref().unwrap_or("default"),
+        metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 /// A [`Cluster`] held in memory, which also plays the parts of Kubernetes the
@@ -132,11 +150,7 @@ impl InMemoryCluster {
 
     /// Adds or replaces a PersistentVolumeClaim (by namespace and name).
     pub fn apply_persistent_volume_claim(&self, claim: PersistentVolumeClaim) {
-        let key = format!(
-            "{}/{}",
-            claim.metadata.namespace.as_deref().unwrap_or("default"),
-            claim.metadata.name.as_deref().unwrap_or_default()
-        );
+        let key = namespaced(&claim.metadata);
         self.lock().persistent_volume_claims.insert(key, claim);
     }
 
@@ -145,6 +159,38 @@ impl InMemoryCluster {
     pub fn apply_csi_node(&self, csi_node: CSINode) {
         let name = csi_node.metadata.name.clone().unwrap_or_default();
         self.lock().csi_nodes.insert(name, csi_node);
+    }
+
+    /// Adds or replaces a CapacityBuffer (by namespace and name): headroom
+    /// the driver keeps with the `CapacityBuffer` feature gate on.
+    pub fn apply_capacity_buffer(&self, buffer: CapacityBuffer) {
+        let key = namespaced(&buffer.metadata);
+        self.lock().capacity_buffers.insert(key, buffer);
+    }
+
+    /// Deletes a CapacityBuffer; whether there was one.
+    pub fn delete_capacity_buffer(&self, namespace: &str, name: &str) -> bool {
+        let key = format!("{namespace}/{name}");
+        self.lock().capacity_buffers.remove(&key).is_some()
+    }
+
+    /// Adds or replaces a PodTemplate (by namespace and name), which a
+    /// CapacityBuffer's `podTemplateRef` may name.
+    pub fn apply_pod_template(&self, template: PodTemplate) {
+        let key = namespaced(&template.metadata);
+        self.lock().pod_templates.insert(key, template);
+    }
+
+    /// Adds or replaces a workload (by kind, namespace and name), which a
+    /// CapacityBuffer's `scalableRef` may name. Only its template and
+    /// replicas are kept: it runs no pods here.
+    pub fn apply_scalable_workload(&self, workload: ScalableWorkload) {
+        let key = (
+            workload.kind.clone(),
+            workload.namespace.clone(),
+            workload.name.clone(),
+        );
+        self.lock().scalable_workloads.insert(key, workload);
     }
 
     /// Adds or replaces a StorageClass (by name).
@@ -459,6 +505,18 @@ impl Cluster for InMemoryCluster {
 
     async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
         Ok(self.lock().csi_nodes.values().cloned().collect())
+    }
+
+    async fn capacity_buffers(&self) -> Result<Vec<CapacityBuffer>, ClusterError> {
+        Ok(self.lock().capacity_buffers.values().cloned().collect())
+    }
+
+    async fn pod_templates(&self) -> Result<Vec<PodTemplate>, ClusterError> {
+        Ok(self.lock().pod_templates.values().cloned().collect())
+    }
+
+    async fn scalable_workloads(&self) -> Result<Vec<ScalableWorkload>, ClusterError> {
+        Ok(self.lock().scalable_workloads.values().cloned().collect())
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {

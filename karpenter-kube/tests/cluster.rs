@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, PodTemplate, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_apiserver::{ApiServer, Fault};
-use karpenter_core::api::{NodeClaim, NodeOverlay};
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay};
+use karpenter_core::capacity_buffers::CapacityBuffers;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, TERMINATION_FINALIZER};
 use karpenter_fake::conformance::run_cluster;
@@ -143,6 +145,160 @@ async fn node_overlays_are_watched_only_when_asked() {
         watching.node_overlays().await.expect("overlays").len() == 2
     })
     .await;
+}
+
+/// A pod template: one container asking for `cpu`.
+fn pod_template_spec(cpu: &str) -> serde_json::Value {
+    json!({
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]},
+    })
+}
+
+/// An `apps/v1` workload's manifest (Deployment, StatefulSet or
+/// ReplicaSet): `replicas` of `pod_template_spec(cpu)`.
+fn workload(namespace: &str, name: &str, replicas: i32, cpu: &str) -> serde_json::Value {
+    json!({
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": pod_template_spec(cpu),
+        },
+        "status": {"replicas": replicas},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let client = client(&server);
+    let params = kube::api::PostParams::default();
+    let buffer: CapacityBuffer = serde_json::from_value(json!({
+        "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+        "kind": "CapacityBuffer",
+        "metadata": {"namespace": "shop", "name": "headroom"},
+        "spec": {"podTemplateRef": {"name": "chunk"}, "replicas": 2},
+    }))
+    .expect("a buffer");
+    kube::Api::<CapacityBuffer>::namespaced(client.clone(), "shop")
+        .create(&params, &buffer)
+        .await
+        .expect("created");
+    let template: PodTemplate = serde_json::from_value(json!({
+        "metadata": {"namespace": "shop", "name": "chunk"},
+        "template": pod_template_spec("1"),
+    }))
+    .expect("a template");
+    kube::Api::<PodTemplate>::namespaced(client.clone(), "shop")
+        .create(&params, &template)
+        .await
+        .expect("created");
+    let deployment: Deployment =
+        serde_json::from_value(workload("shop", "web", 4, "500m")).expect("a deployment");
+    kube::Api::<Deployment>::namespaced(client.clone(), "shop")
+        .create(&params, &deployment)
+        .await
+        .expect("created");
+
+    // By default none are read (the CRD is optional, the workloads many).
+    let plain = synced(&server).await;
+    assert!(plain.capacity_buffers().await.expect("buffers").is_empty());
+    assert!(plain.pod_templates().await.expect("templates").is_empty());
+    assert!(
+        plain
+            .scalable_workloads()
+            .await
+            .expect("workloads")
+            .is_empty()
+    );
+    let used = server.verbs_used();
+    for (group, resource) in [
+        ("autoscaling.x-k8s.io", "capacitybuffers"),
+        ("", "podtemplates"),
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("apps", "replicasets"),
+    ] {
+        let listed = (group.to_owned(), resource.to_owned(), "list".to_owned());
+        assert!(!used.contains(&listed), "{resource} not even listed");
+    }
+
+    let options = KubeClusterOptions::default().with_capacity_buffers(true);
+    let watching = KubeCluster::with_options(client.clone(), options);
+    watching
+        .wait_until_synced(SYNC)
+        .await
+        .expect("the watches sync");
+    let buffers = watching.capacity_buffers().await.expect("buffers");
+    assert_eq!(buffers.len(), 1);
+    assert_eq!(buffers[0].metadata.name.as_deref(), Some("headroom"));
+    assert_eq!(buffers[0].namespace(), "shop");
+    assert_eq!(buffers[0].spec.replicas, Some(2));
+    let templates = watching.pod_templates().await.expect("templates");
+    assert_eq!(templates.len(), 1);
+    assert_eq!(templates[0].metadata.name.as_deref(), Some("chunk"));
+    let workloads = watching.scalable_workloads().await.expect("workloads");
+    assert_eq!(workloads.len(), 1);
+    let web = &workloads[0];
+    assert_eq!(
+        (
+            web.api_group.as_str(),
+            web.kind.as_str(),
+            web.namespace.as_str(),
+            web.name.as_str()
+        ),
+        ("apps", "Deployment", "shop", "web")
+    );
+    assert_eq!(web.replicas, Some(4));
+    assert_eq!(
+        web,
+        &karpenter_core::capacity_buffers::ScalableWorkload::from(&deployment)
+    );
+    // What the driver makes of them: the buffer resolves to two chunks.
+    let resolved = CapacityBuffers::new(buffers, templates, workloads);
+    assert!(
+        resolved.states()[0].is_resolved(),
+        "{:?}",
+        resolved.states()
+    );
+    assert_eq!(resolved.virtual_pod_count(), 2);
+
+    // The other kinds, and changes, arrive through the watches: the
+    // workloads read Deployments, then StatefulSets, then ReplicaSets.
+    let set: StatefulSet = serde_json::from_value(workload("shop", "db", 2, "1")).expect("a set");
+    server.put(&set).expect("put");
+    let replicas: ReplicaSet =
+        serde_json::from_value(workload("shop", "web-1", 4, "500m")).expect("a replica set");
+    server.put(&replicas).expect("put");
+    eventually("the new workloads are read", async || {
+        let kinds: Vec<String> = watching
+            .scalable_workloads()
+            .await
+            .expect("workloads")
+            .into_iter()
+            .map(|w| w.kind)
+            .collect();
+        kinds == ["Deployment", "StatefulSet", "ReplicaSet"]
+    })
+    .await;
+    server.remove::<CapacityBuffer>(Some("shop"), "headroom");
+    eventually("the deleted buffer goes", async || {
+        watching
+            .capacity_buffers()
+            .await
+            .expect("buffers")
+            .is_empty()
+    })
+    .await;
+    // The cluster without the option still reads none.
+    assert!(
+        plain
+            .scalable_workloads()
+            .await
+            .expect("workloads")
+            .is_empty()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

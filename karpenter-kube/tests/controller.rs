@@ -12,10 +12,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::PodTemplate;
 use k8s_openapi::api::events::v1::Event as KubeEvent;
 use k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use karpenter_apiserver::Fault;
-use karpenter_core::api::{ConditionStatus, NodeClaim, condition_types};
+use karpenter_core::api::{CapacityBuffer, ConditionStatus, NodeClaim, condition_types};
 use karpenter_core::scheduling::TERMINATION_FINALIZER;
 use karpenter_kube::controller::RunError;
 use serde_json::json;
@@ -105,14 +106,16 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
     }
     let metrics = free_port();
     let health = free_port();
-    // With NodeOverlay on, the controller watches NodeOverlays too (none here).
+    // With NodeOverlay and CapacityBuffer on, the controller watches
+    // NodeOverlays, CapacityBuffers, PodTemplates and the apps workloads too
+    // (none here), so every grant of deploy/ is used.
     let controller = world.start(&[
         "--metrics-addr",
         &metrics,
         "--health-addr",
         &health,
         "--feature-gates",
-        "NodeOverlay=true",
+        "NodeOverlay=true,CapacityBuffer=true",
     ]);
 
     // Provisioning: every pod runs on nodes the controller launched.
@@ -350,4 +353,59 @@ async fn once_runs_one_round_and_exits() {
     let ended = world.start(&["--once"]).task.await.expect("ends");
     assert!(ended.is_ok(), "{ended:?}");
     assert!(!world.claim_names().is_empty(), "one round created claims");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capacity_buffer_launches_a_node_only_with_its_gate() {
+    let world = World::new("buffer").await;
+    world.add_pool(json!({}));
+    // No pod is pending: only the buffer's two chunks of 1 cpu want room.
+    let template: PodTemplate = serde_json::from_value(json!({
+        "metadata": {"namespace": "default", "name": "chunk"},
+        "template": {"spec": {"containers": [
+            {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1", "memory": "256Mi"}}},
+        ]}},
+    }))
+    .expect("a PodTemplate");
+    world.server.put(&template).expect("put");
+    let buffer: CapacityBuffer = serde_json::from_value(json!({
+        "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+        "kind": "CapacityBuffer",
+        "metadata": {"namespace": "default", "name": "headroom"},
+        "spec": {"podTemplateRef": {"name": "chunk"}, "replicas": 2},
+    }))
+    .expect("a CapacityBuffer");
+    world.server.put(&buffer).expect("put");
+
+    // Without the gate the buffer is not even read: nothing to launch.
+    let ended = world.start(&["--once"]).task.await.expect("ends");
+    assert!(ended.is_ok(), "{ended:?}");
+    assert!(world.claim_names().is_empty(), "{:?}", world.claim_names());
+    assert!(
+        !world
+            .server
+            .verbs_used()
+            .iter()
+            .any(|(_, resource, _)| resource == "capacitybuffers"),
+        "not watched without the gate"
+    );
+
+    // With it, one round launches room for the chunks, and writes nothing
+    // to the buffer.
+    world.server.clear_requests();
+    let ended = world
+        .start(&["--once", "--feature-gates", "CapacityBuffer=true"])
+        .task
+        .await
+        .expect("ends");
+    assert!(ended.is_ok(), "{ended:?}");
+    assert!(!world.claim_names().is_empty(), "a claim for the buffer");
+    let buffer_writes: Vec<_> = world
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET" && r.path.contains("capacitybuffers"))
+        .collect();
+    assert!(buffer_writes.is_empty(), "{buffer_writes:?}");
+    assert_allowed(&world);
 }

@@ -11,12 +11,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
-use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
 use karpenter_fake::InstanceTypeDocument;
 use serde::de::value::{MapAccessDeserializer, MapDeserializer, StringDeserializer};
@@ -58,16 +58,31 @@ pub enum Kind {
     /// `karpenter.sh/v1alpha1` `NodeOverlay` (read with the `NodeOverlay`
     /// feature gate on).
     NodeOverlay,
+    /// `autoscaling.x-k8s.io/v1beta1` `CapacityBuffer`: headroom (read with
+    /// the `CapacityBuffer` feature gate on).
+    CapacityBuffer,
+    /// `v1` `PodTemplate`: a template a CapacityBuffer may name.
+    PodTemplate,
+    /// `apps/v1` `Deployment`: a workload a CapacityBuffer may name (its pods
+    /// are read from Pod documents, never made from it).
+    Deployment,
+    /// `apps/v1` `StatefulSet`: as a Deployment.
+    StatefulSet,
+    /// `apps/v1` `ReplicaSet`: as a Deployment.
+    ReplicaSet,
 }
 
 impl Kind {
     /// Every kind, in the order a summary lists them.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 18] = [
         Kind::NodePool,
         Kind::NodeClaim,
         Kind::Node,
         Kind::Pod,
         Kind::DaemonSet,
+        Kind::Deployment,
+        Kind::StatefulSet,
+        Kind::ReplicaSet,
         Kind::PodDisruptionBudget,
         Kind::PersistentVolumeClaim,
         Kind::PersistentVolume,
@@ -76,19 +91,26 @@ impl Kind {
         Kind::AKSNodeClass,
         Kind::InstanceType,
         Kind::NodeOverlay,
+        Kind::CapacityBuffer,
+        Kind::PodTemplate,
     ];
 
     /// The `apiVersion` this kind is read at.
     pub fn api_version(self) -> &'static str {
         match self {
-            Kind::Pod | Kind::Node | Kind::PersistentVolumeClaim | Kind::PersistentVolume => "v1",
+            Kind::Pod
+            | Kind::Node
+            | Kind::PersistentVolumeClaim
+            | Kind::PersistentVolume
+            | Kind::PodTemplate => "v1",
             Kind::NodePool | Kind::NodeClaim => "karpenter.sh/v1",
-            Kind::DaemonSet => "apps/v1",
+            Kind::DaemonSet | Kind::Deployment | Kind::StatefulSet | Kind::ReplicaSet => "apps/v1",
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::StorageClass | Kind::CSINode => "storage.k8s.io/v1",
             Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
             Kind::InstanceType => InstanceTypeDocument::API_VERSION,
             Kind::NodeOverlay => NodeOverlay::API_VERSION,
+            Kind::CapacityBuffer => CapacityBuffer::API_VERSION,
         }
     }
 
@@ -108,6 +130,11 @@ impl Kind {
             Kind::AKSNodeClass => "AKSNodeClass",
             Kind::InstanceType => "InstanceType",
             Kind::NodeOverlay => "NodeOverlay",
+            Kind::CapacityBuffer => "CapacityBuffer",
+            Kind::PodTemplate => "PodTemplate",
+            Kind::Deployment => "Deployment",
+            Kind::StatefulSet => "StatefulSet",
+            Kind::ReplicaSet => "ReplicaSet",
         }
     }
 
@@ -140,6 +167,11 @@ pub enum Object {
     AKSNodeClass(Box<AKSNodeClass>),
     InstanceType(Box<InstanceTypeDocument>),
     NodeOverlay(Box<NodeOverlay>),
+    CapacityBuffer(Box<CapacityBuffer>),
+    PodTemplate(Box<PodTemplate>),
+    Deployment(Box<Deployment>),
+    StatefulSet(Box<StatefulSet>),
+    ReplicaSet(Box<ReplicaSet>),
 }
 
 impl Object {
@@ -159,6 +191,11 @@ impl Object {
             Object::AKSNodeClass(_) => Kind::AKSNodeClass,
             Object::InstanceType(_) => Kind::InstanceType,
             Object::NodeOverlay(_) => Kind::NodeOverlay,
+            Object::CapacityBuffer(_) => Kind::CapacityBuffer,
+            Object::PodTemplate(_) => Kind::PodTemplate,
+            Object::Deployment(_) => Kind::Deployment,
+            Object::StatefulSet(_) => Kind::StatefulSet,
+            Object::ReplicaSet(_) => Kind::ReplicaSet,
         }
     }
 }
@@ -329,6 +366,11 @@ fn read_object<'de, D: Deserializer<'de>>(
         Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
         Kind::InstanceType => Object::InstanceType(boxed(rest)?),
         Kind::NodeOverlay => Object::NodeOverlay(boxed(rest)?),
+        Kind::CapacityBuffer => Object::CapacityBuffer(boxed(rest)?),
+        Kind::PodTemplate => Object::PodTemplate(boxed(rest)?),
+        Kind::Deployment => Object::Deployment(boxed(rest)?),
+        Kind::StatefulSet => Object::StatefulSet(boxed(rest)?),
+        Kind::ReplicaSet => Object::ReplicaSet(boxed(rest)?),
     };
     Ok(Parsed::Object(object))
 }

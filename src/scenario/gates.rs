@@ -11,6 +11,9 @@ fn gate_of(object: &Object) -> Option<FeatureGate> {
     match object {
         Object::NodePool(pool) if pool.spec.is_static() => Some(FeatureGate::StaticCapacity),
         Object::NodeOverlay(_) => Some(FeatureGate::NodeOverlay),
+        // The PodTemplates and workloads a buffer names are read whatever
+        // the gate says: they are ordinary objects of the cluster.
+        Object::CapacityBuffer(_) => Some(FeatureGate::CapacityBuffer),
         _ => None,
     }
 }
@@ -27,6 +30,11 @@ pub(super) fn skipped(object: &Object, gates: FeatureGates) -> Option<String> {
         Object::NodeOverlay(overlay) => {
             format!("{kind} {}", overlay.metadata.name.as_deref().unwrap_or(""))
         }
+        Object::CapacityBuffer(buffer) => format!(
+            "{kind} {}/{}",
+            buffer.namespace(),
+            buffer.metadata.name.as_deref().unwrap_or("")
+        ),
         _ => kind.to_string(),
     };
     Some(format!(

@@ -48,12 +48,12 @@ use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, PodTemplate};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
-use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
@@ -150,6 +150,20 @@ pub struct Scenario {
     /// `karpenter.sh/v1alpha1` `NodeOverlay` (only with the `NodeOverlay`
     /// feature gate on; applied to the instance types when a snapshot is made).
     pub node_overlays: Vec<Sourced<NodeOverlay>>,
+    /// `autoscaling.x-k8s.io/v1beta1` `CapacityBuffer` (only with the
+    /// `CapacityBuffer` feature gate on; resolved against the PodTemplates
+    /// and workloads below when a snapshot is made).
+    pub capacity_buffers: Vec<Sourced<CapacityBuffer>>,
+    /// `v1` `PodTemplate`: templates a CapacityBuffer's `podTemplateRef` may
+    /// name.
+    pub pod_templates: Vec<Sourced<PodTemplate>>,
+    /// `apps/v1` `Deployment`: workloads a CapacityBuffer's `scalableRef` may
+    /// name. Their pods are the Pod documents; none is made from them.
+    pub deployments: Vec<Sourced<Deployment>>,
+    /// `apps/v1` `StatefulSet`, as [`deployments`](Self::deployments).
+    pub stateful_sets: Vec<Sourced<StatefulSet>>,
+    /// `apps/v1` `ReplicaSet`, as [`deployments`](Self::deployments).
+    pub replica_sets: Vec<Sourced<ReplicaSet>>,
     /// Documents that were skipped, with why.
     pub warnings: Vec<Warning>,
 }
@@ -211,6 +225,11 @@ impl Scenario {
             Kind::AKSNodeClass => self.aks_node_classes.len(),
             Kind::InstanceType => self.instance_types.len(),
             Kind::NodeOverlay => self.node_overlays.len(),
+            Kind::CapacityBuffer => self.capacity_buffers.len(),
+            Kind::PodTemplate => self.pod_templates.len(),
+            Kind::Deployment => self.deployments.len(),
+            Kind::StatefulSet => self.stateful_sets.len(),
+            Kind::ReplicaSet => self.replica_sets.len(),
         }
     }
 
@@ -263,6 +282,11 @@ impl Scenario {
             Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
             Kind::InstanceType => self.instance_types.reserve(additional),
             Kind::NodeOverlay => self.node_overlays.reserve(additional),
+            Kind::CapacityBuffer => self.capacity_buffers.reserve(additional),
+            Kind::PodTemplate => self.pod_templates.reserve(additional),
+            Kind::Deployment => self.deployments.reserve(additional),
+            Kind::StatefulSet => self.stateful_sets.reserve(additional),
+            Kind::ReplicaSet => self.replica_sets.reserve(additional),
         }
     }
 
@@ -284,6 +308,11 @@ impl Scenario {
             Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
             Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
             Object::NodeOverlay(o) => put(&mut self.node_overlays, *o, source),
+            Object::CapacityBuffer(o) => put(&mut self.capacity_buffers, *o, source),
+            Object::PodTemplate(o) => put(&mut self.pod_templates, *o, source),
+            Object::Deployment(o) => put(&mut self.deployments, *o, source),
+            Object::StatefulSet(o) => put(&mut self.stateful_sets, *o, source),
+            Object::ReplicaSet(o) => put(&mut self.replica_sets, *o, source),
         }
     }
 }

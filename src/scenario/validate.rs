@@ -139,6 +139,28 @@ impl Scenario {
         })?;
         check_all(Kind::InstanceType, &self.instance_types, instance_type)?;
         check_all(Kind::CSINode, &self.csi_nodes, csi_node)?;
+        check_all(
+            Kind::CapacityBuffer,
+            &self.capacity_buffers,
+            capacity_buffer,
+        )?;
+        check_all(Kind::PodTemplate, &self.pod_templates, |template| {
+            let spec = template.template.as_ref().and_then(|t| t.spec.as_ref());
+            pod_spec(spec, Some("template"))
+        })?;
+        check_all(Kind::Deployment, &self.deployments, |d| {
+            pod_spec(d.spec.template.spec.as_ref(), Some("spec.template"))
+        })?;
+        check_all(Kind::StatefulSet, &self.stateful_sets, |s| {
+            pod_spec(s.spec.template.spec.as_ref(), Some("spec.template"))
+        })?;
+        check_all(Kind::ReplicaSet, &self.replica_sets, |r| {
+            let template = r.spec.template.as_ref();
+            pod_spec(
+                template.and_then(|t| t.spec.as_ref()),
+                Some("spec.template"),
+            )
+        })?;
         unique(Kind::NodePool, &self.node_pools, |o| &o.metadata)?;
         unique(Kind::NodeClaim, &self.node_claims, |o| &o.metadata)?;
         unique(Kind::Node, &self.nodes, |o| &o.metadata)?;
@@ -147,6 +169,10 @@ impl Scenario {
         unique(Kind::InstanceType, &self.instance_types, |o| &o.metadata)?;
         unique(Kind::AKSNodeClass, &self.aks_node_classes, |o| &o.metadata)?;
         unique(Kind::CSINode, &self.csi_nodes, |o| &o.metadata)?;
+        unique(Kind::CapacityBuffer, &self.capacity_buffers, |o| {
+            &o.metadata
+        })?;
+        unique(Kind::PodTemplate, &self.pod_templates, |o| &o.metadata)?;
         Ok(())
     }
 }
@@ -209,8 +235,64 @@ has_metadata!(
     karpenter_core::api::NodePool,
     karpenter_core::api::NodeClaim,
     k8s_openapi::api::storage::v1::CSINode,
+    karpenter_core::api::CapacityBuffer,
+    k8s_openapi::api::core::v1::PodTemplate,
+    k8s_openapi::api::apps::v1::Deployment,
+    k8s_openapi::api::apps::v1::StatefulSet,
+    k8s_openapi::api::apps::v1::ReplicaSet,
     InstanceTypeDocument
 );
+
+/// The CapacityBuffer CRD's rules: one reference at most, a template's
+/// buffer says how many chunks, names and counts as the schema has them,
+/// limits that parse. A buffer with neither reference is admitted, as
+/// upstream admits it (it keeps no room).
+fn capacity_buffer(buffer: &karpenter_core::api::CapacityBuffer) -> Checked {
+    let spec = &buffer.spec;
+    if spec.pod_template_ref.is_some() && spec.scalable_ref.is_some() {
+        return Err(Problem::new(
+            "spec",
+            "podTemplateRef and scalableRef are mutually exclusive: set one of them",
+        ));
+    }
+    if let Some(reference) = &spec.pod_template_ref {
+        if reference.name.is_empty() {
+            return Err(Problem::new(
+                "spec.podTemplateRef.name",
+                "required: the name of a PodTemplate in the buffer's namespace",
+            ));
+        }
+        if spec.replicas.is_none() && spec.limits.is_none() {
+            return Err(Problem::new(
+                "spec",
+                "a buffer with podTemplateRef needs replicas or limits (how many chunks)",
+            ));
+        }
+    }
+    if let Some(reference) = &spec.scalable_ref {
+        if reference.kind.is_empty() {
+            return Err(Problem::new(
+                "spec.scalableRef.kind",
+                "required: Deployment, StatefulSet or ReplicaSet",
+            ));
+        }
+        if reference.name.is_empty() {
+            return Err(Problem::new(
+                "spec.scalableRef.name",
+                "required: the name of a workload in the buffer's namespace",
+            ));
+        }
+    }
+    for (field, value) in [
+        ("spec.replicas", spec.replicas),
+        ("spec.percentage", spec.percentage),
+    ] {
+        if let Some(value) = value.filter(|v| *v < 0) {
+            return Err(Problem::new(field, format!("{value} is negative")));
+        }
+    }
+    quantities("spec.limits", spec.limits.as_ref().map(|l| l.as_map()))
+}
 
 /// A CSINode names its node, and each driver's attach count is not negative.
 fn csi_node(csi: &k8s_openapi::api::storage::v1::CSINode) -> Checked {

@@ -35,9 +35,15 @@ pub fn disruption_table(plan: &DisruptionPlan) -> String {
                     )
                 },
             );
+            let buffered: u32 = claim.capacity_buffers.values().sum();
+            let buffered = if buffered > 0 {
+                format!(" and {buffered} buffer chunks")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "   with a {} node: {launch}, {} pods",
+                "   with a {} node: {launch}, {} pods{buffered}",
                 claim.node_pool,
                 claim.pods.len()
             );

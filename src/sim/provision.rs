@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use karpenter_core::provisioning::ProvisioningPlan;
+use karpenter_core::provisioning::{BufferPlacement, ProvisioningPlan};
 
 /// The plan as a short table for a person.
 pub fn plan_table(plan: &ProvisioningPlan) -> String {
@@ -26,9 +26,15 @@ pub fn plan_table(plan: &ProvisioningPlan) -> String {
                 ),
                 None => ("-", "-", "-", "-".to_string()),
             };
+            let buffered: u32 = claim.capacity_buffers.values().sum();
+            let buffered = if buffered > 0 {
+                format!(" +{buffered} buffer")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "{:<20} {instance_type:<28} {zone:<16} {capacity_type:<10} {price:>10} {:>5}",
+                "{:<20} {instance_type:<28} {zone:<16} {capacity_type:<10} {price:>10} {:>5}{buffered}",
                 claim.node_pool,
                 claim.pods.len()
             );
@@ -48,6 +54,12 @@ pub fn plan_table(plan: &ProvisioningPlan) -> String {
             );
         }
     }
+    if !plan.capacity_buffers.is_empty() {
+        let _ = writeln!(out, "\ncapacity buffers:");
+        for buffer in &plan.capacity_buffers {
+            let _ = writeln!(out, "  {}", buffer_line(buffer));
+        }
+    }
     if !plan.unschedulable.is_empty() {
         let _ = writeln!(out, "\nunschedulable pods:");
         for pod in &plan.unschedulable {
@@ -63,4 +75,23 @@ pub fn plan_table(plan: &ProvisioningPlan) -> String {
         let _ = writeln!(out, "lower bound per hour: {bound:.4}");
     }
     out
+}
+
+/// One buffer's line: where its chunks went, or why it has none.
+fn buffer_line(buffer: &BufferPlacement) -> String {
+    if let Some(why) = &buffer.message {
+        return format!("{}: {} ({why}), no chunks", buffer.buffer, buffer.ready);
+    }
+    let existing: u32 = buffer.existing_nodes.values().sum();
+    let mut line = format!(
+        "{}: {} chunks, {existing} on existing nodes, {} on new claims",
+        buffer.buffer, buffer.replicas, buffer.new_claims
+    );
+    if buffer.unschedulable > 0 {
+        let _ = write!(line, ", {} unschedulable", buffer.unschedulable);
+    }
+    if let Some(condition) = &buffer.provisioning {
+        let _ = write!(line, " ({condition})");
+    }
+    line
 }

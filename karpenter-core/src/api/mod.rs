@@ -1,5 +1,7 @@
-//! Karpenter's API types: `karpenter.sh/v1` [`NodePool`] and [`NodeClaim`], and
-//! `karpenter.sh/v1alpha1` [`NodeOverlay`].
+//! Karpenter's API types: `karpenter.sh/v1` [`NodePool`] and [`NodeClaim`],
+//! `karpenter.sh/v1alpha1` [`NodeOverlay`], and the headroom upstream serves
+//! from cluster-autoscaler's API, `autoscaling.x-k8s.io/v1beta1`
+//! [`CapacityBuffer`].
 //!
 //! These read real upstream manifests and write them back without loss:
 //!
@@ -55,6 +57,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod capacitybuffer;
 mod condition;
 mod disruption;
 mod duration;
@@ -71,6 +74,10 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+pub use capacitybuffer::{
+    ACTIVE_CAPACITY_STRATEGY, CapacityBuffer, CapacityBufferSpec, CapacityBufferStatus,
+    LocalObjectRef, ScalableRef,
+};
 pub use condition::{Condition, ConditionStatus, Conditions, types as condition_types};
 pub use disruption::{
     Budget, BudgetNodes, BudgetNodesError, ConsolidationPolicy, DEFAULT_BUDGET_NODES, Disruption,

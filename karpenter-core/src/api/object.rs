@@ -20,8 +20,6 @@ use super::ExtraFields;
 /// The group and version of NodePool and NodeClaim (NodeOverlay is
 /// `karpenter.sh/v1alpha1`).
 pub const API_VERSION: &str = "karpenter.sh/v1";
-/// The API group of every object in this module.
-pub(crate) const GROUP: &str = "karpenter.sh";
 
 /// The parts of an object, owned (for reading) or borrowed (for writing).
 pub(super) struct Envelope<M, S, T, E> {
@@ -154,15 +152,26 @@ fn expect<E: de::Error>(found: Option<String>, field: &str, expected: &str) -> R
 
 /// Implements, for a top-level object with `metadata`, `spec`, `status` and
 /// `extra` fields, its name and condition accessors and its (de)serialization
-/// through [`Envelope`].
+/// through [`Envelope`]. The short forms are cluster-scoped `karpenter.sh`
+/// kinds; the long one names the group and the scope.
 macro_rules! karpenter_object {
     ($object:ident, $kind:literal, $plural:literal) => {
         $crate::api::object::karpenter_object!($object, $kind, $plural, "v1");
     };
     ($object:ident, $kind:literal, $plural:literal, $version:literal) => {
+        $crate::api::object::karpenter_object!(
+            $object,
+            $kind,
+            $plural,
+            "karpenter.sh",
+            $version,
+            k8s_openapi::ClusterResourceScope
+        );
+    };
+    ($object:ident, $kind:literal, $plural:literal, $group:literal, $version:literal, $scope:ty) => {
         impl $object {
             /// The `apiVersion` written for this kind.
-            pub const API_VERSION: &'static str = concat!("karpenter.sh/", $version);
+            pub const API_VERSION: &'static str = concat!($group, "/", $version);
             #[doc = concat!("The `kind` written: `", $kind, "`.")]
             pub const KIND: &'static str = $kind;
 
@@ -211,15 +220,15 @@ macro_rules! karpenter_object {
             }
         }
 
-        /// A cluster-scoped `karpenter.sh/v1` resource, so that a Kubernetes
-        /// client (kube's `Api`) can list, watch and write it.
+        /// A Kubernetes resource, so that a Kubernetes client (kube's `Api`)
+        /// can list, watch and write it.
         impl k8s_openapi::Resource for $object {
-            const API_VERSION: &'static str = concat!("karpenter.sh/", $version);
-            const GROUP: &'static str = $crate::api::object::GROUP;
+            const API_VERSION: &'static str = concat!($group, "/", $version);
+            const GROUP: &'static str = $group;
             const KIND: &'static str = $kind;
             const VERSION: &'static str = $version;
             const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = k8s_openapi::ClusterResourceScope;
+            type Scope = $scope;
         }
 
         impl k8s_openapi::ListableResource for $object {

@@ -16,7 +16,7 @@ pub struct DisruptionOptions {
     /// Upstream's feature gates, with upstream's defaults. A plan reads
     /// `NodeRepair` (without it the repair policies are not applied),
     /// `SpotToSpotConsolidation` (consolidation may replace spot nodes with
-    /// cheaper spot nodes) and `ReservedCapacity`.
+    /// cheaper spot nodes), `ReservedCapacity` and `CapacityBuffer`.
     pub feature_gates: FeatureGates,
     /// Multi-node consolidation may replace its candidates with several
     /// nodes, fewer and cheaper together, not only with one (beyond upstream;
@@ -96,5 +96,6 @@ impl DisruptionOptions {
             .with_packing(self.packing)
             .with_min_values_policy(self.min_values_policy)
             .with_reserved_capacity(self.feature_gates.is_on(FeatureGate::ReservedCapacity))
+            .with_capacity_buffers(self.feature_gates.is_on(FeatureGate::CapacityBuffer))
     }
 }

@@ -184,7 +184,7 @@ impl<'s> Simulator<'s> {
         // their way out are found meanwhile.
         let policy = options.min_values_policy;
         let (prepared, leaving) = rayon::join(
-            || Prepared::new(snapshot, carried, policy),
+            || Prepared::new(snapshot, carried, policy, options.capacity_buffers),
             || leaving(snapshot),
         );
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
@@ -223,10 +223,17 @@ impl<'s> Simulator<'s> {
 
     /// This simulator, its simulations made as `options` say. A new
     /// `minValues` policy reads the pools again (which types each template
-    /// keeps depends on it).
+    /// keeps depends on it), as do CapacityBuffers turned on or off.
     pub fn with_options(mut self, options: SimulationOptions) -> Self {
-        if options.min_values_policy != self.options.min_values_policy {
-            self.prepared = Prepared::new(self.snapshot, None, options.min_values_policy);
+        if options.min_values_policy != self.options.min_values_policy
+            || options.capacity_buffers != self.options.capacity_buffers
+        {
+            self.prepared = Prepared::new(
+                self.snapshot,
+                None,
+                options.min_values_policy,
+                options.capacity_buffers,
+            );
         }
         self.options = options;
         self
@@ -334,6 +341,10 @@ pub struct SimulationOptions {
     /// finds none left falls back to other capacity, as upstream's
     /// disruption does.
     pub reserved_capacity: bool,
+    /// Whether the CapacityBuffers' virtual pods are planned with the
+    /// pending pods (upstream's `CapacityBuffer` gate, off by default): the
+    /// room they need counts in every simulation, as in upstream's.
+    pub capacity_buffers: bool,
 }
 
 impl Default for SimulationOptions {
@@ -342,11 +353,18 @@ impl Default for SimulationOptions {
             packing: Packing::default(),
             min_values_policy: MinValuesPolicy::default(),
             reserved_capacity: true,
+            capacity_buffers: false,
         }
     }
 }
 
 impl SimulationOptions {
+    /// These options with the CapacityBuffers' virtual pods planned or not.
+    pub fn with_capacity_buffers(mut self, on: bool) -> Self {
+        self.capacity_buffers = on;
+        self
+    }
+
     /// These options with claims holding capacity reservations or not.
     pub fn with_reserved_capacity(mut self, on: bool) -> Self {
         self.reserved_capacity = on;
@@ -396,6 +414,7 @@ pub fn simulate(
         options.packing,
         options.min_values_policy,
         options.reserved_mode(),
+        options.capacity_buffers,
     );
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {
@@ -524,6 +543,7 @@ pub fn without_nodes(
         persistent_volumes: snapshot.persistent_volumes.clone(),
         storage_classes: snapshot.storage_classes.clone(),
         csi_nodes: snapshot.csi_nodes.clone(),
+        capacity_buffers: snapshot.capacity_buffers.clone(),
         well_known_labels: snapshot.well_known_labels.clone(),
         launch_rank: snapshot.launch_rank,
         provider_drift: snapshot.provider_drift.clone(),

@@ -155,6 +155,7 @@ mod tests {
             launch: None,
             pods: vec![PodKey::new("default", "a"), PodKey::new("default", "b")],
             min_values_relaxed: false,
+            capacity_buffers: Default::default(),
         };
         let now = Timestamp::from_second(1_800_000_000).expect("a time");
         let well_known = crate::scheduling::WellKnownLabels::core();

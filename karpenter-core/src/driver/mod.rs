@@ -68,6 +68,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{Condition, ConditionStatus, NodeClaim};
+use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::{
     CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings,
 };
@@ -348,6 +349,23 @@ impl Driver {
             for outcome in crate::overlay::apply(&mut snapshot, &overlays) {
                 if !outcome.verdict.is_applied() {
                     tracing::warn!(overlay = %outcome.name, "NodeOverlay {}", outcome.verdict);
+                }
+            }
+        }
+        if self
+            .options
+            .feature_gates
+            .is_on(FeatureGate::CapacityBuffer)
+        {
+            let buffers = self.cluster.capacity_buffers().await?;
+            if !buffers.is_empty() {
+                let templates = self.cluster.pod_templates().await?;
+                let workloads = self.cluster.scalable_workloads().await?;
+                snapshot.capacity_buffers = CapacityBuffers::new(buffers, templates, workloads);
+                for state in snapshot.capacity_buffers.states() {
+                    if !state.is_resolved() {
+                        tracing::warn!(buffer = %state.key, "CapacityBuffer {}", state.readiness);
+                    }
                 }
             }
         }

@@ -111,7 +111,8 @@ fn plan_round(
     // The pods to plan: the pending ones, and those leaving the nodes on
     // their way out (a command's candidates, tainted, among them); and the
     // static pools to hold at their replicas.
-    let any = has_pods_to_plan(&planned, Some(now))
+    let buffers = options.feature_gates.is_on(FeatureGate::CapacityBuffer);
+    let any = has_pods_to_plan(&planned, Some(now), buffers)
         || (options.feature_gates.is_on(FeatureGate::StaticCapacity)
             && planned.node_pools.iter().any(|p| p.spec.is_static()));
     let plan = any.then(|| schedule_with(&planned, options));

@@ -49,7 +49,7 @@ pub use names::NameList;
 pub use optimise::bound::lower_bound;
 pub use options::{MinValuesPolicy, Packing, ProvisioningOptions};
 pub use plan::{
-    ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
+    BufferPlacement, ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, StaticRemoval, Unschedulable,
 };
 pub(crate) use plan::{read_requirements, round_price};
@@ -96,9 +96,12 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     // No work for nothing: with no pod to place, the plan is empty whatever
     // the cluster, and reading every node into a destination would only say so
     // slowly (this is what a controller asks most often).
-    let mut plan = if has_pods_to_plan(snapshot, options.now) {
-        let mut scheduler = Scheduler::new(snapshot, options.now, options.min_values_policy);
+    let buffers = options.feature_gates.is_on(FeatureGate::CapacityBuffer);
+    let mut plan = if has_pods_to_plan(snapshot, options.now, buffers) {
+        let mut scheduler =
+            Scheduler::new(snapshot, options.now, options.min_values_policy, buffers);
         scheduler.packing = options.packing;
+        scheduler.buffer_summary = buffers;
         // Provisioning is strict: a pod that could launch into a reservation
         // waits for one (upstream's `DisableReservedCapacityFallback`).
         let reserving = options.feature_gates.is_on(FeatureGate::ReservedCapacity);
@@ -122,10 +125,12 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
 }
 
 /// Whether the snapshot has any pod for provisioning to place at `now`, the
-/// pods a scheduler plans for: a pending pod, or one leaving a node on its
-/// way out.
-pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>) -> bool {
-    snapshot.pods.iter().any(is_pending) || !pods::leaving::leaving_pods(snapshot, now).is_empty()
+/// pods a scheduler plans for: a pending pod, one leaving a node on its way
+/// out, or with `buffers` a CapacityBuffer's virtual pod.
+pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>, buffers: bool) -> bool {
+    (buffers && snapshot.capacity_buffers.virtual_pod_count() > 0)
+        || snapshot.pods.iter().any(is_pending)
+        || !pods::leaving::leaving_pods(snapshot, now).is_empty()
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
@@ -146,16 +151,18 @@ pub(crate) fn solve(mut scheduler: Scheduler<'_>) -> ProvisioningPlan {
 }
 
 /// [`schedule_with`] for a disruption simulation's changed cluster, keeping
-/// the fence's pods off its nodes. Its nodes on their way out are gone
-/// already and their pods pending.
+/// the fence's pods off its nodes (with `buffers`, its CapacityBuffers'
+/// virtual pods planned too). Its nodes on their way out are gone already
+/// and their pods pending.
 pub(crate) fn schedule_fenced(
     snapshot: &Snapshot,
     fence: Fence,
     packing: Packing,
     min_values_policy: MinValuesPolicy,
     reserved: Option<ReservedMode>,
+    buffers: bool,
 ) -> ProvisioningPlan {
-    let mut scheduler = Scheduler::new(snapshot, None, min_values_policy);
+    let mut scheduler = Scheduler::new(snapshot, None, min_values_policy, buffers);
     scheduler.fence = fence;
     scheduler.packing = packing;
     scheduler.reservations = scheduler.reservations.with_mode(reserved);
@@ -197,11 +204,12 @@ mod tests {
     fn with_nothing_to_place_the_plan_is_what_a_full_run_gives() {
         let quiet = cluster(Vec::new(), false);
         let options = ProvisioningOptions::default();
-        assert!(!has_pods_to_plan(&quiet, options.now));
+        assert!(!has_pods_to_plan(&quiet, options.now, false));
         let full = solve(Scheduler::new(
             &quiet,
             options.now,
             options.min_values_policy,
+            false,
         ));
         assert_eq!(schedule_with(&quiet, &options), full);
         assert_eq!(full, ProvisioningPlan::default());
@@ -211,10 +219,10 @@ mod tests {
     fn pending_pods_and_a_deleting_nodes_pods_are_planned() {
         let options = ProvisioningOptions::default();
         let waiting = cluster(vec![pod("web", "1", "1Gi")], false);
-        assert!(has_pods_to_plan(&waiting, options.now));
+        assert!(has_pods_to_plan(&waiting, options.now, false));
         assert_eq!(schedule_with(&waiting, &options).node_claims.len(), 1);
         let leaving = cluster(Vec::new(), true);
-        assert!(has_pods_to_plan(&leaving, options.now));
+        assert!(has_pods_to_plan(&leaving, options.now, false));
         assert_eq!(schedule_with(&leaving, &options).node_claims.len(), 1);
     }
 }

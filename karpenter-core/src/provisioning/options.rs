@@ -29,7 +29,7 @@ pub struct ProvisioningOptions {
     /// still holding its pod.
     pub now: Option<Timestamp>,
     /// Upstream's feature gates, with upstream's defaults. Provisioning
-    /// reads `StaticCapacity` and `ReservedCapacity`.
+    /// reads `StaticCapacity`, `ReservedCapacity` and `CapacityBuffer`.
     pub feature_gates: FeatureGates,
     /// What a claim does when its instance types cannot meet a requirement's
     /// `minValues`: upstream's `--min-values-policy` (default `Strict`).

@@ -41,6 +41,43 @@ pub struct ProvisioningPlan {
     /// with no pods.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub static_removals: Vec<StaticRemoval>,
+    /// Each CapacityBuffer and where its virtual pods went (with the
+    /// `CapacityBuffer` gate; written only when there are buffers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capacity_buffers: Vec<BufferPlacement>,
+}
+
+/// Where a CapacityBuffer's virtual pods go in a plan: what upstream's
+/// provisioner reports in the buffer's `Provisioning` condition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BufferPlacement {
+    /// `namespace/name`.
+    pub buffer: String,
+    /// The chunks it wants (upstream's `status.replicas`).
+    pub replicas: u32,
+    /// Whether its template was found: upstream's `ReadyForProvisioning`
+    /// reason (`Resolved`, `PodTemplateNotFound`, `ScalableRefNotFound`,
+    /// `ResolutionFailed`).
+    pub ready: String,
+    /// Why it was not resolved, when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Virtual pods placed on each existing node (or in-flight claim), by
+    /// node name: upstream's buffer pod counts, which keep those nodes from
+    /// being empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub existing_nodes: BTreeMap<String, u32>,
+    /// Virtual pods placed on new claims.
+    pub new_claims: u32,
+    /// Virtual pods no plan can place.
+    pub unschedulable: u32,
+    /// The reason of upstream's `Provisioning` condition:
+    /// `FitsExistingCapacity` (status `True`), `RequiresNewCapacity`,
+    /// `BufferEmpty` or `NotReadyForProvisioning` (status `False`); none when
+    /// no virtual pod was planned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provisioning: Option<String>,
 }
 
 /// A NodeClaim a static NodePool removes: it has more than its replicas.
@@ -79,6 +116,12 @@ pub struct PlannedClaim {
     /// annotation `karpenter.sh/nodeclaim-min-values-relaxed`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub min_values_relaxed: bool,
+    /// The CapacityBuffer virtual pods it holds, by buffer
+    /// (`namespace/name`): room kept for pods to come, never listed among
+    /// `pods`. Written only when there are some; a claim may hold nothing
+    /// else (upstream launches it all the same).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub capacity_buffers: BTreeMap<String, u32>,
 }
 
 impl PlannedClaim {

@@ -17,6 +17,7 @@ use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
+use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::{InstanceType, LaunchRank, OfferingKey};
 use crate::hash::HashMap;
 pub use crate::pods::{PodFields, PodInfo, PodInfoStatus, PodInterner};
@@ -57,6 +58,10 @@ pub struct Snapshot {
     /// CSINodes: each node's volume attach limits per CSI driver (a node
     /// without one has none).
     pub csi_nodes: Vec<CSINode>,
+    /// The CapacityBuffers, resolved against the PodTemplates and workloads
+    /// they name: headroom the planners keep with the `CapacityBuffer`
+    /// feature gate on (see [`crate::capacity_buffers`]).
+    pub capacity_buffers: CapacityBuffers,
     /// The label keys left to instance types to define: the core's and the
     /// provider's.
     pub well_known_labels: WellKnownLabels,

@@ -25,10 +25,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::core::v1::{
+    Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, Taint,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
-use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, PodKey};
 use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, TERMINATION_FINALIZER};
 use karpenter_core::snapshot::PodInfo;
@@ -42,7 +45,7 @@ use tokio::sync::watch;
 use crate::events::{EventRecorder, nominated};
 use errors::{cluster_error, is_not_found, retryable};
 use overlay::Overlay;
-use stores::{Reflectors, Stores};
+use stores::{BufferStores, Reflectors, Stores};
 use writes::{Part, Target};
 
 /// The field manager karpenter-kube's writes name by default.
@@ -64,6 +67,12 @@ pub struct KubeClusterOptions {
     /// driver reads with the `NodeOverlay` feature gate on; their CRD must
     /// then be installed. Default: off, and the cluster has none.
     pub node_overlays: bool,
+    /// Whether to watch CapacityBuffers (`autoscaling.x-k8s.io/v1beta1`)
+    /// and what they may refer to: PodTemplates, Deployments, StatefulSets
+    /// and ReplicaSets, in every namespace. The driver reads them with the
+    /// `CapacityBuffer` feature gate on; the CapacityBuffer CRD must then be
+    /// installed. Default: off, and the cluster has none of them.
+    pub capacity_buffers: bool,
 }
 
 impl Default for KubeClusterOptions {
@@ -73,6 +82,7 @@ impl Default for KubeClusterOptions {
             read_your_writes: Duration::from_secs(30),
             events: EventRecorder::disabled(),
             node_overlays: false,
+            capacity_buffers: false,
         }
     }
 }
@@ -87,6 +97,13 @@ impl KubeClusterOptions {
     /// These options watching NodeOverlays, or not.
     pub fn with_node_overlays(mut self, watch: bool) -> Self {
         self.node_overlays = watch;
+        self
+    }
+
+    /// These options watching CapacityBuffers, PodTemplates and the `apps`
+    /// workloads, or not.
+    pub fn with_capacity_buffers(mut self, watch: bool) -> Self {
+        self.capacity_buffers = watch;
         self
     }
 
@@ -171,8 +188,7 @@ impl KubeCluster {
 
     /// A cluster over `client`; starts its watches.
     pub fn with_options(client: Client, options: KubeClusterOptions) -> Self {
-        let (stores, reflectors) =
-            Stores::watch(&client, &watcher::Config::default(), options.node_overlays);
+        let (stores, reflectors) = Stores::watch(&client, &watcher::Config::default(), &options);
         let synced = Arc::new(AtomicBool::new(false));
         let (tell, synced_changes) = watch::channel(false);
         {
@@ -382,6 +398,30 @@ impl Cluster for KubeCluster {
         Ok(overlays
             .map(|store| owned(store.state()))
             .unwrap_or_default())
+    }
+
+    async fn capacity_buffers(&self) -> Result<Vec<CapacityBuffer>, ClusterError> {
+        self.ready()?;
+        let stores = self.inner.stores.capacity_buffers.as_ref();
+        Ok(stores
+            .map(|stores| owned(stores.buffers.state()))
+            .unwrap_or_default())
+    }
+
+    async fn pod_templates(&self) -> Result<Vec<PodTemplate>, ClusterError> {
+        self.ready()?;
+        let stores = self.inner.stores.capacity_buffers.as_ref();
+        Ok(stores
+            .map(|stores| owned(stores.pod_templates.state()))
+            .unwrap_or_default())
+    }
+
+    /// The Deployments, StatefulSets and ReplicaSets, as read when their
+    /// events arrived.
+    async fn scalable_workloads(&self) -> Result<Vec<ScalableWorkload>, ClusterError> {
+        self.ready()?;
+        let stores = self.inner.stores.capacity_buffers.as_ref();
+        Ok(stores.map(BufferStores::workloads).unwrap_or_default())
     }
 
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {

@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::snapshot::PodInfo;
 use kube::Resource;
 use kube::runtime::watcher::Event;
@@ -48,7 +48,12 @@ cached_kinds!(
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
-    CSINode
+    CSINode,
+    CapacityBuffer,
+    PodTemplate,
+    Deployment,
+    StatefulSet,
+    ReplicaSet
 );
 
 impl Cached for PodInfo {

@@ -5,16 +5,19 @@
 //! namespace and name.
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
-use karpenter_core::api::{NodeClaim, NodeOverlay, NodePool};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
+use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::snapshot::{PodInfo, PodInterner};
 use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
+use super::KubeClusterOptions;
 use super::ordered::{Cached, Ordered, Watched, ordered};
 use tokio::task::JoinHandle;
 
@@ -42,6 +45,77 @@ pub(crate) struct Stores {
     pub(crate) csi_nodes: Ordered<CSINode>,
     /// Watched only when asked (their CRD is optional).
     pub(crate) node_overlays: Option<Ordered<NodeOverlay>>,
+    /// Watched only when asked (their CRD is optional, and the workloads
+    /// are many).
+    pub(crate) capacity_buffers: Option<BufferStores>,
+}
+
+/// The CapacityBuffers and what their references may name.
+#[derive(Clone)]
+pub(crate) struct BufferStores {
+    pub(crate) buffers: Ordered<CapacityBuffer>,
+    pub(crate) pod_templates: Ordered<PodTemplate>,
+    pub(crate) deployments: Ordered<Workload>,
+    pub(crate) stateful_sets: Ordered<Workload>,
+    pub(crate) replica_sets: Ordered<Workload>,
+}
+
+impl BufferStores {
+    /// The Deployments, then the StatefulSets, then the ReplicaSets, each
+    /// by namespace and name.
+    pub(crate) fn workloads(&self) -> Vec<ScalableWorkload> {
+        [&self.deployments, &self.stateful_sets, &self.replica_sets]
+            .into_iter()
+            .flat_map(Ordered::state)
+            .map(|cached| cached.workload.clone())
+            .collect()
+    }
+
+    async fn wait_until_ready(&self) -> Result<(), tokio::sync::watch::error::RecvError> {
+        self.buffers.wait_until_ready().await?;
+        self.pod_templates.wait_until_ready().await?;
+        self.deployments.wait_until_ready().await?;
+        self.stateful_sets.wait_until_ready().await?;
+        self.replica_sets.wait_until_ready().await
+    }
+}
+
+/// A Deployment, StatefulSet or ReplicaSet as a CapacityBuffer's
+/// `scalableRef` reads it ([`ScalableWorkload`]: its pod template and
+/// replicas), read when its event arrives: the cache holds no status,
+/// selector, strategy, annotations or labels of the object itself. A
+/// cluster has many ReplicaSets (each Deployment keeps its old ones).
+#[derive(Clone, Debug)]
+pub(crate) struct Workload {
+    /// Only the object's namespace, name and `resourceVersion`.
+    metadata: ObjectMeta,
+    pub(crate) workload: ScalableWorkload,
+}
+
+impl Workload {
+    /// `object` as a buffer reads it.
+    fn read<W>(object: &W) -> Workload
+    where
+        W: Cached,
+        for<'a> ScalableWorkload: From<&'a W>,
+    {
+        let meta = object.metadata();
+        Workload {
+            metadata: ObjectMeta {
+                namespace: meta.namespace.clone(),
+                name: meta.name.clone(),
+                resource_version: meta.resource_version.clone(),
+                ..ObjectMeta::default()
+            },
+            workload: ScalableWorkload::from(object),
+        }
+    }
+}
+
+impl Cached for Workload {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
 }
 
 /// The reflectors' tasks: aborted when the last handle goes, so dropping
@@ -59,11 +133,12 @@ impl Drop for Reflectors {
 
 impl Stores {
     /// Starts a reflector per kind on the current tokio runtime (for
-    /// NodeOverlays only when `node_overlays`).
+    /// NodeOverlays and for CapacityBuffers and what they refer to only
+    /// when `options` ask for them).
     pub(crate) fn watch(
         client: &Client,
         config: &watcher::Config,
-        node_overlays: bool,
+        options: &KubeClusterOptions,
     ) -> (Stores, Reflectors) {
         let mut tasks = Vec::new();
         let mut spawner = Spawner {
@@ -82,7 +157,14 @@ impl Stores {
             persistent_volume_claims: spawner.all("PersistentVolumeClaim"),
             storage_classes: spawner.all("StorageClass"),
             csi_nodes: spawner.all("CSINode"),
-            node_overlays: node_overlays.then(|| spawner.all("NodeOverlay")),
+            node_overlays: options.node_overlays.then(|| spawner.all("NodeOverlay")),
+            capacity_buffers: options.capacity_buffers.then(|| BufferStores {
+                buffers: spawner.all("CapacityBuffer"),
+                pod_templates: spawner.all("PodTemplate"),
+                deployments: spawner.workloads::<Deployment>("Deployment"),
+                stateful_sets: spawner.workloads::<StatefulSet>("StatefulSet"),
+                replica_sets: spawner.workloads::<ReplicaSet>("ReplicaSet"),
+            }),
         };
         (stores, Reflectors(tasks))
     }
@@ -104,6 +186,9 @@ impl Stores {
         self.csi_nodes.wait_until_ready().await?;
         if let Some(overlays) = &self.node_overlays {
             overlays.wait_until_ready().await?;
+        }
+        if let Some(buffers) = &self.capacity_buffers {
+            buffers.wait_until_ready().await?;
         }
         Ok(())
     }
@@ -155,6 +240,16 @@ impl Spawner<'_> {
         })
     }
 
+    /// The workloads of kind `W`, each read as a CapacityBuffer reads it
+    /// ([`Workload`]) when its event arrives.
+    fn workloads<W>(&mut self, kind: &'static str) -> Ordered<Workload>
+    where
+        W: Watched,
+        for<'a> ScalableWorkload: From<&'a W>,
+    {
+        self.watch_as(kind, 0, |object: W| Workload::read(&object))
+    }
+
     /// A store of every object of `W`, in every namespace, each held as
     /// `read` makes it, kept by a reflector task.
     fn watch_as<W: Watched, K: Cached>(
@@ -189,5 +284,42 @@ fn read_event<W, K>(event: Event<W>, read: &mut impl FnMut(W) -> K) -> Event<K> 
         Event::InitDone => Event::InitDone,
         Event::Apply(object) => Event::Apply(read(object)),
         Event::Delete(object) => Event::Delete(read(object)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_workload_is_cached_as_a_buffer_reads_it() {
+        let deployment: Deployment = serde_json::from_value(json!({
+            "metadata": {
+                "namespace": "shop",
+                "name": "web",
+                "resourceVersion": "7",
+                "labels": {"app": "web"},
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+            },
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+            },
+            "status": {"replicas": 3, "readyReplicas": 3},
+        }))
+        .expect("a deployment");
+        let cached = Workload::read(&deployment);
+        assert_eq!(cached.workload, ScalableWorkload::from(&deployment));
+        assert_eq!(cached.workload.kind, "Deployment");
+        let kept = ObjectMeta {
+            namespace: Some("shop".into()),
+            name: Some("web".into()),
+            resource_version: Some("7".into()),
+            ..ObjectMeta::default()
+        };
+        assert_eq!(cached.metadata(), &kept);
     }
 }

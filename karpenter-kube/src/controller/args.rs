@@ -109,7 +109,9 @@ pub struct Args {
     /// (`NodeRepair=true,SpotToSpotConsolidation=true`), over upstream's
     /// defaults: NodeRepair=false, ReservedCapacity=true,
     /// SpotToSpotConsolidation=false, NodeOverlay=false,
-    /// StaticCapacity=false, CapacityBuffer=false.
+    /// StaticCapacity=false, CapacityBuffer=false. NodeOverlay=true watches
+    /// NodeOverlays; CapacityBuffer=true watches CapacityBuffers,
+    /// PodTemplates, Deployments, StatefulSets and ReplicaSets.
     #[arg(
         long,
         env = "FEATURE_GATES",

@@ -108,7 +108,8 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
     let options = KubeClusterOptions::default()
         .with_field_manager(args.field_manager.clone())
         .with_events(events.clone())
-        .with_node_overlays(args.feature_gates.is_on(FeatureGate::NodeOverlay));
+        .with_node_overlays(args.feature_gates.is_on(FeatureGate::NodeOverlay))
+        .with_capacity_buffers(args.feature_gates.is_on(FeatureGate::CapacityBuffer));
     let cluster = KubeCluster::with_options(client.clone(), options);
     let provider = provider(&args, &cluster).await?;
 

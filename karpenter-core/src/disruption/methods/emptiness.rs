@@ -3,8 +3,9 @@
 //! budgets allow.
 //!
 //! A candidate qualifies when its pool is not static, its `consolidateAfter`
-//! is not `Never` and has passed, and it is empty (its reschedulable pods cost
-//! nothing to move: see [`Candidate::is_empty`]). Every consolidation policy
+//! is not `Never` and has passed, it is empty (its reschedulable pods cost
+//! nothing to move: see [`Candidate::is_empty`]), and provisioning would put
+//! no CapacityBuffer virtual pod on it (upstream's `HasBufferPods`). Every consolidation policy
 //! allows it. Candidates are taken by price per unit of disruption, highest
 //! first (ties by name), each while its pool's `Empty` budget has room.
 
@@ -24,6 +25,7 @@ impl Emptiness {
         !candidate.pool.spec.is_static()
             && candidate.is_empty()
             && candidate.is_consolidatable(pass.now)
+            && !pass.holds_buffer_pods(candidate.name)
     }
 }
 

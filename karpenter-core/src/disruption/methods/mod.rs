@@ -29,8 +29,10 @@ use super::candidates::Candidate;
 use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, Simulator};
+use crate::features::FeatureGate;
 use crate::pods::Pdbs;
 use crate::provisioning::Carried;
+use crate::provisioning::{ProvisioningOptions, schedule_with};
 use crate::snapshot::Snapshot;
 
 /// What a method sees in one pass.
@@ -72,6 +74,10 @@ pub(super) struct Pass<'p, 's> {
     /// The Balanced policy's pool totals, made when first asked (see
     /// [`balanced`](Self::balanced)).
     balanced: OnceLock<Balanced>,
+    /// The nodes provisioning would put CapacityBuffer virtual pods on,
+    /// worked out when first asked (see
+    /// [`holds_buffer_pods`](Self::holds_buffer_pods)).
+    buffer_holders: OnceLock<BTreeSet<String>>,
 }
 
 /// What a pass's simulator starts from besides the cluster: the
@@ -123,7 +129,36 @@ impl<'p, 's> Pass<'p, 's> {
             taken_beyond_leaving: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
             balanced: OnceLock::new(),
+            buffer_holders: OnceLock::new(),
         }
+    }
+
+    /// Whether provisioning, run on this cluster now, would put a
+    /// CapacityBuffer's virtual pod on the node named `name`: upstream's
+    /// `HasBufferPods`, from the counts its provisioner keeps of its last
+    /// pass (here worked out for this very cluster). Always false with the
+    /// `CapacityBuffer` gate off.
+    pub(super) fn holds_buffer_pods(&self, name: &str) -> bool {
+        let gates = &self.options.feature_gates;
+        if !gates.is_on(FeatureGate::CapacityBuffer)
+            || self.snapshot.capacity_buffers.virtual_pod_count() == 0
+        {
+            return false;
+        }
+        self.buffer_holders
+            .get_or_init(|| {
+                let options = ProvisioningOptions::default()
+                    .at(self.now)
+                    .with_feature_gates(*gates)
+                    .with_packing(self.options.packing)
+                    .with_min_values_policy(self.options.min_values_policy);
+                let plan = schedule_with(self.snapshot, &options);
+                plan.capacity_buffers
+                    .into_iter()
+                    .flat_map(|b| b.existing_nodes.into_keys())
+                    .collect()
+            })
+            .contains(name)
     }
 
     /// The simulator this pass's simulations share, built on first use.

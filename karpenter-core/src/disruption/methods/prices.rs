@@ -117,6 +117,7 @@ pub(super) fn written(
         launch: Some(launch),
         pods: claim.pods.clone(),
         min_values_relaxed: claim.min_values_relaxed,
+        capacity_buffers: claim.capacity_buffers.clone(),
     })
 }
 

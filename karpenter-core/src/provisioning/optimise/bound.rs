@@ -494,12 +494,30 @@ impl ProvisioningPlan {
             .iter()
             .flat_map(|c| c.pods.iter().map(PodKey::as_str))
             .collect();
-        let pods: Vec<&PodInfo> = snapshot
+        let mut pods: Vec<&PodInfo> = snapshot
             .pods
             .iter()
             .map(Arc::as_ref)
             .filter(|p| wanted.contains(pod_key(p).as_str()))
             .collect();
+        // The CapacityBuffer chunks the new claims hold need the room too
+        // (the chunks of a buffer are alike: any of them stands for one).
+        let mut chunks: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+        for claim in &self.node_claims {
+            for (buffer, count) in &claim.capacity_buffers {
+                *chunks.entry(buffer.as_str()).or_default() += count;
+            }
+        }
+        if !chunks.is_empty() {
+            let states = snapshot.capacity_buffers.states();
+            for (pod, buffer) in snapshot.capacity_buffers.virtual_pods() {
+                let key = states.get(buffer as usize).map_or("", |s| s.key.as_str());
+                if let Some(left) = chunks.get_mut(key).filter(|left| **left > 0) {
+                    *left -= 1;
+                    pods.push(pod);
+                }
+            }
+        }
         self.lower_bound_per_hour = lower_bound(snapshot, &pods).map(|b| (b * 1e9).floor() / 1e9);
     }
 }

@@ -58,6 +58,9 @@ pub(crate) struct PendingPod<'s> {
     /// Whether it has Dynamic Resource Allocation claims: then it gets no
     /// capacity (see [`has_dra_requirements`]).
     pub dra: bool,
+    /// For a CapacityBuffer's virtual pod, the buffer's index in the
+    /// snapshot's buffers: placed like any pod, never listed as one.
+    pub buffer: Option<u32>,
 }
 
 /// A pending pod's spec: the snapshot's, or the pod's own once relaxation
@@ -125,6 +128,8 @@ pub(crate) struct Rejected {
     pub(crate) key: PodKey,
     /// Why (boxed: rare, and large beside a result).
     pub(crate) why: Box<Unreadable>,
+    /// For a CapacityBuffer's virtual pod, the buffer's index.
+    pub(crate) buffer: Option<u32>,
 }
 
 /// What a pod without labels or a spec is read as.
@@ -142,6 +147,7 @@ impl<'s> PendingPod<'s> {
         let reject = |why: Unreadable| Rejected {
             key: pod_key(pod),
             why: Box::new(why),
+            buffer: None,
         };
         let spec: &'s PodSpec = pod.spec.as_deref().unwrap_or(&NO_SPEC);
         let requests =
@@ -165,6 +171,7 @@ impl<'s> PendingPod<'s> {
             attached: Attached::new(),
             topology_signature: 0,
             dra: has_dra_requirements(spec),
+            buffer: None,
         };
         pending
             .refresh()

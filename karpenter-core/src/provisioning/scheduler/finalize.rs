@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::buffer_tally::BufferTally;
 use super::claim::{NewClaim, relaxed};
 use super::reasons::{PoolReason, PoolRefusal};
 use super::solve::Scheduler;
@@ -31,6 +32,8 @@ impl Scheduler<'_> {
     pub(crate) fn into_plan(self) -> ProvisioningPlan {
         let mut plan = ProvisioningPlan::default();
         let mut unschedulable: Vec<Unschedulable> = Vec::new();
+        // Where each buffer's virtual pods went, for the summary.
+        let mut tally = BufferTally::new(self.buffers.states().len());
         // Each claim is written on its own (on every core), then the plan is
         // put together in the claims' order.
         let finished: Vec<_> = self
@@ -53,11 +56,16 @@ impl Scheduler<'_> {
                     self.min_values_policy,
                 )
                 .map(|mut planned| {
-                    planned.pods = claim
-                        .pods
-                        .iter()
-                        .map(|&p| self.pods[p].key.clone())
-                        .collect();
+                    for &p in &claim.pods {
+                        let pod = &self.pods[p];
+                        match pod.buffer {
+                            None => planned.pods.push(pod.key.clone()),
+                            Some(b) => {
+                                let key = self.buffer_key(b).to_owned();
+                                *planned.capacity_buffers.entry(key).or_default() += 1;
+                            }
+                        }
+                    }
                     planned
                 })
             })
@@ -66,6 +74,13 @@ impl Scheduler<'_> {
             let template = &self.templates[claim.template];
             match finished {
                 Ok(planned) => {
+                    claim
+                        .pods
+                        .iter()
+                        .filter_map(|&p| self.pods[p].buffer)
+                        .for_each(|b| {
+                            tally.of(b).new_claims += 1;
+                        });
                     plan.total_price_per_hour += planned.launch.as_ref().map_or(0.0, |l| l.price);
                     plan.node_claims.push(planned);
                 }
@@ -75,34 +90,61 @@ impl Scheduler<'_> {
                         why,
                     }
                     .to_string();
-                    unschedulable.extend(claim.pods.iter().map(|&p| Unschedulable {
-                        pod: self.pods[p].key.clone(),
-                        reason: reason.clone(),
-                    }));
+                    for &p in &claim.pods {
+                        let pod = &self.pods[p];
+                        match pod.buffer {
+                            None => unschedulable.push(Unschedulable {
+                                pod: pod.key.clone(),
+                                reason: reason.clone(),
+                            }),
+                            Some(b) => tally.of(b).unschedulable += 1,
+                        }
+                    }
                 }
             }
         }
-        plan.existing_nodes = self
-            .existing
-            .iter()
-            .filter(|n| !n.pods.is_empty())
-            .map(|n| ExistingPlacement {
-                name: n.name.clone(),
-                pods: n.pods.iter().map(|&p| self.pods[p].key.clone()).collect(),
-            })
-            .collect();
-        for (pod, error) in self.pods.iter().zip(&self.errors) {
-            if let Some(reason) = error {
-                unschedulable.push(Unschedulable {
-                    pod: pod.key.clone(),
-                    reason: reason.to_string(),
+        let mut existing_nodes = Vec::new();
+        for node in self.existing.iter().filter(|n| !n.pods.is_empty()) {
+            let mut pods = Vec::new();
+            for &p in &node.pods {
+                let pod = &self.pods[p];
+                match pod.buffer {
+                    None => pods.push(pod.key.clone()),
+                    Some(b) => *tally.of(b).existing.entry(node.name.clone()).or_default() += 1,
+                }
+            }
+            // A node holding only virtual pods is not a placement of pods.
+            if !pods.is_empty() {
+                existing_nodes.push(ExistingPlacement {
+                    name: node.name.clone(),
+                    pods,
                 });
             }
         }
-        unschedulable.extend(self.rejected.into_iter().map(|r| Unschedulable {
-            reason: r.why.to_string(),
-            pod: r.key,
-        }));
+        plan.existing_nodes = existing_nodes;
+        for (pod, error) in self.pods.iter().zip(&self.errors) {
+            if let Some(reason) = error {
+                match pod.buffer {
+                    None => unschedulable.push(Unschedulable {
+                        pod: pod.key.clone(),
+                        reason: reason.to_string(),
+                    }),
+                    Some(b) => tally.of(b).unschedulable += 1,
+                }
+            }
+        }
+        for rejected in self.rejected {
+            match rejected.buffer {
+                None => unschedulable.push(Unschedulable {
+                    reason: rejected.why.to_string(),
+                    pod: rejected.key,
+                }),
+                Some(b) => tally.of(b).unschedulable += 1,
+            }
+        }
+        if self.buffer_summary {
+            plan.capacity_buffers = tally.placements(self.buffers.states());
+        }
         unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
         plan.unschedulable = unschedulable;
         // Prices are decimal numbers a person reads: keep float noise out of the sum.
@@ -312,6 +354,7 @@ fn finalize(
         launch,
         pods: Vec::new(),
         min_values_relaxed,
+        capacity_buffers: Default::default(),
     })
 }
 

@@ -3,9 +3,11 @@
 //! ([`prepared`]), placing pods on existing capacity ([`existing`]) and on
 //! new claims ([`claim`], tried in [`claim_order`], skipped by
 //! [`claim_sets`], holding capacity [`reservations`]), and the plan written
-//! from a solved run ([`finalize`]).
+//! from a solved run ([`finalize`]), with where CapacityBuffers' virtual pods
+//! went ([`buffer_tally`]).
 
 pub(crate) mod bound;
+pub(crate) mod buffer_tally;
 pub(crate) mod carried;
 pub(crate) mod claim;
 pub(crate) mod claim_order;
@@ -19,5 +21,7 @@ pub(crate) mod reservations;
 pub(crate) mod setup;
 pub(crate) mod solve;
 
+#[cfg(test)]
+mod buffer_tests;
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ use crate::pods::PodInfo;
 use super::carried::{Carried, CarriedTopology};
 use super::existing::Destination;
 use super::names::NodeNames;
-use super::setup::{Setup, read_pending};
+use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::HashSet;
 use crate::pods::bound_node;
@@ -40,6 +40,9 @@ pub(crate) struct Prepared<'s> {
     topology: Arc<TopologyBase>,
     /// The cluster's pending pods, with their index in the snapshot's pods.
     pending: Vec<(usize, Result<PendingPod<'s>, Rejected>)>,
+    /// The CapacityBuffers' virtual pods every run plans after the others
+    /// (none with the gate off).
+    virtual_pending: Vec<Result<PendingPod<'s>, Rejected>>,
     /// The snapshot's node indices by name.
     nodes_by_name: NodeNames,
     /// For each DaemonSet, its live pods, each with its node's index, among
@@ -53,11 +56,13 @@ pub(crate) struct Prepared<'s> {
 impl<'s> Prepared<'s> {
     /// Builds what every run shares, its templates keeping the types
     /// `policy` lets them, taking the destinations `carried` from an earlier
-    /// set-up for the nodes that have not changed since.
+    /// set-up for the nodes that have not changed since; with `buffers`, every
+    /// run plans the CapacityBuffers' virtual pods too.
     pub(crate) fn new(
         snapshot: &'s Snapshot,
         carried: Option<&Carried>,
         policy: MinValuesPolicy,
+        buffers: bool,
     ) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried, policy);
         let nodes_by_name = carried
@@ -129,6 +134,7 @@ impl<'s> Prepared<'s> {
             setup,
             topology,
             pending,
+            virtual_pending: read_virtual(snapshot, buffers),
             nodes_by_name,
             daemon_candidates,
             labels_read: Mutex::new(labels_read),
@@ -186,7 +192,8 @@ impl<'s> Prepared<'s> {
                 .map(|(_, n)| Destination::Shared(n.as_ref())),
         );
         // Pending pods in snapshot order, the moved ones among them.
-        let mut pods = Vec::with_capacity(self.pending.len() + moved.len());
+        let mut pods =
+            Vec::with_capacity(self.pending.len() + moved.len() + self.virtual_pending.len());
         let mut rejected = Vec::new();
         let mut cluster = self.pending.iter().peekable();
         let mut moved = moved.iter().copied().peekable();
@@ -206,6 +213,12 @@ impl<'s> Prepared<'s> {
                 Some(Ok(pod)) => pods.push(pod),
                 Some(Err(why)) => rejected.push(why),
                 None => break,
+            }
+        }
+        for result in &self.virtual_pending {
+            match result {
+                Ok(pod) => pods.push(pod.clone()),
+                Err(why) => rejected.push(why.clone()),
             }
         }
         let views: Vec<PodView<'_>> = pods.iter().map(view).collect();

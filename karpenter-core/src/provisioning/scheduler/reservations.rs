@@ -369,6 +369,7 @@ mod tests {
             Packing::Upstream,
             MinValuesPolicy::Strict,
             Some(ReservedMode::Fallback),
+            false,
         );
         assert_eq!(fallback.node_claims.len(), 2);
         assert!(

@@ -24,6 +24,7 @@ use crate::provisioning::pods::daemons::{DaemonPod, daemon_pods};
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::pods::preferences::Preferences;
 
+use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::InstanceType;
 use crate::cloudprovider::LaunchRank;
 use crate::pods::bound_node;
@@ -65,6 +66,8 @@ impl Limits {
 /// What every scheduling run over one snapshot starts from.
 pub(crate) struct Setup<'s> {
     pub(crate) well_known: &'s WellKnownLabels,
+    /// The CapacityBuffers, whose virtual pods the plan counts by buffer.
+    pub(crate) buffers: &'s CapacityBuffers,
     /// The provider's launch rank: which offering a claim's `launch` names.
     pub(crate) launch_rank: LaunchRank,
     pub(crate) preferences: Preferences,
@@ -270,6 +273,7 @@ impl<'s> Setup<'s> {
         let reservations = Arc::new(ReservationBook::of(domain_pools.iter().map(|p| p.types)));
         Setup {
             well_known,
+            buffers: &snapshot.capacity_buffers,
             launch_rank: snapshot.launch_rank,
             preferences,
             min_values_policy: policy,
@@ -500,8 +504,38 @@ pub(crate) fn read_pending<'s>(
         (Ok(pending), Err(e)) => Err(Rejected {
             key: pending.key,
             why: Box::new(Unreadable::Volume(e)),
+            buffer: None,
         }),
     }
+}
+
+/// Reads the snapshot's CapacityBuffer virtual pods, each marked with its
+/// buffer, when `buffers` (the `CapacityBuffer` gate) is on; none otherwise.
+/// Their volumes are gone (a chunk claims no storage), so they bring no
+/// volume requirement.
+pub(crate) fn read_virtual(
+    snapshot: &Snapshot,
+    buffers: bool,
+) -> Vec<Result<PendingPod<'_>, Rejected>> {
+    if !buffers {
+        return Vec::new();
+    }
+    snapshot
+        .capacity_buffers
+        .virtual_pods()
+        .map(
+            |(pod, buffer)| match PendingPod::new(pod, &snapshot.well_known_labels) {
+                Ok(mut pending) => {
+                    pending.buffer = Some(buffer);
+                    Ok(pending)
+                }
+                Err(mut rejected) => {
+                    rejected.buffer = Some(buffer);
+                    Err(rejected)
+                }
+            },
+        )
+        .collect()
 }
 
 #[cfg(test)]

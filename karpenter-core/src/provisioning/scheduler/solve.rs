@@ -17,7 +17,8 @@ use super::claim_sets::{ClaimSet, ClaimsByKey};
 use super::existing::Destination;
 use super::reasons::{PoolReason, PoolRefusal, SkippedPool, Unplaced};
 use super::reservations::{Reservations, ReservedMode};
-use super::setup::{Limits, Setup, read_pending};
+use super::setup::{Limits, Setup, read_pending, read_virtual};
+use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::LaunchRank;
 use crate::hash::{HashMap, HashSet};
 use crate::pods::PodKey;
@@ -41,6 +42,10 @@ const READ_CHUNK: usize = 256;
 /// The state of one provisioning simulation.
 pub(crate) struct Scheduler<'s> {
     pub(crate) well_known: &'s WellKnownLabels,
+    /// The CapacityBuffers, whose virtual pods the plan counts by buffer.
+    pub(crate) buffers: &'s CapacityBuffers,
+    /// Whether the plan says where each buffer's virtual pods went.
+    pub(crate) buffer_summary: bool,
     /// Which offering a new claim's `launch` names.
     pub(crate) launch_rank: LaunchRank,
     pub(crate) templates: Arc<[Template<'s>]>,
@@ -91,11 +96,13 @@ pub(crate) struct Fence {
 impl<'s> Scheduler<'s> {
     /// A scheduler for the snapshot's pending pods and the pods that leave
     /// its nodes on their way out (judged at `now`, see [`leaving_pods`]),
-    /// meeting `minValues` as `policy` says.
+    /// and with `buffers` its CapacityBuffers' virtual pods, meeting
+    /// `minValues` as `policy` says.
     pub(crate) fn new(
         snapshot: &'s Snapshot,
         now: Option<Timestamp>,
         policy: MinValuesPolicy,
+        buffers: bool,
     ) -> Scheduler<'s> {
         let mut setup = Setup::carrying(snapshot, None, policy);
         let leaving = leaving_pods(snapshot, now);
@@ -115,7 +122,8 @@ impl<'s> Scheduler<'s> {
             .with_min_len(READ_CHUNK)
             .map(|pod| read_pending(snapshot, pod))
             .collect();
-        for pod in read {
+        // As upstream, the virtual pods after the real ones.
+        for pod in read.into_iter().chain(read_virtual(snapshot, buffers)) {
             match pod {
                 Ok(pending) => pods.push(pending),
                 Err(why) => rejected.push(why),
@@ -162,6 +170,8 @@ impl<'s> Scheduler<'s> {
         let errors = vec![None; pods.len()];
         Scheduler {
             well_known: setup.well_known,
+            buffers: setup.buffers,
+            buffer_summary: false,
             launch_rank: setup.launch_rank,
             templates: Arc::clone(&setup.templates),
             skipped_pools: setup.skipped_pools.clone(),
@@ -187,6 +197,12 @@ impl<'s> Scheduler<'s> {
                 Some(ReservedMode::Fallback),
             ),
         }
+    }
+
+    /// The `namespace/name` of the buffer at `index`.
+    pub(crate) fn buffer_key(&self, index: u32) -> &'s str {
+        let states: &'s [_] = self.buffers.states();
+        states.get(index as usize).map_or("", |s| s.key.as_str())
     }
 
     /// Gives the pod the signature of its current constraints. Replicas come

@@ -35,7 +35,7 @@ fn a_pod_with_dra_claims_is_refused_without_relaxing_it() {
             preferring_a_missing_zone("claims", true),
         ],
     );
-    let mut scheduler = Scheduler::new(&cluster, None, MinValuesPolicy::Strict);
+    let mut scheduler = Scheduler::new(&cluster, None, MinValuesPolicy::Strict, false);
     // The plain pod schedules once its preference is dropped: its spec is
     // its own, relaxed copy.
     assert!(scheduler.try_schedule(0).is_ok());

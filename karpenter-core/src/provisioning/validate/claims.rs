@@ -162,6 +162,14 @@ impl Checker<'_> {
             pod_ports.extend(host_ports(spec_of(pod)));
             pods.push(pod);
         }
+        // The CapacityBuffer chunks it holds take room as pods do.
+        for (buffer, &count) in &claim.capacity_buffers {
+            if let Some(chunk) = self.chunk_requests(buffer) {
+                for _ in 0..count {
+                    requests += &chunk;
+                }
+            }
+        }
         let mut flag = |rule: Rule, detail: String| {
             out.push(Violation {
                 rule,

@@ -18,7 +18,12 @@ use crate::scheduling::{
 
 impl Checker<'_> {
     pub(super) fn check_existing(&self, plan: &ProvisioningPlan, out: &mut Vec<Violation>) {
-        for (name, keys) in placed_by_node(plan) {
+        let chunks = self.chunks_by_node(plan);
+        let mut placed = placed_by_node(plan);
+        for name in chunks.keys() {
+            placed.entry(name.as_str()).or_default();
+        }
+        for (name, keys) in placed {
             let subject = Subject::Node(name.to_string());
             let Some(node) = self.nodes.get(name) else {
                 out.push(Violation {
@@ -42,7 +47,8 @@ impl Checker<'_> {
                     used += &r;
                 }
             }
-            let mut added = ResourceList::new();
+            // The buffer chunks placed there count as added pods.
+            let mut added = chunks.get(name).cloned().unwrap_or_default();
             let mut labels = node.labels().cloned().unwrap_or_default();
             labels
                 .entry(LABEL_HOSTNAME.to_string())

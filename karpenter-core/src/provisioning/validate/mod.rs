@@ -8,6 +8,7 @@
 
 mod accounting;
 mod attach;
+mod buffers;
 mod claims;
 mod daemons;
 mod describe;
@@ -146,6 +147,12 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 ///   the reservation's label and the one its launch takes; a claim launching
 ///   into a reservation is pinned to it (capacity type `reserved` alone, its
 ///   id allowed on the label);
+/// - CapacityBuffers (when the plan counts them): every buffer of the
+///   snapshot has an entry; a resolved buffer's chunks are placed exactly
+///   once (existing nodes, new claims, unschedulable), the claims hold as
+///   many as it says, and only the snapshot's buffers are named. A claim's
+///   and an existing node's chunks count in their over-commitment checks
+///   above, each with the requests of its buffer's virtual pod;
 /// - `totalPricePerHour` is the sum of the launch prices, within 1e-6.
 ///
 /// Not checked: required pod affinity, anti-affinity or spread on other keys,
@@ -203,6 +210,7 @@ pub fn validate(snapshot: &Snapshot, plan: &ProvisioningPlan) -> Vec<Violation> 
     checker.check_spread(&placed, &moved, &mut out);
     checker.check_limits(plan, &mut out);
     checker.check_reservations(plan, &mut out);
+    checker.check_buffers(plan, &mut out);
     let sum: f64 = plan
         .node_claims
         .iter()

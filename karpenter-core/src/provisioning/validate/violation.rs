@@ -90,6 +90,9 @@ pub enum Rule {
     /// A capacity reservation is held by more new claims than it can start,
     /// or a claim launches into one it is not pinned to.
     ReservedCapacity,
+    /// A CapacityBuffer's chunks are not all accounted for, or named
+    /// where there is no such buffer.
+    CapacityBuffer,
     /// A static NodePool's claim holds pods, or is not the cheapest launch
     /// its template allows.
     StaticClaim,
@@ -134,6 +137,7 @@ impl fmt::Display for Rule {
             Rule::TotalPrice => "total price differs from the sum of launch prices",
             Rule::MinValues => "minValues not met or changed",
             Rule::ReservedCapacity => "capacity reservation overcommitted or unpinned",
+            Rule::CapacityBuffer => "capacity buffer chunks unaccounted for",
             Rule::StaticClaim => "bad static NodePool claim",
             Rule::StaticRemoval => "bad static NodePool removal",
             Rule::StaticReplicas => "static NodePool not held at its replicas",

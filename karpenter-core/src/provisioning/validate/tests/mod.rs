@@ -212,6 +212,7 @@ fn claim(types: &[&str], launch: Option<Launch>, pods: &[&str]) -> PlannedClaim 
         launch,
         pods: pods.iter().map(|p| PodKey::new("default", p)).collect(),
         min_values_relaxed: false,
+        capacity_buffers: Default::default(),
     }
 }
 
