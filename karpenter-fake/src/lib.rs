@@ -38,6 +38,7 @@
 // One module per part; callers name the parts from the root, so that moving
 // code between these files changes no caller.
 mod cluster;
+mod deployments;
 mod document;
 mod faults;
 mod provider;
