@@ -118,8 +118,12 @@ impl InMemoryCluster {
         self.objects.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds or replaces a NodePool.
-    pub fn apply_node_pool(&self, pool: NodePool) {
+    /// Adds or replaces a NodePool, annotated with its template hash as
+    /// upstream's hash controller annotates it (`karpenter.sh/nodepool-hash`):
+    /// the driver copies it onto the claims it makes, so a later change of
+    /// the template drifts them.
+    pub fn apply_node_pool(&self, mut pool: NodePool) {
+        pool.annotate_hash();
         let name = pool.metadata.name.clone().unwrap_or_default();
         self.lock().node_pools.insert(name, pool);
     }
@@ -135,9 +139,19 @@ impl InMemoryCluster {
         self.lock().pods.insert(pod_key(&pod), Arc::new(pod));
     }
 
-    /// Deletes a pod, as scaling a deployment down does.
+    /// Deletes a pod, as scaling a deployment down does (its node's claim
+    /// notes the pod event).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
-        self.lock().pods.remove(key).is_some()
+        remove_pod(&mut self.lock(), key)
+    }
+
+    /// Adds or replaces a Node (by name): a cluster's starting nodes. A
+    /// managed Node's NodeClaim goes in through
+    /// [`create_node_claim`](Cluster::create_node_claim), and its instance
+    /// into the cloud (see `FakeCloudProvider::adopt`).
+    pub fn apply_node(&self, node: Node) {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        self.lock().nodes.insert(name, node);
     }
 
     /// Adds a DaemonSet.
@@ -392,6 +406,7 @@ fn bind_nominated(objects: &mut Objects, now: Timestamp) {
                 .unwrap_or_else(|| entry.clone());
         }
     }
+    let mut bound = std::collections::BTreeSet::new();
     let Objects { pods, nodes, .. } = objects;
     for pod in pods.values_mut() {
         if bound_node(pod).is_some() {
@@ -425,6 +440,7 @@ fn bind_nominated(objects: &mut Objects, now: Timestamp) {
             continue;
         }
         *on_node = after;
+        bound.insert(target.clone());
         let pod = Arc::make_mut(pod);
         pod.spec.get_or_insert_with(Default::default).node_name = Some(target);
         let status = pod.status.get_or_insert_with(PodStatus::default);
@@ -432,6 +448,43 @@ fn bind_nominated(objects: &mut Objects, now: Timestamp) {
         status.nominated_node_name = None;
         status.start_time = Some(Time(now));
     }
+    for node in &bound {
+        pod_event(objects, node, now);
+    }
+}
+
+/// Notes a pod bound to or gone from `node` on its NodeClaim
+/// (`status.lastPodEventTime`), as upstream's pod events controller does:
+/// consolidation waits `consolidateAfter` from it.
+fn pod_event(objects: &mut Objects, node: &str, now: Timestamp) {
+    // A claim names its Node, or shares its provider ID.
+    let provider_id = objects
+        .nodes
+        .get(node)
+        .and_then(|n| n.spec.as_ref())
+        .and_then(|s| s.provider_id.clone());
+    for claim in objects.node_claims.values_mut() {
+        let Some(status) = claim.status.as_mut() else {
+            continue;
+        };
+        let joined = status.node_name.as_deref() == Some(node)
+            || (provider_id.is_some() && status.provider_id == provider_id);
+        if joined {
+            status.last_pod_event_time = Some(Time(now));
+        }
+    }
+}
+
+/// Deletes a pod; its node's claim notes the event. Whether there was one.
+fn remove_pod(objects: &mut Objects, key: &PodKey) -> bool {
+    let Some(pod) = objects.pods.remove(key) else {
+        return false;
+    };
+    if let Some(node) = bound_node(&pod) {
+        let now = objects.now;
+        pod_event(objects, node, now);
+    }
+    true
 }
 
 /// Whether a pod may be bound to the node: ready, not being deleted, every
@@ -483,10 +536,11 @@ fn take_off(objects: &mut Objects, key: &PodKey) {
         return;
     }
     let pod = Arc::make_mut(pod);
-    if let Some(spec) = pod.spec.as_mut() {
-        spec.node_name = None;
-    }
+    let node = pod.spec.as_mut().and_then(|spec| spec.node_name.take());
     pod.status = Some(unschedulable_status(Time(now)));
+    if let Some(node) = node {
+        pod_event(objects, &node, now);
+    }
 }
 
 /// Brings the Deployment `namespace/name` to `replicas` pods (a negative
@@ -523,7 +577,7 @@ fn scale(
     }
     let deleted = surplus(running, &owned, want);
     for key in &deleted {
-        objects.pods.remove(key);
+        remove_pod(objects, key);
     }
     let created = made.len();
     for pod in made {
@@ -633,9 +687,24 @@ impl Cluster for InMemoryCluster {
             .ok_or_else(|| not_found("NodeClaim", &name))?;
         // The API server keeps the deletion timestamp whatever an update says.
         let deleting = stored.metadata.deletion_timestamp.take();
+        // The pod events this cluster noted since the writer read the claim
+        // stay, as another controller's status patch would.
+        let noted = stored
+            .status
+            .as_ref()
+            .and_then(|s| s.last_pod_event_time.clone());
         *stored = claim;
         if deleting.is_some() {
             stored.metadata.deletion_timestamp = deleting;
+        }
+        if let Some(noted) = noted
+            && let Some(status) = stored.status.as_mut()
+            && status
+                .last_pod_event_time
+                .as_ref()
+                .is_none_or(|t| t.0 < noted.0)
+        {
+            status.last_pod_event_time = Some(noted);
         }
         Ok(())
     }

@@ -92,6 +92,45 @@ impl FakeCloudProvider {
         self.lock().sold_out.extend(offerings);
     }
 
+    /// Takes `claim`, a NodeClaim launched before this cloud was made (a
+    /// cluster's starting nodes), as a running instance under its
+    /// `status.providerID`, so that the claim's instance is not found gone.
+    /// A claim launched into a capacity reservation (its
+    /// [`RESERVATION_ID_LABEL`](crate::RESERVATION_ID_LABEL) label) takes a
+    /// unit of it. `false` (nothing taken) for a claim without a provider
+    /// ID.
+    pub fn adopt(&self, claim: &NodeClaim) -> bool {
+        let Some(provider_id) = claim
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.clone())
+            .filter(|id| !id.is_empty())
+        else {
+            return false;
+        };
+        let reservation = claim
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(crate::RESERVATION_ID_LABEL).cloned());
+        let mut state = self.lock();
+        if let Some(id) = reservation {
+            state.reserved.insert(provider_id.clone(), id);
+        }
+        state.instances.insert(provider_id, claim.clone());
+        true
+    }
+
+    /// Takes the instance with `provider_id` away, as a cloud reclaims a spot
+    /// instance after its interruption notice: it is no longer listed nor
+    /// found, and its reservation unit (if any) is given back. Whether there
+    /// was one.
+    pub fn reclaim(&self, provider_id: &str) -> bool {
+        let mut state = self.lock();
+        state.reserved.remove(provider_id);
+        state.instances.remove(provider_id).is_some()
+    }
+
     /// Brings back every offering sold out, and forgets what launches learned.
     pub fn restock(&self) {
         let mut state = self.lock();
@@ -351,6 +390,37 @@ mod tests {
     }
 
     #[test]
+    fn adopted_instances_are_running_and_reclaimed_ones_gone() {
+        let provider = FakeCloudProvider::new(sized_instance_types(4));
+        let mut running = claim(serde_json::json!([]), "1");
+        assert!(
+            !provider.adopt(&running),
+            "no provider ID: nothing to adopt"
+        );
+        running.status = Some(karpenter_core::api::NodeClaimStatus {
+            provider_id: Some("fake:///started-before".into()),
+            ..Default::default()
+        });
+        assert!(provider.adopt(&running));
+        let found = block_on(provider.get("fake:///started-before")).expect("running");
+        assert_eq!(found.metadata.name, running.metadata.name);
+        assert_eq!(block_on(provider.list()).expect("a list").len(), 1);
+        // A new launch does not take the adopted instance's place.
+        let launched =
+            block_on(provider.create(&claim(serde_json::json!([]), "1"))).expect("launched");
+        assert_eq!(block_on(provider.list()).expect("a list").len(), 2);
+        assert!(provider.reclaim("fake:///started-before"));
+        assert!(!provider.reclaim("fake:///started-before"));
+        assert!(matches!(
+            block_on(provider.get("fake:///started-before")),
+            Err(CloudProviderError::NodeClaimNotFound { .. })
+        ));
+        let left = block_on(provider.list()).expect("a list");
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].status, launched.status);
+    }
+
+    #[test]
     fn a_reservation_is_used_up_by_its_instances_and_given_back_on_delete() {
         use karpenter_core::cloudprovider::Reservation;
         use karpenter_core::resources::ResourceList;
@@ -389,6 +459,19 @@ mod tests {
         let labels = second.metadata.labels.clone().expect("labels");
         assert_eq!(labels[CAPACITY_TYPE_LABEL_KEY], "on-demand");
         assert!(!labels.contains_key(crate::RESERVATION_ID_LABEL));
+        // Reclaimed, then adopted again (a cluster read back): the unit is
+        // taken again.
+        let first_id = first
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.clone())
+            .expect("an id");
+        assert!(provider.reclaim(&first_id));
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        assert!(types[0].offerings[1].available);
+        assert!(provider.adopt(&first));
+        let types = block_on(provider.instance_types(&pool)).expect("types");
+        assert!(!types[0].offerings[1].available);
         // The reserved instance goes: its unit is free again.
         block_on(provider.delete(&first)).expect("deleted");
         let types = block_on(provider.instance_types(&pool)).expect("types");

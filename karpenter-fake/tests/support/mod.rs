@@ -146,6 +146,15 @@ impl World {
             .count()
     }
 
+    /// The names of every NodeClaim, in name order.
+    pub(crate) fn claim_names(&self) -> Vec<String> {
+        self.cluster
+            .node_claim_list()
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .collect()
+    }
+
     /// Managed nodes (claims not being deleted).
     pub(crate) fn claims(&self) -> usize {
         self.cluster
