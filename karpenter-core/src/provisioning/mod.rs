@@ -112,6 +112,13 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
     } else {
         ProvisioningPlan::default()
     };
+    // Buffers with no chunk to place (none resolved, or all empty) are
+    // listed all the same.
+    if buffers && plan.capacity_buffers.is_empty() && !snapshot.capacity_buffers.is_empty() {
+        let states = snapshot.capacity_buffers.states();
+        plan.capacity_buffers =
+            scheduler::buffer_tally::BufferTally::new(states.len()).placements(states);
+    }
     if options.feature_gates.is_on(FeatureGate::StaticCapacity) {
         let changes = static_pools::static_changes(snapshot, options.now);
         for claim in changes.launches {

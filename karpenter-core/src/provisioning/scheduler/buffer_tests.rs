@@ -198,3 +198,17 @@ fn the_validator_holds_chunks_to_their_counts_and_their_room() {
     let found = rules(&cluster, &heavy);
     assert!(found.contains(&Rule::OverCommitted), "{found:?}");
 }
+
+#[test]
+fn buffers_without_chunks_are_listed_when_nothing_else_is_planned() {
+    let mut cluster = snapshot(vec![instance_type("small", 2, 4, 0.1)], Vec::new());
+    cluster.capacity_buffers = buffers(0, "1");
+    let plan = schedule_with(&cluster, &gates_on());
+    assert!(plan.node_claims.is_empty());
+    assert_eq!(plan.capacity_buffers.len(), 1);
+    assert_eq!(
+        plan.capacity_buffers[0].provisioning.as_deref(),
+        Some("BufferEmpty")
+    );
+    assert!(validate(&cluster, &plan).is_empty());
+}
