@@ -54,6 +54,8 @@ pub use karpenter_core as core;
 pub use karpenter_fake as fake;
 
 #[cfg(feature = "scenario")]
+pub mod replay;
+#[cfg(feature = "scenario")]
 pub mod scenario;
 #[cfg(feature = "scenario")]
 pub mod sim;

@@ -20,7 +20,7 @@ use karpenter_core::api::{
 };
 use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
-use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, pod_key};
+use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{LABEL_HOSTNAME, tolerates_all};
 use karpenter_core::snapshot::{PodInfo, PodInterner};
@@ -69,6 +69,16 @@ fn namespaced(metadata: &ObjectMeta) -> String {
         metadata.namespace.as_deref().unwrap_or("default"),
         metadata.name.as_deref().unwrap_or_default()
     )
+}
+
+/// The workload pods of an [`InMemoryCluster`] (see
+/// [`pod_census`](InMemoryCluster::pod_census)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodCensus {
+    /// The pods not bound to a node, by key, in key order.
+    pub pending: Vec<PodKey>,
+    /// How many are bound to a node.
+    pub running: usize,
 }
 
 /// A [`Cluster`] held in memory, which also plays the parts of Kubernetes the
@@ -286,19 +296,56 @@ impl InMemoryCluster {
         let Some(node) = objects.nodes.get_mut(node) else {
             return false;
         };
-        let conditions = node
-            .status
-            .get_or_insert_with(Default::default)
-            .conditions
-            .get_or_insert_with(Vec::new);
-        conditions.retain(|c| c.type_ != condition.type_);
-        conditions.push(condition);
+        put_condition(node, condition);
+        true
+    }
+
+    /// Shuts a node down, as the cloud does when it takes the instance
+    /// away: the Node turns NotReady and its pods stop (a DaemonSet's go,
+    /// the others come back pending, as their ReplicaSets recreate them).
+    /// Whether there was such a node.
+    pub fn shut_down_node(&self, name: &str) -> bool {
+        let mut objects = self.lock();
+        let now = objects.now;
+        let Some(node) = objects.nodes.get_mut(name) else {
+            return false;
+        };
+        put_condition(
+            node,
+            NodeCondition {
+                type_: "Ready".to_owned(),
+                status: "False".to_owned(),
+                reason: Some("NodeShutdown".to_owned()),
+                last_transition_time: Some(Time(now)),
+                ..NodeCondition::default()
+            },
+        );
+        evict(&mut objects, name);
         true
     }
 
     /// A copy of every pod.
     pub fn pod_list(&self) -> Vec<Pod> {
         self.lock().pods.values().map(|p| Pod::clone(p)).collect()
+    }
+
+    /// The workload pods (not a DaemonSet's, not finished) waiting for a
+    /// node, and how many are bound to one; nothing is copied but the keys
+    /// of the waiting ones.
+    pub fn pod_census(&self) -> PodCensus {
+        let objects = self.lock();
+        let mut census = PodCensus::default();
+        for (key, pod) in &objects.pods {
+            if is_daemon_pod(pod) || is_terminal(pod) {
+                continue;
+            }
+            if bound_node(pod).is_some() {
+                census.running += 1;
+            } else {
+                census.pending.push(key.clone());
+            }
+        }
+        census
     }
 
     /// A copy of every Node.
@@ -343,6 +390,17 @@ impl InMemoryCluster {
         }
         bind_nominated(&mut objects, now);
     }
+}
+
+/// Sets a condition on a node, replacing one of the same type.
+fn put_condition(node: &mut Node, condition: NodeCondition) {
+    let conditions = node
+        .status
+        .get_or_insert_with(Default::default)
+        .conditions
+        .get_or_insert_with(Vec::new);
+    conditions.retain(|c| c.type_ != condition.type_);
+    conditions.push(condition);
 }
 
 /// When the claim's instance launched.

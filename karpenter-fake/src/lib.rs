@@ -48,7 +48,7 @@ mod repair;
 pub mod conformance;
 pub mod generate;
 
-pub use cluster::InMemoryCluster;
+pub use cluster::{InMemoryCluster, PodCensus};
 pub use document::{InstanceTypeDocument, OfferingDocument, RESERVATION_ID_LABEL};
 pub use faults::{Flaky, FlakyRates, Latency};
 pub use provider::{FakeCloudProvider, well_known_labels};

@@ -41,6 +41,7 @@ mod parse;
 mod snapshot;
 mod split;
 mod state;
+mod trace;
 mod validate;
 
 use std::fmt;
@@ -61,6 +62,7 @@ pub use azure::AzureInstanceTypes;
 pub use document::{Kind, Object};
 pub use error::LoadError;
 pub use limits::LoadOptions;
+pub use trace::{Action, At, DeploymentRef, TRACE_API_VERSION, Trace, TraceEvent};
 
 /// Where an object was read from: the file, the document in it and, for a document
 /// that is a list, the item in that list.
@@ -158,7 +160,8 @@ pub struct Scenario {
     /// name.
     pub pod_templates: Vec<Sourced<PodTemplate>>,
     /// `apps/v1` `Deployment`: workloads a CapacityBuffer's `scalableRef` may
-    /// name. Their pods are the Pod documents; none is made from them.
+    /// name. Planning reads their pods from the Pod documents; a replay
+    /// (`karpenter::replay`) runs them, making their missing replicas.
     pub deployments: Vec<Sourced<Deployment>>,
     /// `apps/v1` `StatefulSet`, as [`deployments`](Self::deployments).
     pub stateful_sets: Vec<Sourced<StatefulSet>>,

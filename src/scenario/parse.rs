@@ -280,7 +280,7 @@ fn parse_yaml(
 
 /// serde-saphyr's message in the loader's words: without the position (the error
 /// says it apart) and without advice meant for a Rust programmer.
-fn yaml_message(error: &serde_saphyr::Error) -> String {
+pub(crate) fn yaml_message(error: &serde_saphyr::Error) -> String {
     let text = error.to_string();
     let first = text.lines().next().unwrap_or_default().trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);

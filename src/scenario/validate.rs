@@ -149,6 +149,12 @@ impl Scenario {
             pod_spec(spec, Some("template"))
         })?;
         check_all(Kind::Deployment, &self.deployments, |d| {
+            if let Some(replicas) = d.spec.replicas.filter(|r| *r < 0) {
+                return Err(Problem::new(
+                    "spec.replicas",
+                    format!("{replicas} is negative"),
+                ));
+            }
             pod_spec(d.spec.template.spec.as_ref(), Some("spec.template"))
         })?;
         check_all(Kind::StatefulSet, &self.stateful_sets, |s| {
@@ -173,6 +179,7 @@ impl Scenario {
             &o.metadata
         })?;
         unique(Kind::PodTemplate, &self.pod_templates, |o| &o.metadata)?;
+        unique(Kind::Deployment, &self.deployments, |o| &o.metadata)?;
         Ok(())
     }
 }

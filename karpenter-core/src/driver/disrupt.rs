@@ -344,6 +344,7 @@ pub(super) async fn start(
         reason: command.reason,
         candidates: candidates.iter().map(|c| name_of(c).to_owned()).collect(),
         replacements: names,
+        savings_per_hour: command.savings_per_hour,
     });
     if failed || command.replacements.is_empty() {
         // Move on at once: abort on a failed launch, delete when nothing

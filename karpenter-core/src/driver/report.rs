@@ -115,6 +115,10 @@ pub enum Event {
         candidates: Vec<String>,
         /// The replacements' claims.
         replacements: Vec<String>,
+        /// What the plan expects the command to save, in price per hour
+        /// (the candidates' prices less the replacements'; negative for a
+        /// forceful command that replaces with something dearer).
+        savings_per_hour: f64,
     },
     /// A command's replacements are initialized (or it had none): its
     /// candidates are being deleted.
@@ -201,9 +205,10 @@ impl fmt::Display for Event {
                 reason,
                 candidates,
                 replacements,
+                savings_per_hour,
             } => write!(
                 f,
-                "command {id} ({reason:?}): disrupting [{}], replacing with [{}]",
+                "command {id} ({reason:?}): disrupting [{}], replacing with [{}], saving {savings_per_hour}/h",
                 candidates.join(", "),
                 replacements.join(", ")
             ),

@@ -15,6 +15,8 @@ use karpenter::core::features::{FeatureGate, FeatureGates};
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
+mod replay;
+
 /// Planning allocates many small objects on several threads; mimalloc does
 /// that in about half the time glibc's malloc takes.
 #[global_allocator]
@@ -40,6 +42,11 @@ enum Command {
     Disrupt(DisruptArgs),
     /// Read and check a scenario, and summarise what it holds.
     Summary(CommonArgs),
+    /// Replay a trace (a day of scaling, interruptions, failures, drift)
+    /// through the driver on a simulated clock: what it costs, what it
+    /// disrupts.
+    #[command(args_override_self = true)]
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(Args)]
@@ -182,8 +189,9 @@ enum Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = Cli::parse_from(&raw);
+    match run(cli, &raw) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(message)) => {
             eprintln!("karpenter-sim: {message}");
@@ -196,8 +204,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
     match cli.command {
+        Command::Replay(args) => replay::run(args, raw),
         Command::Summary(common) => {
             let (scenario, mut timings) = load(&common)?;
             let (_, provider) = resolve_provider(&common, &scenario)?;

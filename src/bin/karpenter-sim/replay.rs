@@ -1,0 +1,266 @@
+//! `karpenter-sim replay`: a trace replayed through the driver, once or
+//! compared with other flags.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser};
+use karpenter::replay::{Output as ReplayOutput, ReplayError, ReplayOptions};
+use karpenter::scenario::{LoadOptions, Scenario, Trace};
+use karpenter::sim::{Timings, replay_csv, replay_table};
+
+use super::{
+    Cli, Command, CommonArgs, Failure, Output, Packing, Provider, json, parse_min_values_policy,
+    parse_time, write_stdout,
+};
+
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// The trace: a `karpenter.sim/v1alpha1` `Trace` document.
+    #[arg(long, value_name = "FILE")]
+    trace: PathBuf,
+    /// When the replay starts (RFC 3339). Default: the trace's `start`, else
+    /// 2026-01-01T00:00:00Z.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    start: Option<jiff::Timestamp>,
+    /// How long it runs (a Go duration). Default: the trace's last event
+    /// plus one hour.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// How often the driver reconciles (a Go duration, at least 1s).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
+    step: Duration,
+    /// How new claims are packed: as upstream Karpenter, or at the least
+    /// total price.
+    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
+    packing: Packing,
+    /// Let consolidation replace several nodes by fewer, cheaper ones.
+    #[arg(long = "m-to-n")]
+    m_to_n: bool,
+    /// What a claim does when its instance types cannot meet a
+    /// requirement's minValues: Strict or BestEffort.
+    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
+    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
+    /// Replay a second time with these flags added (`--packing cost`), and
+    /// show both.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    compare: Option<String>,
+    /// Write the timeline as CSV (one row per step and run).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Seeds every random choice (the trace's `random` counts, which nodes
+    /// an `interrupt` or `fail` hits).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    karpenter::core::api::GoDuration::parse(text)
+        .map(|d| d.as_std())
+        .map_err(|e| e.to_string())
+}
+
+/// The flags a `--compare` may not change: the inputs and the outputs are
+/// the first run's.
+const NOT_COMPARED: [&str; 13] = [
+    "-f",
+    "--filename",
+    "--trace",
+    "--compare",
+    "-o",
+    "--output",
+    "--csv",
+    "--svg",
+    "--html",
+    "--timings",
+    "--threads",
+    "--start",
+    "--duration",
+];
+
+impl ReplayArgs {
+    /// The label of this run in the output: the flags that make it what
+    /// it is.
+    fn label(&self) -> String {
+        let mut flags = vec![format!(
+            "--packing {}",
+            match self.packing {
+                Packing::Upstream => "upstream",
+                Packing::Cost => "cost",
+            }
+        )];
+        if self.m_to_n {
+            flags.push("--m-to-n".into());
+        }
+        for gates in &self.common.feature_gates {
+            flags.push(format!("--feature-gates {gates}"));
+        }
+        if self.min_values_policy != karpenter::core::provisioning::MinValuesPolicy::Strict {
+            flags.push("--min-values-policy BestEffort".into());
+        }
+        if self.step != Duration::from_secs(60) {
+            flags.push(format!(
+                "--step {}",
+                karpenter::core::api::GoDuration::from_std(self.step)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default()
+            ));
+        }
+        if self.seed != 1 {
+            flags.push(format!("--seed {}", self.seed));
+        }
+        flags.join(" ")
+    }
+
+    fn options(&self) -> ReplayOptions {
+        let mut options = ReplayOptions::default()
+            .with_step(self.step)
+            .with_packing(self.packing.into())
+            .with_m_to_n(self.m_to_n)
+            .with_feature_gates(self.common.gates())
+            .with_min_values_policy(self.min_values_policy)
+            .with_seed(self.seed)
+            .with_flags(self.label());
+        if let Some(start) = self.start {
+            options = options.with_start(start);
+        }
+        if let Some(duration) = self.duration {
+            options = options.with_duration(duration);
+        }
+        options
+    }
+}
+
+/// The second run's arguments: the first's, with `--compare` taken out and
+/// its flags added at the end (where they win).
+fn compared(raw: &[OsString], flags: &str) -> Result<ReplayArgs, Failure> {
+    let added: Vec<&str> = flags.split_whitespace().collect();
+    if let Some(refused) = added.iter().find(|flag| {
+        NOT_COMPARED
+            .iter()
+            .any(|n| **flag == *n || flag.starts_with(&format!("{n}=")))
+    }) {
+        return Err(Failure::BadInput(format!(
+            "--compare {flags:?}: {refused} cannot be compared (only flags that change how \
+             the replay runs: --packing, --m-to-n, --feature-gates, --min-values-policy, \
+             --step, --seed)"
+        )));
+    }
+    let mut args: Vec<OsString> = Vec::with_capacity(raw.len() + added.len());
+    let mut skip = false;
+    for arg in raw {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "--compare" {
+            skip = true;
+            continue;
+        }
+        if arg.to_string_lossy().starts_with("--compare=") {
+            continue;
+        }
+        args.push(arg.clone());
+    }
+    args.extend(added.iter().map(OsString::from));
+    let cli = Cli::try_parse_from(&args).map_err(|e| {
+        Failure::BadInput(format!(
+            "--compare {flags:?}: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        ))
+    })?;
+    match cli.command {
+        Command::Replay(args) => Ok(args),
+        _ => Err(Failure::Internal(
+            "--compare parsed to another command".into(),
+        )),
+    }
+}
+
+/// Reads the cluster's files and the trace under a run's gates.
+fn load(args: &ReplayArgs, timings: &mut Timings) -> Result<(Scenario, Trace), Failure> {
+    let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
+    let options = LoadOptions::default().with_feature_gates(args.common.gates());
+    let scenario = timings
+        .time("read", || {
+            Scenario::read_files(&args.common.files, &options)
+        })
+        .map_err(bad)?;
+    timings
+        .time("validate", || scenario.validate())
+        .map_err(bad)?;
+    let trace = timings
+        .time("read trace", || Trace::read_file(&args.trace, &options))
+        .map_err(bad)?;
+    if args.common.provider == Some(Provider::Azure) {
+        return Err(Failure::BadInput(
+            "replay runs on the fake provider for now (--provider fake, with InstanceType \
+             documents)"
+                .into(),
+        ));
+    }
+    if scenario.instance_types.is_empty() {
+        return Err(Failure::BadInput(
+            "replay takes its instance types from InstanceType documents \
+             (karpenter.fake/v1alpha1), and the input has none"
+                .into(),
+        ));
+    }
+    Ok((scenario, trace))
+}
+
+pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
+    if let Some(threads) = args.common.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(threads))
+            .build_global()
+            .map_err(|e| Failure::Internal(format!("cannot start {threads} threads: {e}")))?;
+    }
+    let mut runs = vec![args];
+    if let Some(flags) = runs[0].compare.clone() {
+        runs.push(compared(raw, &flags)?);
+    }
+    let mut timings = Timings::new();
+    let mut output = ReplayOutput { runs: Vec::new() };
+    let mut steps = 0;
+    for (i, run_args) in runs.iter().enumerate() {
+        let (scenario, trace) = load(run_args, &mut timings)?;
+        // Warnings are said once, for the first run's reading.
+        if i == 0 {
+            for warning in &scenario.warnings {
+                eprintln!("warning: {warning}");
+            }
+        }
+        let start = Instant::now();
+        let run = karpenter::replay::run(&scenario, &trace, &run_args.options(), &mut |_, _| {})
+            .map_err(|e| match e {
+                ReplayError::Input(_) | ReplayError::Option { .. } => {
+                    Failure::BadInput(e.to_string())
+                }
+                _ => Failure::Internal(e.to_string()),
+            })?;
+        timings.record("replay", start.elapsed());
+        steps += run.timeline.len();
+        output.runs.push(run);
+    }
+    let args = &runs[0];
+    let start = Instant::now();
+    let text = match args.common.output {
+        Output::Json => json(&output)?,
+        Output::Table => replay_table(&output),
+    };
+    write_stdout(&text)?;
+    if let Some(path) = &args.csv {
+        std::fs::write(path, replay_csv(&output))
+            .map_err(|e| Failure::Internal(format!("writing {}: {e}", path.display())))?;
+    }
+    timings.record("write", start.elapsed());
+    if args.common.timings {
+        timings.set_size(format!("{} runs, {steps} steps", output.runs.len()));
+        eprintln!("{timings}");
+    }
+    Ok(())
+}

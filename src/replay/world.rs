@@ -1,0 +1,165 @@
+//! The replay's world: the in-memory cluster holding the scenario's objects,
+//! the cloud holding its instances, and the driver between them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use karpenter_core::cloudprovider::OfferingKey;
+use karpenter_core::cluster::Cluster;
+use karpenter_core::driver::{Driver, DriverOptions};
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+};
+use karpenter_core::{DisruptionOptions, api::NodeClaim};
+use karpenter_fake::{FakeCloudProvider, InMemoryCluster, RESERVATION_ID_LABEL};
+
+use super::{ReplayError, ReplayOptions, block_on};
+use crate::scenario::{DeploymentRef, Scenario};
+
+/// The cluster, the cloud and the driver of one replay.
+pub(crate) struct World {
+    pub cluster: Arc<InMemoryCluster>,
+    pub cloud: Arc<FakeCloudProvider>,
+    pub driver: Driver,
+    pub prices: PriceBook,
+    /// Every Deployment the cluster runs.
+    pub deployments: Vec<DeploymentRef>,
+    /// Every NodePool's name.
+    pub node_pools: Vec<String>,
+}
+
+/// What each offering costs per hour, by NodePool (NodeOverlays may change a
+/// price for one pool only).
+#[derive(Debug, Default)]
+pub(crate) struct PriceBook {
+    prices: BTreeMap<String, BTreeMap<OfferingKey, f64>>,
+}
+
+impl PriceBook {
+    /// The price of an offering in a pool; `None` when the pool does not
+    /// offer it.
+    pub(super) fn price(&self, pool: &str, key: &OfferingKey) -> Option<f64> {
+        self.prices.get(pool)?.get(key).copied()
+    }
+}
+
+/// What an instance is, read off its labels: its pool, and the offering it
+/// runs on.
+pub(crate) fn offering_of(instance: &NodeClaim) -> (String, OfferingKey) {
+    let labels = instance.metadata.labels.as_ref();
+    let label = |key: &str| labels.and_then(|l| l.get(key)).cloned().unwrap_or_default();
+    let reservation = labels.and_then(|l| l.get(RESERVATION_ID_LABEL)).cloned();
+    let key = OfferingKey {
+        instance_type: label(LABEL_INSTANCE_TYPE_STABLE),
+        zone: label(LABEL_TOPOLOGY_ZONE),
+        capacity_type: label(CAPACITY_TYPE_LABEL_KEY),
+        reservation_id: reservation,
+    };
+    (label(NODE_POOL_LABEL_KEY), key)
+}
+
+impl World {
+    /// Puts the scenario's objects into a new cluster and cloud at `start`,
+    /// with nodes taking `launch_delay` to register.
+    pub(super) fn build(
+        scenario: &Scenario,
+        options: &ReplayOptions,
+        start: Timestamp,
+        launch_delay: Duration,
+    ) -> Result<World, ReplayError> {
+        let types = scenario.fake_instance_types()?;
+        let (snapshot, _) = scenario.clone().into_snapshot_and_warnings(types.clone());
+        let mut prices = PriceBook::default();
+        for (pool, types) in &snapshot.instance_types {
+            let book = prices.prices.entry(pool.clone()).or_default();
+            for instance_type in types.iter() {
+                for offering in &instance_type.offerings {
+                    book.insert(OfferingKey::of(instance_type, offering), offering.price);
+                }
+            }
+        }
+        let cloud = Arc::new(FakeCloudProvider::new(types));
+        let cluster = Arc::new(InMemoryCluster::new().with_registration_delay(launch_delay));
+        cluster.tick(start);
+        for pool in &scenario.node_pools {
+            cluster.apply_node_pool(pool.object.clone());
+        }
+        for overlay in &scenario.node_overlays {
+            cluster.apply_node_overlay(overlay.object.clone());
+        }
+        for daemon_set in &scenario.daemon_sets {
+            cluster.apply_daemon_set(daemon_set.object.clone());
+        }
+        for budget in &scenario.pod_disruption_budgets {
+            cluster.apply_pod_disruption_budget(budget.object.clone());
+        }
+        for volume in &scenario.persistent_volumes {
+            cluster.apply_persistent_volume(volume.object.clone());
+        }
+        for claim in &scenario.persistent_volume_claims {
+            cluster.apply_persistent_volume_claim(claim.object.clone());
+        }
+        for class in &scenario.storage_classes {
+            cluster.apply_storage_class(class.object.clone());
+        }
+        for csi_node in &scenario.csi_nodes {
+            cluster.apply_csi_node(csi_node.object.clone());
+        }
+        for buffer in &scenario.capacity_buffers {
+            cluster.apply_capacity_buffer(buffer.object.clone());
+        }
+        for template in &scenario.pod_templates {
+            cluster.apply_pod_template(template.object.clone());
+        }
+        for set in &scenario.stateful_sets {
+            cluster.apply_scalable_workload((&set.object).into());
+        }
+        for set in &scenario.replica_sets {
+            cluster.apply_scalable_workload((&set.object).into());
+        }
+        for node in &scenario.nodes {
+            cluster.apply_node(node.object.clone());
+        }
+        for claim in &scenario.node_claims {
+            // A claim the cloud launched before the replay runs there still.
+            cloud.adopt(&claim.object);
+            block_on(cluster.create_node_claim(claim.object.clone()))?;
+        }
+        for pod in &scenario.pods {
+            cluster.apply_pod(pod.object.to_pod());
+        }
+        let mut deployments = Vec::new();
+        for deployment in &scenario.deployments {
+            cluster.apply_deployment(&deployment.object);
+            let metadata = &deployment.object.metadata;
+            deployments.push(DeploymentRef {
+                namespace: metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                name: metadata.name.clone().unwrap_or_default(),
+            });
+        }
+        let node_pools = scenario
+            .node_pools
+            .iter()
+            .filter_map(|p| p.object.metadata.name.clone())
+            .collect();
+        let driver_options = DriverOptions::default()
+            .with_disruption(DisruptionOptions::default().with_m_to_n(options.m_to_n))
+            .with_packing(options.packing)
+            .with_feature_gates(options.feature_gates)
+            .with_min_values_policy(options.min_values_policy);
+        let driver = Driver::new(cloud.clone(), cluster.clone()).with_options(driver_options);
+        Ok(World {
+            cluster,
+            cloud,
+            driver,
+            prices,
+            deployments,
+            node_pools,
+        })
+    }
+}
