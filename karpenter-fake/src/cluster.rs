@@ -40,6 +40,12 @@ struct Objects {
     /// Pods by key, shared as a watch cache holds them: a read hands out
     /// `Arc`s, a write changes its own copy ([`Arc::make_mut`]).
     pods: BTreeMap<PodKey, Arc<Pod>>,
+    /// Each pod as planning last read it, with the version it was read
+    /// from: a pod written since is another `Arc` (a write to a shared pod
+    /// copies it), so it is read again; the others are not.
+    pod_infos: BTreeMap<PodKey, (Arc<Pod>, Arc<PodInfo>)>,
+    /// Shares the specs of the pods read (replicas of a template keep one).
+    interner: PodInterner,
     daemon_sets: Vec<DaemonSet>,
     pod_disruption_budgets: Vec<PodDisruptionBudget>,
     /// PersistentVolumes by name.
@@ -669,17 +675,34 @@ impl Cluster for InMemoryCluster {
         Ok(self.node_claim_list())
     }
 
-    /// Its pods read as planning reads them, afresh at each call: this
-    /// cluster changes its pods in place (binding, nominating), where a
-    /// watch cache would convert each version once.
+    /// Its pods read as planning reads them, each version once (as a watch
+    /// cache converts each version it is sent): a pod not written since the
+    /// last call is handed out as read then.
     async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError> {
-        let mut interner = PodInterner::new();
-        let state = self.lock();
-        Ok(state
-            .pods
-            .values()
-            .map(|pod| Arc::new(interner.pod_info(pod)))
-            .collect())
+        let mut objects = self.lock();
+        let Objects {
+            pods,
+            pod_infos,
+            interner,
+            ..
+        } = &mut *objects;
+        pod_infos.retain(|key, _| pods.contains_key(key));
+        let infos = pods
+            .iter()
+            .map(|(key, pod)| match pod_infos.get(key) {
+                Some((read, info)) if Arc::ptr_eq(read, pod) => Arc::clone(info),
+                _ => {
+                    let info = Arc::new(interner.pod_info(pod));
+                    pod_infos.insert(key.clone(), (Arc::clone(pod), Arc::clone(&info)));
+                    info
+                }
+            })
+            .collect();
+        // Specs of pods gone are let go once they are most of those held.
+        if interner.distinct_specs() > 2 * pods.len() + 64 {
+            interner.forget_unused();
+        }
+        Ok(infos)
     }
 
     async fn daemon_sets(&self) -> Result<Vec<DaemonSet>, ClusterError> {
@@ -923,6 +946,31 @@ mod tests {
         assert_eq!(labels["kubernetes.io/hostname"], "node-a");
         // Two of 900m fit in 2 cpu; the third waits.
         assert_eq!(bound(&cluster), ["default/p0", "default/p1"]);
+    }
+
+    #[test]
+    fn pods_are_read_once_per_version() {
+        let cluster = InMemoryCluster::new();
+        cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
+        cluster.apply_pod(pending_pod("p1", Shape::Plain, "100m", "1Gi"));
+        let first = block_on(cluster.pods()).expect("pods");
+        let again = block_on(cluster.pods()).expect("pods");
+        assert!(
+            Arc::ptr_eq(&first[0], &again[0]),
+            "unchanged: the same read"
+        );
+        // A write is seen at the next read; the other pod is not read again.
+        block_on(cluster.nominate_pod(&PodKey::new("default", "p0"), "node-a")).expect("nominated");
+        let after = block_on(cluster.pods()).expect("pods");
+        let nominated = after[0]
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref());
+        assert_eq!(nominated, Some("node-a"));
+        assert!(!Arc::ptr_eq(&first[0], &after[0]));
+        assert!(Arc::ptr_eq(&first[1], &after[1]));
+        assert!(cluster.delete_pod(&PodKey::new("default", "p1")));
+        assert_eq!(block_on(cluster.pods()).expect("pods").len(), 1);
     }
 
     #[test]
