@@ -291,3 +291,69 @@ fn the_workday_example_runs_its_day() {
     assert_eq!(disruptions["Unhealthy"], 1);
     assert!(disruptions["Drifted"].as_u64() > Some(0));
 }
+
+#[test]
+fn svg_and_html_are_written_self_contained_and_the_same_every_time() {
+    let dir = std::env::temp_dir().join(format!("replay-pictures-{}", std::process::id()));
+    let run = |name: &str| {
+        let svg = dir.join(name).to_string_lossy().into_owned();
+        let html = dir
+            .join(format!("{name}.html"))
+            .to_string_lossy()
+            .into_owned();
+        let out = morning(&[
+            "--compare",
+            "--packing cost",
+            "--svg",
+            &svg,
+            "--html",
+            &html,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (svg, html)
+    };
+    let (svg_a, html_a) = run("a");
+    let (svg_b, html_b) = run("b");
+    for file in ["price.svg", "nodes.svg", "pending.svg", "disruptions.svg"] {
+        let a = std::fs::read_to_string(format!("{svg_a}/{file}")).expect("a chart");
+        let b = std::fs::read_to_string(format!("{svg_b}/{file}")).expect("a chart");
+        assert_eq!(a, b, "{file} is the same every time");
+        assert_eq!(a.matches("<svg").count(), 1, "{file}: one SVG document");
+        assert!(a.trim_end().ends_with("</svg>"), "{file}");
+        // One line per run, named in the legend; the axes labelled.
+        assert!(a.contains("--packing upstream --step 2m0s"), "{file}");
+        assert!(a.contains("--packing cost --step 2m0s"), "{file}");
+        assert!(a.contains("hours since the start"), "{file}");
+        assert!(
+            a.matches("<polyline").count() >= 2,
+            "{file}: a line per run"
+        );
+    }
+    let html = std::fs::read_to_string(&html_a).expect("the report");
+    assert_eq!(html, std::fs::read_to_string(&html_b).expect("the report"));
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<svg").count(), 4, "the four charts inline");
+    // (The inline SVGs name their XML namespace, which is no request.)
+    for banned in [
+        "<script", "<link", "src=", "href=", "url(", "@import", "<?xml",
+    ] {
+        assert!(
+            !html.contains(banned),
+            "the page must open offline: {banned}"
+        );
+    }
+    for expected in [
+        "Totals",
+        "disrupted: Interrupted",
+        "difference",
+        "Events",
+        "launch ",
+    ] {
+        assert!(html.contains(expected), "the page lacks {expected}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

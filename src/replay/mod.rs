@@ -315,5 +315,5 @@ pub fn run(
         }
         progress(k, steps);
     }
-    Ok(recorder.finish(options.flags.clone()))
+    Ok(recorder.finish(options.flags.clone(), start))
 }

@@ -19,6 +19,10 @@ pub struct Output {
 pub struct Run {
     /// The flags that make this run what it is (`--packing upstream`).
     pub flags: String,
+    /// When the replay started (step 0, not sampled).
+    pub start: Timestamp,
+    /// The time between steps, in seconds.
+    pub step_seconds: u64,
     /// One entry per step, after the step.
     pub timeline: Vec<Sample>,
     /// Every launch and disruption, in order.

@@ -203,10 +203,12 @@ impl Recorder {
         });
     }
 
-    /// The run, labelled `flags`.
-    pub(super) fn finish(self, flags: String) -> Run {
+    /// The run that started at `start`, labelled `flags`.
+    pub(super) fn finish(self, flags: String, start: Timestamp) -> Run {
         Run {
             flags,
+            start,
+            step_seconds: self.step_seconds,
             timeline: self.timeline,
             events: self.events,
             totals: Totals {

@@ -5,48 +5,41 @@ use std::fmt::Write as _;
 
 use crate::replay::{Output, REASONS, Run};
 
-/// The totals of every run, one column each, with the difference of the
-/// second from the first when there are two.
-pub fn replay_table(output: &Output) -> String {
-    let runs = &output.runs;
-    let mut rows: Vec<(String, Vec<f64>, usize)> = vec![
-        (
-            "cost".into(),
-            runs.iter().map(|r| r.totals.cost).collect(),
-            2,
-        ),
-        (
-            "node-hours".into(),
-            runs.iter().map(|r| r.totals.node_hours).collect(),
-            1,
-        ),
-        (
-            "launches".into(),
-            runs.iter().map(|r| r.totals.launches as f64).collect(),
-            0,
-        ),
+/// One row of the totals: its label, a value per run, and how many
+/// decimals to show.
+pub(crate) type TotalsRow = (String, Vec<f64>, usize);
+
+/// The totals of every run as rows, in the order the table and the report
+/// show them.
+pub(crate) fn totals_rows(runs: &[Run]) -> Vec<TotalsRow> {
+    let column = |value: &dyn Fn(&Run) -> f64| runs.iter().map(value).collect::<Vec<f64>>();
+    let mut rows: Vec<TotalsRow> = vec![
+        ("cost".into(), column(&|r| r.totals.cost), 2),
+        ("node-hours".into(), column(&|r| r.totals.node_hours), 1),
+        ("launches".into(), column(&|r| r.totals.launches as f64), 0),
     ];
     for reason in REASONS {
-        rows.push((
-            format!("disrupted: {reason}"),
-            runs.iter()
-                .map(|r| r.totals.disruptions.get(reason).copied().unwrap_or(0) as f64)
-                .collect(),
-            0,
-        ));
+        let count = |r: &Run| r.totals.disruptions.get(reason).copied().unwrap_or(0) as f64;
+        rows.push((format!("disrupted: {reason}"), column(&count), 0));
     }
     rows.push((
         "pending pod-minutes".into(),
-        runs.iter().map(|r| r.totals.pod_minutes_pending).collect(),
+        column(&|r| r.totals.pod_minutes_pending),
         1,
     ));
     rows.push((
         "longest pending (s)".into(),
-        runs.iter()
-            .map(|r| r.totals.max_pending_seconds as f64)
-            .collect(),
+        column(&|r| r.totals.max_pending_seconds as f64),
         0,
     ));
+    rows
+}
+
+/// The totals of every run, one column each, with the difference of the
+/// second from the first when there are two.
+pub fn replay_table(output: &Output) -> String {
+    let runs = &output.runs;
+    let rows = totals_rows(runs);
     let mut header: Vec<String> = runs.iter().map(|r| r.flags.clone()).collect();
     let compare = runs.len() == 2;
     if compare {

@@ -15,6 +15,7 @@ use karpenter::core::features::{FeatureGate, FeatureGates};
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
+mod progress;
 mod replay;
 
 /// Planning allocates many small objects on several threads; mimalloc does

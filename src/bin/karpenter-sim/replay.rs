@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser};
 use karpenter::replay::{Output as ReplayOutput, ReplayError, ReplayOptions};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
-use karpenter::sim::{Timings, replay_csv, replay_table};
+use karpenter::sim::{Timings, replay_charts, replay_csv, replay_html, replay_table};
 
+use super::progress::Progress;
 use super::{
     Cli, Command, CommonArgs, Failure, Output, Packing, Provider, json, parse_min_values_policy,
     parse_time, write_stdout,
@@ -51,6 +52,13 @@ pub(crate) struct ReplayArgs {
     /// Write the timeline as CSV (one row per step and run).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Write the charts into this directory (made if missing): price.svg,
+    /// nodes.svg, pending.svg, disruptions.svg.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
+    /// Write one self-contained HTML report (charts inline, totals, events).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Seeds every random choice (the trace's `random` counts, which nodes
     /// an `interrupt` or `fail` hits).
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -235,13 +243,18 @@ pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
             }
         }
         let start = Instant::now();
-        let run = karpenter::replay::run(&scenario, &trace, &run_args.options(), &mut |_, _| {})
-            .map_err(|e| match e {
-                ReplayError::Input(_) | ReplayError::Option { .. } => {
-                    Failure::BadInput(e.to_string())
-                }
-                _ => Failure::Internal(e.to_string()),
-            })?;
+        let mut progress = Progress::new(format!("replay {}", run_args.label()));
+        let result = karpenter::replay::run(
+            &scenario,
+            &trace,
+            &run_args.options(),
+            &mut |done, total| progress.update(done, total),
+        );
+        progress.finish();
+        let run = result.map_err(|e| match e {
+            ReplayError::Input(_) | ReplayError::Option { .. } => Failure::BadInput(e.to_string()),
+            _ => Failure::Internal(e.to_string()),
+        })?;
         timings.record("replay", start.elapsed());
         steps += run.timeline.len();
         output.runs.push(run);
@@ -253,9 +266,25 @@ pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
         Output::Table => replay_table(&output),
     };
     write_stdout(&text)?;
+    let write = |path: &std::path::Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|e| Failure::Internal(format!("writing {}: {e}", path.display())))
+    };
     if let Some(path) = &args.csv {
-        std::fs::write(path, replay_csv(&output))
-            .map_err(|e| Failure::Internal(format!("writing {}: {e}", path.display())))?;
+        write(path, &replay_csv(&output))?;
+    }
+    if args.svg.is_some() || args.html.is_some() {
+        let charts = replay_charts(&output).map_err(|e| Failure::Internal(e.to_string()))?;
+        if let Some(dir) = &args.svg {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Internal(format!("making {}: {e}", dir.display())))?;
+            for chart in &charts {
+                write(&dir.join(chart.file), &chart.svg)?;
+            }
+        }
+        if let Some(path) = &args.html {
+            write(path, &replay_html(&output, &charts))?;
+        }
     }
     timings.record("write", start.elapsed());
     if args.common.timings {
