@@ -3,56 +3,18 @@
 
 use std::time::Duration;
 
-use karpenter::core::features::{FeatureGate, FeatureGates};
+use karpenter::core::features::FeatureGate;
 use karpenter::replay::{ReplayEvent, ReplayOptions, Run, run};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 
-const TYPES: &str = include_str!("fixtures/replay/types.yaml");
+mod replay_support;
 
-/// A NodePool `default` of these capacity types, with this `disruption`
-/// block and `expireAfter`.
-fn pool(capacity_types: &str, disruption: &str, expire_after: &str) -> String {
-    format!(
-        r#"apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {{name: default}}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.fake, kind: FakeNodeClass, name: default}}
-      requirements:
-      - {{key: karpenter.sh/capacity-type, operator: In, values: [{capacity_types}]}}
-      expireAfter: {expire_after}
-  disruption:
-{disruption}
-"#
-    )
-}
+use replay_support::{cluster, disrupted, gates, pool, trace};
 
 const CONSOLIDATE_FAST: &str = "    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 1m\n    budgets: [{nodes: '100%'}]";
 
-fn cluster(pool: &str) -> Scenario {
-    let text = format!("{TYPES}---\n{pool}");
-    Scenario::from_str("cluster.yaml", &text, &LoadOptions::default()).expect("a cluster")
-}
-
-fn trace(events: &str) -> Trace {
-    let text = format!(
-        "apiVersion: karpenter.sim/v1alpha1\nkind: Trace\nstart: 2026-01-05T00:00:00Z\nevents:\n{events}"
-    );
-    Trace::from_str("trace.yaml", &text, &LoadOptions::default()).expect("a trace")
-}
-
 fn replay(scenario: &Scenario, trace: &Trace, options: &ReplayOptions) -> Run {
     run(scenario, trace, options, &mut |_, _| {}).expect("the replay runs")
-}
-
-fn disrupted(run: &Run, reason: &str) -> usize {
-    run.totals.disruptions[reason]
-}
-
-fn gates(text: &str) -> FeatureGates {
-    FeatureGates::UPSTREAM.apply(text).expect("gates")
 }
 
 #[test]

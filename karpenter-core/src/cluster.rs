@@ -135,6 +135,23 @@ pub trait Cluster: Send + Sync + fmt::Debug {
         Ok(Vec::new())
     }
 
+    /// A version of everything the read methods above return: a number that
+    /// changes whenever anything any of them would return changes, and is
+    /// never given again for other contents (a counter bumped by every
+    /// write does). The driver uses it to tell that nothing changed since
+    /// it last planned disruption, and then skips planning again (see
+    /// [`DriverOptions::with_quiet_skip`](crate::driver::DriverOptions::with_quiet_skip)):
+    /// a number that stays the same across a change would have it act on a
+    /// stale plan, while one that changes when nothing did only costs a
+    /// plan.
+    ///
+    /// `None` (the default) says the cluster cannot tell, and the driver
+    /// plans at every pass: right for a cluster others write to behind its
+    /// back, as a watch cache over an API server is.
+    fn revision(&self) -> Option<u64> {
+        None
+    }
+
     /// Creates a NodeClaim; [`ClusterError::AlreadyExists`] when its name is
     /// taken.
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError>;

@@ -31,11 +31,17 @@ use crate::generate::workload::unschedulable_status;
 /// What the cluster holds.
 #[derive(Debug, Default)]
 struct Objects {
+    /// Bumped by every write to the objects the [`Cluster`] reads return (see
+    /// [`Cluster::revision`]): the cluster's own changes (the kubelet, the
+    /// scheduler, the ReplicaSet) and everyone else's.
+    revision: u64,
     now: Timestamp,
     /// How long after a launch the kubelet registers the Node.
     registration_delay: Duration,
     node_pools: BTreeMap<String, NodePool>,
-    nodes: BTreeMap<String, Node>,
+    /// Nodes by name, shared as a watch cache holds them (a read hands out
+    /// `Arc`s; a write changes its own copy, [`Arc::make_mut`]).
+    nodes: BTreeMap<String, Arc<Node>>,
     node_claims: BTreeMap<String, NodeClaim>,
     /// Pods by key, shared as a watch cache holds them: a read hands out
     /// `Arc`s, a write changes its own copy ([`Arc::make_mut`]).
@@ -66,6 +72,13 @@ struct Objects {
     scalable_workloads: BTreeMap<(String, String, String), ScalableWorkload>,
     /// The Deployments whose pods the cluster runs, by `namespace/name`.
     deployments: BTreeMap<String, Running>,
+}
+
+impl Objects {
+    /// Notes a change to what the reads return.
+    fn changed(&mut self) {
+        self.revision += 1;
+    }
 }
 
 /// `namespace/name` of an object (`default` when it has no namespace).
@@ -126,12 +139,22 @@ impl InMemoryCluster {
 
     /// Changes the registration delay (a kubelet that got slow, say).
     pub fn set_registration_delay(&self, delay: Duration) {
-        self.lock().registration_delay = delay;
+        self.write().registration_delay = delay;
     }
 
+    /// The objects, to read (or to write, calling [`Objects::changed`] when
+    /// something changed).
     fn lock(&self) -> MutexGuard<'_, Objects> {
         // A panic while holding the lock leaves plain data behind: keep going.
         self.objects.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The objects, to write: the revision is bumped whether or not the
+    /// caller changes anything (a bump too many only costs a replan).
+    fn write(&self) -> MutexGuard<'_, Objects> {
+        let mut objects = self.lock();
+        objects.changed();
+        objects
     }
 
     /// Adds or replaces a NodePool, annotated with its template hash as
@@ -141,24 +164,29 @@ impl InMemoryCluster {
     pub fn apply_node_pool(&self, mut pool: NodePool) {
         pool.annotate_hash();
         let name = pool.metadata.name.clone().unwrap_or_default();
-        self.lock().node_pools.insert(name, pool);
+        self.write().node_pools.insert(name, pool);
     }
 
     /// Adds or replaces a NodeOverlay (read with the `NodeOverlay` gate on).
     pub fn apply_node_overlay(&self, overlay: NodeOverlay) {
         let name = overlay.metadata.name.clone().unwrap_or_default();
-        self.lock().node_overlays.insert(name, overlay);
+        self.write().node_overlays.insert(name, overlay);
     }
 
     /// Adds or replaces a pod (pending unless it names a node).
     pub fn apply_pod(&self, pod: Pod) {
-        self.lock().pods.insert(pod_key(&pod), Arc::new(pod));
+        self.write().pods.insert(pod_key(&pod), Arc::new(pod));
     }
 
     /// Deletes a pod, as scaling a deployment down does (its node's claim
     /// notes the pod event).
     pub fn delete_pod(&self, key: &PodKey) -> bool {
-        remove_pod(&mut self.lock(), key)
+        let mut objects = self.lock();
+        let removed = remove_pod(&mut objects, key);
+        if removed {
+            objects.changed();
+        }
+        removed
     }
 
     /// Adds or replaces a Node (by name): a cluster's starting nodes. A
@@ -167,51 +195,51 @@ impl InMemoryCluster {
     /// into the cloud (see `FakeCloudProvider::adopt`).
     pub fn apply_node(&self, node: Node) {
         let name = node.metadata.name.clone().unwrap_or_default();
-        self.lock().nodes.insert(name, node);
+        self.write().nodes.insert(name, Arc::new(node));
     }
 
     /// Adds a DaemonSet.
     pub fn apply_daemon_set(&self, daemon_set: DaemonSet) {
-        self.lock().daemon_sets.push(daemon_set);
+        self.write().daemon_sets.push(daemon_set);
     }
 
     /// Adds or replaces a PersistentVolume (by name).
     pub fn apply_persistent_volume(&self, volume: PersistentVolume) {
         let name = volume.metadata.name.clone().unwrap_or_default();
-        self.lock().persistent_volumes.insert(name, volume);
+        self.write().persistent_volumes.insert(name, volume);
     }
 
     /// Adds or replaces a PersistentVolumeClaim (by namespace and name).
     pub fn apply_persistent_volume_claim(&self, claim: PersistentVolumeClaim) {
         let key = namespaced(&claim.metadata);
-        self.lock().persistent_volume_claims.insert(key, claim);
+        self.write().persistent_volume_claims.insert(key, claim);
     }
 
     /// Adds or replaces a CSINode (by name, its Node's): the Node's volume
     /// attach limits.
     pub fn apply_csi_node(&self, csi_node: CSINode) {
         let name = csi_node.metadata.name.clone().unwrap_or_default();
-        self.lock().csi_nodes.insert(name, csi_node);
+        self.write().csi_nodes.insert(name, csi_node);
     }
 
     /// Adds or replaces a CapacityBuffer (by namespace and name): headroom
     /// the driver keeps with the `CapacityBuffer` feature gate on.
     pub fn apply_capacity_buffer(&self, buffer: CapacityBuffer) {
         let key = namespaced(&buffer.metadata);
-        self.lock().capacity_buffers.insert(key, buffer);
+        self.write().capacity_buffers.insert(key, buffer);
     }
 
     /// Deletes a CapacityBuffer; whether there was one.
     pub fn delete_capacity_buffer(&self, namespace: &str, name: &str) -> bool {
         let key = format!("{namespace}/{name}");
-        self.lock().capacity_buffers.remove(&key).is_some()
+        self.write().capacity_buffers.remove(&key).is_some()
     }
 
     /// Adds or replaces a PodTemplate (by namespace and name), which a
     /// CapacityBuffer's `podTemplateRef` may name.
     pub fn apply_pod_template(&self, template: PodTemplate) {
         let key = namespaced(&template.metadata);
-        self.lock().pod_templates.insert(key, template);
+        self.write().pod_templates.insert(key, template);
     }
 
     /// Adds or replaces a workload (by kind, namespace and name), which a
@@ -223,7 +251,7 @@ impl InMemoryCluster {
             workload.namespace.clone(),
             workload.name.clone(),
         );
-        self.lock().scalable_workloads.insert(key, workload);
+        self.write().scalable_workloads.insert(key, workload);
     }
 
     /// Runs a Deployment (by namespace and name): the pods already here that
@@ -235,7 +263,7 @@ impl InMemoryCluster {
     pub fn apply_deployment(&self, deployment: &Deployment) -> (usize, usize) {
         let mut running = Running::of(deployment);
         let replicas = deployment.spec.replicas.unwrap_or(1);
-        let mut objects = self.lock();
+        let mut objects = self.write();
         running.adopt(objects.pods.values().map(Arc::as_ref));
         let key = format!("{}/{}", running.namespace, running.name);
         objects.deployments.insert(key, running);
@@ -269,13 +297,13 @@ impl InMemoryCluster {
         name: &str,
         replicas: i32,
     ) -> Result<(usize, usize), ClusterError> {
-        scale(&mut self.lock(), namespace, name, replicas)
+        scale(&mut self.write(), namespace, name, replicas)
     }
 
     /// Adds or replaces a StorageClass (by name).
     pub fn apply_storage_class(&self, class: StorageClass) {
         let name = class.metadata.name.clone().unwrap_or_default();
-        self.lock().storage_classes.insert(name, class);
+        self.write().storage_classes.insert(name, class);
     }
 
     /// Adds or replaces (by namespace and name) a PodDisruptionBudget. Its
@@ -283,7 +311,7 @@ impl InMemoryCluster {
     /// the eviction of every pod it selects, one that allows some lets them
     /// through (nothing here recounts it).
     pub fn apply_pod_disruption_budget(&self, budget: PodDisruptionBudget) {
-        let mut objects = self.lock();
+        let mut objects = self.write();
         let budgets = &mut objects.pod_disruption_budgets;
         let same = |b: &PodDisruptionBudget| {
             b.metadata.namespace == budget.metadata.namespace
@@ -302,7 +330,8 @@ impl InMemoryCluster {
         let Some(node) = objects.nodes.get_mut(node) else {
             return false;
         };
-        put_condition(node, condition);
+        put_condition(Arc::make_mut(node), condition);
+        objects.changed();
         true
     }
 
@@ -317,7 +346,7 @@ impl InMemoryCluster {
             return false;
         };
         put_condition(
-            node,
+            Arc::make_mut(node),
             NodeCondition {
                 type_: "Ready".to_owned(),
                 status: "False".to_owned(),
@@ -327,6 +356,7 @@ impl InMemoryCluster {
             },
         );
         evict(&mut objects, name);
+        objects.changed();
         true
     }
 
@@ -356,7 +386,7 @@ impl InMemoryCluster {
 
     /// A copy of every Node.
     pub fn node_list(&self) -> Vec<Node> {
-        self.lock().nodes.values().cloned().collect()
+        self.lock().nodes.values().map(|n| Node::clone(n)).collect()
     }
 
     /// A copy of every NodeClaim.
@@ -372,9 +402,13 @@ impl InMemoryCluster {
         objects.now = now;
         let delay =
             SignedDuration::try_from(objects.registration_delay).unwrap_or(SignedDuration::MAX);
+        // Only the claims whose Node is not there yet are copied: a tick at
+        // every step of a long replay would otherwise copy every claim.
         let due: Vec<NodeClaim> = objects
             .node_claims
-            .values()
+            .iter()
+            .filter(|(name, _)| !objects.nodes.contains_key(name.as_str()))
+            .map(|(_, claim)| claim)
             .filter(|c| c.metadata.deletion_timestamp.is_none())
             .filter(|c| {
                 c.status
@@ -386,15 +420,22 @@ impl InMemoryCluster {
             })
             .cloned()
             .collect();
+        let mut changed = false;
         for claim in due {
             let name = claim.metadata.name.clone().unwrap_or_default();
             if !objects.nodes.contains_key(&name) {
                 objects
                     .nodes
-                    .insert(name.clone(), node_for(&claim, &name, now));
+                    .insert(name.clone(), Arc::new(node_for(&claim, &name, now)));
+                changed = true;
             }
         }
-        bind_nominated(&mut objects, now);
+        changed |= bind_nominated(&mut objects, now);
+        // A tick that registers and binds nothing leaves the reads as they
+        // were: the revision stays, so that a quiet cluster stays quiet.
+        if changed {
+            objects.changed();
+        }
     }
 }
 
@@ -459,11 +500,22 @@ fn requests(pod: &Pod) -> ResourceList {
 }
 
 /// Binds each pending pod nominated to a ready, schedulable node it
-/// tolerates and fits on.
-fn bind_nominated(objects: &mut Objects, now: Timestamp) {
+/// tolerates and fits on; whether it bound any.
+fn bind_nominated(objects: &mut Objects, now: Timestamp) -> bool {
+    // The nodes pending pods are nominated to: only their pods' requests
+    // are added up (none at all, most ticks, when no pod waits).
+    let targets: std::collections::BTreeSet<&str> = objects
+        .pods
+        .values()
+        .filter(|pod| bound_node(pod).is_none())
+        .filter_map(|pod| pod.status.as_ref()?.nominated_node_name.as_deref())
+        .collect();
+    if targets.is_empty() {
+        return false;
+    }
     let mut used: BTreeMap<String, ResourceList> = BTreeMap::new();
     for pod in objects.pods.values() {
-        if let Some(node) = bound_node(pod) {
+        if let Some(node) = bound_node(pod).filter(|node| targets.contains(node)) {
             let entry = used.entry(node.to_owned()).or_default();
             *entry = entry
                 .checked_add(&requests(pod))
@@ -515,6 +567,7 @@ fn bind_nominated(objects: &mut Objects, now: Timestamp) {
     for node in &bound {
         pod_event(objects, node, now);
     }
+    !bound.is_empty()
 }
 
 /// Notes a pod bound to or gone from `node` on its NodeClaim
@@ -667,8 +720,10 @@ impl Cluster for InMemoryCluster {
         Ok(self.lock().node_overlays.values().cloned().collect())
     }
 
+    /// The Nodes as stored: a Node not written since the last read is the
+    /// same `Arc`, nothing copied.
     async fn nodes(&self) -> Result<Vec<Arc<Node>>, ClusterError> {
-        Ok(self.node_list().into_iter().map(Arc::new).collect())
+        Ok(self.lock().nodes.values().cloned().collect())
     }
 
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
@@ -746,6 +801,15 @@ impl Cluster for InMemoryCluster {
         Ok(self.lock().scalable_workloads.values().cloned().collect())
     }
 
+    /// Bumped by every write, whoever makes it (the driver, a test, the
+    /// cluster's own kubelet, scheduler and ReplicaSet), except those that
+    /// change nothing (a tick that registers and binds nothing, a taint
+    /// already there, an eviction refused), so that a quiet cluster keeps
+    /// its revision.
+    fn revision(&self) -> Option<u64> {
+        Some(self.lock().revision)
+    }
+
     async fn create_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
         let name = claim.metadata.name.clone().unwrap_or_default();
         let mut objects = self.lock();
@@ -756,12 +820,17 @@ impl Cluster for InMemoryCluster {
             });
         }
         objects.node_claims.insert(name, claim);
+        objects.changed();
         Ok(())
     }
 
     async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
         let name = claim.metadata.name.clone().unwrap_or_default();
         let mut objects = self.lock();
+        if !objects.node_claims.contains_key(&name) {
+            return Err(not_found("NodeClaim", &name));
+        }
+        objects.changed();
         let stored = objects
             .node_claims
             .get_mut(&name)
@@ -797,7 +866,10 @@ impl Cluster for InMemoryCluster {
             .node_claims
             .get_mut(name)
             .ok_or_else(|| not_found("NodeClaim", name))?;
-        claim.metadata.deletion_timestamp.get_or_insert(Time(now));
+        if claim.metadata.deletion_timestamp.is_none() {
+            claim.metadata.deletion_timestamp = Some(Time(now));
+            objects.changed();
+        }
         Ok(())
     }
 
@@ -807,6 +879,7 @@ impl Cluster for InMemoryCluster {
             .node_claims
             .remove(name)
             .ok_or_else(|| not_found("NodeClaim", name))?;
+        objects.changed();
         let provider_id = claim.status.and_then(|s| s.provider_id);
         let nodes: Vec<String> = objects
             .nodes
@@ -831,7 +904,8 @@ impl Cluster for InMemoryCluster {
             .nodes
             .get_mut(&name)
             .ok_or_else(|| not_found("Node", &name))?;
-        *stored = node;
+        *stored = Arc::new(node);
+        objects.changed();
         Ok(())
     }
 
@@ -841,16 +915,26 @@ impl Cluster for InMemoryCluster {
             .nodes
             .get_mut(name)
             .ok_or_else(|| not_found("Node", name))?;
-        let taints = node
+        // Tainting a tainted node changes nothing (not even its copy): a
+        // node draining for long is tainted again at every pass, and stays
+        // quiet.
+        let tainted = node
             .spec
-            .get_or_insert_with(Default::default)
-            .taints
-            .get_or_insert_with(Vec::new);
-        if !taints
-            .iter()
-            .any(|t| t.key == taint.key && t.effect == taint.effect)
-        {
-            taints.push(taint);
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_some_and(|taints| {
+                taints
+                    .iter()
+                    .any(|t| t.key == taint.key && t.effect == taint.effect)
+            });
+        if !tainted {
+            Arc::make_mut(node)
+                .spec
+                .get_or_insert_with(Default::default)
+                .taints
+                .get_or_insert_with(Vec::new)
+                .push(taint);
+            objects.changed();
         }
         Ok(())
     }
@@ -861,8 +945,19 @@ impl Cluster for InMemoryCluster {
             .nodes
             .get_mut(name)
             .ok_or_else(|| not_found("Node", name))?;
-        if let Some(taints) = node.spec.as_mut().and_then(|s| s.taints.as_mut()) {
+        let tainted = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_some_and(|taints| taints.iter().any(|t| t.key == key));
+        if tainted
+            && let Some(taints) = Arc::make_mut(node)
+                .spec
+                .as_mut()
+                .and_then(|s| s.taints.as_mut())
+        {
             taints.retain(|t| t.key != key);
+            objects.changed();
         }
         Ok(())
     }
@@ -876,6 +971,7 @@ impl Cluster for InMemoryCluster {
             return Ok(Eviction::Blocked);
         }
         take_off(&mut objects, key);
+        objects.changed();
         Ok(Eviction::Evicted)
     }
 
@@ -889,6 +985,7 @@ impl Cluster for InMemoryCluster {
             .status
             .get_or_insert_with(PodStatus::default)
             .nominated_node_name = Some(node.to_owned());
+        objects.changed();
         Ok(())
     }
 }
@@ -946,6 +1043,54 @@ mod tests {
         assert_eq!(labels["kubernetes.io/hostname"], "node-a");
         // Two of 900m fit in 2 cpu; the third waits.
         assert_eq!(bound(&cluster), ["default/p0", "default/p1"]);
+    }
+
+    #[test]
+    fn the_revision_moves_with_every_change_and_only_then() {
+        let cluster = InMemoryCluster::new().with_registration_delay(Duration::ZERO);
+        let revision = || cluster.revision().expect("a revision");
+        let mut last = revision();
+        let mut moved = |what: &str, expected: bool| {
+            let now = revision();
+            assert_eq!(now != last, expected, "{what}");
+            last = now;
+        };
+        block_on(cluster.create_node_claim(launched("node-a"))).expect("created");
+        moved("a claim created", true);
+        cluster.tick(at(1));
+        moved("a node registered", true);
+        cluster.tick(at(2));
+        moved("a tick with nothing to do", false);
+        cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
+        moved("a pod applied", true);
+        block_on(cluster.nominate_pod(&PodKey::new("default", "p0"), "node-a")).expect("nominated");
+        moved("a pod nominated", true);
+        cluster.tick(at(3));
+        moved("a pod bound", true);
+        let _ = block_on(cluster.pods()).expect("pods");
+        let _ = block_on(cluster.nodes()).expect("nodes");
+        moved("reads", false);
+        let taint = karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT.to_taint();
+        block_on(cluster.taint_node("node-a", taint.clone())).expect("tainted");
+        moved("a taint", true);
+        block_on(cluster.taint_node("node-a", taint)).expect("tainted");
+        moved("the same taint again", false);
+        block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");
+        moved("the taint removed", true);
+        block_on(cluster.untaint_node("node-a", "karpenter.sh/disrupted")).expect("untainted");
+        moved("no taint to remove", false);
+        block_on(cluster.evict_pod(&PodKey::new("default", "p0"))).expect("evicted");
+        moved("an eviction", true);
+        block_on(cluster.delete_node_claim("node-a")).expect("deleting");
+        moved("a deletion asked", true);
+        block_on(cluster.delete_node_claim("node-a")).expect("deleting");
+        moved("the same deletion asked again", false);
+        assert!(cluster.set_node_condition("node-a", NodeCondition::default()));
+        moved("a node condition", true);
+        block_on(cluster.remove_node_claim("node-a")).expect("removed");
+        moved("a claim removed", true);
+        assert!(!cluster.delete_pod(&PodKey::new("default", "gone")));
+        moved("no pod to delete", false);
     }
 
     #[test]

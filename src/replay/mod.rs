@@ -112,6 +112,11 @@ pub struct ReplayOptions {
     pub seed: u64,
     /// The run's label in the output (`--packing upstream`).
     pub flags: String,
+    /// Whether the driver skips a disruption plan that would find the same
+    /// nothing as its last (see
+    /// [`DriverOptions::with_quiet_skip`](karpenter_core::driver::DriverOptions::with_quiet_skip)):
+    /// on by default; the run is the same either way, only faster.
+    pub quiet_skip: bool,
 }
 
 impl Default for ReplayOptions {
@@ -126,6 +131,7 @@ impl Default for ReplayOptions {
             min_values_policy: MinValuesPolicy::Strict,
             seed: 1,
             flags: "--packing upstream".to_owned(),
+            quiet_skip: true,
         }
     }
 }
@@ -182,6 +188,14 @@ impl ReplayOptions {
     /// These options labelling the run `flags`.
     pub fn with_flags(mut self, flags: impl Into<String>) -> Self {
         self.flags = flags.into();
+        self
+    }
+
+    /// These options with the driver's quiet skip on or off (off plans
+    /// disruption at every settled step, to check that the skip changes
+    /// nothing).
+    pub fn with_quiet_skip(mut self, on: bool) -> Self {
+        self.quiet_skip = on;
         self
     }
 }

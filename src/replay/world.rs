@@ -151,7 +151,8 @@ impl World {
             .with_disruption(DisruptionOptions::default().with_m_to_n(options.m_to_n))
             .with_packing(options.packing)
             .with_feature_gates(options.feature_gates)
-            .with_min_values_policy(options.min_values_policy);
+            .with_min_values_policy(options.min_values_policy)
+            .with_quiet_skip(options.quiet_skip);
         let driver = Driver::new(cloud.clone(), cluster.clone()).with_options(driver_options);
         Ok(World {
             cluster,

@@ -15,10 +15,24 @@ use super::{InstanceType, OfferingKey};
 pub const DEFAULT_UNAVAILABLE_TTL: Duration = Duration::from_secs(180);
 
 /// Offerings marked unavailable, each until a moment.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Two caches are equal when they mark the same offerings until the same
+/// moments, whatever their [`generation`](Self::generation)s.
+#[derive(Clone, Debug, Default)]
 pub struct UnavailableOfferings {
     until: BTreeMap<OfferingKey, Timestamp>,
+    /// How many marks were made: what tells a cache's user that nothing
+    /// was marked since it last looked.
+    generation: u64,
 }
+
+impl PartialEq for UnavailableOfferings {
+    fn eq(&self, other: &Self) -> bool {
+        self.until == other.until
+    }
+}
+
+impl Eq for UnavailableOfferings {}
 
 impl UnavailableOfferings {
     /// An empty cache.
@@ -33,6 +47,21 @@ impl UnavailableOfferings {
         let until = now.saturating_add(ttl).unwrap_or(Timestamp::MAX);
         let entry = self.until.entry(offering).or_insert(until);
         *entry = (*entry).max(until);
+        self.generation += 1;
+    }
+
+    /// How many times an offering was [`mark`](Self::mark)ed: a generation
+    /// seen before, with a `now` before [`earliest_expiry`](Self::earliest_expiry),
+    /// says that the cache marks just what it marked then
+    /// ([`expire`](Self::expire) only forgets what has run out).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// When the first of the marked offerings becomes available again (an
+    /// expired one still kept included); `None` when none is marked.
+    pub fn earliest_expiry(&self) -> Option<Timestamp> {
+        self.until.values().min().copied()
     }
 
     /// Whether the offering is unavailable at `now`.
@@ -106,6 +135,25 @@ mod tests {
         assert!(cache.is_unavailable(&key("a"), at(3000)));
         cache.expire(at(3610));
         assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn every_mark_is_a_new_generation_and_the_first_expiry_is_known() {
+        let mut cache = UnavailableOfferings::new();
+        assert_eq!((cache.generation(), cache.earliest_expiry()), (0, None));
+        cache.mark(key("a"), at(0), Duration::from_secs(600));
+        cache.mark(key("b"), at(10), DEFAULT_UNAVAILABLE_TTL);
+        // A mark that changes no expiry is a new generation all the same.
+        cache.mark(key("a"), at(20), Duration::from_secs(1));
+        assert_eq!(cache.generation(), 3);
+        assert_eq!(cache.earliest_expiry(), Some(at(190)));
+        // Forgetting what ran out is no new generation.
+        cache.expire(at(190));
+        assert_eq!(cache.generation(), 3);
+        assert_eq!(cache.earliest_expiry(), Some(at(600)));
+        let mut other = UnavailableOfferings::new();
+        other.mark(key("a"), at(0), Duration::from_secs(600));
+        assert_eq!(cache, other, "equal marks, whatever the generations");
     }
 
     #[test]

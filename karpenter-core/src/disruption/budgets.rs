@@ -257,8 +257,37 @@ pub(crate) fn is_active(budget: &Budget, now: Timestamp) -> Result<bool, BudgetS
     })
 }
 
+/// The first moment after `now` at which whether `budget` is
+/// [active](is_active) may change; `None` when it never will (a budget
+/// without a schedule, or one whose schedule cannot be read, is the same at
+/// every moment).
+///
+/// At a moment `t` the budget is active when the schedule's first hit `h`
+/// after `t - duration` is not after `t`; that hit stays the first while
+/// `t - duration < h`. So it turns active at `h` and its window closes at
+/// `h + duration`, where the next hit decides anew. When no hit is found
+/// (robfig gives up five years after the year `t - duration` falls in) the
+/// answer can change only once that year does.
+pub(crate) fn next_activity_change(budget: &Budget, now: Timestamp) -> Option<Timestamp> {
+    let crontab = parse_schedule(budget.schedule.as_deref()?).ok()??;
+    let window = budget
+        .duration
+        .as_ref()
+        .map_or(std::time::Duration::ZERO, |d| d.as_std());
+    let window = k8s_openapi::jiff::SignedDuration::try_from(window).ok()?;
+    let checkpoint = now.checked_sub(window).unwrap_or(Timestamp::MIN);
+    let candidates = match next_hit(&crontab, checkpoint) {
+        Some(hit) => [Some(hit), hit.checked_add(window).ok()],
+        None => [
+            year_turn(checkpoint).and_then(|t| t.checked_add(window).ok()),
+            None,
+        ],
+    };
+    candidates.into_iter().flatten().filter(|t| *t > now).min()
+}
+
 mod schedule;
 #[cfg(test)]
 mod tests;
 
-use schedule::{ScheduleError, next_hit, parse_schedule};
+use schedule::{ScheduleError, next_hit, parse_schedule, year_turn};

@@ -552,6 +552,11 @@ pub(super) fn under_consolidate_after(
 /// When a node was created: its NodeClaim's `creationTimestamp`, else its
 /// Node's, else `now` (a node of unknown age counts as new).
 fn created(node: &ClusterNode, claim: &NodeClaim, now: Timestamp) -> Timestamp {
+    known_creation(node, claim).unwrap_or(now)
+}
+
+/// Its NodeClaim's `creationTimestamp`, else its Node's, if either is set.
+fn known_creation(node: &ClusterNode, claim: &NodeClaim) -> Option<Timestamp> {
     claim
         .metadata
         .creation_timestamp
@@ -560,7 +565,68 @@ fn created(node: &ClusterNode, claim: &NodeClaim, now: Timestamp) -> Timestamp {
             .node
             .as_ref()
             .and_then(|n| n.metadata.creation_timestamp.as_ref()))
-        .map_or(now, |t| t.0)
+        .map(|t| t.0)
+}
+
+/// The first moment after `now` at which some node's `consolidateAfter`
+/// window may close: when [`Candidate::is_consolidatable`] turns true and
+/// [`under_consolidate_after`] turns false. `None` when none will.
+///
+/// Every node with a claim and a pool with a window counts, candidate or
+/// not (a simulation fences any node still inside its window). The window
+/// closes at [`last_event`] plus the pool's `consolidateAfter`; which pods
+/// that event reads depends on the caller, so each pod bound to the node
+/// gives a moment too (the newest of some of them is one of them). A node
+/// whose creation is unknown counts as created at every `now`: its window
+/// then never closes, unless it is zero long, when it is closed once its
+/// newest pod was created.
+pub(super) fn next_window_end(snapshot: &Snapshot, now: Timestamp) -> Option<Timestamp> {
+    let mut bound: HashMap<&str, Vec<&PodInfo>> = HashMap::default();
+    for pod in &snapshot.pods {
+        if let Some(node) = crate::pods::bound_node(pod.as_ref()) {
+            bound.entry(node).or_default().push(pod);
+        }
+    }
+    let mut next: Option<Timestamp> = None;
+    let mut consider = |at: Timestamp| {
+        if at > now && next.is_none_or(|n| at < n) {
+            next = Some(at);
+        }
+    };
+    for node in &snapshot.nodes {
+        let Some(claim) = node.node_claim.as_ref() else {
+            continue;
+        };
+        let Some(pool_name) = node.node_pool() else {
+            continue;
+        };
+        let windows = snapshot
+            .node_pools
+            .iter()
+            .filter(|p| p.name() == Some(pool_name))
+            .filter_map(|p| p.spec.effective_consolidate_after());
+        for after in windows {
+            let status = claim.status.as_ref();
+            if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
+                consider(plus(recorded.0, after));
+                continue;
+            }
+            let initialized = status
+                .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
+                .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED));
+            let base = initialized.or_else(|| known_creation(node, claim));
+            if let Some(base) = base {
+                consider(plus(base, after));
+            }
+            for pod in bound.get(node.name()).into_iter().flatten() {
+                if let Some(created) = pod.metadata.creation_timestamp.as_ref() {
+                    let event = base.map_or(created.0, |base| base.max(created.0));
+                    consider(plus(event, after));
+                }
+            }
+        }
+    }
+    next
 }
 
 /// `at + duration`, the end of time when that is past it.

@@ -48,6 +48,24 @@ pub(crate) fn expiration(
     forceful_command(snapshot, expired, CommandReason::Expired, now, options)
 }
 
+/// The first moment after `now` at which some node [`expiration`] reads
+/// expires; `None` when none will.
+pub(super) fn next_expiry(snapshot: &Snapshot, now: Timestamp) -> Option<Timestamp> {
+    let pool = |name: Option<&str>| {
+        snapshot
+            .node_pools
+            .iter()
+            .find(|p| name.is_some_and(|n| p.name() == Some(n)))
+    };
+    snapshot
+        .nodes
+        .iter()
+        .filter(|node| node.is_managed() && !node.is_deleting())
+        .filter_map(|node| expires_at(node, node.node_claim.as_ref()?, pool(node.node_pool())))
+        .filter(|at| *at > now)
+        .min()
+}
+
 /// The command deleting `nodes` whatever budgets and their pods' protections
 /// say (expiration, repair, interruption), with the claims their pods would
 /// need (one simulation with all of them gone, every one of them exempt from

@@ -12,7 +12,9 @@
 //! the nodes it leaves alone stay: those [`Blocked`], and the candidates
 //! single-node consolidation evaluated and refused, each with its
 //! [`Unconsolidatable`] reason (upstream's `DisruptionBlocked` and
-//! `Unconsolidatable` events), from the same evaluation.
+//! `Unconsolidatable` events), from the same evaluation. [`next_change`]
+//! says until when a plan that found nothing would find the same nothing,
+//! nothing else changing.
 //!
 //! ```
 //! use karpenter_core::Snapshot;
@@ -62,6 +64,7 @@ mod candidates;
 mod drift;
 mod expiration;
 mod methods;
+mod next_change;
 mod options;
 mod plan;
 mod planner;
@@ -70,6 +73,7 @@ mod simulate;
 mod unconsolidatable;
 
 pub use budgets::{Allowance, allowed_disruptions};
+pub use next_change::next_change;
 pub use options::DisruptionOptions;
 pub use plan::{Blocked, Command, CommandReason, DisruptionPlan};
 pub use planner::{

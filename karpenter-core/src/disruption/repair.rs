@@ -72,6 +72,28 @@ pub(crate) fn due<'s>(
     (due, blocked)
 }
 
+/// The first moment after `now` at which a node [`due`] passes over
+/// becomes due (its condition held past the toleration); `None` when none
+/// will. The conditions themselves change only with the cluster.
+pub(crate) fn next_due(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    policies: &[RepairPolicy],
+) -> Option<Timestamp> {
+    if policies.is_empty() {
+        return None;
+    }
+    snapshot
+        .nodes
+        .iter()
+        .filter(|node| node.node_pool().is_some())
+        .filter(|node| node.is_managed() && !node.is_deleting() && node.node_claim.is_some())
+        .filter_map(|node| first_due(node, policies))
+        .map(|(_, at)| at)
+        .filter(|at| *at > now)
+        .min()
+}
+
 /// Which due nodes a repair command replaces: those whose policy is an
 /// interruption notice, or the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,12 +13,17 @@
 //! for them. Each is reported once per node and reason (see
 //! [`report_reasons`]).
 //!
+//! A plan that finds no command is remembered with what it read (see
+//! [`Quiet`]): while none of that changes, and no moment the plan depends on
+//! comes, planning again would find the same nothing, and is skipped.
+//!
 //! A command lives on the cluster, not in the driver: its candidates' claims
 //! carry [`COMMAND_ANNOTATION`] (with the start time and the number of
 //! replacements), its replacements [`REPLACES_ANNOTATION`]. A driver started
 //! afresh reads them and carries on.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -32,10 +37,76 @@ use super::planning::run_planning;
 use super::report::{Event, Report, Step};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
-use crate::disruption::{FirstCommand, first_command_explained};
+use crate::cloudprovider::{InstanceType, LaunchRank};
+use crate::disruption::{DisruptionOptions, FirstCommand, first_command_explained, next_change};
 use crate::error::{Error, with_causes};
-use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY};
+use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY, WellKnownLabels};
 use crate::snapshot::Snapshot;
+
+/// Everything a disruption plan reads, but the moment and what the cluster
+/// revision stands for: two plans with equal inputs at moments between
+/// which nothing turns (see [`next_change`]) find the same.
+#[derive(Debug, PartialEq)]
+struct Inputs {
+    /// The cluster's revision the snapshot was read at.
+    revision: u64,
+    /// The plan's options, the provider's repair policies included.
+    options: DisruptionOptions,
+    /// The provider's drift verdicts, by claim.
+    provider_drift: BTreeMap<String, String>,
+    /// The provider's instance types by pool, the unavailable offerings and
+    /// NodeOverlays applied: a provider's catalog may change on its own.
+    instance_types: BTreeMap<String, Arc<[InstanceType]>>,
+    /// The provider's well-known labels.
+    well_known_labels: WellKnownLabels,
+    /// The provider's launch rank.
+    launch_rank: LaunchRank,
+    /// The generation of the driver's unavailable offerings.
+    unavailable: u64,
+}
+
+/// The last disruption plan, which found no command, with what it read.
+#[derive(Debug)]
+pub(super) struct Quiet {
+    inputs: Inputs,
+    /// When it was made: an earlier moment may plan otherwise.
+    at: Timestamp,
+    /// The first moment after `at` at which it may plan otherwise (the
+    /// plan's own [`next_change`], or an unavailable offering expiring);
+    /// `None`: none.
+    until: Option<Timestamp>,
+    /// What it found: no command, and why the nodes it left stay.
+    explained: FirstCommand,
+}
+
+impl Quiet {
+    /// Whether a plan at `now` on `inputs` finds what this one found.
+    fn holds(&self, inputs: &Inputs, now: Timestamp) -> bool {
+        self.at <= now && self.until.is_none_or(|until| now < until) && self.inputs == *inputs
+    }
+}
+
+/// What a plan of `snapshot` with `options` reads, when the cluster can say
+/// that the snapshot is of its current revision (else nothing can be
+/// skipped).
+fn inputs(driver: &Driver, snapshot: &Snapshot, options: &DisruptionOptions) -> Option<Inputs> {
+    if !driver.options.quiet_skip {
+        return None;
+    }
+    let revision = driver.cluster.revision()?;
+    if driver.snapshot_revision != Some(revision) {
+        return None;
+    }
+    Some(Inputs {
+        revision,
+        options: options.clone(),
+        provider_drift: snapshot.provider_drift.clone(),
+        instance_types: snapshot.instance_types.clone(),
+        well_known_labels: snapshot.well_known_labels.clone(),
+        launch_rank: snapshot.launch_rank,
+        unavailable: driver.unavailable.generation(),
+    })
+}
 
 /// A command as the cluster records it.
 struct UnderWay<'c> {
@@ -278,15 +349,46 @@ pub(super) async fn start(
         .disruption
         .clone()
         .with_repair_policies(driver.provider.repair_policies());
+    let inputs = inputs(driver, &snapshot, &options);
+    if let (Some(inputs), Some(quiet)) = (&inputs, &driver.quiet)
+        && quiet.holds(inputs, now)
+    {
+        // Nothing the last plan read has changed: it would find the same
+        // nothing. Its reasons are reported as a plan's are (each once,
+        // so nothing new).
+        tracing::debug!("disruption plan skipped: nothing changed since the last one");
+        let explained = quiet.explained.clone();
+        report_reasons(driver, &snapshot, &explained, report);
+        return Ok(());
+    }
     // The plan is CPU-bound: it runs on the driver's planning runner, the
-    // snapshot moved in and handed back.
+    // snapshot moved in and handed back (with, when it finds no command,
+    // the first moment it may find one with nothing else changed).
     let runner = driver.options.planning_runner.as_ref();
-    let (snapshot, explained) = run_planning(runner, Step::Disruption, report, move || {
+    let remember = inputs.is_some();
+    let (snapshot, explained, until) = run_planning(runner, Step::Disruption, report, move || {
         let explained = first_command_explained(&snapshot, now, &options);
-        (snapshot, explained)
+        let until = (remember && explained.command.is_none())
+            .then(|| next_change(&snapshot, now, &options));
+        (snapshot, explained, until)
     })
     .await?;
     report_reasons(driver, &snapshot, &explained, report);
+    driver.quiet = match (inputs, until) {
+        (Some(inputs), Some(until)) => {
+            // An offering that becomes available again changes the
+            // snapshot's instance types.
+            let expiry = driver.unavailable.earliest_expiry();
+            let until = until.into_iter().chain(expiry).min();
+            Some(Quiet {
+                inputs,
+                at: now,
+                until,
+                explained: explained.clone(),
+            })
+        }
+        _ => None,
+    };
     let Some(command) = explained.command else {
         return Ok(());
     };

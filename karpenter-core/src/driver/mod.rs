@@ -26,7 +26,9 @@
 //! 4. when all is quiet (no pod waiting for capacity or for the node it was
 //!    nominated to, no claim in flight, no command under way) plans disruption and starts its first command:
 //!    candidates tainted `karpenter.sh/disrupted:NoSchedule`, replacements
-//!    created and launched.
+//!    created and launched. A plan that would read just what the last one
+//!    read, which found no command, is skipped until a moment it depends on
+//!    comes (see [`DriverOptions::with_quiet_skip`]).
 //!
 //! Pods no plan can place are reported ([`Event::PodUnschedulable`]) once
 //! per pod and reason. So are, when it plans disruption, the nodes that may
@@ -123,6 +125,10 @@ pub struct DriverOptions {
     /// `tokio` feature) or the embedder's own runner keep it off the async
     /// executor (see [`PlanningRunner`]).
     pub planning_runner: Arc<dyn PlanningRunner>,
+    /// Whether a disruption plan that would be the same as the last one,
+    /// which found no command, is skipped (see
+    /// [`with_quiet_skip`](Self::with_quiet_skip)); on by default.
+    pub quiet_skip: bool,
 }
 
 impl Default for DriverOptions {
@@ -137,6 +143,7 @@ impl Default for DriverOptions {
             min_values_policy: MinValuesPolicy::Strict,
             packing: Packing::Upstream,
             planning_runner: Arc::new(Inline),
+            quiet_skip: true,
         }
     }
 }
@@ -204,6 +211,21 @@ impl DriverOptions {
         self.planning_runner = Arc::new(runner);
         self
     }
+
+    /// These options with the quiet skip on or off. On (the default), a
+    /// disruption plan that found no command is not made again while
+    /// nothing it read has changed: the cluster's
+    /// [`revision`](Cluster::revision) is the same (a cluster that has none
+    /// is planned for at every pass), so are the provider's instance types,
+    /// labels and drift verdicts, the driver's options and its unavailable
+    /// offerings, and no moment the plan depends on has come
+    /// ([`disruption::next_change`](crate::disruption::next_change)). The
+    /// skipped plan would have found the same nothing, and the events it
+    /// reports are the same. Off, every settled pass plans.
+    pub fn with_quiet_skip(mut self, on: bool) -> Self {
+        self.quiet_skip = on;
+        self
+    }
 }
 
 /// Runs the engine against a cloud and a cluster. See the [module
@@ -244,6 +266,13 @@ pub struct Driver {
     /// The labels the provider's reserved offerings name their reservations
     /// by (from the last snapshot): what a launch's reservation is read from.
     reservation_labels: BTreeSet<String>,
+    /// The cluster's revision just before the last snapshot was read: the
+    /// snapshot is of that revision when the cluster still has it.
+    snapshot_revision: Option<u64>,
+    /// The last disruption plan, when it found no command and the cluster
+    /// has revisions: what lets the next plan be skipped (see
+    /// [`DriverOptions::with_quiet_skip`]).
+    quiet: Option<disrupt::Quiet>,
 }
 
 impl Driver {
@@ -259,6 +288,8 @@ impl Driver {
             blocked: BTreeMap::new(),
             unconsolidatable: BTreeMap::new(),
             reservation_labels: BTreeSet::new(),
+            snapshot_revision: None,
+            quiet: None,
         }
     }
 
@@ -277,6 +308,8 @@ impl Driver {
     /// This driver with these options.
     pub fn with_options(mut self, options: DriverOptions) -> Self {
         self.options = options;
+        // A plan made under other options says nothing about these.
+        self.quiet = None;
         self
     }
 

@@ -151,6 +151,9 @@ pub(super) async fn run(
     report: &mut Report,
 ) -> Result<Option<Snapshot>, Error> {
     for _ in 0..=driver.options.max_replans {
+        // Read first: a write while the snapshot is read leaves a newer
+        // revision, which the snapshot is then not taken for.
+        driver.snapshot_revision = driver.cluster.revision();
         let snapshot = driver.snapshot(now).await?;
         driver.note_reservation_labels(&snapshot);
         let in_flight = snapshot.nodes.iter().any(|n| {

@@ -337,12 +337,9 @@ fn parse_number(text: &str) -> Result<u64, ScheduleError> {
 /// operator that panics there), so searches that could are not started.
 const LAST_SEARCHABLE_YEAR: i16 = 9980;
 
-/// robfig/cron's `Next`: the first minute the schedule matches strictly
-/// after `after`, or `None` when there is none by the end of the fifth year
-/// after the one `after` falls in (robfig gives up there).
-pub(super) fn next_hit(crontab: &Crontab, after: Timestamp) -> Option<Timestamp> {
-    // robfig starts at the next whole second and takes its year for the limit.
-    let start = after
+/// Where robfig's search from `after` starts: the next whole second.
+fn search_start(after: Timestamp) -> Option<Timestamp> {
+    after
         .round(
             TimestampRound::new()
                 .smallest(Unit::Second)
@@ -350,7 +347,31 @@ pub(super) fn next_hit(crontab: &Crontab, after: Timestamp) -> Option<Timestamp>
         )
         .ok()?
         .checked_add(SignedDuration::from_secs(1))
-        .ok()?;
+        .ok()
+}
+
+/// The first `after` from which [`next_hit`] counts its five years from a
+/// later year than it does from this `after`: it counts from the year of
+/// [`search_start`], so a second before that year ends.
+pub(super) fn year_turn(after: Timestamp) -> Option<Timestamp> {
+    let year = Offset::UTC
+        .to_datetime(search_start(after)?)
+        .year()
+        .checked_add(1)?;
+    let next_year = k8s_openapi::jiff::civil::date(year, 1, 1)
+        .at(0, 0, 0, 0)
+        .to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC)
+        .ok()?
+        .timestamp();
+    next_year.checked_sub(SignedDuration::from_secs(1)).ok()
+}
+
+/// robfig/cron's `Next`: the first minute the schedule matches strictly
+/// after `after`, or `None` when there is none by the end of the fifth year
+/// after the one `after` falls in (robfig gives up there).
+pub(super) fn next_hit(crontab: &Crontab, after: Timestamp) -> Option<Timestamp> {
+    // robfig starts at the next whole second and takes its year for the limit.
+    let start = search_start(after)?;
     let start_year = Offset::UTC.to_datetime(start).year();
     if start_year > LAST_SEARCHABLE_YEAR {
         return None;

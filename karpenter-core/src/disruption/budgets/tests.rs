@@ -548,3 +548,131 @@ fn next_hit_agrees_with_a_minute_by_minute_scan() {
         }
     }
 }
+
+/// Walks `budget` from `start` through `next_activity_change`'s moments for
+/// `horizon`, checking that whether it is active does not change between
+/// one moment and the next (at every half minute, and a nanosecond before
+/// the next moment); returns the moments.
+fn walk_activity(budget: &Budget, start: Timestamp, horizon: SignedDuration) -> Vec<Timestamp> {
+    let end = start + horizon;
+    let mut moments = Vec::new();
+    let mut from = start;
+    while from < end {
+        let active = is_active(budget, from).expect("valid");
+        let next = next_activity_change(budget, from);
+        if let Some(next) = next {
+            assert!(next > from, "{budget:?}: {next} is not after {from}");
+        }
+        let until = next.unwrap_or(end).min(end);
+        let mut probe = from
+            .round(
+                TimestampRound::new()
+                    .smallest(Unit::Second)
+                    .increment(30)
+                    .mode(RoundMode::Floor),
+            )
+            .expect("round");
+        while probe < until {
+            if probe >= from {
+                assert_eq!(
+                    is_active(budget, probe).expect("valid"),
+                    active,
+                    "{budget:?}: changed at {probe}, before {until} (from {from})"
+                );
+            }
+            probe += SignedDuration::from_secs(30);
+        }
+        let last = until - SignedDuration::from_nanos(1);
+        assert_eq!(
+            is_active(budget, last).expect("valid"),
+            active,
+            "{budget:?} at {last}"
+        );
+        let Some(next) = next else {
+            break;
+        };
+        moments.push(next);
+        from = next;
+    }
+    moments
+}
+
+#[test]
+fn activity_changes_only_at_the_moments_found() {
+    let cases = [
+        ("0 9 * * 1-5", "8h"),
+        ("*/15 * * * *", "5m"),
+        ("0 0 * * *", "24h"),
+        ("0 0 * * *", "25h"),
+        ("30 */2 * * *", "90m"),
+        ("@hourly", "0s"),
+        ("@daily", "90s"),
+    ];
+    for (schedule, duration) in cases {
+        let budget = scheduled("0", schedule, duration);
+        for start in [
+            "2024-01-05T16:59:30Z",
+            "2024-01-06T00:00:00Z",
+            "2024-01-06T08:59:59.5Z",
+        ] {
+            walk_activity(&budget, at(start), SignedDuration::from_hours(80));
+        }
+    }
+    // Working hours: on at 09:00, off at 17:00, through a weekend (the
+    // last moment found is past the horizon).
+    let working = scheduled("0", "0 9 * * 1-5", "8h");
+    let moments = walk_activity(
+        &working,
+        at("2024-01-05T12:00:00Z"),
+        SignedDuration::from_hours(80),
+    );
+    assert_eq!(
+        moments,
+        [
+            at("2024-01-05T17:00:00Z"),
+            at("2024-01-08T09:00:00Z"),
+            at("2024-01-08T17:00:00Z"),
+            at("2024-01-09T09:00:00Z"),
+        ]
+    );
+}
+
+#[test]
+fn a_budget_without_a_readable_schedule_never_changes() {
+    let now = at("2024-01-05T12:00:00Z");
+    assert_eq!(next_activity_change(&Budget::new("10%"), now), None);
+    assert_eq!(
+        next_activity_change(&scheduled("1", "bad", "1h"), now),
+        None
+    );
+    let mut missing = scheduled("1", "@daily", "1h");
+    missing.schedule = None;
+    assert_eq!(next_activity_change(&missing, now), None);
+    // A schedule matching no minute at all.
+    assert_eq!(
+        next_activity_change(&scheduled("1", ", * * * *", "1h"), now),
+        None
+    );
+}
+
+#[test]
+fn without_a_hit_in_reach_the_year_decides() {
+    // No February 30th: active, until robfig's five years move on with
+    // the year, which changes nothing here but is looked at again.
+    let never = scheduled("0", "0 0 30 2 *", "1h");
+    assert_eq!(
+        next_activity_change(&never, at("2024-06-01T12:00:00Z")),
+        Some(at("2025-01-01T00:59:59Z"))
+    );
+    // From 2098 the next February 29th (2104) is out of reach, so the
+    // budget is active; once 2099 starts (an hour late, the duration) it
+    // is in reach, and the budget inactive.
+    let leap = scheduled("0", "0 0 29 2 *", "1h");
+    let turn = at("2099-01-01T00:59:59Z");
+    assert_eq!(
+        next_activity_change(&leap, at("2098-06-01T00:00:00Z")),
+        Some(turn)
+    );
+    assert!(is_active(&leap, turn - SignedDuration::from_nanos(1)).expect("valid"));
+    assert!(!is_active(&leap, turn).expect("valid"));
+}
