@@ -357,3 +357,77 @@ fn svg_and_html_are_written_self_contained_and_the_same_every_time() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_azure_example_replays_on_azure_and_compares_regions() {
+    let cluster = path("examples/replay/azure.yaml");
+    let trace = path("tests/fixtures/replay/morning.yaml");
+    // No InstanceType documents: the provider is Azure without being asked
+    // (as `provision` picks it), in the region asked, compared with
+    // another region's prices.
+    let out = json_of(&sim(&[
+        "replay",
+        "-f",
+        &cluster,
+        "--trace",
+        &trace,
+        "--duration",
+        "3h",
+        "--step",
+        "5m",
+        "--region",
+        "eastus",
+        "--compare",
+        "--provider azure --region westeurope",
+        "-o",
+        "json",
+    ]));
+    let runs = out["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        runs[0]["flags"],
+        "--packing upstream --step 5m0s --provider azure --region eastus"
+    );
+    assert_eq!(
+        runs[1]["flags"],
+        "--packing upstream --step 5m0s --provider azure --region westeurope"
+    );
+    for run in runs {
+        let launched: Vec<&Value> = run["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|e| e["kind"] == "launch")
+            .collect();
+        assert!(!launched.is_empty(), "{run}");
+        for launch in launched {
+            let size = launch["instanceType"].as_str().expect("a size");
+            assert!(
+                size.starts_with("Standard_D") && size.ends_with("_v5"),
+                "{size}"
+            );
+        }
+    }
+    let zone = |run: &Value| {
+        run["events"]
+            .as_array()
+            .and_then(|e| e.iter().find(|e| e["kind"] == "launch"))
+            .and_then(|e| e["zone"].as_str())
+            .map(str::to_owned)
+            .expect("a launch")
+    };
+    assert!(zone(&runs[0]).starts_with("eastus-"));
+    assert!(zone(&runs[1]).starts_with("westeurope-"));
+    // The fake provider cannot run it: it has no InstanceType documents.
+    let refused = sim(&[
+        "replay",
+        "-f",
+        &cluster,
+        "--trace",
+        &trace,
+        "--provider",
+        "fake",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("InstanceType"));
+}

@@ -297,8 +297,18 @@ impl FailureCache {
             .is_some_and(|blocks| blocks.blocks(vcpus, now))
     }
 
+    /// Whether nothing is recorded (an entry that ran out counts until it
+    /// is forgotten).
+    pub fn is_empty(&self) -> bool {
+        self.offerings.is_empty() && self.families.is_empty() && self.all_spot.is_none()
+    }
+
     /// Marks the offerings of `types` that are unavailable at `now`.
     pub fn apply(&self, catalog: &Catalog, types: &mut [InstanceType], now: Timestamp) {
+        if self.is_empty() {
+            // Nothing recorded: nothing to mark (the common case, at every read).
+            return;
+        }
         for instance_type in types {
             let Some(sku) = catalog.sku(&instance_type.name) else {
                 continue;

@@ -70,5 +70,5 @@ pub use nodeclass::{
     AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ImageFamily, NetworkOptions,
     NodeClassError, NodeImage,
 };
-pub use provider::{AzureCloudProvider, AzureConfig, LAUNCH_RANK};
+pub use provider::{AdoptError, AzureCloudProvider, AzureConfig, LAUNCH_RANK};
 pub use repair::repair_policies;

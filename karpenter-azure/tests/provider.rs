@@ -212,3 +212,35 @@ async fn live_prices_replace_the_table_and_price_spot_on_its_own() {
     let after = d2(&provider.instance_types(&pool()).await.expect("types"));
     assert_eq!(after, (Some(0.1), Some(0.012)));
 }
+
+#[tokio::test]
+async fn the_azure_provider_on_the_in_memory_arm_conforms() {
+    use karpenter_azure::AzureCloudProvider;
+    use karpenter_azure::arm::InMemoryCompute;
+    let arm = InMemoryCompute::new();
+    let provider = AzureCloudProvider::new(arm.clone(), config());
+    let checks = karpenter_fake::conformance::run(&provider, &pool()).await;
+    let failed: Vec<_> = checks.iter().filter(|c| c.outcome.is_err()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(arm.vm_names().is_empty(), "the suite cleans up");
+    assert!(arm.nic_names().is_empty(), "NICs go with their VMs");
+    // A size sold out in the one zone the claim allows: no capacity, as
+    // Azure's allocation failure reads.
+    arm.sell_out("Standard_D2s_v3", "1");
+    let wanted = claim(
+        "default-x9",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-1"]},
+        ]),
+    );
+    let error = provider.create(&wanted).await.expect_err("sold out");
+    assert!(
+        matches!(error, CloudProviderError::InsufficientCapacity { .. }),
+        "{error}"
+    );
+    assert!(
+        arm.nic_names().is_empty(),
+        "the NIC of a failed launch is taken away"
+    );
+}

@@ -8,9 +8,10 @@
 //! the in-memory cluster settle (nodes launched `launchDelay` ago register,
 //! pods bind where the plan put them), runs one
 //! [`reconcile`](karpenter_core::driver::Driver::reconcile) of the driver
-//! against the fake cloud, and records the cluster. Time comes from the
-//! step, never from the wall clock: the same inputs and seed give the same
-//! [`Run`], byte for byte.
+//! against the cloud ([`ReplayCloud`]: the fake provider, or the Azure
+//! provider over an in-memory ARM), and records the cluster. Time comes
+//! from the step, never from the wall clock: the same inputs and seed give
+//! the same [`Run`], byte for byte.
 //!
 //! ```
 //! use karpenter::replay::{ReplayOptions, run};
@@ -59,6 +60,7 @@
 //! ```
 
 mod actions;
+mod cloud;
 mod output;
 mod record;
 mod schedule;
@@ -79,6 +81,7 @@ use thiserror::Error;
 use crate::scenario::{LoadError, Scenario, Trace};
 
 pub use actions::{GENERATION_ANNOTATION, INTERRUPTION_NOTICE};
+pub use cloud::ReplayCloud;
 pub use output::{Output, ReplayEvent, Run, Sample, Totals};
 pub use record::REASONS;
 
@@ -117,6 +120,8 @@ pub struct ReplayOptions {
     /// [`DriverOptions::with_quiet_skip`](karpenter_core::driver::DriverOptions::with_quiet_skip)):
     /// on by default; the run is the same either way, only faster.
     pub quiet_skip: bool,
+    /// The cloud nodes launch in: the fake provider (the default) or Azure.
+    pub cloud: ReplayCloud,
 }
 
 impl Default for ReplayOptions {
@@ -132,6 +137,7 @@ impl Default for ReplayOptions {
             seed: 1,
             flags: "--packing upstream".to_owned(),
             quiet_skip: true,
+            cloud: ReplayCloud::Fake,
         }
     }
 }
@@ -196,6 +202,12 @@ impl ReplayOptions {
     /// nothing).
     pub fn with_quiet_skip(mut self, on: bool) -> Self {
         self.quiet_skip = on;
+        self
+    }
+
+    /// These options launching in `cloud`.
+    pub fn with_cloud(mut self, cloud: ReplayCloud) -> Self {
+        self.cloud = cloud;
         self
     }
 }
@@ -299,12 +311,14 @@ pub fn run(
     )?;
     let step_seconds = options.step.as_secs();
     let mut recorder = record::Recorder::new(step_seconds);
+    recorder.warn(std::mem::take(&mut world.warnings));
     let mut acting = actions::Actions::default();
     let mut next = 0;
     // Step 0 at the start sets the cluster up (its launches count in the
     // first sample); steps 1..=n are sampled.
     for k in 0..=steps {
         let now = time_of(k)?;
+        world.cloud.set_time(now);
         world.cluster.tick(now);
         for reclaim in acting.due_reclaims(now) {
             if world.cloud.reclaim(&reclaim.provider_id) {

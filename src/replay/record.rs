@@ -5,12 +5,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::disruption::CommandReason;
 use karpenter_core::driver::Event;
 use karpenter_core::provisioning::PodKey;
 
-use super::block_on;
 use super::output::{ReplayEvent, Run, Sample, Totals};
 use super::world::{World, offering_of};
 
@@ -177,7 +175,7 @@ impl Recorder {
 
     /// Samples the world after the step at `now`.
     pub(super) fn sample(&mut self, world: &World, now: Timestamp) {
-        let instances = block_on(world.cloud.list()).unwrap_or_default();
+        let instances = world.cloud.instances();
         let mut price = 0.0;
         let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
         for instance in &instances {

@@ -1,7 +1,6 @@
 //! The replay's world: the in-memory cluster holding the scenario's objects,
 //! the cloud holding its instances, and the driver between them.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,36 +12,24 @@ use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };
 use karpenter_core::{DisruptionOptions, api::NodeClaim};
-use karpenter_fake::{FakeCloudProvider, InMemoryCluster, RESERVATION_ID_LABEL};
+use karpenter_fake::{InMemoryCluster, RESERVATION_ID_LABEL};
 
+use super::cloud::{Cloud, PriceBook, not_adopted};
 use super::{ReplayError, ReplayOptions, block_on};
 use crate::scenario::{DeploymentRef, Scenario};
 
 /// The cluster, the cloud and the driver of one replay.
 pub(crate) struct World {
     pub cluster: Arc<InMemoryCluster>,
-    pub cloud: Arc<FakeCloudProvider>,
+    pub cloud: Cloud,
     pub driver: Driver,
     pub prices: PriceBook,
     /// Every Deployment the cluster runs.
     pub deployments: Vec<DeploymentRef>,
     /// Every NodePool's name.
     pub node_pools: Vec<String>,
-}
-
-/// What each offering costs per hour, by NodePool (NodeOverlays may change a
-/// price for one pool only).
-#[derive(Debug, Default)]
-pub(crate) struct PriceBook {
-    prices: BTreeMap<String, BTreeMap<OfferingKey, f64>>,
-}
-
-impl PriceBook {
-    /// The price of an offering in a pool; `None` when the pool does not
-    /// offer it.
-    pub(super) fn price(&self, pool: &str, key: &OfferingKey) -> Option<f64> {
-        self.prices.get(pool)?.get(key).copied()
-    }
+    /// What the reader should know about the set-up.
+    pub warnings: Vec<String>,
 }
 
 /// What an instance is, read off its labels: its pool, and the offering it
@@ -69,18 +56,7 @@ impl World {
         start: Timestamp,
         launch_delay: Duration,
     ) -> Result<World, ReplayError> {
-        let types = scenario.fake_instance_types()?;
-        let (snapshot, _) = scenario.clone().into_snapshot_and_warnings(types.clone());
-        let mut prices = PriceBook::default();
-        for (pool, types) in &snapshot.instance_types {
-            let book = prices.prices.entry(pool.clone()).or_default();
-            for instance_type in types.iter() {
-                for offering in &instance_type.offerings {
-                    book.insert(OfferingKey::of(instance_type, offering), offering.price);
-                }
-            }
-        }
-        let cloud = Arc::new(FakeCloudProvider::new(types));
+        let (cloud, prices, warnings) = Cloud::build(scenario, &options.cloud, start)?;
         let cluster = Arc::new(InMemoryCluster::new().with_registration_delay(launch_delay));
         cluster.tick(start);
         for pool in &scenario.node_pools {
@@ -122,9 +98,11 @@ impl World {
         for node in &scenario.nodes {
             cluster.apply_node(node.object.clone());
         }
-        for claim in &scenario.node_claims {
+        for (index, claim) in scenario.node_claims.iter().enumerate() {
             // A claim the cloud launched before the replay runs there still.
-            cloud.adopt(&claim.object);
+            cloud
+                .adopt(&claim.object)
+                .map_err(|message| not_adopted(scenario, index, message))?;
             block_on(cluster.create_node_claim(claim.object.clone()))?;
         }
         for pod in &scenario.pods {
@@ -153,7 +131,7 @@ impl World {
             .with_feature_gates(options.feature_gates)
             .with_min_values_policy(options.min_values_policy)
             .with_quiet_skip(options.quiet_skip);
-        let driver = Driver::new(cloud.clone(), cluster.clone()).with_options(driver_options);
+        let driver = Driver::new(cloud.provider(), cluster.clone()).with_options(driver_options);
         Ok(World {
             cluster,
             cloud,
@@ -161,6 +139,7 @@ impl World {
             prices,
             deployments,
             node_pools,
+            warnings,
         })
     }
 }

@@ -2,6 +2,9 @@
 //! instance types with one NodePool, a trace starting on a Monday, feature
 //! gates and the totals' disruption counts.
 
+// Each test crate uses its own part of this module.
+#![allow(dead_code)]
+
 use karpenter::core::features::FeatureGates;
 use karpenter::replay::Run;
 use karpenter::scenario::{LoadOptions, Scenario, Trace};

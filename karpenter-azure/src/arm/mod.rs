@@ -2,7 +2,8 @@
 //! token, retries with backoff on throttling (429) and server errors (5xx)
 //! that honour `Retry-After`, long-running operations polled through
 //! `Azure-AsyncOperation` or `Location`, and `nextLink` paging. The
-//! provider talks to it through [`ComputeApi`], which tests can fake.
+//! provider talks to it through [`ComputeApi`], which tests can fake;
+//! [`InMemoryCompute`] is one in memory (simulations, tests).
 //!
 //! A server is not trusted to behave: every request has a timeout and every
 //! operation a deadline, answers are read up to a size limit, lists up to a
@@ -12,6 +13,7 @@
 mod compute;
 mod credential;
 mod limits;
+mod memory;
 mod transport;
 
 use std::collections::HashSet;
@@ -28,6 +30,7 @@ pub use compute::{ARM_SCOPE, ComputeApi, ComputeApiVersions, PriceItem, price_ta
 pub use credential::AzureIdentityCredential;
 pub use credential::{AccessToken, Secret, StaticCredential, TokenCredential};
 pub use limits::ClientLimits;
+pub use memory::InMemoryCompute;
 
 use limits::require_origin;
 use transport::{Answer, Operation, error_of};

@@ -4,12 +4,13 @@
 //! as a NIC and a VM named `aks-<nodeclaim>` through [`ComputeApi`], every
 //! Azure error recorded in the failure cache, VMs read back as claims.
 
+mod adopt;
 mod launch;
 mod readback;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -27,6 +28,7 @@ use crate::instancetype::labels::well_known_labels;
 use crate::instancetype::{Settings, instance_types};
 use crate::nodeclass::{AKSNodeClass, NetworkOptions};
 
+pub use adopt::AdoptError;
 pub use launch::LAUNCH_RANK;
 
 /// Where and how the provider launches.
@@ -64,8 +66,16 @@ pub struct AzureCloudProvider<A> {
     /// Live prices from the Retail Prices API (on-demand, spot), once
     /// refreshed; the embedded table until then.
     live_prices: Mutex<Option<LivePrices>>,
+    /// Each node class's instance types before the failure cache, with the
+    /// settings they were made under: made again only when those change
+    /// (or the prices do), not at every read.
+    priced_types: Mutex<BTreeMap<String, PricedTypes>>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
+
+/// A node class's instance types at the current prices, before the failure
+/// cache, and the settings they were made under.
+type PricedTypes = (Settings, Arc<[InstanceType]>);
 
 /// Prices read from the Retail Prices API, by size.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -105,6 +115,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             node_classes: Mutex::new(BTreeMap::new()),
             failures: Mutex::new(FailureCache::new()),
             live_prices: Mutex::new(None),
+            priced_types: Mutex::new(BTreeMap::new()),
             clock: Box::new(Timestamp::now),
         }
     }
@@ -139,6 +150,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         let (on_demand, spot) = crate::arm::price_tables(&items);
         let spot_count = spot.len();
         *lock(&self.live_prices) = Some(LivePrices { on_demand, spot });
+        lock(&self.priced_types).clear();
         Ok(spot_count)
     }
 
@@ -169,9 +181,36 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     fn types_for(
         &self,
         class: &AKSNodeClass,
-    ) -> Result<(Settings, Vec<InstanceType>), CloudProviderError> {
+    ) -> Result<(Settings, Arc<[InstanceType]>), CloudProviderError> {
         let settings = self.settings(class)?;
-        let mut types = instance_types(self.catalog, &settings);
+        let name = class.metadata.name.clone().unwrap_or_default();
+        let priced = {
+            // Made while the cache is held: a price refresh clears it only
+            // after, so nothing made at the old prices stays.
+            let mut cache = lock(&self.priced_types);
+            match cache.get(&name) {
+                Some((made_under, types)) if *made_under == settings => Arc::clone(types),
+                _ => {
+                    let types: Arc<[InstanceType]> = self.priced(&settings).into();
+                    cache.insert(name, (settings.clone(), Arc::clone(&types)));
+                    types
+                }
+            }
+        };
+        let failures = lock(&self.failures);
+        if failures.is_empty() {
+            // Nothing to mark: every caller shares the priced list.
+            return Ok((settings, priced));
+        }
+        let mut types = priced.to_vec();
+        failures.apply(self.catalog, &mut types, (self.clock)());
+        Ok((settings, types.into()))
+    }
+
+    /// The catalog's instance types under `settings`, at the live prices
+    /// once refreshed.
+    fn priced(&self, settings: &Settings) -> Vec<InstanceType> {
+        let mut types = instance_types(self.catalog, settings);
         if let Some(live) = lock(&self.live_prices).as_ref() {
             for instance_type in &mut types {
                 // Sizes upstream does not know keep the price that keeps
@@ -200,8 +239,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
                 }
             }
         }
-        lock(&self.failures).apply(self.catalog, &mut types, (self.clock)());
-        Ok((settings, types))
+        types
     }
 
     /// Maps a failed launch of a size with `offerings`: Azure's errors go to
@@ -386,6 +424,18 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         &self,
         pool: &NodePool,
     ) -> Result<Vec<InstanceType>, CloudProviderError> {
+        self.shared_instance_types(pool)
+            .await
+            .map(|types| types.to_vec())
+    }
+
+    /// The same types, shared: while nothing is in the failure cache, every
+    /// read of a node class hands out the same list, made once per node
+    /// class settings and prices.
+    async fn shared_instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Arc<[InstanceType]>, CloudProviderError> {
         let class_name = pool
             .spec
             .template

@@ -3,6 +3,7 @@
 //! and the one error type its implementations return.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use thiserror::Error;
@@ -265,6 +266,22 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
         pool: &NodePool,
     ) -> Result<Vec<InstanceType>, CloudProviderError>;
 
+    /// What [`instance_types`](Self::instance_types) answers, shared: a
+    /// provider that keeps its instance types hands the same list to every
+    /// caller without copying it, and a caller can tell an unchanged list
+    /// by its pointer. The driver reads this one. It must answer as
+    /// `instance_types` does.
+    ///
+    /// The default copies `instance_types`' answer into an `Arc`: right
+    /// for every provider, and for a decorator that changes the answer
+    /// (which need not forward this method).
+    async fn shared_instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Arc<[InstanceType]>, CloudProviderError> {
+        self.instance_types(pool).await.map(Into::into)
+    }
+
     /// The provider's reason the claim has drifted, if it has.
     async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError>;
 
@@ -299,7 +316,7 @@ pub trait CloudProvider: Send + Sync + fmt::Debug {
 /// A shared provider is a provider: decorators can wrap an `Arc` while a
 /// test keeps a handle on what is inside.
 #[async_trait]
-impl<T: CloudProvider + ?Sized> CloudProvider for std::sync::Arc<T> {
+impl<T: CloudProvider + ?Sized> CloudProvider for Arc<T> {
     async fn create(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
         (**self).create(claim).await
     }
@@ -321,6 +338,13 @@ impl<T: CloudProvider + ?Sized> CloudProvider for std::sync::Arc<T> {
         pool: &NodePool,
     ) -> Result<Vec<InstanceType>, CloudProviderError> {
         (**self).instance_types(pool).await
+    }
+
+    async fn shared_instance_types(
+        &self,
+        pool: &NodePool,
+    ) -> Result<Arc<[InstanceType]>, CloudProviderError> {
+        (**self).shared_instance_types(pool).await
     }
 
     async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {

@@ -56,13 +56,30 @@ struct Inputs {
     provider_drift: BTreeMap<String, String>,
     /// The provider's instance types by pool, the unavailable offerings and
     /// NodeOverlays applied: a provider's catalog may change on its own.
-    instance_types: BTreeMap<String, Arc<[InstanceType]>>,
+    instance_types: InstanceTypes,
     /// The provider's well-known labels.
     well_known_labels: WellKnownLabels,
     /// The provider's launch rank.
     launch_rank: LaunchRank,
     /// The generation of the driver's unavailable offerings.
     unavailable: u64,
+}
+
+/// Instance types by pool, compared by pointer first: a provider that
+/// shares its lists hands the same ones out while they do not change, and
+/// comparing hundreds of types at every pass costs more than the pass.
+#[derive(Debug)]
+struct InstanceTypes(BTreeMap<String, Arc<[InstanceType]>>);
+
+impl PartialEq for InstanceTypes {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|((a, x), (b, y))| a == b && (Arc::ptr_eq(x, y) || x == y))
+    }
 }
 
 /// The last disruption plan, which found no command, with what it read.
@@ -101,7 +118,7 @@ fn inputs(driver: &Driver, snapshot: &Snapshot, options: &DisruptionOptions) -> 
         revision,
         options: options.clone(),
         provider_drift: snapshot.provider_drift.clone(),
-        instance_types: snapshot.instance_types.clone(),
+        instance_types: InstanceTypes(snapshot.instance_types.clone()),
         well_known_labels: snapshot.well_known_labels.clone(),
         launch_rank: snapshot.launch_rank,
         unavailable: driver.unavailable.generation(),

@@ -361,13 +361,17 @@ impl Driver {
             let Some(name) = pool.metadata.name.clone() else {
                 continue;
             };
-            let mut types = match self.provider.instance_types(pool).await {
+            let mut types = match self.provider.shared_instance_types(pool).await {
                 Ok(types) => types,
                 Err(CloudProviderError::UnevaluatedNodePool { .. }) => continue,
                 Err(error) => return Err(error.into()),
             };
-            self.unavailable.apply(&mut types, now);
-            snapshot.instance_types.insert(name, types.into());
+            // Copied only when some offering is marked: most passes share
+            // the provider's list as it is.
+            if !self.unavailable.is_empty() {
+                self.unavailable.apply(Arc::make_mut(&mut types), now);
+            }
+            snapshot.instance_types.insert(name, types);
         }
         // Upstream's providers list reserved offerings only with the gate on.
         if !self

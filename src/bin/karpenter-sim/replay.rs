@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
-use karpenter::replay::{Output as ReplayOutput, ReplayError, ReplayOptions};
+use karpenter::replay::{Output as ReplayOutput, ReplayCloud, ReplayError, ReplayOptions};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 use karpenter::sim::{Timings, replay_charts, replay_csv, replay_html, replay_table};
 
 use super::progress::Progress;
 use super::{
-    Cli, Command, CommonArgs, Failure, Output, Packing, Provider, json, parse_min_values_policy,
-    parse_time, write_stdout,
+    Chosen, Cli, Command, CommonArgs, Failure, Output, Packing, json, parse_min_values_policy,
+    parse_time, resolve_provider, write_stdout,
 };
 
 #[derive(Args)]
@@ -91,8 +91,8 @@ const NOT_COMPARED: [&str; 13] = [
 
 impl ReplayArgs {
     /// The label of this run in the output: the flags that make it what
-    /// it is.
-    fn label(&self) -> String {
+    /// it is (the cloud named when it is Azure).
+    fn label(&self, cloud: &ReplayCloud) -> String {
         let mut flags = vec![format!(
             "--packing {}",
             match self.packing {
@@ -120,10 +120,13 @@ impl ReplayArgs {
         if self.seed != 1 {
             flags.push(format!("--seed {}", self.seed));
         }
+        if let ReplayCloud::Azure { region } = cloud {
+            flags.push(format!("--provider azure --region {region}"));
+        }
         flags.join(" ")
     }
 
-    fn options(&self) -> ReplayOptions {
+    fn options(&self, cloud: ReplayCloud) -> ReplayOptions {
         let mut options = ReplayOptions::default()
             .with_step(self.step)
             .with_packing(self.packing.into())
@@ -131,7 +134,8 @@ impl ReplayArgs {
             .with_feature_gates(self.common.gates())
             .with_min_values_policy(self.min_values_policy)
             .with_seed(self.seed)
-            .with_flags(self.label());
+            .with_flags(self.label(&cloud))
+            .with_cloud(cloud);
         if let Some(start) = self.start {
             options = options.with_start(start);
         }
@@ -188,8 +192,12 @@ fn compared(raw: &[OsString], flags: &str) -> Result<ReplayArgs, Failure> {
     }
 }
 
-/// Reads the cluster's files and the trace under a run's gates.
-fn load(args: &ReplayArgs, timings: &mut Timings) -> Result<(Scenario, Trace), Failure> {
+/// Reads the cluster's files and the trace under a run's gates, and picks
+/// the cloud as `provision` picks its provider.
+fn load(
+    args: &ReplayArgs,
+    timings: &mut Timings,
+) -> Result<(Scenario, Trace, ReplayCloud), Failure> {
     let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
     let options = LoadOptions::default().with_feature_gates(args.common.gates());
     let scenario = timings
@@ -203,21 +211,12 @@ fn load(args: &ReplayArgs, timings: &mut Timings) -> Result<(Scenario, Trace), F
     let trace = timings
         .time("read trace", || Trace::read_file(&args.trace, &options))
         .map_err(bad)?;
-    if args.common.provider == Some(Provider::Azure) {
-        return Err(Failure::BadInput(
-            "replay runs on the fake provider for now (--provider fake, with InstanceType \
-             documents)"
-                .into(),
-        ));
-    }
-    if scenario.instance_types.is_empty() {
-        return Err(Failure::BadInput(
-            "replay takes its instance types from InstanceType documents \
-             (karpenter.fake/v1alpha1), and the input has none"
-                .into(),
-        ));
-    }
-    Ok((scenario, trace))
+    let (chosen, _) = resolve_provider(&args.common, &scenario)?;
+    let cloud = match chosen {
+        Chosen::Fake => ReplayCloud::Fake,
+        Chosen::Azure(region) => ReplayCloud::Azure { region },
+    };
+    Ok((scenario, trace, cloud))
 }
 
 pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
@@ -235,7 +234,7 @@ pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
     let mut output = ReplayOutput { runs: Vec::new() };
     let mut steps = 0;
     for (i, run_args) in runs.iter().enumerate() {
-        let (scenario, trace) = load(run_args, &mut timings)?;
+        let (scenario, trace, cloud) = load(run_args, &mut timings)?;
         // Warnings are said once, for the first run's reading.
         if i == 0 {
             for warning in &scenario.warnings {
@@ -243,11 +242,11 @@ pub(crate) fn run(args: ReplayArgs, raw: &[OsString]) -> Result<(), Failure> {
             }
         }
         let start = Instant::now();
-        let mut progress = Progress::new(format!("replay {}", run_args.label()));
+        let mut progress = Progress::new(format!("replay {}", run_args.label(&cloud)));
         let result = karpenter::replay::run(
             &scenario,
             &trace,
-            &run_args.options(),
+            &run_args.options(cloud),
             &mut |done, total| progress.update(done, total),
         );
         progress.finish();
