@@ -6,12 +6,23 @@
 //!
 //! `cargo bench --bench replay`. Each sample is a whole replay, so a run
 //! takes minutes; `cargo bench --bench replay -- day` runs one.
+//! `replay/azure_workday` replays the example's working day on the Azure
+//! provider (`examples/replay/azure.yaml`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use karpenter::replay::{ReplayOptions, run};
+use karpenter::replay::{ReplayCloud, ReplayOptions, run};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 
+/// As `karpenter-sim` replays (its allocator; the system's takes twice as
+/// long over a replay's many small copies).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CLUSTER: &str = include_str!("../examples/replay/cluster.yaml");
+
+/// The example's working day, and its cluster on Azure.
+const WORKDAY: &str = include_str!("../examples/replay/workday.yaml");
+const AZURE: &str = include_str!("../examples/replay/azure.yaml");
 
 /// A day: the morning ramp to 1,400 web and 600 api pods, three spot
 /// interruptions, a failing node, a drift roll at noon, the evening
@@ -80,6 +91,14 @@ fn replay(c: &mut Criterion) {
         .with_step(std::time::Duration::from_secs(300));
     group.bench_function("week_5m", |b| {
         b.iter(|| run(&cluster, &week, &week_options, &mut |_, _| {}).expect("replays"))
+    });
+    let azure = Scenario::from_str("azure.yaml", AZURE, &options).expect("the Azure cluster");
+    let workday = Trace::from_str("workday.yaml", WORKDAY, &options).expect("the workday");
+    let azure_options = ReplayOptions::default().with_cloud(ReplayCloud::Azure {
+        region: "eastus".into(),
+    });
+    group.bench_function("azure_workday", |b| {
+        b.iter(|| run(&azure, &workday, &azure_options, &mut |_, _| {}).expect("replays"))
     });
     group.finish();
 }
