@@ -2,8 +2,6 @@
 //! started (a simulation's starting nodes) put into the in-memory ARM, and
 //! spot evictions.
 
-use std::collections::BTreeMap;
-
 use karpenter_core::api::NodeClaim;
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_SPOT, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE,
@@ -12,7 +10,7 @@ use karpenter_core::scheduling::{
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use super::AzureCloudProvider;
+use super::{AzureCloudProvider, launch};
 use crate::arm::InMemoryCompute;
 use crate::instancetype::labels::SKU_STORAGE_ULTRA_SSD;
 
@@ -68,24 +66,18 @@ impl AzureCloudProvider<InMemoryCompute> {
         let labels = claim.metadata.labels.clone().unwrap_or_default();
         let label = |key: &str| labels.get(key).map(String::as_str).unwrap_or_default();
         let spot = label(CAPACITY_TYPE_LABEL_KEY) == CAPACITY_TYPE_SPOT;
-        let mut tags = BTreeMap::from([
-            (
-                "karpenter.azure.com_cluster".to_owned(),
-                self.config.cluster_name.clone(),
-            ),
-            ("compute.aks.billing".to_owned(), "linux".to_owned()),
-        ]);
-        if let Some(pool) = labels.get(NODE_POOL_LABEL_KEY) {
-            tags.insert("karpenter.sh_nodepool".to_owned(), pool.clone());
+        // The tags the provider's own launch writes; a claim of no pool
+        // gets no pool tag (its VM is then not the provider's to list).
+        let class_name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
+        let class = self.node_class(class_name);
+        let pool = labels.get(NODE_POOL_LABEL_KEY);
+        let mut tags = launch::tags(&self.config, &class, pool.map_or("", String::as_str));
+        if pool.is_none() {
+            tags.remove("karpenter.sh_nodepool");
         }
-        let image = status.and_then(|s| s.image_id.as_deref());
-        let image_reference = match image {
-            Some(id) if id.starts_with("/CommunityGalleries/") => {
-                json!({"communityGalleryImageId": id})
-            }
-            Some(id) => json!({"id": id}),
-            None => Value::Null,
-        };
+        let image_reference = status
+            .and_then(|s| s.image_id.as_deref())
+            .map_or(Value::Null, launch::image_reference);
         let mut body = json!({
             "location": self.config.region,
             "tags": tags,

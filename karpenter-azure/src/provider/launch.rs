@@ -117,6 +117,16 @@ pub(super) fn nic_body(
     })
 }
 
+/// A VM's `imageReference` for an image ID: a community gallery's by its
+/// own key, any other by `id`.
+pub(super) fn image_reference(image: &str) -> Value {
+    if image.starts_with("/CommunityGalleries/") {
+        json!({"communityGalleryImageId": image})
+    } else {
+        json!({"id": image})
+    }
+}
+
 /// The VM.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn vm_body(
@@ -133,11 +143,7 @@ pub(super) fn vm_body(
         .as_ref()
         .and_then(|s| s.images.as_ref()?.first())
         .map_or(DEFAULT_IMAGE.to_owned(), |i| i.id.clone());
-    let image_reference = if image.starts_with("/CommunityGalleries/") {
-        json!({"communityGalleryImageId": image})
-    } else {
-        json!({"id": image})
-    };
+    let image_reference = image_reference(&image);
     let mut os_disk = json!({
         "name": name,
         "createOption": "FromImage",

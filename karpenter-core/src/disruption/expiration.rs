@@ -28,22 +28,9 @@ pub(crate) fn expiration(
     now: Timestamp,
     options: &DisruptionOptions,
 ) -> Option<Command> {
-    let pool = |name: Option<&str>| {
-        snapshot
-            .node_pools
-            .iter()
-            .find(|p| name.is_some_and(|n| p.name() == Some(n)))
-    };
-    let expired: Vec<&ClusterNode> = snapshot
-        .nodes
-        .iter()
-        .filter(|node| node.is_managed() && !node.is_deleting())
-        .filter(|node| {
-            let Some(claim) = node.node_claim.as_ref() else {
-                return false;
-            };
-            expires_at(node, claim, pool(node.node_pool())).is_some_and(|at| at <= now)
-        })
+    let expired: Vec<&ClusterNode> = expiries(snapshot)
+        .filter(|(_, at)| *at <= now)
+        .map(|(node, _)| node)
         .collect();
     forceful_command(snapshot, expired, CommandReason::Expired, now, options)
 }
@@ -51,6 +38,14 @@ pub(crate) fn expiration(
 /// The first moment after `now` at which some node [`expiration`] reads
 /// expires; `None` when none will.
 pub(super) fn next_expiry(snapshot: &Snapshot, now: Timestamp) -> Option<Timestamp> {
+    expiries(snapshot)
+        .map(|(_, at)| at)
+        .filter(|at| *at > now)
+        .min()
+}
+
+/// The managed nodes not being deleted that expire, each with when.
+fn expiries(snapshot: &Snapshot) -> impl Iterator<Item = (&ClusterNode, Timestamp)> {
     let pool = |name: Option<&str>| {
         snapshot
             .node_pools
@@ -61,9 +56,10 @@ pub(super) fn next_expiry(snapshot: &Snapshot, now: Timestamp) -> Option<Timesta
         .nodes
         .iter()
         .filter(|node| node.is_managed() && !node.is_deleting())
-        .filter_map(|node| expires_at(node, node.node_claim.as_ref()?, pool(node.node_pool())))
-        .filter(|at| *at > now)
-        .min()
+        .filter_map(move |node| {
+            let at = expires_at(node, node.node_claim.as_ref()?, pool(node.node_pool()))?;
+            Some((node, at))
+        })
 }
 
 /// The command deleting `nodes` whatever budgets and their pods' protections

@@ -42,16 +42,7 @@ pub(crate) fn due<'s>(
     }
     // Each pool's health, worked out once.
     let mut healthy: BTreeMap<&str, bool> = BTreeMap::new();
-    for node in &snapshot.nodes {
-        let Some(pool) = node.node_pool() else {
-            continue;
-        };
-        if !node.is_managed() || node.is_deleting() || node.node_claim.is_none() {
-            continue;
-        }
-        let Some((policy, at)) = first_due(node, policies) else {
-            continue;
-        };
+    for (node, pool, policy, at) in watched(snapshot, policies) {
         if at > now {
             continue;
         }
@@ -80,18 +71,27 @@ pub(crate) fn next_due(
     now: Timestamp,
     policies: &[RepairPolicy],
 ) -> Option<Timestamp> {
-    if policies.is_empty() {
-        return None;
-    }
-    snapshot
-        .nodes
-        .iter()
-        .filter(|node| node.node_pool().is_some())
-        .filter(|node| node.is_managed() && !node.is_deleting() && node.node_claim.is_some())
-        .filter_map(|node| first_due(node, policies))
-        .map(|(_, at)| at)
+    watched(snapshot, policies)
+        .map(|(.., at)| at)
         .filter(|at| *at > now)
         .min()
+}
+
+/// The managed nodes of a pool, with a claim and not being deleted, that a
+/// policy will find unhealthy: each with its pool, that policy and the
+/// moment it is due (past or to come).
+fn watched<'s, 'p>(
+    snapshot: &'s Snapshot,
+    policies: &'p [RepairPolicy],
+) -> impl Iterator<Item = (&'s ClusterNode, &'s str, &'p RepairPolicy, Timestamp)> {
+    snapshot.nodes.iter().filter_map(move |node| {
+        let pool = node.node_pool()?;
+        if !node.is_managed() || node.is_deleting() || node.node_claim.is_none() {
+            return None;
+        }
+        let (policy, at) = first_due(node, policies)?;
+        Some((node, pool, policy, at))
+    })
 }
 
 /// Which due nodes a repair command replaces: those whose policy is an
