@@ -244,3 +244,68 @@ async fn the_azure_provider_on_the_in_memory_arm_conforms() {
         "the NIC of a failed launch is taken away"
     );
 }
+
+#[tokio::test]
+async fn an_allocation_failure_marks_its_offering_until_it_runs_out_then_the_list_is_shared_again()
+{
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use jiff::Timestamp;
+    use karpenter_azure::AzureCloudProvider;
+    use karpenter_azure::arm::InMemoryCompute;
+
+    let seconds = Arc::new(AtomicI64::new(1_800_000_000));
+    let clock = Arc::clone(&seconds);
+    let arm = InMemoryCompute::new();
+    let provider = AzureCloudProvider::new(arm.clone(), config())
+        .with_clock(move || Timestamp::from_second(clock.load(Ordering::SeqCst)).expect("a time"));
+    let offered = |types: &[karpenter_core::cloudprovider::InstanceType]| {
+        types
+            .iter()
+            .find(|t| t.name == "Standard_D2s_v3")
+            .expect("D2s_v3")
+            .offerings
+            .iter()
+            .find(|o| o.zone == "eastus-1" && o.capacity_type == "on-demand")
+            .expect("its on-demand offering in zone 1")
+            .available
+    };
+    let before = provider
+        .shared_instance_types(&pool())
+        .await
+        .expect("types");
+    assert!(offered(&before));
+
+    arm.sell_out("Standard_D2s_v3", "1");
+    let wanted = claim(
+        "default-x7",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-1"]},
+        ]),
+    );
+    provider.create(&wanted).await.expect_err("sold out");
+    let marked = provider
+        .shared_instance_types(&pool())
+        .await
+        .expect("types");
+    assert!(!offered(&marked), "the failed offering is marked");
+    assert!(!Arc::ptr_eq(&before, &marked));
+
+    // A day on, the mark has run out: the offering is back and every read
+    // shares one list again.
+    seconds.fetch_add(86_400, Ordering::SeqCst);
+    let first = provider
+        .shared_instance_types(&pool())
+        .await
+        .expect("types");
+    let second = provider
+        .shared_instance_types(&pool())
+        .await
+        .expect("types");
+    assert!(offered(&first));
+    assert!(Arc::ptr_eq(&first, &second), "the priced list is shared");
+    assert!(Arc::ptr_eq(&before, &first), "and it is the one made first");
+}

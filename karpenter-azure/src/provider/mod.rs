@@ -197,13 +197,17 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
                 }
             }
         };
-        let failures = lock(&self.failures);
+        let now = (self.clock)();
+        let mut failures = lock(&self.failures);
+        // Marks that ran out mark nothing; forgetting them lets callers
+        // share the priced list again as soon as the last one does.
+        failures.expire(now);
         if failures.is_empty() {
             // Nothing to mark: every caller shares the priced list.
             return Ok((settings, priced));
         }
         let mut types = priced.to_vec();
-        failures.apply(self.catalog, &mut types, (self.clock)());
+        failures.apply(self.catalog, &mut types, now);
         Ok((settings, types.into()))
     }
 

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Pod, PodCondition, PodSpec, PodStatus, PodTemplateSpec, Volume};
+use k8s_openapi::api::core::v1::{Pod, PodSpec, PodStatus, PodTemplateSpec, Volume};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::api::CapacityBuffer;
+use crate::pods::unschedulable_condition;
 use crate::pods::{PodInfo, PodInterner};
 
 /// Marks a virtual pod (value `"true"`).
@@ -45,12 +46,7 @@ pub(super) fn build(
     ]);
     let spec = template.spec.as_ref().map(sanitized);
     let status = PodStatus {
-        conditions: Some(vec![PodCondition {
-            type_: "PodScheduled".to_owned(),
-            status: "False".to_owned(),
-            reason: Some("Unschedulable".to_owned()),
-            ..PodCondition::default()
-        }]),
+        conditions: Some(vec![unschedulable_condition()]),
         ..PodStatus::default()
     };
     (1..=replicas)

@@ -8,6 +8,8 @@
 //! for the pods of nodes being deleted), so the answers live below both and
 //! each planner re-exports the ones its callers use.
 
+use k8s_openapi::api::core::v1::PodCondition;
+
 mod cost;
 mod info;
 mod key;
@@ -90,6 +92,23 @@ pub(crate) fn is_reschedulable(pod: &(impl PodFields + ?Sized)) -> bool {
     (is_active(pod) || (is_owned_by(pod, "apps/v1", "StatefulSet") && is_terminating(pod)))
         && !is_owned_by(pod, "apps/v1", "DaemonSet")
         && !is_owned_by_node(pod)
+}
+
+/// The condition the kube-scheduler writes on a pod it has tried.
+pub(crate) const POD_SCHEDULED: &str = "PodScheduled";
+/// Its reason when no node can take the pod.
+pub(crate) const UNSCHEDULABLE: &str = "Unschedulable";
+
+/// The condition the kube-scheduler writes on a pod it cannot place
+/// (`PodScheduled` `False`, reason `Unschedulable`), which provisioning's
+/// `is_pending` reads: what every pod made to be planned for carries.
+pub(crate) fn unschedulable_condition() -> PodCondition {
+    PodCondition {
+        type_: POD_SCHEDULED.to_owned(),
+        status: "False".to_owned(),
+        reason: Some(UNSCHEDULABLE.to_owned()),
+        ..PodCondition::default()
+    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,9 @@
 use k8s_openapi::api::core::v1::PodCondition;
 
 use crate::pods::{
-    PodFields, PodInfo, PodInfoStatus, bound_node, is_daemon_pod, is_owned_by_node, is_terminal,
+    POD_SCHEDULED, PodFields, PodInfo, PodInfoStatus, UNSCHEDULABLE, bound_node, is_daemon_pod,
+    is_owned_by_node, is_terminal, unschedulable_condition,
 };
-
-/// The condition the kube-scheduler writes on a pod it has tried.
-const POD_SCHEDULED: &str = "PodScheduled";
-/// Its reason when no node can take the pod.
-const UNSCHEDULABLE: &str = "Unschedulable";
 
 /// Whether provisioning plans capacity for the pod, as upstream's
 /// `IsProvisionable` reads it.
@@ -118,12 +114,7 @@ pub(crate) fn as_unschedulable(pod: &PodInfo) -> PodInfo {
     moved.node_name = None;
     moved.status = Some(PodInfoStatus {
         phase: Some("Pending".to_owned()),
-        conditions: Some(vec![PodCondition {
-            type_: POD_SCHEDULED.to_owned(),
-            status: "False".to_owned(),
-            reason: Some(UNSCHEDULABLE.to_owned()),
-            ..PodCondition::default()
-        }]),
+        conditions: Some(vec![unschedulable_condition()]),
         ..PodInfoStatus::default()
     });
     moved

@@ -3,11 +3,13 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Container, Pod, PodCondition, PodSpec, PodStatus, ResourceRequirements, Toleration,
+    Container, Pod, PodSpec, PodStatus, ResourceRequirements, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
+
+use crate::pods::unschedulable_condition;
 
 /// A pod in a namespace, pending (the kube-scheduler marked it
 /// unschedulable) until it is put [on a node](Self::on_node). It has one
@@ -37,12 +39,7 @@ impl PodBuilder {
             }),
             status: Some(PodStatus {
                 phase: Some("Pending".to_owned()),
-                conditions: Some(vec![PodCondition {
-                    type_: "PodScheduled".to_owned(),
-                    status: "False".to_owned(),
-                    reason: Some("Unschedulable".to_owned()),
-                    ..PodCondition::default()
-                }]),
+                conditions: Some(vec![unschedulable_condition()]),
                 ..PodStatus::default()
             }),
         };
