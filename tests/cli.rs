@@ -1110,6 +1110,32 @@ fn provider_azure_drift_replaces_a_node_on_an_image_its_node_class_dropped() {
 }
 
 #[test]
+fn a_region_on_a_fake_run_changes_nothing_and_says_so() {
+    let basic = provision_basic();
+    let plain = sim(&["provision", "-f", &basic, "-o", "json"]);
+    assert_status(&plain, 0);
+    assert!(!stderr(&plain).contains("--region"), "{}", stderr(&plain));
+    let regional = sim(&[
+        "provision",
+        "-f",
+        &basic,
+        "--region",
+        "westeurope",
+        "-o",
+        "json",
+    ]);
+    assert_status(&regional, 0);
+    assert_eq!(stdout(&regional), stdout(&plain));
+    assert_contains(
+        &stderr(&regional),
+        &[
+            "warning: --region westeurope is for the Azure provider",
+            "fake provider",
+        ],
+    );
+}
+
+#[test]
 fn provider_azure_refuses_an_unknown_region_and_a_bad_node_class() {
     let output = sim(&[
         "provision",

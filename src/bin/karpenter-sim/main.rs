@@ -60,9 +60,9 @@ struct CommonArgs {
     /// default when there are some) or the embedded Azure catalog.
     #[arg(long, value_enum)]
     provider: Option<Provider>,
-    /// The Azure region (with --provider azure).
-    #[arg(long, value_name = "R", default_value = "eastus")]
-    region: String,
+    /// The Azure region (with --provider azure; default eastus).
+    #[arg(long, value_name = "R")]
+    region: Option<String>,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     output: Output,
@@ -393,6 +393,9 @@ impl Chosen {
     }
 }
 
+/// The Azure region of a run that names none.
+const DEFAULT_REGION: &str = "eastus";
+
 /// Which provider the run uses, as the format says: `--provider`, else fake when the
 /// input has InstanceType documents, else Azure; with a line describing it.
 fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<(Chosen, String), Failure> {
@@ -409,14 +412,23 @@ fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<(Chosen,
                     .to_string(),
             ));
         }
+        if let Some(region) = &common.region {
+            // Said, not refused: the run is still the one asked for, but a
+            // reader expecting that region's prices must know it has none.
+            eprintln!(
+                "warning: --region {region} is for the Azure provider; this run uses the fake \
+                 provider and the prices of the input's InstanceType documents"
+            );
+        }
         let line = format!(
             "fake ({} instance types from the input)",
             scenario.instance_types.len()
         );
         return Ok((Chosen::Fake, line));
     }
+    let wanted = common.region.as_deref().unwrap_or(DEFAULT_REGION);
     let catalog = karpenter::azure::Catalog::embedded();
-    let Some(region) = catalog.region(&common.region) else {
+    let Some(region) = catalog.region(wanted) else {
         let priced: Vec<&str> = catalog
             .regions()
             .filter(|r| r.has_prices)
@@ -424,7 +436,7 @@ fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<(Chosen,
             .collect();
         return Err(Failure::BadInput(format!(
             "--region {}: not an Azure region the embedded catalog knows; regions with prices: {}",
-            common.region,
+            wanted,
             priced.join(", ")
         )));
     };
