@@ -243,6 +243,19 @@ async fn the_azure_provider_on_the_in_memory_arm_conforms() {
         arm.nic_names().is_empty(),
         "the NIC of a failed launch is taken away"
     );
+    // A spot eviction deletes the VM as a deletion does: its NIC goes too.
+    let spot = claim(
+        "default-x8",
+        json!([
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2s_v3"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+        ]),
+    );
+    let launched = provider.create(&spot).await.expect("launched");
+    assert_eq!(arm.nic_names().len(), 1);
+    let id = launched.status.and_then(|s| s.provider_id).expect("an ID");
+    assert!(provider.evict(&id));
+    assert!(arm.vm_names().is_empty() && arm.nic_names().is_empty());
 }
 
 #[tokio::test]

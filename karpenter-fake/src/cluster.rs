@@ -402,15 +402,14 @@ impl InMemoryCluster {
         objects.now = now;
         let delay =
             SignedDuration::try_from(objects.registration_delay).unwrap_or(SignedDuration::MAX);
-        // Only the claims whose Node is not there yet are copied: a tick at
-        // every step of a long replay would otherwise copy every claim.
-        let due: Vec<NodeClaim> = objects
+        // Only the claims whose Node is not there yet are read: a tick at
+        // every step of a long replay would otherwise go through every claim.
+        let registered: Vec<(String, Node)> = objects
             .node_claims
             .iter()
             .filter(|(name, _)| !objects.nodes.contains_key(name.as_str()))
-            .map(|(_, claim)| claim)
-            .filter(|c| c.metadata.deletion_timestamp.is_none())
-            .filter(|c| {
+            .filter(|(_, c)| c.metadata.deletion_timestamp.is_none())
+            .filter(|(_, c)| {
                 c.status
                     .as_ref()
                     .and_then(|s| s.provider_id.as_ref())
@@ -418,17 +417,11 @@ impl InMemoryCluster {
                     && launched_at(c)
                         .is_some_and(|t| t.saturating_add(delay).is_ok_and(|t| t <= now))
             })
-            .cloned()
+            .map(|(name, claim)| (name.clone(), node_for(claim, name, now)))
             .collect();
-        let mut changed = false;
-        for claim in due {
-            let name = claim.metadata.name.clone().unwrap_or_default();
-            if !objects.nodes.contains_key(&name) {
-                objects
-                    .nodes
-                    .insert(name.clone(), Arc::new(node_for(&claim, &name, now)));
-                changed = true;
-            }
+        let mut changed = !registered.is_empty();
+        for (name, node) in registered {
+            objects.nodes.insert(name, Arc::new(node));
         }
         changed |= bind_nominated(&mut objects, now);
         // A tick that registers and binds nothing leaves the reads as they
@@ -827,10 +820,6 @@ impl Cluster for InMemoryCluster {
     async fn update_node_claim(&self, claim: NodeClaim) -> Result<(), ClusterError> {
         let name = claim.metadata.name.clone().unwrap_or_default();
         let mut objects = self.lock();
-        if !objects.node_claims.contains_key(&name) {
-            return Err(not_found("NodeClaim", &name));
-        }
-        objects.changed();
         let stored = objects
             .node_claims
             .get_mut(&name)
@@ -856,6 +845,7 @@ impl Cluster for InMemoryCluster {
         {
             status.last_pod_event_time = Some(noted);
         }
+        objects.changed();
         Ok(())
     }
 

@@ -54,6 +54,26 @@ struct State {
     retail_prices: Vec<PriceItem>,
 }
 
+impl State {
+    /// Deletes the VM `name` and, as ARM does, the NICs it names with
+    /// `deleteOption: Delete`; whether it was there.
+    fn delete_vm(&mut self, name: &str) -> bool {
+        let Some(vm) = self.vms.remove(name) else {
+            return false;
+        };
+        let nics = vm["properties"]["networkProfile"]["networkInterfaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|nic| nic["properties"]["deleteOption"] == "Delete")
+            .filter_map(|nic| nic["id"].as_str()?.rsplit('/').next());
+        for nic in nics {
+            self.nics.remove(nic);
+        }
+        true
+    }
+}
+
 /// The zone a VM body asks for (`""` for none).
 fn zone_of(body: &Value) -> &str {
     body["zones"][0].as_str().unwrap_or_default()
@@ -107,12 +127,10 @@ impl InMemoryCompute {
     }
 
     /// Evicts the VM `name` as Azure evicts a spot VM whose eviction
-    /// policy is `Delete`: it is gone, its NIC with it. Whether it was
-    /// there.
+    /// policy is `Delete`: it is deleted, with the NICs a deletion takes.
+    /// Whether it was there.
     pub fn evict(&self, name: &str) -> bool {
-        let mut state = self.lock();
-        state.nics.remove(name);
-        state.vms.remove(name).is_some()
+        self.lock().delete_vm(name)
     }
 
     /// The names of the VMs, in order.
@@ -178,20 +196,7 @@ impl ComputeApi for InMemoryCompute {
     /// Deletes the VM and, as ARM does, the NICs it names with
     /// `deleteOption: Delete`.
     async fn delete_vm(&self, name: &str) -> Result<bool, ArmError> {
-        let mut state = self.lock();
-        let Some(vm) = state.vms.remove(name) else {
-            return Ok(false);
-        };
-        let nics = vm["properties"]["networkProfile"]["networkInterfaces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|nic| nic["properties"]["deleteOption"] == "Delete")
-            .filter_map(|nic| nic["id"].as_str()?.rsplit('/').next());
-        for nic in nics {
-            state.nics.remove(nic);
-        }
-        Ok(true)
+        Ok(self.lock().delete_vm(name))
     }
 
     async fn delete_nic(&self, name: &str) -> Result<bool, ArmError> {

@@ -10,7 +10,7 @@ use karpenter_core::scheduling::{
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use super::{AzureCloudProvider, launch};
+use super::{AzureCloudProvider, launch, vm_name_in};
 use crate::arm::InMemoryCompute;
 use crate::instancetype::labels::SKU_STORAGE_ULTRA_SSD;
 
@@ -105,8 +105,7 @@ impl AzureCloudProvider<InMemoryCompute> {
     /// Evicts the VM with this provider ID as Azure evicts a spot VM (it is
     /// deleted); whether there was one.
     pub fn evict(&self, provider_id: &str) -> bool {
-        let name = provider_id.rsplit('/').next().unwrap_or_default();
-        self.api.evict(name)
+        self.api.evict(vm_name_in(provider_id))
     }
 }
 

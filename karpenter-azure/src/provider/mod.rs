@@ -104,6 +104,11 @@ fn vm_name(claim: &NodeClaim) -> String {
     format!("aks-{}", claim.metadata.name.as_deref().unwrap_or_default())
 }
 
+/// The VM name a provider ID ends with (`azure:///.../virtualMachines/<name>`).
+fn vm_name_in(provider_id: &str) -> &str {
+    provider_id.rsplit('/').next().unwrap_or_default()
+}
+
 impl<A: ComputeApi> AzureCloudProvider<A> {
     /// A provider launching through `api` as `config` says, on the embedded
     /// catalog, with the wall clock.
@@ -391,8 +396,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         let provider_id = claim.status.as_ref().and_then(|s| s.provider_id.clone());
         let name = provider_id
             .as_deref()
-            .and_then(|id| id.rsplit('/').next())
-            .map_or_else(|| vm_name(claim), str::to_owned);
+            .map_or_else(|| vm_name(claim), |id| vm_name_in(id).to_owned());
         let not_found = || CloudProviderError::NodeClaimNotFound {
             provider_id: provider_id.clone().unwrap_or_else(|| name.clone()),
         };
@@ -406,7 +410,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
     }
 
     async fn get(&self, provider_id: &str) -> Result<NodeClaim, CloudProviderError> {
-        let name = provider_id.rsplit('/').next().unwrap_or_default();
+        let name = vm_name_in(provider_id);
         match self.api.get_vm(name).await.map_err(api_error)? {
             Some(vm) => Ok(self.claim_of(&vm)),
             None => Err(CloudProviderError::NodeClaimNotFound {

@@ -505,17 +505,34 @@ pub(super) fn price(
 /// `creationTimestamp` of every pod bound to the node (pod creation times
 /// standing in for the bindings a snapshot cannot see).
 fn last_event(claim: &NodeClaim, created: Timestamp, pods: &[&PodInfo]) -> Timestamp {
-    let status = claim.status.as_ref();
-    if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
-        return recorded.0;
-    }
-    let initialized = status
-        .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
-        .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED))
-        .unwrap_or(created);
+    let initialized = match event_base(claim) {
+        EventBase::Recorded(recorded) => return recorded,
+        EventBase::Initialized(initialized) => initialized.unwrap_or(created),
+    };
     pods.iter()
         .filter_map(|pod| pod.metadata.creation_timestamp.as_ref().map(|t| t.0))
         .fold(initialized, Timestamp::max)
+}
+
+/// What [`last_event`] reads of the claim itself.
+enum EventBase {
+    /// `lastPodEventTime`: the last event, whatever the pods.
+    Recorded(Timestamp),
+    /// None recorded: the claim's `Initialized` condition time, if it is
+    /// initialized and the time is known; the pods' creation may be later.
+    Initialized(Option<Timestamp>),
+}
+
+fn event_base(claim: &NodeClaim) -> EventBase {
+    let status = claim.status.as_ref();
+    if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
+        return EventBase::Recorded(recorded.0);
+    }
+    EventBase::Initialized(
+        status
+            .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
+            .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED)),
+    )
 }
 
 /// Whether the node is still inside its pool's `consolidateAfter` window at
@@ -606,15 +623,15 @@ pub(super) fn next_window_end(snapshot: &Snapshot, now: Timestamp) -> Option<Tim
             .filter(|p| p.name() == Some(pool_name))
             .filter_map(|p| p.spec.effective_consolidate_after());
         for after in windows {
-            let status = claim.status.as_ref();
-            if let Some(recorded) = status.and_then(|s| s.last_pod_event_time.as_ref()) {
-                consider(plus(recorded.0, after));
-                continue;
-            }
-            let initialized = status
-                .filter(|s| s.conditions.is_true(condition_types::INITIALIZED))
-                .and_then(|s| s.conditions.transition_time(condition_types::INITIALIZED));
-            let base = initialized.or_else(|| known_creation(node, claim));
+            let base = match event_base(claim) {
+                EventBase::Recorded(recorded) => {
+                    consider(plus(recorded, after));
+                    continue;
+                }
+                EventBase::Initialized(initialized) => {
+                    initialized.or_else(|| known_creation(node, claim))
+                }
+            };
             if let Some(base) = base {
                 consider(plus(base, after));
             }
