@@ -1,7 +1,8 @@
 //! The driver drains a node before its instance goes, through the Eviction
 //! API: a PodDisruptionBudget that allows no disruption holds the node (its
 //! instance stays) until it allows one, or until the claim's
-//! `terminationGracePeriod` runs out.
+//! `terminationGracePeriod` runs out; a pod with `karpenter.sh/do-not-disrupt`
+//! is not evicted at all, and holds the node the same way.
 
 mod support;
 
@@ -115,4 +116,57 @@ async fn the_termination_grace_period_ends_the_wait() {
     // Held for the grace period (steps of 10 s), then terminated anyway.
     assert!((6..=8).contains(&steps), "terminated after {steps} steps");
     assert!(world.count(|e| matches!(e, Event::EvictionBlocked { .. })) >= 5);
+}
+
+/// Marks db-0 `karpenter.sh/do-not-disrupt: "true"`.
+fn guard_db(world: &World) {
+    let mut db = world
+        .cluster
+        .pod_list()
+        .into_iter()
+        .find(|p| pod_key(p) == "default/db-0")
+        .expect("db-0");
+    db.metadata.annotations =
+        Some([("karpenter.sh/do-not-disrupt".to_owned(), "true".to_owned())].into());
+    world.cluster.apply_pod(db);
+}
+
+#[tokio::test]
+async fn a_do_not_disrupt_pod_is_not_evicted_and_holds_the_node() {
+    let mut world = one_db_node(json!({})).await;
+    let node = db_node(&world).expect("db-0 runs");
+    let instance = provider_ids(&world);
+    guard_db(&world);
+    delete_the_claim(&world).await;
+    for _ in 0..10 {
+        world.step().await;
+    }
+    // Without a grace period the node waits for as long as the pod runs.
+    assert_eq!(db_node(&world).as_deref(), Some(node.as_str()));
+    assert!(provider_ids(&world).contains(&instance[0]));
+    assert!(world.count(|e| matches!(e, Event::EvictionWaiting { .. })) >= 10);
+    assert_eq!(world.count(|e| matches!(e, Event::Terminated { .. })), 0);
+}
+
+#[tokio::test]
+async fn a_do_not_disrupt_pod_holds_the_node_until_the_grace_period_ends() {
+    let mut world = one_db_node(json!({"terminationGracePeriod": "60s"})).await;
+    let node = db_node(&world).expect("db-0 runs");
+    guard_db(&world);
+    delete_the_claim(&world).await;
+    let steps = world
+        .run_until(30, |w| {
+            w.count(|e| matches!(e, Event::Terminated { .. })) == 1
+        })
+        .await;
+    assert!((6..=8).contains(&steps), "terminated after {steps} steps");
+    // Never evicted: it ran on its node until the node went.
+    assert!(world.count(|e| matches!(e, Event::EvictionWaiting { .. })) >= 5);
+    assert_eq!(
+        world.count(|e| matches!(e, Event::EvictionBlocked { .. })),
+        0
+    );
+    world.run_until(30, |w| w.settled()).await;
+    let moved = db_node(&world).expect("db-0 runs again");
+    assert_ne!(moved, node);
 }

@@ -246,6 +246,15 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
                 format!("Evicting pod is blocked by a PodDisruptionBudget (draining node {node})"),
             ),
         ],
+        DriverEvent::EvictionWaiting { pod, node } => vec![on(
+            node_ref(node),
+            EventType::Warning,
+            "FailedDraining",
+            "Drain",
+            format!(
+                "Failed to drain node, pod {pod} has karpenter.sh/do-not-disrupt and is not evicted"
+            ),
+        )],
         DriverEvent::CommandStarted {
             reason,
             candidates,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, PodTemplate, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_apiserver::{ApiServer, Fault};
@@ -643,4 +643,77 @@ async fn removing_a_claim_releases_its_finalizer_and_deletes_its_node() {
         cluster.remove_node_claim("default-00001").await,
         Err(ClusterError::NotFound { .. })
     ));
+}
+
+/// The pod a DaemonSet's overhead is read from is the newest it controls, as
+/// the watches show the pods, the same as a dump or the in-memory cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_sets_overhead_is_read_from_its_newest_live_pod() {
+    use karpenter_core::Snapshot;
+    use karpenter_core::cluster::read_snapshot;
+    use karpenter_core::provisioning::schedule;
+    use karpenter_core::scheduling::CapacityType;
+    use karpenter_core::snapshot::build::{InstanceTypeBuilder, NodePoolBuilder, PodBuilder};
+
+    let server = ApiServer::start().await.expect("the server starts");
+    let agent: DaemonSet = serde_json::from_value(json!({
+        "metadata": {"name": "agent", "namespace": "kube-system", "uid": "uid-agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [
+                {"name": "agent", "image": "i", "resources": {"requests": {"cpu": "3"}}},
+            ]}},
+        },
+    }))
+    .expect("a DaemonSet");
+    let agent = server.put(&agent).expect("put");
+    let uid = agent.metadata.uid.clone().expect("the server keeps a uid");
+    for (name, created, cpu) in [
+        ("agent-new", "2026-05-02T00:00:00Z", "500m"),
+        ("agent-old", "2026-05-01T00:00:00Z", "2"),
+    ] {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {
+                "namespace": "kube-system", "name": name, "labels": {"app": "agent"},
+                "creationTimestamp": created,
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                     "name": "agent", "uid": uid, "controller": true}],
+            },
+            "spec": {"containers": [
+                {"name": "agent", "image": "i", "resources": {"requests": {"cpu": cpu}}},
+            ]},
+        }))
+        .expect("a pod");
+        server.put(&pod).expect("put");
+    }
+    let cluster = synced(&server).await;
+    let read = read_snapshot(&cluster).await.expect("a snapshot");
+    let types = ["2", "4"].map(|cpu| {
+        InstanceTypeBuilder::new(format!("c-{cpu}"))
+            .cpu(cpu)
+            .memory("8Gi")
+            .offering(
+                "zone-a",
+                CapacityType::OnDemand,
+                cpu.parse::<f64>().expect("a number"),
+            )
+            .build()
+    });
+    let snapshot = Snapshot {
+        node_pools: vec![NodePoolBuilder::new("default").build()],
+        ..read
+    }
+    .with_pods([PodBuilder::new("default", "web")
+        .requests("1", "1Gi")
+        .build()])
+    .with_instance_types("default", types.to_vec());
+    let plan = schedule(&snapshot);
+    let launched: Vec<_> = plan
+        .node_claims
+        .iter()
+        .filter_map(|claim| claim.launch.as_ref().map(|l| l.instance_type.as_str()))
+        .collect();
+    // 1 cpu beside agent-new's 500m fits 2 cpu; beside agent-old's 2 or the
+    // template's 3 it would need the 4-cpu type.
+    assert_eq!(launched, ["c-2"]);
 }

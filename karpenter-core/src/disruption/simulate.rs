@@ -16,7 +16,11 @@
 //! `karpenter.sh/do-not-disrupt`, not fully blocked by a PodDisruptionBudget);
 //! the nodes on their way out (being deleted, or taken by a command) count as
 //! removed in every simulation, so their pods must find a home too;
-//! the other pods of those nodes go with them. Pods that were pending before
+//! the other pods of those nodes go with them, but for the DaemonSets' pods:
+//! upstream's cluster state keeps the pod that stands for a DaemonSet
+//! whatever becomes of its node (`GetDaemonSetPod`), so a simulation sizes
+//! new nodes' daemon overhead from the pod the whole cluster's newest is,
+//! even when its node is one of those removed. Pods that were pending before
 //! may stay pending without failing the simulation; a moved pod must land, and
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
@@ -33,7 +37,7 @@ use super::candidates::under_consolidate_after;
 use crate::pods::{Pdbs, PodKey};
 use crate::provisioning::{
     Carried, Fence, MinValuesPolicy, Packing, Prepared, ProvisioningPlan, as_unschedulable,
-    bound_node, pod_key, schedule_fenced, solve,
+    bound_node, is_pod_of_any, pod_key, schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -293,11 +297,7 @@ impl<'s> Simulator<'s> {
             nodes: self.consolidating.clone(),
             pods: fenced,
         };
-        let Some(mut scheduler) = self.prepared.scheduler(&node_indices, &moved_pods, fence) else {
-            // As `with_nodes_on_their_way_out`, from the nodes found once.
-            let (removed, deleting) = with_leaving(&self.leaving, removed, deleting);
-            return simulate(self.snapshot, &removed, &deleting, self.now, self.options);
-        };
+        let mut scheduler = self.prepared.scheduler(&node_indices, &moved_pods, fence);
         scheduler.packing = self.options.packing;
         scheduler.reservations = scheduler
             .reservations
@@ -520,7 +520,10 @@ fn consolidating<'a>(
 
 /// The cluster a simulation plans: the nodes of `removed` gone, their
 /// currently reschedulable pods pending (unbound and marked unschedulable;
-/// their other pods go with them); and those pods' keys, sorted.
+/// their DaemonSets' pods stay, bound to a node the copy no longer has, as
+/// upstream's cluster state keeps the pod that stands for a DaemonSet when
+/// its node goes; their other pods go with them); and the moved pods' keys,
+/// sorted.
 pub fn without_nodes(
     snapshot: &Snapshot,
     removed: &BTreeSet<&str>,
@@ -557,6 +560,10 @@ pub fn without_nodes(
                     // leaves a pod it has no room for: provisioning plans it.
                     moved.push(pod_key(pod));
                     changed.pods.push(Arc::new(as_unschedulable(pod)));
+                } else if is_pod_of_any(&snapshot.daemon_sets, pod) {
+                    // No node of the copy holds it: it counts for no node and
+                    // no topology, only for what new nodes' daemons ask.
+                    changed.pods.push(pod.clone());
                 }
             }
             _ => changed.pods.push(pod.clone()),

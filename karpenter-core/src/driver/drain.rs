@@ -4,15 +4,23 @@
 //! ordinary DaemonSet pods, then critical pods, then critical DaemonSet
 //! pods), each through the Eviction API, so that a PodDisruptionBudget that
 //! allows no disruption holds its pod (and the node) until it does.
+//!
+//! A pod whose `karpenter.sh/do-not-disrupt` is active is never evicted, as
+//! upstream's eviction queue keeps it waiting (`IsEvictable`): the drain
+//! waits for it to finish, for its annotation to run out, or for the claim's
+//! `terminationGracePeriod` to end, when the node goes with it.
 
 use std::sync::Arc;
+
+use jiff::Timestamp;
 
 use super::Driver;
 use super::report::{Event, Report};
 use crate::cluster::Eviction;
 use crate::error::Error;
 use crate::pods::{
-    PodInfo, PodKey, bound_node, goes_through_eviction, is_daemon_pod, waits_for_eviction,
+    PodInfo, PodKey, bound_node, do_not_disrupt, goes_through_eviction, is_daemon_pod,
+    waits_for_eviction,
 };
 
 /// The priority classes whose pods are evicted last (upstream's "critical").
@@ -39,9 +47,15 @@ fn group(pod: &PodInfo) -> usize {
 }
 
 /// The pods to evict next: the first group, in [`group`] order, with a pod
-/// waiting for eviction that is not already on its way out. Empty when only
-/// terminating pods are left (or none).
-fn next_group<'p>(pods: &'p [Arc<PodInfo>], node: &str) -> Vec<&'p PodInfo> {
+/// waiting for eviction that is not already on its way out; of it, the pods
+/// whose `karpenter.sh/do-not-disrupt` is not active at `now` (evicted), and
+/// those whose is (waited for). Both empty when only terminating pods are
+/// left (or none).
+fn next_group<'p>(
+    pods: &'p [Arc<PodInfo>],
+    node: &str,
+    now: Timestamp,
+) -> (Vec<&'p PodInfo>, Vec<&'p PodInfo>) {
     let evictable = || {
         pods.iter()
             .map(Arc::as_ref)
@@ -51,13 +65,22 @@ fn next_group<'p>(pods: &'p [Arc<PodInfo>], node: &str) -> Vec<&'p PodInfo> {
         .map(|g| evictable().filter(|p| group(p) == g).collect::<Vec<_>>())
         .find(|pods| !pods.is_empty())
         .unwrap_or_default()
+        .into_iter()
+        .partition(|p| do_not_disrupt(*p, now).is_none())
 }
 
-/// Drains the node: evicts its pods group by group while the cluster lets
-/// it, and says whether the node is drained (no pod waits for eviction any
-/// more). A pod a PodDisruptionBudget holds is reported and tried again at
-/// the next reconcile; so is a group whose pods are still terminating.
-pub(super) async fn drain(driver: &Driver, node: &str, report: &mut Report) -> Result<bool, Error> {
+/// Drains the node at `now`: evicts its pods group by group while the
+/// cluster lets it, and says whether the node is drained (no pod waits for
+/// eviction any more). A pod a PodDisruptionBudget holds is reported and
+/// tried again at the next reconcile; so is a group whose pods are still
+/// terminating. A pod `karpenter.sh/do-not-disrupt` keeps is reported and
+/// waited for, and holds back the groups after its own.
+pub(super) async fn drain(
+    driver: &Driver,
+    node: &str,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<bool, Error> {
     // Each round evicts one group; pods that leave at once (as the in-memory
     // cluster's do) let the next group go in the same reconcile.
     for _ in 0..GROUPS {
@@ -65,11 +88,17 @@ pub(super) async fn drain(driver: &Driver, node: &str, report: &mut Report) -> R
         if !pods.iter().any(|p| waiting_eviction(p, node)) {
             return Ok(true);
         }
-        let group = next_group(&pods, node);
+        let (group, kept) = next_group(&pods, node, now);
+        for pod in &kept {
+            report.push(Event::EvictionWaiting {
+                pod: PodKey::of(*pod),
+                node: node.to_owned(),
+            });
+        }
         if group.is_empty() {
             return Ok(false);
         }
-        let mut blocked = false;
+        let mut blocked = !kept.is_empty();
         for pod in group {
             let key = PodKey::of(pod);
             if driver.cluster.evict_pod(&key).await? == Eviction::Blocked {
@@ -139,12 +168,14 @@ mod tests {
         .map(Arc::new);
         let groups: Vec<usize> = pods.iter().map(|p| group(p)).collect();
         assert_eq!(groups, [3, 2, 1, 0]);
-        let first: Vec<_> = next_group(&pods, "node-a")
+        let first: Vec<_> = next_group(&pods, "node-a", now())
+            .0
             .into_iter()
             .map(PodKey::of)
             .collect();
         assert_eq!(first, ["default/web"]);
-        let later: Vec<_> = next_group(&pods[..3], "node-a")
+        let later: Vec<_> = next_group(&pods[..3], "node-a", now())
+            .0
             .into_iter()
             .map(PodKey::of)
             .collect();
@@ -174,6 +205,44 @@ mod tests {
         );
         // Still waiting, but not evicted again.
         assert!(waiting_eviction(&leaving, "node-a"));
-        assert!(next_group(&[Arc::new(leaving)], "node-a").is_empty());
+        let leaving = [Arc::new(leaving)];
+        let (evicted, kept) = next_group(&leaving, "node-a", now());
+        assert!(evicted.is_empty() && kept.is_empty());
+    }
+
+    fn now() -> Timestamp {
+        "2026-06-01T00:00:00Z".parse().expect("a time")
+    }
+
+    #[test]
+    fn an_active_do_not_disrupt_pod_is_waited_for_not_evicted() {
+        let guarded = |value: &str| {
+            pod(
+                "guarded",
+                json!({
+                    "metadata": {"annotations": {"karpenter.sh/do-not-disrupt": value}},
+                    "status": {"startTime": "2026-05-31T23:00:00Z"},
+                }),
+            )
+        };
+        let names = |pods: Vec<&PodInfo>| -> Vec<String> {
+            pods.into_iter()
+                .map(|p| PodKey::of(p).to_string())
+                .collect()
+        };
+        let pods = [guarded("true"), pod("web", json!({}))].map(Arc::new);
+        let (evicted, kept) = next_group(&pods, "node-a", now());
+        assert_eq!(names(evicted), ["default/web"]);
+        assert_eq!(names(kept), ["default/guarded"]);
+        // It still keeps the node from draining.
+        assert!(waiting_eviction(&pods[0], "node-a"));
+        // A duration counts from the pod's start: 2h is still active after
+        // one hour, 30m is over and the pod is evicted as any other.
+        let two_hours = [Arc::new(guarded("2h"))];
+        let (evicted, kept) = next_group(&two_hours, "node-a", now());
+        assert!(evicted.is_empty() && kept.len() == 1);
+        let half_an_hour = [Arc::new(guarded("30m"))];
+        let (evicted, kept) = next_group(&half_an_hour, "node-a", now());
+        assert!(evicted.len() == 1 && kept.is_empty());
     }
 }

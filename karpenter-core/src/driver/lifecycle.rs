@@ -332,7 +332,7 @@ async fn terminate(
             .cluster
             .taint_node(node_name, DISRUPTED_NO_SCHEDULE_TAINT.to_taint())
             .await?;
-        let drained = drain(driver, node_name, report).await?;
+        let drained = drain(driver, node_name, now, report).await?;
         if !drained && !grace_period_over(claim, now) {
             return Ok(false);
         }

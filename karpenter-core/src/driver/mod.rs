@@ -9,7 +9,9 @@
 //!    pod by pod through the Eviction API in upstream's priority order; a
 //!    PodDisruptionBudget that allows no disruption holds the node, reported
 //!    as [`Event::EvictionBlocked`], until it allows one or the claim's
-//!    `terminationGracePeriod` runs out), and deletes instances no claim
+//!    `terminationGracePeriod` runs out; a pod with an active
+//!    `karpenter.sh/do-not-disrupt` is never evicted and holds it the same
+//!    way, reported as [`Event::EvictionWaiting`]), and deletes instances no claim
 //!    accounts for (and claims whose instance is gone);
 //! 2. moves disruption commands on: once a command's
 //!    replacements are initialized its candidates are deleted; when a

@@ -66,6 +66,16 @@ pub enum Event {
         /// The node being drained.
         node: String,
     },
+    /// A pod on a node being drained has an active
+    /// `karpenter.sh/do-not-disrupt`: it is not evicted (as upstream), and the
+    /// node waits for it to finish, for the annotation to run out, or for the
+    /// claim's `terminationGracePeriod` to end.
+    EvictionWaiting {
+        /// The pod.
+        pod: PodKey,
+        /// The node being drained.
+        node: String,
+    },
     /// Pods were nominated to capacity that exists or is launching: pending
     /// pods, and the pods of nodes on their way out (a command's candidates
     /// among them), which will need it once evicted.
@@ -190,6 +200,10 @@ impl fmt::Display for Event {
             Self::EvictionBlocked { pod, node } => write!(
                 f,
                 "draining {node}: a PodDisruptionBudget holds pod {pod} for now"
+            ),
+            Self::EvictionWaiting { pod, node } => write!(
+                f,
+                "draining {node}: pod {pod} has karpenter.sh/do-not-disrupt, waiting for it"
             ),
             Self::PodsNominated { count } => write!(f, "nominated {count} pods"),
             Self::Launched { claim, offering } => write!(f, "launched {claim} as {offering}"),

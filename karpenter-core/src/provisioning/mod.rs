@@ -53,6 +53,7 @@ pub use plan::{
     RequirementOutput, StaticRemoval, Unschedulable,
 };
 pub(crate) use plan::{read_requirements, round_price};
+pub(crate) use pods::daemons::is_pod_of_any;
 pub use pods::dra::{DRA_UNSUPPORTED, has_dra_requirements};
 pub(crate) use pods::pending::{as_unschedulable, is_pending_but_for_nomination};
 pub use pods::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};

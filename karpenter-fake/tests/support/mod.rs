@@ -301,13 +301,22 @@ impl World {
             self.step
         );
         // A pod taken off its node finds capacity at once: it is bound again
-        // by the end of the next step.
+        // by the end of the next step. Not a pod `karpenter.sh/do-not-disrupt`
+        // kept on its node until the node's grace period ended: as upstream,
+        // no capacity is planned for such a pod before it leaves
+        // (`CurrentlyReschedulablePods` leaves it out).
         let bound_now: BTreeSet<PodKey> = pods
             .iter()
             .filter(|p| bound_node(p).is_some())
             .map(pod_key)
             .collect();
-        let exists: BTreeSet<PodKey> = pods.iter().map(pod_key).collect();
+        let guarded = |p: &&Pod| {
+            p.metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("karpenter.sh/do-not-disrupt"))
+        };
+        let exists: BTreeSet<PodKey> = pods.iter().filter(|p| !guarded(p)).map(pod_key).collect();
         for pod in self.bound_before.difference(&bound_now) {
             if exists.contains(pod) {
                 self.evicted.entry(pod.clone()).or_insert(self.step);

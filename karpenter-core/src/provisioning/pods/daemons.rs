@@ -44,25 +44,52 @@ pub(crate) fn daemon_pods(daemon_sets: &[DaemonSet], pods: &[Arc<PodInfo>]) -> V
         .collect()
 }
 
-/// Whether `pod` belongs to `daemon_set`: same namespace, owned by it.
+/// Whether `pod` belongs to `daemon_set`, as upstream's cluster state finds a
+/// DaemonSet's pods (`metav1.IsControlledBy`): in its namespace, with a
+/// controller reference (`controller: true`) to it. A DaemonSet with a UID is
+/// matched by UID alone, as upstream does (a pod of an earlier DaemonSet of
+/// the same name is not its pod); one written without a UID, as hand-written
+/// scenarios are, by kind and name.
 pub(crate) fn is_pod_of(daemon_set: &DaemonSet, pod: &PodInfo) -> bool {
-    pod.metadata.namespace == daemon_set.metadata.namespace
-        && pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|o| o.kind == "DaemonSet" && Some(&o.name) == daemon_set.metadata.name.as_ref())
+    if pod.metadata.namespace != daemon_set.metadata.namespace {
+        return false;
+    }
+    let Some(controller) = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+    else {
+        return false;
+    };
+    match daemon_set.metadata.uid.as_deref() {
+        Some(uid) => controller.uid == uid,
+        None => {
+            controller.kind == "DaemonSet"
+                && Some(&controller.name) == daemon_set.metadata.name.as_ref()
+        }
+    }
 }
 
-/// The newest of a DaemonSet's live pods, as upstream picks the one that
-/// stands for them (the last of equally new ones).
+/// Whether `pod` belongs to one of `daemon_sets` (see [`is_pod_of`]).
+pub(crate) fn is_pod_of_any(daemon_sets: &[DaemonSet], pod: &PodInfo) -> bool {
+    daemon_sets.iter().any(|ds| is_pod_of(ds, pod))
+}
+
+/// The newest of a DaemonSet's live pods, the one that stands for them as
+/// upstream's cluster state keeps it (`UpdateDaemonSet`: a pod replaces the
+/// one found so far only when strictly newer, so the first listed of equally
+/// new ones).
 pub(crate) fn newest<'p>(pods: impl Iterator<Item = &'p PodInfo>) -> Option<&'p PodInfo> {
-    pods.max_by(|a, b| {
-        a.metadata
-            .creation_timestamp
-            .cmp(&b.metadata.creation_timestamp)
+    pods.fold(None, |newest: Option<&PodInfo>, pod| match newest {
+        Some(found) if created(pod) <= created(found) => Some(found),
+        _ => Some(pod),
     })
+}
+
+fn created(pod: &PodInfo) -> Option<k8s_openapi::jiff::Timestamp> {
+    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
 /// The daemon pod of `ds` as its `live` pod (else its template) asks for it;
@@ -150,5 +177,95 @@ impl DaemonPod {
         }
         Requirements::from_pod_spec_strict(&self.spec)
             .is_ok_and(|r| labels.is_compatible(&r, &WellKnownLabels::empty()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn daemon_set(uid: Option<&str>) -> DaemonSet {
+        serde_json::from_value(json!({
+            "metadata": {"name": "agent", "namespace": "kube-system", "uid": uid},
+            "spec": {"selector": {}, "template": {"spec": {"containers": [
+                {"name": "agent", "resources": {"requests": {"cpu": "4"}}}
+            ]}}},
+        }))
+        .expect("a valid DaemonSet")
+    }
+
+    fn pod(name: &str, created: &str, owners: Value) -> PodInfo {
+        let pod = serde_json::from_value(json!({
+            "metadata": {
+                "name": name, "namespace": "kube-system",
+                "creationTimestamp": created, "ownerReferences": owners,
+            },
+            "spec": {"containers": [{"name": "agent"}]},
+        }))
+        .expect("a valid Pod");
+        PodInfo::of(&pod)
+    }
+
+    fn owner(name: &str, uid: &str, controller: Option<bool>) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": uid,
+               "controller": controller})
+    }
+
+    const AT: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn a_daemon_set_with_a_uid_controls_the_pods_whose_controller_has_it() {
+        let ds = daemon_set(Some("uid-2"));
+        let is_its = |owners| is_pod_of(&ds, &pod("p", AT, owners));
+        assert!(is_its(json!([owner("agent", "uid-2", Some(true))])));
+        // An earlier DaemonSet of that name made it.
+        assert!(!is_its(json!([owner("agent", "uid-1", Some(true))])));
+        // Owned without being controlled.
+        assert!(!is_its(json!([owner("agent", "uid-2", None)])));
+        assert!(!is_its(json!([owner("agent", "uid-2", Some(false))])));
+        assert!(!is_its(json!([])));
+        // Another namespace.
+        let mut elsewhere = pod("p", AT, json!([owner("agent", "uid-2", Some(true))]));
+        elsewhere.metadata.namespace = Some("default".into());
+        assert!(!is_pod_of(&ds, &elsewhere));
+    }
+
+    #[test]
+    fn a_daemon_set_without_a_uid_controls_the_pods_naming_it() {
+        let ds = daemon_set(None);
+        let is_its = |owners| is_pod_of(&ds, &pod("p", AT, owners));
+        assert!(is_its(json!([owner("agent", "any", Some(true))])));
+        assert!(!is_its(json!([owner("other", "any", Some(true))])));
+        assert!(!is_its(json!([owner("agent", "any", None)])));
+        let replica_set = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                  "name": "agent", "uid": "u", "controller": true}]);
+        assert!(!is_its(replica_set));
+    }
+
+    #[test]
+    fn the_newest_pod_stands_for_the_daemon_set_the_first_of_equals() {
+        let older = pod("older", AT, json!([]));
+        let newer = pod("newer", "2026-01-02T00:00:00Z", json!([]));
+        let twin = pod("twin", "2026-01-02T00:00:00Z", json!([]));
+        let name = |p: Option<&PodInfo>| p.and_then(|p| p.metadata.name.clone());
+        assert_eq!(
+            name(newest([&older, &newer].into_iter())),
+            Some("newer".into())
+        );
+        assert_eq!(
+            name(newest([&newer, &older].into_iter())),
+            Some("newer".into())
+        );
+        assert_eq!(
+            name(newest([&newer, &twin].into_iter())),
+            Some("newer".into())
+        );
+        assert_eq!(
+            name(newest([&twin, &newer].into_iter())),
+            Some("twin".into())
+        );
+        assert_eq!(name(newest(std::iter::empty())), None);
     }
 }

@@ -24,9 +24,7 @@ use super::names::NodeNames;
 use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
 use crate::hash::HashSet;
-use crate::pods::bound_node;
 use crate::provisioning::options::MinValuesPolicy;
-use crate::provisioning::pods::daemons::{daemon_pod, is_pod_of, newest};
 use crate::provisioning::pods::pending::is_pending;
 use crate::provisioning::pods::pending_pod::{PendingPod, Rejected};
 use crate::provisioning::topology::{LabelMemo, PodView, Topology, TopologyBase};
@@ -45,9 +43,6 @@ pub(crate) struct Prepared<'s> {
     virtual_pending: Vec<Result<PendingPod<'s>, Rejected>>,
     /// The snapshot's node indices by name.
     nodes_by_name: NodeNames,
-    /// For each DaemonSet, its live pods, each with its node's index, among
-    /// which [`daemon_pods`] picks the one that stands for them.
-    daemon_candidates: Vec<Vec<(Option<usize>, &'s PodInfo)>>,
     /// The placed pods' labels as the topology base stored them, for the
     /// next set-up to [carry](Prepared::carry).
     labels_read: Mutex<LabelMemo>,
@@ -112,23 +107,6 @@ impl<'s> Prepared<'s> {
             .into_iter()
             .map(|i| (i, read_pending(snapshot, &snapshot.pods[i])))
             .collect();
-        let daemon_candidates = snapshot
-            .daemon_sets
-            .iter()
-            .map(|ds| {
-                snapshot
-                    .pods
-                    .iter()
-                    .map(Arc::as_ref)
-                    .filter(|p| is_pod_of(ds, p))
-                    // Of nodes sharing a name, the last.
-                    .map(|p| {
-                        let node = bound_node(p).and_then(|n| nodes_by_name.get(n).last());
-                        (node.copied(), p)
-                    })
-                    .collect()
-            })
-            .collect();
         Prepared {
             snapshot,
             setup,
@@ -136,7 +114,6 @@ impl<'s> Prepared<'s> {
             pending,
             virtual_pending: read_virtual(snapshot, buffers),
             nodes_by_name,
-            daemon_candidates,
             labels_read: Mutex::new(labels_read),
         }
     }
@@ -161,19 +138,15 @@ impl<'s> Prepared<'s> {
     /// A scheduler for the cluster without the nodes at `removed` (indices
     /// into the snapshot's nodes) and every pod bound to them, with `moved`
     /// (indices into the snapshot's pods, bound to removed nodes) pending
-    /// again, fenced by `fence`. `None` when taking the nodes away changes
-    /// what a DaemonSet's pods ask of new nodes (its newest live pod ran on
-    /// a removed node and differs from the next): then only a fresh build
-    /// of the changed cluster gives the same answer.
+    /// again, fenced by `fence`. New nodes' daemon overhead stays what the
+    /// whole cluster's DaemonSet pods ask, as upstream's cluster state keeps
+    /// them whatever becomes of their nodes.
     pub(crate) fn scheduler(
         &self,
         removed: &BTreeSet<usize>,
         moved: &[usize],
         fence: Fence,
-    ) -> Option<Scheduler<'_>> {
-        if !self.daemons_unchanged(removed) {
-            return None;
-        }
+    ) -> Scheduler<'_> {
         let snapshot = self.snapshot;
         // Whether each node is removed, for a look-up per destination.
         let mut gone = vec![false; snapshot.nodes.len()];
@@ -229,7 +202,7 @@ impl<'s> Prepared<'s> {
         let mut scheduler =
             Scheduler::assemble(&self.setup, existing, limits, pods, rejected, topology);
         scheduler.fence = fence;
-        Some(scheduler)
+        scheduler
     }
 
     /// The destinations, stored labels and topology base to carry to a
@@ -253,33 +226,6 @@ impl<'s> Prepared<'s> {
             .with_topology(topology)
             .with_names(self.nodes_by_name)
             .with_pending(self.pending.iter().map(|(i, _)| *i).collect())
-    }
-
-    /// Whether every DaemonSet's pods still ask the same of new nodes once
-    /// the nodes at `removed` are gone: its newest live pod (as
-    /// [`daemon_pods`] picks it) is the same, or reads the same.
-    fn daemons_unchanged(&self, removed: &BTreeSet<usize>) -> bool {
-        let daemon_sets = &self.snapshot.daemon_sets;
-        self.daemon_candidates
-            .iter()
-            .zip(daemon_sets)
-            .all(|(pods, daemon_set)| {
-                let live = |skip_removed: bool| {
-                    newest(
-                        pods.iter()
-                            .filter(move |(node, _)| {
-                                !skip_removed || node.is_none_or(|n| !removed.contains(&n))
-                            })
-                            .map(|(_, pod)| *pod),
-                    )
-                };
-                let (before, after) = (live(false), live(true));
-                if before.zip(after).is_some_and(|(a, b)| std::ptr::eq(a, b)) {
-                    return true;
-                }
-                let read = |pod: Option<&PodInfo>| daemon_pod(daemon_set, pod).map(|d| d.spec);
-                read(before) == read(after)
-            })
     }
 }
 
