@@ -228,15 +228,87 @@ fn consolidate_after_holds_consolidation_after_the_last_pod_event() {
         "  - {at: 0s, scale: {deployment: web, replicas: 40}}\n  - {at: 2h, scale: {deployment: web, replicas: 2}}\n",
     );
     let run = replay(&scenario, &trace, &ReplayOptions::default());
-    let first = run
+    let (ran, held) = run
         .events
         .iter()
         .find_map(|e| match e {
-            ReplayEvent::Disrupt { time, .. } => Some(*time),
+            ReplayEvent::Disrupt {
+                time, held_since, ..
+            } => Some((*time, *held_since)),
             _ => None,
         })
         .expect("a consolidation");
-    assert_eq!(first.to_string(), "2026-01-05T02:30:00Z");
+    // Computed the moment consolidateAfter passes, then held for its check
+    // (15 s): the next step runs it.
+    assert_eq!(
+        held.map(|t| t.to_string()).as_deref(),
+        Some("2026-01-05T02:30:00Z")
+    );
+    assert_eq!(ran.to_string(), "2026-01-05T02:31:00Z");
+}
+
+#[test]
+fn a_held_command_the_cluster_moved_under_is_dropped_at_its_check() {
+    let scenario = cluster(&pool("on-demand", CONSOLIDATE_FAST, "Never"));
+    // Scaled down at 1h: the emptied nodes are computed empty at 1h01 and
+    // held; the pods come back at 1h02, onto those nodes (pending, then
+    // bound at 1h03); the check at 1h03, the first settled step, finds the
+    // nodes busy again.
+    let trace = trace(
+        "  - {at: 0s, scale: {deployment: web, replicas: 40}}\n  - {at: 1h, scale: {deployment: web, replicas: 4}}\n  - {at: 1h2m, scale: {deployment: web, replicas: 40}}\n",
+    );
+    let options = ReplayOptions::default().with_duration(Duration::from_secs(2 * 3600));
+    let run = replay(&scenario, &trace, &options);
+    let dropped: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ReplayEvent::Dropped {
+                time,
+                reason,
+                held_since,
+                failure,
+                candidates,
+                ..
+            } => Some((
+                time.to_string(),
+                reason.as_str(),
+                held_since.to_string(),
+                failure.as_str(),
+                candidates.len(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dropped.len(), 1, "{:#?}", run.events);
+    let (time, reason, held, failure, candidates) = &dropped[0];
+    assert_eq!(
+        (time.as_str(), *reason, held.as_str(), *failure),
+        (
+            "2026-01-05T01:03:00Z",
+            "Empty",
+            "2026-01-05T01:01:00Z",
+            "churn"
+        )
+    );
+    assert!(*candidates > 0);
+    // Nothing was disrupted around the scale-down: the nodes were needed.
+    assert!(
+        !run.events.iter().any(|e| matches!(e,
+            ReplayEvent::Disrupt { time, .. } if time.to_string().as_str() < "2026-01-05T01:10:00Z")),
+        "{:#?}",
+        run.events
+    );
+    // The JSON says it, field for field.
+    let json = serde_json::to_value(&run).expect("json");
+    let event = json["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["kind"] == "dropped")
+        .expect("a dropped event");
+    assert_eq!(event["heldSince"], "2026-01-05T01:01:00Z");
+    assert_eq!(event["failure"], "churn");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! nothing but the time taken: replays with it on and off give the same
 //! run, byte for byte, over every kind of moment a disruption plan depends
 //! on (`consolidateAfter`, `expireAfter`, a budget's cron window, node
-//! repair, drift, `karpenter.sh/do-not-disrupt` durations); and a driver
+//! repair, drift, `karpenter.sh/do-not-disrupt` durations, a command held
+//! for its check and started or dropped there); and a driver
 //! stepped by hand reports the same events, `DisruptionBlocked` and
 //! `Unconsolidatable` included, while planning far less often.
 
@@ -119,11 +120,16 @@ fn a_budget_cron_window() {
         .events
         .iter()
         .filter_map(|e| match e {
-            karpenter::replay::ReplayEvent::Disrupt { time, .. } => Some(time.to_string()),
+            // When the plan found the command: held for its check, it runs
+            // at the next step.
+            karpenter::replay::ReplayEvent::Disrupt {
+                time, held_since, ..
+            } => Some(held_since.unwrap_or(*time).to_string()),
             _ => None,
         })
         .collect();
-    // Each window's end lets the waiting nodes go.
+    // Each window's end lets the waiting nodes go: the plan at the end finds
+    // them.
     for end in ["2026-01-05T04:00:00Z", "2026-01-05T07:15:00Z"] {
         assert!(times.iter().any(|t| t == end), "none at {end}: {times:?}");
     }
@@ -303,9 +309,42 @@ fn the_driver_reports_the_same_events_and_plans_less() {
     assert!(reported("DisruptionBlocked") > 0, "{on:#?}");
     assert!(reported("Unconsolidatable") > 0, "{on:#?}");
     assert!(reported("CommandStarted") > 0, "{on:#?}");
+    // Emptiness and consolidation commands wait for their check: the
+    // moment they are due is one the skip must not pass over.
+    assert!(reported("CommandHeld") > 0, "{on:#?}");
     eprintln!("planned {planned_on} times with the skip, {planned_off} without");
     assert!(
         planned_on * 2 < planned_off,
         "planned {planned_on} times with the skip, {planned_off} without"
     );
+}
+
+#[test]
+fn a_held_command_started_or_dropped_at_its_check() {
+    // Scaled down at 30 minutes: the emptied nodes are held at 31 for their
+    // check; the pods come back at 32 (bound at 33, where the check drops
+    // the command); scaled down again at 60, the command held at 61 runs at
+    // 62. Both ways the skip must plan again at each check.
+    let scenario = cluster(&pool(
+        "on-demand",
+        &disruption("1m", "[{nodes: '100%'}]"),
+        "Never",
+    ));
+    let actions = [
+        (0, Action::Scale("web", 16)),
+        (30, Action::Scale("web", 3)),
+        (32, Action::Scale("web", 16)),
+        (60, Action::Scale("web", 3)),
+    ];
+    let (on, _) = stepped(&scenario, &actions, 90, true);
+    let (off, _) = stepped(&scenario, &actions, 90, false);
+    assert_eq!(on, off, "the skip changed what the driver reported");
+    let at = |minute: i64, kind: &str| {
+        on.iter()
+            .any(|e| e.starts_with(&format!("{minute}: {kind}")))
+    };
+    assert!(at(31, "CommandHeld"), "{on:#?}");
+    assert!(at(33, "CommandDropped"), "{on:#?}");
+    assert!(at(61, "CommandHeld"), "{on:#?}");
+    assert!(at(62, "CommandStarted"), "{on:#?}");
 }

@@ -307,6 +307,26 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
             "Disrupt",
             format!("Disruption command {id}: deleting its candidates"),
         )],
+        // Upstream's `ConsolidationRejected`, on each candidate's claim (the
+        // driver names claims, not nodes).
+        DriverEvent::CommandDropped {
+            reason,
+            candidates,
+            failure,
+            why,
+            ..
+        } => candidates
+            .iter()
+            .map(|claim| {
+                on(
+                    node_claim_ref(claim),
+                    EventType::Normal,
+                    "ConsolidationRejected",
+                    "Consolidate",
+                    format!("Consolidation rejected: {reason:?}, reason: {failure} ({why})"),
+                )
+            })
+            .collect(),
         DriverEvent::CommandAborted { id, why } => vec![on(
             node_claim_ref(id),
             EventType::Warning,
@@ -373,6 +393,25 @@ mod tests {
         assert_eq!(
             unconsolidatable[0].event.note.as_deref(),
             Some("Can't replace with a cheaper node")
+        );
+    }
+
+    #[test]
+    fn a_dropped_command_is_rejected_on_each_candidate_claim() {
+        let rejected = kubernetes_events(&DriverEvent::CommandDropped {
+            id: "default-00001".into(),
+            reason: karpenter_core::disruption::CommandReason::Empty,
+            candidates: vec!["default-00001".into(), "default-00002".into()],
+            failure: karpenter_core::driver::ValidationFailure::Churn,
+            why: "2 candidates are no longer valid".into(),
+        });
+        assert_eq!(rejected.len(), 2);
+        assert_eq!(rejected[1].regarding.kind.as_deref(), Some("NodeClaim"));
+        assert_eq!(rejected[1].regarding.name.as_deref(), Some("default-00002"));
+        assert_eq!(rejected[0].event.reason, "ConsolidationRejected");
+        assert_eq!(
+            rejected[0].event.note.as_deref(),
+            Some("Consolidation rejected: Empty, reason: churn (2 candidates are no longer valid)")
         );
     }
 

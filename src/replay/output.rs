@@ -25,7 +25,8 @@ pub struct Run {
     pub step_seconds: u64,
     /// One entry per step, after the step.
     pub timeline: Vec<Sample>,
-    /// Every launch and disruption, in order.
+    /// Every launch and disruption, and every held command dropped at its
+    /// check, in order.
     pub events: Vec<ReplayEvent>,
     /// The sums over the run.
     pub totals: Totals,
@@ -99,6 +100,33 @@ pub enum ReplayEvent {
         savings_per_hour: f64,
         /// `driver` for a command, `cloud` for a reclaim.
         by: String,
+        /// For an emptiness or consolidation command, when it was computed
+        /// and held for its check (the driver's validation delay, 15 s, as
+        /// upstream's): it ran at `time`, the first step after. Absent for
+        /// commands that run at once.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        held_since: Option<Timestamp>,
+    },
+    /// A held emptiness or consolidation command failed its check and was
+    /// dropped: the cluster moved under it while it waited (a pod bound to
+    /// an empty node, a `karpenter.sh/do-not-disrupt` pod, a budget that
+    /// closed, a simulation that no longer holds). Its nodes were left
+    /// alone.
+    #[serde(rename_all = "camelCase")]
+    Dropped {
+        /// When it was checked and dropped.
+        time: Timestamp,
+        /// Why it was computed: `Empty` or `Underutilized`.
+        reason: String,
+        /// The nodes (their NodeClaims) it would have disrupted.
+        candidates: Vec<String>,
+        /// When it was computed and held.
+        held_since: Timestamp,
+        /// Which check failed, as upstream labels it: `budget`,
+        /// `scheduling` or `churn`.
+        failure: String,
+        /// What failed, for a person.
+        why: String,
     },
 }
 

@@ -51,6 +51,10 @@ pub(crate) struct Recorder {
     /// Claims a command took: a later reclaim of one is not a second
     /// disruption.
     taken: BTreeSet<String>,
+    /// When the command the driver holds for its check was computed: the
+    /// driver holds one at a time, and starts or drops it before any other
+    /// command.
+    held_since: Option<Timestamp>,
     /// Pending pods, by the step count they have been pending.
     pending_steps: BTreeMap<PodKey, u64>,
     longest_pending_steps: u64,
@@ -72,6 +76,7 @@ impl Recorder {
             launched: 0,
             disrupted: 0,
             taken: BTreeSet::new(),
+            held_since: None,
             pending_steps: BTreeMap::new(),
             longest_pending_steps: 0,
             cost: 0.0,
@@ -121,6 +126,24 @@ impl Recorder {
                         replacements: replacements.len(),
                         savings_per_hour: round(*savings_per_hour),
                         by: "driver".to_owned(),
+                        held_since: self.held_since.take(),
+                    });
+                }
+                Event::CommandHeld { .. } => self.held_since = Some(now),
+                Event::CommandDropped {
+                    reason,
+                    candidates,
+                    failure,
+                    why,
+                    ..
+                } => {
+                    self.events.push(ReplayEvent::Dropped {
+                        time: now,
+                        reason: reason_name(*reason).to_owned(),
+                        candidates: candidates.clone(),
+                        held_since: self.held_since.take().unwrap_or(now),
+                        failure: failure.label().to_owned(),
+                        why: why.clone(),
                     });
                 }
                 _ => {}
@@ -146,6 +169,7 @@ impl Recorder {
             replacements: 0,
             savings_per_hour: 0.0,
             by: "cloud".to_owned(),
+            held_since: None,
         });
     }
 

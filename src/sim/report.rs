@@ -85,10 +85,30 @@ fn events(out: &mut String, run: &Run) {
                 replacements,
                 savings_per_hour,
                 by,
+                held_since,
+            } => {
+                let held = held_since
+                    .map(|since| format!(" (held since {since})"))
+                    .unwrap_or_default();
+                (
+                    time,
+                    format!(
+                        "{reason} by {by}: {} replaced by {replacements}, saving {savings_per_hour}/h{held}",
+                        candidates.join(", ")
+                    ),
+                )
+            }
+            ReplayEvent::Dropped {
+                time,
+                reason,
+                candidates,
+                held_since,
+                failure,
+                why,
             } => (
                 time,
                 format!(
-                    "{reason} by {by}: {} replaced by {replacements}, saving {savings_per_hour}/h",
+                    "{reason} command dropped at its check ({failure}): {}; held since {held_since}: {why}",
                     candidates.join(", ")
                 ),
             ),

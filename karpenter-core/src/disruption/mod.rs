@@ -14,7 +14,10 @@
 //! [`Unconsolidatable`] reason (upstream's `DisruptionBlocked` and
 //! `Unconsolidatable` events), from the same evaluation. [`next_change`]
 //! says until when a plan that found nothing would find the same nothing,
-//! nothing else changing.
+//! nothing else changing. A driver checks an emptiness or consolidation
+//! command again before it runs, as upstream's validation does (the
+//! driver's [`DriverOptions::validation_delay`](crate::driver::DriverOptions::validation_delay)):
+//! the check's verdict, when it fails, is a [`ValidationFailure`].
 //!
 //! ```
 //! use karpenter_core::Snapshot;
@@ -71,6 +74,7 @@ mod planner;
 mod repair;
 mod simulate;
 mod unconsolidatable;
+mod validation;
 
 pub use budgets::{Allowance, allowed_disruptions};
 pub use next_change::next_change;
@@ -84,6 +88,8 @@ pub use simulate::{
     Simulation, SimulationOptions, Simulator, Stranded, StrandedReason, simulate, without_nodes,
 };
 pub use unconsolidatable::Unconsolidatable;
+pub use validation::ValidationFailure;
+pub(crate) use validation::{is_validated, validate};
 
 /// The planning machinery that is not public is still `Send` and `Sync`, so
 /// that a method may weigh its candidates on several threads through one

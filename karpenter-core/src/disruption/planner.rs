@@ -278,12 +278,24 @@ pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command
 /// Runs `f` on the first pass of a plan over `snapshot` at `now` with
 /// upstream's defaults: no node taken yet, nothing carried from a pass before.
 fn first_pass<T>(snapshot: &Snapshot, now: Timestamp, f: impl FnOnce(&Pass<'_, '_>) -> T) -> T {
-    let options = DisruptionOptions::default();
+    fresh_pass(snapshot, now, &DisruptionOptions::default(), f)
+}
+
+/// Runs `f` on the first pass of a plan over `snapshot` at `now` with
+/// `options`: no node taken yet, nothing carried from a pass before. What a
+/// command's check before it runs reads (see
+/// [`validation`](super::validation)).
+pub(super) fn fresh_pass<T>(
+    snapshot: &Snapshot,
+    now: Timestamp,
+    options: &DisruptionOptions,
+    f: impl FnOnce(&Pass<'_, '_>) -> T,
+) -> T {
     with_pass(
         snapshot,
         now,
         &BTreeSet::new(),
-        &options,
+        options,
         &mut Carry::new(snapshot),
         |pass, _| f(pass),
     )

@@ -17,10 +17,13 @@
 //! [`Quiet`]): while none of that changes, and no moment the plan depends on
 //! comes, planning again would find the same nothing, and is skipped.
 //!
-//! A command lives on the cluster, not in the driver: its candidates' claims
-//! carry [`COMMAND_ANNOTATION`] (with the start time and the number of
-//! replacements), its replacements [`REPLACES_ANNOTATION`]. A driver started
-//! afresh reads them and carries on.
+//! An emptiness or consolidation command waits first, in the driver's
+//! memory, and is checked again before it starts (see
+//! [`validate`](super::validate)). A started command lives on the cluster,
+//! not in the driver: its candidates' claims carry [`COMMAND_ANNOTATION`]
+//! (with the start time and the number of replacements), its replacements
+//! [`REPLACES_ANNOTATION`]. A driver started afresh reads them and carries
+//! on.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -35,10 +38,13 @@ use super::lifecycle::{Launch, launch};
 use super::manifest::pods_by_key;
 use super::planning::run_planning;
 use super::report::{Event, Report, Step};
+use super::validate::{self, Checked};
 use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
 use crate::cloudprovider::{InstanceType, LaunchRank};
-use crate::disruption::{DisruptionOptions, FirstCommand, first_command_explained, next_change};
+use crate::disruption::{
+    Command, DisruptionOptions, FirstCommand, first_command_explained, next_change,
+};
 use crate::error::{Error, with_causes};
 use crate::scheduling::{DISRUPTED_NO_SCHEDULE_TAINT, DISRUPTED_TAINT_KEY, WellKnownLabels};
 use crate::snapshot::Snapshot;
@@ -329,43 +335,31 @@ async fn taint(driver: &Driver, candidate: &NodeClaim) -> Result<(), Error> {
 }
 
 /// Plans disruption on the settled cluster (`snapshot`) and starts the
-/// plan's first command.
+/// plan's first command, or holds it for its check when it is one that
+/// waits (see [`validate`](super::validate)). While a command is held
+/// nothing is planned: at its time it is checked against `snapshot`, and
+/// started, or dropped and the cluster planned afresh.
 pub(super) async fn start(
     driver: &mut Driver,
-    mut snapshot: Snapshot,
+    snapshot: Snapshot,
     now: Timestamp,
     report: &mut Report,
 ) -> Result<(), Error> {
-    for node in &snapshot.nodes {
-        let Some(claim) = &node.node_claim else {
-            continue;
-        };
-        if claim
-            .status
-            .as_ref()
-            .and_then(|s| s.provider_id.as_ref())
-            .is_none()
-        {
-            continue;
-        }
-        match driver.provider.is_drifted(claim).await {
-            Ok(Some(reason)) => {
-                snapshot
-                    .provider_drift
-                    .insert(name_of(claim).to_owned(), reason);
-            }
-            Ok(None) => {}
-            Err(error) => report.push(Event::ProviderError {
-                action: format!("checking {} for drift", name_of(claim)),
-                error: with_causes(&error),
-            }),
-        }
+    if validate::waiting(driver, now) {
+        return Ok(());
     }
+    let snapshot = with_provider_drift(driver, snapshot, report).await;
     let options = driver
         .options
         .disruption
         .clone()
         .with_repair_policies(driver.provider.repair_policies());
+    let snapshot = match validate::check(driver, snapshot, &options, now, report).await? {
+        Checked::Valid(snapshot, command) => {
+            return begin(driver, &snapshot, &command, now, report).await;
+        }
+        Checked::Plan(snapshot) => snapshot,
+    };
     let inputs = inputs(driver, &snapshot, &options);
     if let (Some(inputs), Some(quiet)) = (&inputs, &driver.quiet)
         && quiet.holds(inputs, now)
@@ -409,14 +403,71 @@ pub(super) async fn start(
     let Some(command) = explained.command else {
         return Ok(());
     };
-    let candidates: Vec<NodeClaim> = command
+    if validate::hold(driver, &snapshot, &command, now, report) {
+        return Ok(());
+    }
+    begin(driver, &snapshot, &command, now, report).await
+}
+
+/// `snapshot` with the provider's drift verdicts on its launched claims;
+/// a verdict the provider fails to give is reported, and the claim read as
+/// not drifted.
+async fn with_provider_drift(
+    driver: &Driver,
+    mut snapshot: Snapshot,
+    report: &mut Report,
+) -> Snapshot {
+    for node in &snapshot.nodes {
+        let Some(claim) = &node.node_claim else {
+            continue;
+        };
+        if claim
+            .status
+            .as_ref()
+            .and_then(|s| s.provider_id.as_ref())
+            .is_none()
+        {
+            continue;
+        }
+        match driver.provider.is_drifted(claim).await {
+            Ok(Some(reason)) => {
+                snapshot
+                    .provider_drift
+                    .insert(name_of(claim).to_owned(), reason);
+            }
+            Ok(None) => {}
+            Err(error) => report.push(Event::ProviderError {
+                action: format!("checking {} for drift", name_of(claim)),
+                error: with_causes(&error),
+            }),
+        }
+    }
+    snapshot
+}
+
+/// The claims of `command`'s candidates in `snapshot`, in the command's
+/// order.
+pub(super) fn candidate_claims(snapshot: &Snapshot, command: &Command) -> Vec<NodeClaim> {
+    command
         .candidates
         .iter()
         .filter_map(|name| {
             let node = snapshot.nodes.iter().find(|n| n.name() == name)?;
             node.node_claim.clone()
         })
-        .collect();
+        .collect()
+}
+
+/// Starts `command`, planned on `snapshot`: its candidates marked and
+/// tainted, its replacements created and launched.
+async fn begin(
+    driver: &mut Driver,
+    snapshot: &Snapshot,
+    command: &Command,
+    now: Timestamp,
+    report: &mut Report,
+) -> Result<(), Error> {
+    let candidates = candidate_claims(snapshot, command);
     let Some(first) = candidates.first() else {
         return Ok(());
     };
@@ -445,7 +496,7 @@ pub(super) async fn start(
     let mut failed = false;
     for planned in &command.replacements {
         let Some(claim) = driver
-            .create_claim(planned, &snapshot, &pods, &mut claims, Some(&id), now)
+            .create_claim(planned, snapshot, &pods, &mut claims, Some(&id), now)
             .await?
         else {
             failed = true;

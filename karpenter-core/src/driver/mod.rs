@@ -28,7 +28,12 @@
 //! 4. when all is quiet (no pod waiting for capacity or for the node it was
 //!    nominated to, no claim in flight, no command under way) plans disruption and starts its first command:
 //!    candidates tainted `karpenter.sh/disrupted:NoSchedule`, replacements
-//!    created and launched. A plan that would read just what the last one
+//!    created and launched. An emptiness or consolidation command first
+//!    waits [`DriverOptions::validation_delay`] (15 s, as upstream) and is
+//!    checked against the cluster as it is then: it starts, or is dropped
+//!    when the cluster moved under it ([`Event::CommandHeld`],
+//!    [`Event::CommandDropped`]; nothing else is planned meanwhile). A plan
+//!    that would read just what the last one
 //!    read, which found no command, is skipped until a moment it depends on
 //!    comes (see [`DriverOptions::with_quiet_skip`]).
 //!
@@ -40,8 +45,10 @@
 //! evaluation that looks for the command (no extra simulation).
 //!
 //! The driver keeps nothing a restart would lose but the unavailable
-//! offerings (and which unplaceable pods, blocked and unconsolidatable nodes
-//! it reported): a command in progress is written on the cluster (annotations
+//! offerings, a command waiting for its check (a new driver plans again, as
+//! upstream's controller restarted in its wait computes anew), and which
+//! unplaceable pods, blocked and unconsolidatable nodes it reported: a
+//! command in progress is written on the cluster (annotations
 //! on its claims, [`COMMAND_ANNOTATION`] and [`REPLACES_ANNOTATION`]), so a
 //! new driver picks it up where the old one stopped. One command runs at a
 //! time (upstream overlaps them within the budgets): every plan starts from
@@ -62,6 +69,7 @@ mod manifest;
 mod planning;
 mod provision;
 mod report;
+mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -92,6 +100,8 @@ pub use annotations::{
 pub use planning::SpawnBlocking;
 pub use planning::{Inline, PlanningJob, PlanningRunner};
 pub use report::{Event, Report, Step, Timing};
+
+pub use crate::disruption::ValidationFailure;
 
 /// How the driver behaves.
 #[derive(Clone, Debug)]
@@ -131,7 +141,16 @@ pub struct DriverOptions {
     /// which found no command, is skipped (see
     /// [`with_quiet_skip`](Self::with_quiet_skip)); on by default.
     pub quiet_skip: bool,
+    /// How long an emptiness or consolidation command waits, once computed,
+    /// before it is checked against the cluster and started or dropped
+    /// (upstream's `commandValidationDelay`, 15 s; see
+    /// [`with_validation_delay`](Self::with_validation_delay)).
+    pub validation_delay: Duration,
 }
+
+/// Upstream's `commandValidationDelay`: how long a computed emptiness or
+/// consolidation command waits before it is checked and run.
+pub const DEFAULT_VALIDATION_DELAY: Duration = Duration::from_secs(15);
 
 impl Default for DriverOptions {
     fn default() -> Self {
@@ -146,6 +165,7 @@ impl Default for DriverOptions {
             packing: Packing::Upstream,
             planning_runner: Arc::new(Inline),
             quiet_skip: true,
+            validation_delay: DEFAULT_VALIDATION_DELAY,
         }
     }
 }
@@ -228,6 +248,22 @@ impl DriverOptions {
         self.quiet_skip = on;
         self
     }
+
+    /// These options with emptiness and consolidation commands waiting
+    /// `delay` before they run. A computed command is held (in the driver's
+    /// memory: a restarted driver plans again); the first settled reconcile
+    /// at or after its time plus `delay` checks it against the cluster as
+    /// it is then, as upstream's validation does (its candidates still
+    /// candidates and within budgets, its simulation still holding), and
+    /// starts it or drops it. Nothing else is planned meanwhile, as
+    /// upstream's disruption controller waits in the method; provisioning
+    /// goes on. A `delay` of zero starts a command at once, unchecked (the
+    /// check would read the cluster the plan read). Drift, expiration and
+    /// repair never wait.
+    pub fn with_validation_delay(mut self, delay: Duration) -> Self {
+        self.validation_delay = delay;
+        self
+    }
 }
 
 /// Runs the engine against a cloud and a cluster. See the [module
@@ -275,6 +311,9 @@ pub struct Driver {
     /// has revisions: what lets the next plan be skipped (see
     /// [`DriverOptions::with_quiet_skip`]).
     quiet: Option<disrupt::Quiet>,
+    /// The emptiness or consolidation command waiting for its check, if any
+    /// (see [`DriverOptions::with_validation_delay`]).
+    held: Option<validate::Held>,
 }
 
 impl Driver {
@@ -292,6 +331,7 @@ impl Driver {
             reservation_labels: BTreeSet::new(),
             snapshot_revision: None,
             quiet: None,
+            held: None,
         }
     }
 
@@ -312,12 +352,21 @@ impl Driver {
         self.options = options;
         // A plan made under other options says nothing about these.
         self.quiet = None;
+        self.held = None;
         self
     }
 
     /// The offerings marked unavailable so far.
     pub fn unavailable_offerings(&self) -> &UnavailableOfferings {
         &self.unavailable
+    }
+
+    /// When the command held for its check may be checked, if one is held
+    /// (see [`DriverOptions::with_validation_delay`]): a moment the driver
+    /// waits for, at which an embedder reconciling on events alone should
+    /// reconcile.
+    pub fn held_until(&self) -> Option<Timestamp> {
+        self.held.as_ref().map(validate::Held::due)
     }
 
     /// One pass: claims' lifecycle, commands under way, provisioning, and a

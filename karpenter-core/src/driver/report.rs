@@ -2,8 +2,10 @@
 
 use std::fmt;
 
+use jiff::Timestamp;
+
 use crate::cloudprovider::OfferingKey;
-use crate::disruption::CommandReason;
+use crate::disruption::{CommandReason, ValidationFailure};
 use crate::pods::PodKey;
 
 /// One thing the driver did (or tried) during a reconcile.
@@ -130,6 +132,46 @@ pub enum Event {
         /// forceful command that replaces with something dearer).
         savings_per_hour: f64,
     },
+    /// An emptiness or consolidation command was computed and waits for its
+    /// check, as upstream's validation waits
+    /// ([`DriverOptions::validation_delay`](super::DriverOptions::validation_delay)).
+    /// The first settled pass at or after `until` checks it against the
+    /// cluster as it is then; it is followed by [`CommandStarted`] (for
+    /// emptiness, with the candidates that passed: when the first one did
+    /// not, the started command's ID, its first candidate's claim, differs)
+    /// or [`CommandDropped`]. No other command starts meanwhile.
+    ///
+    /// [`CommandStarted`]: Event::CommandStarted
+    /// [`CommandDropped`]: Event::CommandDropped
+    CommandHeld {
+        /// The command's ID (its first candidate's claim).
+        id: String,
+        /// Why.
+        reason: CommandReason,
+        /// The candidates' claims.
+        candidates: Vec<String>,
+        /// How many replacements it would launch.
+        replacements: usize,
+        /// What the plan expects it to save, in price per hour.
+        savings_per_hour: f64,
+        /// When it is checked, at the earliest.
+        until: Timestamp,
+    },
+    /// A held command failed its check and was dropped: the cluster moved
+    /// under it (upstream's `ConsolidationRejected`). Nothing was done to
+    /// its nodes; the driver plans afresh.
+    CommandDropped {
+        /// The held command's ID.
+        id: String,
+        /// Why it was computed.
+        reason: CommandReason,
+        /// Its candidates' claims.
+        candidates: Vec<String>,
+        /// Which kind of check failed, as upstream labels it.
+        failure: ValidationFailure,
+        /// What failed, for a person.
+        why: String,
+    },
     /// A command's replacements are initialized (or it had none): its
     /// candidates are being deleted.
     CandidatesDeleted {
@@ -226,6 +268,21 @@ impl fmt::Display for Event {
                 candidates.join(", "),
                 replacements.join(", ")
             ),
+            Self::CommandHeld {
+                id,
+                reason,
+                candidates,
+                replacements,
+                savings_per_hour,
+                until,
+            } => write!(
+                f,
+                "command {id} ({reason:?}): holding [{}] with {replacements} replacements, saving {savings_per_hour}/h, for its check at {until}",
+                candidates.join(", ")
+            ),
+            Self::CommandDropped {
+                id, failure, why, ..
+            } => write!(f, "command {id} dropped at its check ({failure}): {why}"),
             Self::CandidatesDeleted { id } => write!(f, "command {id}: deleting its candidates"),
             Self::CommandCompleted { id } => write!(f, "command {id} completed"),
             Self::CommandAborted { id, why } => write!(f, "command {id} aborted: {why}"),
@@ -263,6 +320,9 @@ pub enum Step {
     Provisioning,
     /// Disruption: the search for the next command.
     Disruption,
+    /// Disruption: the check of a held command before it starts (see
+    /// [`Event::CommandHeld`]).
+    Validation,
 }
 
 /// How long one plan took.
@@ -283,6 +343,9 @@ impl Report {
             | Event::ProviderError { .. }
             | Event::CommandAborted { .. }
             | Event::PodUnschedulable { .. } => tracing::warn!(%event),
+            // Upstream logs an abandoned command at its debug level: the
+            // cluster moving is no failure.
+            Event::CommandDropped { .. } => tracing::info!(%event),
             Event::DisruptionBlocked { .. } | Event::Unconsolidatable { .. } => {
                 tracing::info!(%event)
             }

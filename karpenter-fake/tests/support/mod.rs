@@ -165,10 +165,12 @@ impl World {
     }
 
     /// Whether nothing is moving: no pending pod, every claim initialized and
-    /// not being deleted, no command under way, and a reconcile changes nothing.
+    /// not being deleted, no command under way or held for its check, and a
+    /// reconcile changes nothing.
     pub(crate) fn settled(&self) -> bool {
         let claims = self.cluster.node_claim_list();
         self.pending() == 0
+            && self.driver.held_until().is_none()
             && claims.iter().all(|c| {
                 c.metadata.deletion_timestamp.is_none()
                     && c.condition("Initialized").is_some_and(|c| c.is_true())
