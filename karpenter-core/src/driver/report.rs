@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::cloudprovider::OfferingKey;
-use crate::disruption::CommandReason;
+use crate::disruption::{CommandReason, DriftCause};
 use crate::pods::PodKey;
 
 /// One thing the driver did (or tried) during a reconcile.
@@ -119,6 +119,9 @@ pub enum Event {
         /// (the candidates' prices less the replacements'; negative for a
         /// forceful command that replaces with something dearer).
         savings_per_hour: f64,
+        /// Why each candidate drifted, for a `Drifted` command (by node
+        /// name, as the plan gives it); empty for every other command.
+        drift: Vec<DriftCause>,
     },
     /// A command's replacements are initialized (or it had none): its
     /// candidates are being deleted.
@@ -206,12 +209,23 @@ impl fmt::Display for Event {
                 candidates,
                 replacements,
                 savings_per_hour,
-            } => write!(
-                f,
-                "command {id} ({reason:?}): disrupting [{}], replacing with [{}], saving {savings_per_hour}/h",
-                candidates.join(", "),
-                replacements.join(", ")
-            ),
+                drift,
+            } => {
+                write!(
+                    f,
+                    "command {id} ({reason:?}): disrupting [{}], replacing with [{}], saving {savings_per_hour}/h",
+                    candidates.join(", "),
+                    replacements.join(", ")
+                )?;
+                for cause in drift {
+                    write!(
+                        f,
+                        "; {} drifted: {} ({})",
+                        cause.node, cause.reason, cause.detail
+                    )?;
+                }
+                Ok(())
+            }
             Self::CandidatesDeleted { id } => write!(f, "command {id}: deleting its candidates"),
             Self::CommandCompleted { id } => write!(f, "command {id} completed"),
             Self::CommandAborted { id, why } => write!(f, "command {id} aborted: {why}"),

@@ -61,6 +61,7 @@ impl Method for Drift {
                 candidates: vec![candidate.name.to_owned()],
                 replacements,
                 savings_per_hour: round_price(savings),
+                drift: candidate.drift_causes(),
             })
         })
     }
