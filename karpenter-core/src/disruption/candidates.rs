@@ -415,7 +415,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
         let facts = self.facts(
             node,
             claim,
-            (pool, type_list),
+            (pool, type_list, types),
             &pods,
             bound,
             snapshot,
@@ -448,7 +448,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
         &self,
         node: &ClusterNode,
         claim: &NodeClaim,
-        (pool, types): (&NodePool, &[InstanceType]),
+        (pool, types, by_name): (&NodePool, &[InstanceType], &HashMap<&str, usize>),
         pods: &[&PodInfo],
         bound: &[usize],
         snapshot: &Snapshot,
@@ -483,6 +483,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
                 pool,
                 &DriftInputs {
                     instance_types: types,
+                    by_name: Some(by_name),
                     age,
                     provider: provider_reason(self.provider_drift, claim),
                 },
@@ -694,6 +695,7 @@ pub(super) fn next_drift_check(snapshot: &Snapshot, now: Timestamp) -> Option<Ti
             let drift = |age| {
                 let inputs = DriftInputs {
                     instance_types: types,
+                    by_name: None,
                     age,
                     provider: provider_reason(&snapshot.provider_drift, claim),
                 };

@@ -40,6 +40,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
+use crate::hash::HashMap;
 use crate::scheduling::{
     NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, Requirement,
     Requirements, WellKnownLabels,
@@ -151,6 +152,9 @@ pub(super) struct DriftInputs<'a> {
     /// The provider's instance types for the claim's pool, unavailable
     /// offerings included (upstream's `GetInstanceTypes`).
     pub instance_types: &'a [InstanceType],
+    /// The index of each of `instance_types` by name, when the caller keeps
+    /// one: a lookup instead of a search through a long list.
+    pub by_name: Option<&'a HashMap<&'a str, usize>>,
     /// How long the claim has existed at the moment of planning: the
     /// instance type check waits until it is more than
     /// [`INSTANCE_TYPE_CHECK_AGE`].
@@ -189,7 +193,7 @@ pub(super) fn drift_with(
         .or_else(|| requirements_drift(claim, pool))
         .or_else(|| {
             (inputs.age > INSTANCE_TYPE_CHECK_AGE)
-                .then(|| instance_type::not_found(inputs.instance_types, claim))
+                .then(|| instance_type::not_found(inputs, claim))
                 .flatten()
         })
         .or_else(|| {

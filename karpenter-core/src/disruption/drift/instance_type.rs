@@ -29,15 +29,16 @@ use crate::scheduling::{
     LABEL_INSTANCE_TYPE_STABLE, Requirement, Requirements,
 };
 
-use super::DriftReason;
+use super::{DriftInputs, DriftReason};
 
 /// How old a claim must be (strictly) before its instance type is checked.
 pub(in crate::disruption) const INSTANCE_TYPE_CHECK_AGE: Duration = Duration::from_secs(60 * 60);
 
-/// Why `claim` is drifted by the provider's `types` for its pool, if it is:
-/// its `node.kubernetes.io/instance-type` label is missing, names no type of
-/// the list, or names one none of whose offerings fits the claim.
-pub(super) fn not_found(types: &[InstanceType], claim: &NodeClaim) -> Option<DriftReason> {
+/// Why `claim` is drifted by the provider's types for its pool (in
+/// `inputs`), if it is: its `node.kubernetes.io/instance-type` label is
+/// missing, names no type of the list, or names one none of whose offerings
+/// fits the claim.
+pub(super) fn not_found(inputs: &DriftInputs<'_>, claim: &NodeClaim) -> Option<DriftReason> {
     let labels = claim.metadata.labels.as_ref();
     let label = |key: &str| labels.and_then(|l| l.get(key)).map(String::as_str);
     let drifted = |detail: String| Some(DriftReason::InstanceTypeNotFound { detail });
@@ -46,7 +47,7 @@ pub(super) fn not_found(types: &[InstanceType], claim: &NodeClaim) -> Option<Dri
             "NodeClaim has no {LABEL_INSTANCE_TYPE_STABLE} label"
         ));
     };
-    let Some(instance_type) = types.iter().find(|t| t.name == name) else {
+    let Some(instance_type) = find(inputs, name) else {
         return drifted(format!(
             "instance type {name} is no longer offered by the cloud provider"
         ));
@@ -64,6 +65,15 @@ pub(super) fn not_found(types: &[InstanceType], claim: &NodeClaim) -> Option<Dri
     drifted(format!(
         "instance type {name} has no offering in {zone} for {capacity} any more"
     ))
+}
+
+/// The type named `name` among the inputs' instance types.
+fn find<'a>(inputs: &DriftInputs<'a>, name: &str) -> Option<&'a InstanceType> {
+    let types = inputs.instance_types;
+    match inputs.by_name {
+        Some(index) => index.get(name).and_then(|&i| types.get(i)),
+        None => types.iter().find(|t| t.name == name),
+    }
 }
 
 /// The claim's labels as requirements, widened for a reserved claim (see

@@ -51,6 +51,7 @@ fn drift_aged(
 ) -> Option<DriftReason> {
     let inputs = DriftInputs {
         instance_types: types,
+        by_name: None,
         age,
         provider: None,
     };
@@ -387,6 +388,7 @@ fn the_provider_comes_after_the_instance_type_and_before_the_condition() {
     let reported = "ImageDrift: image img-1 is no longer the AKSNodeClass's";
     let inputs = |instance_types| DriftInputs {
         instance_types,
+        by_name: None,
         age: OLD,
         provider: Some(reported),
     };
