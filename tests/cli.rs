@@ -1064,6 +1064,36 @@ fn provider_azure_plans_in_every_region_with_prices() {
 }
 
 #[test]
+fn disrupt_shows_why_a_node_drifted_in_the_table_and_the_json() {
+    let file = format!(
+        "{}/tests/disruption-scenarios/drift/instance-type-gone.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args = ["disrupt", "-f", &file, "--now", "2026-06-01T00:00:00Z"];
+    let table = sim(&args);
+    assert_status(&table, 0);
+    assert!(
+        stdout(&table).contains(
+            "   node-1 drifted: InstanceTypeNotFound (instance type small is no longer offered by the cloud provider)\n"
+        ),
+        "{}",
+        stdout(&table)
+    );
+    let json_args: Vec<&str> = args.iter().copied().chain(["-o", "json"]).collect();
+    let output = sim(&json_args);
+    assert_status(&output, 0);
+    let plan: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(
+        plan["commands"][0]["drift"],
+        json!([{
+            "node": "node-1",
+            "reason": "InstanceTypeNotFound",
+            "detail": "instance type small is no longer offered by the cloud provider",
+        }])
+    );
+}
+
+#[test]
 fn provider_azure_drift_replaces_a_node_on_an_image_its_node_class_dropped() {
     let file = format!(
         "{}/tests/fixtures/azure-image-drift.yaml",
@@ -1088,6 +1118,10 @@ fn provider_azure_drift_replaces_a_node_on_an_image_its_node_class_dropped() {
         plan["commands"][0]["candidates"],
         json!(["aks-default-abcde"])
     );
+    // The provider's own reason, by upstream's name, is the cause shown.
+    let cause = &plan["commands"][0]["drift"][0];
+    assert_eq!(cause["node"], "aks-default-abcde");
+    assert_eq!(cause["reason"], "ImageDrift");
     // With the image the class lists, nothing drifts.
     let text = std::fs::read_to_string(&file).expect("the fixture");
     let current = TempFile::new(

@@ -55,6 +55,15 @@ struct CommandCheck {
     /// The first replacement's launch capacity type.
     launch_capacity_type: Option<String>,
     savings_per_hour: Option<f64>,
+    /// Exactly these drift causes (`node` and `reason`), in order.
+    drift: Option<Vec<DriftCheck>>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct DriftCheck {
+    node: String,
+    reason: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,6 +204,22 @@ fn check(path: &Path) -> Vec<String> {
             problems.push(format!(
                 "command {i}: saves {savings:?}, want {want_savings}"
             ));
+        }
+        if let Some(want_drift) = &want.drift {
+            let drift: Vec<DriftCheck> = got["drift"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|cause| DriftCheck {
+                    node: cause["node"].as_str().unwrap_or_default().to_owned(),
+                    reason: cause["reason"].as_str().unwrap_or_default().to_owned(),
+                })
+                .collect();
+            if &drift != want_drift {
+                problems.push(format!(
+                    "command {i}: drift causes {drift:?}, want {want_drift:?}"
+                ));
+            }
         }
     }
     if let Some(want) = &doc.expect.blocked {

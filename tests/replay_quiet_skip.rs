@@ -168,6 +168,68 @@ fn drift_rolls() {
     assert!(disrupted(&run, "Drifted") > 0);
 }
 
+/// A node `old-1` of the type `xlarge`, which the replay's provider does
+/// not offer, whose NodeClaim was launched half an hour before the trace
+/// starts (its Node long before).
+const VANISHED_TYPE_NODE: &str = r#"apiVersion: v1
+kind: Node
+metadata:
+  name: old-1
+  creationTimestamp: '2026-01-01T00:00:00Z'
+  labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: xlarge, topology.kubernetes.io/zone: zone-a, karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, kubernetes.io/os: linux, kubernetes.io/hostname: old-1, karpenter.sh/initialized: 'true', karpenter.sh/registered: 'true'}
+spec: {providerID: 'fake:///old-1'}
+status:
+  capacity: {cpu: '16', memory: 64Gi, pods: '110'}
+  allocatable: {cpu: '16', memory: 64Gi, pods: '110'}
+  conditions: [{type: Ready, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z'}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata:
+  name: default-old
+  creationTimestamp: '2026-01-04T23:30:00Z'
+  labels: {karpenter.sh/nodepool: default, node.kubernetes.io/instance-type: xlarge, topology.kubernetes.io/zone: zone-a, karpenter.sh/capacity-type: on-demand, kubernetes.io/arch: amd64, kubernetes.io/os: linux}
+spec:
+  nodeClassRef: {group: karpenter.fake, kind: FakeNodeClass, name: default}
+  requirements: []
+status:
+  nodeName: old-1
+  providerID: 'fake:///old-1'
+  conditions:
+  - {type: Launched, status: 'True', lastTransitionTime: '2026-01-04T23:30:00Z'}
+  - {type: Registered, status: 'True', lastTransitionTime: '2026-01-04T23:31:00Z'}
+  - {type: Initialized, status: 'True', lastTransitionTime: '2026-01-04T23:31:00Z'}
+"#;
+
+#[test]
+fn a_vanished_instance_type_drifts_its_node_an_hour_after_launch() {
+    // Nothing else turns: no consolidation, no expiry. The only moment the
+    // plan waits for is the claim's first instance type check.
+    let scenario = cluster(&format!(
+        "{}---\n{VANISHED_TYPE_NODE}",
+        pool(
+            "on-demand",
+            &disruption("Never", "[{nodes: '100%'}]"),
+            "Never"
+        )
+    ));
+    let trace = trace("  - {at: 0s, scale: {deployment: web, replicas: 4}}\n");
+    let options = ReplayOptions::default().with_duration(Duration::from_secs(2 * 3600));
+    let run = same_either_way("instance type not found", &scenario, &trace, options);
+    assert_eq!(disrupted(&run, "Drifted"), 1, "{:?}", run.totals);
+    let checked: Timestamp = "2026-01-05T00:30:00Z".parse().expect("a time");
+    let drifted_at = run.events.iter().find_map(|event| match event {
+        karpenter::replay::ReplayEvent::Disrupt { time, reason, .. } if reason == "Drifted" => {
+            Some(*time)
+        }
+        _ => None,
+    });
+    assert!(
+        drifted_at.is_some_and(|at| at > checked),
+        "drifted at {drifted_at:?}, after {checked}"
+    );
+}
+
 #[test]
 fn scale_up_and_down_at_random() {
     let scenario = cluster(&pool(

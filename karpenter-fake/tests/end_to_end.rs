@@ -162,6 +162,13 @@ async fn a_drift_roll_replaces_every_node_of_the_pool() {
         matches!(e, Event::CommandStarted { reason, .. } if *reason == karpenter_core::disruption::CommandReason::Drifted)
     });
     assert!(drift_commands >= 1);
+    // Each drift command says why each of its nodes drifted: the
+    // provider's reason.
+    let explained = world.count(|e| {
+        matches!(e, Event::CommandStarted { candidates, drift, .. }
+            if drift.len() == candidates.len() && drift.iter().all(|c| c.reason == "ImageDrift"))
+    });
+    assert_eq!(explained, drift_commands);
     assert_eq!(
         world.count(|e| matches!(e, Event::CommandAborted { .. })),
         0

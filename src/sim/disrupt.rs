@@ -1,5 +1,6 @@
-//! `karpenter-sim disrupt`'s table: one line per command with its savings, one
-//! per replacement, then one per blocked node.
+//! `karpenter-sim disrupt`'s table: one line per command with its savings,
+//! one per drifted candidate with why, one per replacement, then one per
+//! blocked node.
 
 use std::fmt::Write as _;
 
@@ -25,6 +26,13 @@ pub fn disruption_table(plan: &DisruptionPlan) -> String {
             command.candidates.join(", "),
             command.savings_per_hour
         );
+        for cause in &command.drift {
+            let _ = writeln!(
+                out,
+                "   {} drifted: {} ({})",
+                cause.node, cause.reason, cause.detail
+            );
+        }
         for claim in &command.replacements {
             let launch = claim.launch.as_ref().map_or_else(
                 || "no launch".to_string(),

@@ -53,8 +53,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 
 use super::allowances::{Standing, standing};
-use super::drift::{DriftReason, drift_with};
-use super::plan::Blocked;
+use super::drift::{DriftInputs, DriftReason, INSTANCE_TYPE_CHECK_AGE, drift_with};
+use super::plan::{Blocked, DriftCause};
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
@@ -166,6 +166,19 @@ impl Candidate<'_> {
     #[cfg(test)]
     pub(super) fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// Why it drifted, as a command reports it: one cause, or none when it
+    /// has not.
+    pub(super) fn drift_causes(&self) -> Vec<DriftCause> {
+        self.drift
+            .iter()
+            .map(|reason| DriftCause {
+                node: self.name.to_owned(),
+                reason: reason.name().to_owned(),
+                detail: reason.to_string(),
+            })
+            .collect()
     }
 
     /// Price per unit of disruption, higher first to disrupt (upstream
@@ -402,7 +415,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
         let facts = self.facts(
             node,
             claim,
-            pool,
+            (pool, type_list, types),
             &pods,
             bound,
             snapshot,
@@ -435,7 +448,7 @@ impl<'s, 'p> Lookup<'s, 'p> {
         &self,
         node: &ClusterNode,
         claim: &NodeClaim,
-        pool: &NodePool,
+        (pool, types, by_name): (&NodePool, &[InstanceType], &HashMap<&str, usize>),
         pods: &[&PodInfo],
         bound: &[usize],
         snapshot: &Snapshot,
@@ -466,15 +479,28 @@ impl<'s, 'p> Lookup<'s, 'p> {
             expires_at: expire_after.map(|after| plus(created, after)),
             created,
             drift: drift_with(
-                node,
+                claim,
                 pool,
-                self.provider_drift
-                    .get(claim.metadata.name.as_deref().unwrap_or_default())
-                    .map(String::as_str),
+                &DriftInputs {
+                    instance_types: types,
+                    by_name: Some(by_name),
+                    age,
+                    provider: provider_reason(self.provider_drift, claim),
+                },
             ),
             pod_block,
         }
     }
+}
+
+/// The reason the cloud provider's drift check gave for `claim`, if any.
+fn provider_reason<'a>(
+    reasons: &'a BTreeMap<String, String>,
+    claim: &NodeClaim,
+) -> Option<&'a str> {
+    reasons
+        .get(claim.metadata.name.as_deref().unwrap_or_default())
+        .map(String::as_str)
 }
 
 /// The price of the instance type's first offering in `zone` and
@@ -644,6 +670,40 @@ pub(super) fn next_window_end(snapshot: &Snapshot, now: Timestamp) -> Option<Tim
         }
     }
     next
+}
+
+/// The first moment after `now` at which some node's instance type check
+/// (see [`drift_with`]) first runs and finds it drifted: a nanosecond past
+/// its claim's creation plus [`INSTANCE_TYPE_CHECK_AGE`], as the check waits
+/// until the claim is strictly older. Only a node whose drift that changes
+/// counts. A node of unknown creation counts as new at every moment, so it
+/// never comes of age. `None` when no node will.
+pub(super) fn next_drift_check(snapshot: &Snapshot, now: Timestamp) -> Option<Timestamp> {
+    let pool = |name: &str| snapshot.node_pools.iter().find(|p| p.name() == Some(name));
+    let of_age = INSTANCE_TYPE_CHECK_AGE + Duration::from_nanos(1);
+    snapshot
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let claim = node.node_claim.as_ref()?;
+            let pool = pool(node.node_pool()?)?;
+            let at = plus(known_creation(node, claim)?, of_age);
+            if at <= now {
+                return None;
+            }
+            let types = snapshot.instance_types.get(pool.name()?)?;
+            let drift = |age| {
+                let inputs = DriftInputs {
+                    instance_types: types,
+                    by_name: None,
+                    age,
+                    provider: provider_reason(&snapshot.provider_drift, claim),
+                };
+                drift_with(claim, pool, &inputs)
+            };
+            (drift(INSTANCE_TYPE_CHECK_AGE) != drift(of_age)).then_some(at)
+        })
+        .min()
 }
 
 /// `at + duration`, the end of time when that is past it.

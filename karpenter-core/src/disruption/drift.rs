@@ -3,40 +3,57 @@
 //!
 //! Upstream splits this in two. The NodeClaim disruption controller
 //! (`pkg/controllers/nodeclaim/disruption/drift.go`) decides whether a claim has
-//! drifted, checking in order: the NodePool's template hash against the claim's
+//! drifted, and only for a claim whose `Launched` condition is true. It checks
+//! in order: the NodePool's template hash against the claim's
 //! (`NodePoolDrifted`), the NodePool's requirements against the claim's labels
-//! (`RequirementsDrifted`), whether the claim's instance type still exists
-//! (`InstanceTypeNotFound`), and the cloud provider's own checks. It records the
-//! first reason found as the claim's `Drifted` condition, and the disruption
-//! controller's Drift method only reads that condition.
+//! (`RequirementsDrifted`), whether the claim's instance type and an offering
+//! for its zone and capacity type still exist (`InstanceTypeNotFound`, once
+//! the claim is more than an hour old), and the cloud provider's own checks.
+//! It records the first reason found as the claim's `Drifted` condition, and
+//! the disruption controller's Drift method only reads that condition.
 //!
 //! A snapshot may be older or newer than the condition (a NodePool edited after
 //! the dump, a hand-written scenario without conditions), so [`drift_with`] re-runs
-//! the checks it can and keeps the condition as a last resort:
+//! the checks and keeps the condition as a last resort:
 //!
 //! 1. the template hash, as upstream;
 //! 2. the requirements, as upstream;
-//! 3. the claim's `Drifted=True` condition, which stands for the checks not
-//!    re-run here (instance type not found, the provider's reasons) and for any
-//!    reason recorded before the snapshot. A node whose condition says drifted
-//!    is reported with a re-derived reason when one applies, since it names
-//!    what changed, and with [`DriftReason::Condition`] otherwise.
+//! 3. the instance type and its offerings ([`instance_type`]), as upstream;
+//! 4. the cloud provider's reason, when it gave one;
+//! 5. the claim's `Drifted=True` condition, which stands for any reason
+//!    recorded before the snapshot that the checks above no longer see. A
+//!    node whose condition says drifted is reported with a re-derived reason
+//!    when one applies, since it names what changed, and with
+//!    [`DriftReason::Condition`] otherwise.
 //!
-//! A condition that is present but `False` is not consulted: checks 1 and 2
+//! A condition that is present but `False` is not consulted: the checks
 //! still apply (upstream's controller would set the condition on its next
 //! pass, at most five minutes later).
 
+mod instance_type;
+
 use std::fmt;
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
+use crate::cloudprovider::InstanceType;
+use crate::hash::HashMap;
 use crate::scheduling::{
     NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, Requirement,
     Requirements, WellKnownLabels,
 };
-use crate::snapshot::ClusterNode;
+
+pub(super) use instance_type::INSTANCE_TYPE_CHECK_AGE;
+
+/// The reason upstream's requirement check gives.
+const REQUIREMENTS_DRIFTED: &str = "RequirementsDrifted";
+/// The reason upstream's hash check gives.
+const NODE_POOL_DRIFTED: &str = "NodePoolDrifted";
+/// The reason upstream's instance type check gives.
+const INSTANCE_TYPE_NOT_FOUND: &str = "InstanceTypeNotFound";
 
 /// Why a node is drifted: the first that applies, in the order the
 /// [module documentation](self) gives.
@@ -60,14 +77,50 @@ pub(super) enum DriftReason {
         /// The NodeClaim's hash.
         claim: String,
     },
-    /// The node's labels no longer meet the NodePool's requirements (upstream
-    /// `RequirementsDrifted`).
+    /// The NodeClaim's labels no longer meet the NodePool's requirements
+    /// (upstream `RequirementsDrifted`).
     Requirements {
         /// The first requirement not met, for a person.
         detail: String,
     },
+    /// The claim's instance type is gone from the provider's types for its
+    /// pool, or no offering of it matches the claim's zone and capacity type
+    /// (upstream `InstanceTypeNotFound`).
+    InstanceTypeNotFound {
+        /// What is missing, for a person.
+        detail: String,
+    },
     /// A reason the cloud provider reports ([`Snapshot::provider_drift`](crate::snapshot::Snapshot::provider_drift)).
     Provider(String),
+}
+
+impl DriftReason {
+    /// Upstream's name for the reason, as its `Drifted` condition records
+    /// it: `NodePoolDrifted`, `RequirementsDrifted`, `InstanceTypeNotFound`,
+    /// the provider's (the text before a `:` of what it reported, as the
+    /// Azure provider's `ImageDrift: ...`), or the condition's own (`Drifted`
+    /// when it has none).
+    pub(super) fn name(&self) -> &str {
+        match self {
+            Self::Condition { reason } => reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .unwrap_or(condition_types::DRIFTED),
+            Self::NodePoolHash { .. } => NODE_POOL_DRIFTED,
+            Self::Requirements { .. } => REQUIREMENTS_DRIFTED,
+            Self::InstanceTypeNotFound { .. } => INSTANCE_TYPE_NOT_FOUND,
+            Self::Provider(reported) => provider_reason(reported),
+        }
+    }
+}
+
+/// The reason name in what a provider reported: the word before a `:`, or
+/// the whole text when it has no such prefix.
+fn provider_reason(reported: &str) -> &str {
+    match reported.split_once(':') {
+        Some((name, _)) if !name.is_empty() && !name.contains(char::is_whitespace) => name,
+        _ => reported,
+    }
 }
 
 impl fmt::Display for DriftReason {
@@ -84,45 +137,79 @@ impl fmt::Display for DriftReason {
             Self::Requirements { detail } => {
                 write!(
                     f,
-                    "node labels no longer meet the NodePool's requirements: {detail}"
+                    "NodeClaim labels no longer meet the NodePool's requirements: {detail}"
                 )
             }
+            Self::InstanceTypeNotFound { detail } => f.write_str(detail),
             Self::Provider(reason) => write!(f, "cloud provider reports drift: {reason}"),
         }
     }
 }
 
-/// Whether `node` has drifted from `pool`, and why (see the
-/// [module documentation](self) for the order).
+/// What the drift checks read besides the claim and its pool.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DriftInputs<'a> {
+    /// The provider's instance types for the claim's pool, unavailable
+    /// offerings included (upstream's `GetInstanceTypes`).
+    pub instance_types: &'a [InstanceType],
+    /// The index of each of `instance_types` by name, when the caller keeps
+    /// one: a lookup instead of a search through a long list.
+    pub by_name: Option<&'a HashMap<&'a str, usize>>,
+    /// How long the claim has existed at the moment of planning: the
+    /// instance type check waits until it is more than
+    /// [`INSTANCE_TYPE_CHECK_AGE`].
+    pub age: Duration,
+    /// The reason the cloud provider's own check (`is_drifted`) gave for the
+    /// claim, if it found one.
+    pub provider: Option<&'a str>,
+}
+
+/// Whether `claim` has drifted from `pool`, and why (see the
+/// [module documentation](self) for the order); `None` for a claim that is
+/// not `Launched`, as upstream clears the condition of such a claim.
 ///
 /// - The hash check needs both annotations on both objects, with equal hash
 ///   versions: a missing annotation or a version change (upstream re-hashes
 ///   after changing how it hashes) never counts as drift.
 /// - The requirement check reads `spec.template.spec.requirements` only
 ///   (template labels are covered by the hash) and checks them as upstream
-///   does, strictly: every key the pool requires with `In`, `Exists`, `Gt` or
-///   `Lt` must be a label of the node with a value the requirement admits; a
-///   `NotIn` or `DoesNotExist` key must not be contradicted. Upstream reads
-///   the NodeClaim's labels; this reads the node's ([`ClusterNode::labels`]), as
-///   the scenario format says: Karpenter copies the claim's labels onto the
-///   node, and hand-written NodeClaims often carry few labels. Requirements
-///   that cannot be read are skipped (the input's validation refuses them).
-///
-/// The reason the cloud provider's own check (`is_drifted`) gave for the
-/// node's claim, if it found one, counts after the hash and requirement
-/// checks and before the `Drifted` condition, as upstream checks the provider
-/// last and records the first reason found in that condition.
+///   does, strictly, against the NodeClaim's labels (the labels Karpenter
+///   wrote at launch): every key the pool requires with `In`, `Exists`,
+///   `Gt` or `Lt` must be a label of the claim with a value the requirement
+///   admits; a `NotIn` or `DoesNotExist` key must not be contradicted.
+///   Requirements that cannot be read are skipped (the input's validation
+///   refuses them).
+/// - The instance type check runs only once the claim is older than
+///   [`INSTANCE_TYPE_CHECK_AGE`] (see [`instance_type`]).
 pub(super) fn drift_with(
-    node: &ClusterNode,
+    claim: &NodeClaim,
     pool: &NodePool,
-    provider: Option<&str>,
+    inputs: &DriftInputs<'_>,
 ) -> Option<DriftReason> {
-    let claim = node.node_claim.as_ref();
+    if !is_launched(claim) {
+        return None;
+    }
+    hash_drift(pool, claim)
+        .or_else(|| requirements_drift(claim, pool))
+        .or_else(|| {
+            (inputs.age > INSTANCE_TYPE_CHECK_AGE)
+                .then(|| instance_type::not_found(inputs, claim))
+                .flatten()
+        })
+        .or_else(|| {
+            inputs
+                .provider
+                .map(|reason| DriftReason::Provider(reason.to_owned()))
+        })
+        .or_else(|| condition_drift(claim))
+}
+
+/// Whether the claim's `Launched` condition is true.
+fn is_launched(claim: &NodeClaim) -> bool {
     claim
-        .and_then(|claim| hash_drift(pool, claim))
-        .or_else(|| requirements_drift(node, pool))
-        .or_else(|| provider.map(|reason| DriftReason::Provider(reason.to_owned())))
-        .or_else(|| claim.and_then(condition_drift))
+        .status
+        .as_ref()
+        .is_some_and(|s| s.conditions.is_true(condition_types::LAUNCHED))
 }
 
 fn annotation<'m>(metadata: &'m ObjectMeta, key: &str) -> Option<&'m str> {
@@ -140,7 +227,7 @@ fn hash_drift(pool: &NodePool, claim: &NodeClaim) -> Option<DriftReason> {
     })
 }
 
-fn requirements_drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason> {
+fn requirements_drift(claim: &NodeClaim, pool: &NodePool) -> Option<DriftReason> {
     let mut required = Requirements::new();
     for written in pool.spec.template.spec.requirements() {
         let parsed = written.to_selector_requirement().ok();
@@ -151,7 +238,7 @@ fn requirements_drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason
     if required.is_empty() {
         return None;
     }
-    let labels = Requirements::from_labels(node.labels().into_iter().flatten());
+    let labels = Requirements::from_labels(claim.metadata.labels.iter().flatten());
     labels
         .compatible(&required, &WellKnownLabels::empty())
         .err()
@@ -171,207 +258,4 @@ fn condition_drift(claim: &NodeClaim) -> Option<DriftReason> {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::{Value, json};
-
-    use super::*;
-
-    /// Drift without a verdict from the cloud provider.
-    fn drift(node: &ClusterNode, pool: &NodePool) -> Option<DriftReason> {
-        drift_with(node, pool, None)
-    }
-
-    fn pool(annotations: Value, requirements: Value) -> NodePool {
-        serde_json::from_value(json!({
-            "metadata": {"name": "default", "annotations": annotations},
-            "spec": {"template": {"spec": {"requirements": requirements}}},
-        }))
-        .expect("a valid NodePool")
-    }
-
-    /// A node with `labels` and a claim with `annotations` and `conditions`.
-    fn node(labels: Value, annotations: Value, conditions: Value) -> ClusterNode {
-        let node = serde_json::from_value(json!({
-            "metadata": {"name": "node-a", "labels": labels},
-        }))
-        .expect("a valid Node");
-        let claim = serde_json::from_value(json!({
-            "metadata": {"name": "claim-a", "annotations": annotations},
-            "spec": {},
-            "status": {"nodeName": "node-a", "conditions": conditions},
-        }))
-        .expect("a valid NodeClaim");
-        ClusterNode {
-            node: Some(node),
-            node_claim: Some(claim),
-        }
-    }
-
-    fn hashes(hash: &str, version: &str) -> Value {
-        json!({
-            NODE_POOL_HASH_ANNOTATION_KEY: hash,
-            NODE_POOL_HASH_VERSION_ANNOTATION_KEY: version,
-        })
-    }
-
-    const SPOT_ONLY: &str = "karpenter.sh/capacity-type";
-
-    fn spot_only() -> Value {
-        json!([{"key": SPOT_ONLY, "operator": "In", "values": ["spot"]}])
-    }
-
-    fn spot_labels() -> Value {
-        json!({"karpenter.sh/nodepool": "default", SPOT_ONLY: "spot"})
-    }
-
-    #[test]
-    fn not_drifted_when_everything_matches() {
-        let pool = pool(hashes("h1", "v3"), spot_only());
-        let node = node(spot_labels(), hashes("h1", "v3"), json!([]));
-        assert_eq!(drift(&node, &pool), None);
-    }
-
-    #[test]
-    fn drifted_by_condition() {
-        let pool = pool(json!({}), json!([]));
-        let with_reason = node(
-            spot_labels(),
-            json!({}),
-            json!([{"type": "Drifted", "status": "True", "reason": "InstanceTypeNotFound"}]),
-        );
-        let reason = drift(&with_reason, &pool).expect("drifted");
-        assert_eq!(
-            reason,
-            DriftReason::Condition {
-                reason: Some("InstanceTypeNotFound".into())
-            }
-        );
-        assert_eq!(
-            reason.to_string(),
-            "NodeClaim has condition Drifted=True (InstanceTypeNotFound)"
-        );
-        let bare = node(
-            spot_labels(),
-            json!({}),
-            json!([{"type": "Drifted", "status": "True"}]),
-        );
-        assert_eq!(
-            drift(&bare, &pool),
-            Some(DriftReason::Condition { reason: None })
-        );
-        // False or Unknown is not drifted.
-        for status in ["False", "Unknown"] {
-            let node = node(
-                spot_labels(),
-                json!({}),
-                json!([{"type": "Drifted", "status": status}]),
-            );
-            assert_eq!(drift(&node, &pool), None, "{status}");
-        }
-    }
-
-    #[test]
-    fn drifted_by_hash() {
-        let pool = pool(hashes("new", "v3"), json!([]));
-        let node = node(spot_labels(), hashes("old", "v3"), json!([]));
-        let reason = drift(&node, &pool).expect("drifted");
-        assert_eq!(
-            reason,
-            DriftReason::NodePoolHash {
-                pool: "new".into(),
-                claim: "old".into()
-            }
-        );
-        assert_eq!(
-            reason.to_string(),
-            "NodePool template changed: karpenter.sh/nodepool-hash is \"new\" on the NodePool, \"old\" on the NodeClaim"
-        );
-    }
-
-    #[test]
-    fn hash_needs_both_annotations_on_both_sides_and_one_version() {
-        let cases = [
-            // Different hash versions: upstream changed how it hashes.
-            (hashes("new", "v3"), hashes("old", "v2")),
-            // Something missing on either side.
-            (
-                json!({NODE_POOL_HASH_ANNOTATION_KEY: "new"}),
-                hashes("old", "v3"),
-            ),
-            (
-                hashes("new", "v3"),
-                json!({NODE_POOL_HASH_ANNOTATION_KEY: "old"}),
-            ),
-            (json!({}), hashes("old", "v3")),
-            (hashes("new", "v3"), json!({})),
-        ];
-        for (pool_annotations, claim_annotations) in cases {
-            let pool = pool(pool_annotations.clone(), json!([]));
-            let node = node(spot_labels(), claim_annotations.clone(), json!([]));
-            assert_eq!(
-                drift(&node, &pool),
-                None,
-                "{pool_annotations} / {claim_annotations}"
-            );
-        }
-    }
-
-    #[test]
-    fn drifted_by_requirements() {
-        let pool = pool(json!({}), spot_only());
-        let on_demand = node(
-            json!({"karpenter.sh/nodepool": "default", SPOT_ONLY: "on-demand"}),
-            json!({}),
-            json!([]),
-        );
-        let reason = drift(&on_demand, &pool).expect("drifted");
-        assert!(matches!(reason, DriftReason::Requirements { .. }));
-        assert!(
-            reason
-                .to_string()
-                .starts_with("node labels no longer meet the NodePool's requirements: key karpenter.sh/capacity-type"),
-            "{reason}"
-        );
-        // Strict, as upstream: a required key the node lacks is drift too.
-        let unlabelled = node(
-            json!({"karpenter.sh/nodepool": "default"}),
-            json!({}),
-            json!([]),
-        );
-        assert_eq!(
-            drift(&unlabelled, &pool),
-            Some(DriftReason::Requirements {
-                detail: "label \"karpenter.sh/capacity-type\" does not have known values".into()
-            })
-        );
-        // Only excluding a value needs no label.
-        let exclude = self::pool(
-            json!({}),
-            json!([{"key": "example.com/team", "operator": "NotIn", "values": ["a"]}]),
-        );
-        assert_eq!(drift(&unlabelled, &exclude), None);
-    }
-
-    #[test]
-    fn re_derived_reasons_come_first_hash_before_requirements() {
-        let pool = pool(hashes("new", "v3"), spot_only());
-        let node = node(
-            json!({SPOT_ONLY: "on-demand"}),
-            hashes("old", "v3"),
-            json!([{"type": "Drifted", "status": "True", "reason": "RequirementsDrifted"}]),
-        );
-        assert!(matches!(
-            drift(&node, &pool),
-            Some(DriftReason::NodePoolHash { .. })
-        ));
-        let same_hash = self::node(
-            json!({SPOT_ONLY: "on-demand"}),
-            hashes("new", "v3"),
-            json!([{"type": "Drifted", "status": "True", "reason": "NodePoolDrifted"}]),
-        );
-        assert!(matches!(
-            drift(&same_hash, &pool),
-            Some(DriftReason::Requirements { .. })
-        ));
-    }
-}
+mod tests;

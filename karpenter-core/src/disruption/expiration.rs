@@ -87,5 +87,6 @@ pub(crate) fn forceful_command(
         candidates: removed.iter().map(|n| n.to_string()).collect(),
         replacements: simulation.plan.node_claims,
         savings_per_hour: round_price(price - launched),
+        drift: Vec::new(),
     })
 }

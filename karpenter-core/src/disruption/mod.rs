@@ -79,7 +79,7 @@ mod validation;
 pub use budgets::{Allowance, allowed_disruptions};
 pub use next_change::next_change;
 pub use options::DisruptionOptions;
-pub use plan::{Blocked, Command, CommandReason, DisruptionPlan};
+pub use plan::{Blocked, Command, CommandReason, DisruptionPlan, DriftCause};
 pub use planner::{
     FirstCommand, first_command, first_command_explained, multi_node_command, plan, plan_with,
     single_node_options,

@@ -33,21 +33,24 @@
 //!   the protection ends;
 //! - the NodePools' budgets (`budgets.rs`, `allowances.rs`): a scheduled
 //!   budget turns active at a hit of its schedule and inactive a `duration`
-//!   later ([`next_activity_change`]).
+//!   later ([`next_activity_change`]);
+//! - drift (`drift.rs`): the instance type check runs once a claim is more
+//!   than an hour old, and may then find it drifted ([`next_drift_check`]).
 //!
-//! Nothing else the plan reads turns with the moment: drift, prices, the
-//! Balanced policy, PodDisruptionBudgets (their status is cluster data), the
-//! methods' order and the simulations' scheduling (which never read it:
-//! `schedule_fenced` plans with no clock). The commands a plan applies
-//! between passes (`apply.rs`) read it too, but only after a first command:
-//! a plan without one never applies anything. The provisioning run above
-//! also works out static pools' changes at the moment (the share of a
-//! node's lifetime left), which the CapacityBuffer answer does not read.
+//! Nothing else the plan reads turns with the moment: the other drift
+//! checks, prices, the Balanced policy, PodDisruptionBudgets (their status
+//! is cluster data), the methods' order and the simulations' scheduling
+//! (which never read it: `schedule_fenced` plans with no clock). The
+//! commands a plan applies between passes (`apply.rs`) read it too, but
+//! only after a first command: a plan without one never applies anything.
+//! The provisioning run above also works out static pools' changes at the
+//! moment (the share of a node's lifetime left), which the CapacityBuffer
+//! answer does not read.
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::budgets::next_activity_change;
-use super::candidates::next_window_end;
+use super::candidates::{next_drift_check, next_window_end};
 use super::expiration::next_expiry;
 use super::options::DisruptionOptions;
 use super::repair::next_due;
@@ -63,10 +66,11 @@ use crate::snapshot::Snapshot;
 /// answers as it does at `now`, provided its answer at `now` has no command
 /// (a command's replacements and the passes after it read more of the
 /// moment). What is counted: a node's repair toleration running out, its
-/// claim expiring, its `consolidateAfter` window closing, a pod's
-/// `karpenter.sh/do-not-disrupt` duration ending, and a NodePool budget's
-/// schedule turning it on or off; nothing else a plan reads depends on the
-/// moment.
+/// claim expiring, its `consolidateAfter` window closing, its claim
+/// coming of age for the instance type drift check (and found drifted by
+/// it), a pod's `karpenter.sh/do-not-disrupt` duration ending, and a
+/// NodePool budget's schedule turning it on or off; nothing else a plan
+/// reads depends on the moment.
 ///
 /// ```
 /// use karpenter_core::Snapshot;
@@ -100,6 +104,7 @@ pub fn next_change(
         next_due(snapshot, now, options.repair_policies()),
         next_expiry(snapshot, now),
         next_window_end(snapshot, now),
+        next_drift_check(snapshot, now),
     ]
     .into_iter()
     .flatten()

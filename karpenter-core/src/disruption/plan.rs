@@ -46,6 +46,24 @@ pub struct Command {
     pub replacements: Vec<PlannedClaim>,
     /// The candidates' price minus the replacements' launch price, per hour.
     pub savings_per_hour: f64,
+    /// Why each candidate of a `Drifted` command drifted; empty (and left
+    /// out of the JSON) for every other command.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<DriftCause>,
+}
+
+/// Why one node of a `Drifted` command drifted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DriftCause {
+    /// The node's name.
+    pub node: String,
+    /// Upstream's drift reason, as its `Drifted` condition records it:
+    /// `NodePoolDrifted`, `RequirementsDrifted`, `InstanceTypeNotFound`, a
+    /// cloud provider's (`ImageDrift`, ...), or the reason on the claim's
+    /// `Drifted` condition (`Drifted` when it has none).
+    pub reason: String,
+    /// What changed, for a person.
+    pub detail: String,
 }
 
 /// A node that would be a candidate but may not be disrupted now.

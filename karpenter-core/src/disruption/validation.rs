@@ -192,6 +192,7 @@ fn emptiness(pass: &Pass<'_, '_>, command: &Command) -> Result<Command, Rejected
         candidates,
         replacements: Vec::new(),
         savings_per_hour: round_price(kept.iter().map(|c| c.price).sum()),
+        drift: Vec::new(),
     })
 }
 

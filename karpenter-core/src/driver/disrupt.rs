@@ -515,6 +515,7 @@ async fn begin(
         candidates: candidates.iter().map(|c| name_of(c).to_owned()).collect(),
         replacements: names,
         savings_per_hour: command.savings_per_hour,
+        drift: command.drift.clone(),
     });
     if failed || command.replacements.is_empty() {
         // Move on at once: abort on a failed launch, delete when nothing

@@ -5,7 +5,7 @@ use std::fmt;
 use jiff::Timestamp;
 
 use crate::cloudprovider::OfferingKey;
-use crate::disruption::{CommandReason, ValidationFailure};
+use crate::disruption::{CommandReason, DriftCause, ValidationFailure};
 use crate::pods::PodKey;
 
 /// One thing the driver did (or tried) during a reconcile.
@@ -131,6 +131,9 @@ pub enum Event {
         /// (the candidates' prices less the replacements'; negative for a
         /// forceful command that replaces with something dearer).
         savings_per_hour: f64,
+        /// Why each candidate drifted, for a `Drifted` command (by node
+        /// name, as the plan gives it); empty for every other command.
+        drift: Vec<DriftCause>,
     },
     /// An emptiness or consolidation command was computed and waits for its
     /// check, as upstream's validation waits
@@ -262,12 +265,23 @@ impl fmt::Display for Event {
                 candidates,
                 replacements,
                 savings_per_hour,
-            } => write!(
-                f,
-                "command {id} ({reason:?}): disrupting [{}], replacing with [{}], saving {savings_per_hour}/h",
-                candidates.join(", "),
-                replacements.join(", ")
-            ),
+                drift,
+            } => {
+                write!(
+                    f,
+                    "command {id} ({reason:?}): disrupting [{}], replacing with [{}], saving {savings_per_hour}/h",
+                    candidates.join(", "),
+                    replacements.join(", ")
+                )?;
+                for cause in drift {
+                    write!(
+                        f,
+                        "; {} drifted: {} ({})",
+                        cause.node, cause.reason, cause.detail
+                    )?;
+                }
+                Ok(())
+            }
             Self::CommandHeld {
                 id,
                 reason,

@@ -70,18 +70,25 @@ fn node_json(name: &str) -> Value {
     })
 }
 
-/// The NodeClaim of `node_json(name)`, initialized.
+/// The NodeClaim of `node_json(name)`, launched and initialized, with the
+/// labels Karpenter wrote at launch.
 fn claim_json(name: &str) -> Value {
     json!({
         "metadata": {
             "name": format!("nc-{name}"),
             "creationTimestamp": CREATED,
-            "labels": {"karpenter.sh/nodepool": "default"},
+            "labels": {
+                "karpenter.sh/nodepool": "default",
+                "node.kubernetes.io/instance-type": "small",
+                "topology.kubernetes.io/zone": "zone-a",
+                "karpenter.sh/capacity-type": "on-demand",
+            },
         },
         "spec": {},
         "status": {
             "nodeName": name,
             "conditions": [
+                {"type": "Launched", "status": "True", "lastTransitionTime": CREATED},
                 {"type": "Initialized", "status": "True", "lastTransitionTime": INITIALIZED},
             ],
         },
@@ -646,6 +653,31 @@ fn drift_is_reported_on_the_candidate() {
         })
     );
     assert_eq!(found.candidates[1].drift, None);
+}
+
+#[test]
+fn a_claim_whose_instance_type_vanished_is_drifted_after_an_hour() {
+    let mut claim = claim_json("node-a");
+    claim["metadata"]["labels"]["node.kubernetes.io/instance-type"] = json!("large");
+    let mut young = claim.clone();
+    young["metadata"]["creationTimestamp"] = json!("2026-05-31T23:30:00Z");
+    let snapshot = snapshot(
+        vec![
+            joined(node_json("node-a"), claim),
+            joined(node_json("node-b"), young),
+        ],
+        vec![],
+    );
+    let found = candidates(&snapshot, now());
+    let drift = found.candidates[0].drift.as_ref().expect("drifted");
+    assert_eq!(drift.name(), "InstanceTypeNotFound");
+    let causes = found.candidates[0].drift_causes();
+    assert_eq!(causes.len(), 1);
+    assert_eq!(causes[0].node, "node-a");
+    assert_eq!(causes[0].reason, "InstanceTypeNotFound");
+    // The young claim is not checked yet (its Node is as old as node-a's).
+    assert_eq!(found.candidates[1].drift, None);
+    assert!(found.candidates[1].drift_causes().is_empty());
 }
 
 #[test]

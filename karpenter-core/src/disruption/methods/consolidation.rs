@@ -163,6 +163,7 @@ fn command(mut candidates: Vec<String>, replacements: Vec<PlannedClaim>, savings
         candidates,
         replacements,
         savings_per_hour: round_price(savings),
+        drift: Vec::new(),
     }
 }
 

@@ -7,9 +7,10 @@
 //! taken when its NodeClaim has a `terminationGracePeriod` (see
 //! [`Candidates::eventual`](crate::disruption::candidates::Candidates::eventual)).
 //! A node found drifted without a `Drifted` condition (its NodePool hash or
-//! requirements changed since the condition was last written) counts as
-//! drifted since the beginning of time, as a missing condition time reads
-//! upstream.
+//! requirements changed, or its instance type vanished, since the condition
+//! was last written) counts as drifted since the beginning of time, as a
+//! missing condition time reads upstream. Each command names why its node
+//! drifted ([`Command::drift`]).
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -61,6 +62,7 @@ impl Method for Drift {
                 candidates: vec![candidate.name.to_owned()],
                 replacements,
                 savings_per_hour: round_price(savings),
+                drift: candidate.drift_causes(),
             })
         })
     }

@@ -53,6 +53,7 @@ impl Method for Emptiness {
             candidates: taken,
             replacements: Vec::new(),
             savings_per_hour: round_price(savings),
+            drift: Vec::new(),
         })
     }
 }

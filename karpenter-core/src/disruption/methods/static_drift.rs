@@ -48,6 +48,7 @@ impl Method for StaticDrift {
                 candidates: vec![candidate.name.to_owned()],
                 replacements: vec![replacement],
                 savings_per_hour: round_price(savings),
+                drift: candidate.drift_causes(),
             })
         })
     }

@@ -392,6 +392,48 @@ fn a_do_not_disrupt_duration_ends_its_protection() {
 }
 
 #[test]
+fn a_vanished_instance_type_drifts_its_node_once_the_claim_is_an_hour_old() {
+    // The claim's type `large` is not the provider's; the claim was created
+    // half an hour before NOW (its Node long before). Upstream checks the
+    // type once the claim is strictly older than an hour.
+    let young = "2026-05-31T23:30:00Z";
+    let mut claim = claim_json("node-a");
+    claim["metadata"]["creationTimestamp"] = json!(young);
+    claim["metadata"]["labels"]["node.kubernetes.io/instance-type"] = json!("large");
+    let disruption = json!({"consolidateAfter": "Never", "budgets": []});
+    let snapshot = snapshot(
+        pool(disruption.clone(), None),
+        vec![joined(node_json("node-a"), claim)],
+        vec![pod_json("web-0", "node-a", CREATED)],
+    );
+    let hour_and_a_nanosecond = plus(at(young), 3600)
+        .checked_add(SignedDuration::from_nanos(1))
+        .expect("in range");
+    let turned = turns_at(
+        &snapshot,
+        &DisruptionOptions::default(),
+        hour_and_a_nanosecond,
+    );
+    let command = turned.command.expect("the node drifted");
+    assert_eq!(command.reason, CommandReason::Drifted);
+    assert_eq!(command.drift.len(), 1);
+    assert_eq!(command.drift[0].reason, "InstanceTypeNotFound");
+    // A young claim whose type is still offered gives no moment: the check
+    // will find nothing.
+    let mut offered = claim_json("node-a");
+    offered["metadata"]["creationTimestamp"] = json!(young);
+    let settled = self::snapshot(
+        pool(disruption, None),
+        vec![joined(node_json("node-a"), offered)],
+        vec![pod_json("web-0", "node-a", CREATED)],
+    );
+    assert_eq!(
+        next_change(&settled, now(), &DisruptionOptions::default()),
+        None
+    );
+}
+
+#[test]
 fn the_first_moment_of_all_is_the_answer() {
     // A protection ending at 00:20, a window closing at 00:08, an expiry
     // at 01:00: 00:08.
