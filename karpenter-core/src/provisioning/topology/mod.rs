@@ -37,8 +37,6 @@
 //!
 //! * Ties between equally good domains, and the domain a self-affine pod
 //!   starts in, go to the first domain by name (upstream: Go map order).
-//! * `namespaceSelector` is read without namespace labels: `{}` selects every
-//!   namespace, any other selector only the namespaces listed in the term.
 //! * A pod on a node without the key is not counted even for
 //!   `kubernetes.io/hostname` (upstream falls back to the node's name, which
 //!   [`PlacedPod`] does not carry).
@@ -58,6 +56,7 @@ mod error;
 mod filter;
 mod group;
 mod inputs;
+mod namespaces;
 mod selector;
 mod tracker;
 
@@ -72,5 +71,6 @@ pub(crate) use error::TopologyError;
 pub(crate) use inputs::{
     DomainSource, ExistingView, NodeKind, PlacedPod, PodView, ignored_for_topology,
 };
+pub(crate) use namespaces::NamespaceLabels;
 pub(crate) use selector::LabelMemo;
 pub(crate) use tracker::{NodeKeys, Topology, Verdict};
