@@ -11,7 +11,10 @@
 //! constraints share one group, so a hundred replicas of a Deployment make one
 //! group with a hundred owners. A group counts the selected pods per *domain*
 //! (value of its key): the pods already placed, then each pod the scheduler
-//! places ([`Topology::record`]).
+//! places ([`Topology::record`]). A pod (anti-)affinity term's namespaces
+//! are its own, or those it lists united with those whose labels its
+//! `namespaceSelector` selects among the cluster's Namespaces
+//! ([`NamespaceLabels`]), as upstream's `buildNamespaceList` lists them.
 //!
 //! The domains a group knows are those the NodePools can create
 //! ([`DomainSource`]), the existing nodes' label values, and the values the
