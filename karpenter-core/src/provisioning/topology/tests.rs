@@ -261,7 +261,7 @@ impl World {
             })
             .collect();
         let pending: Vec<PodView<'_>> = pending.iter().map(TestPod::view).collect();
-        Topology::with_namespaces(
+        Topology::new(
             &sources,
             &nodes,
             &placed,

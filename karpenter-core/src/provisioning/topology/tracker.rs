@@ -100,28 +100,10 @@ impl Topology {
     /// placed pods name their node by an id of the caller's.
     ///
     /// Placed pods that are also pending (being moved, matched by a
-    /// non-empty UID) are not counted.
+    /// non-empty UID) are not counted. Pod (anti-)affinity terms pick their
+    /// namespaces from `namespaces`.
     #[cfg(test)]
     pub(crate) fn new<'p>(
-        pools: &[super::inputs::DomainSource<'_>],
-        existing_nodes: &[super::inputs::ExistingView<'_>],
-        placed: &[super::inputs::PlacedPod<'p>],
-        pending: &[PodView<'_>],
-        well_known: &crate::scheduling::WellKnownLabels,
-    ) -> Topology {
-        Topology::with_namespaces(
-            pools,
-            existing_nodes,
-            placed,
-            pending,
-            well_known,
-            super::NamespaceLabels::default(),
-        )
-    }
-
-    /// [`Topology::new`] in a cluster of these Namespaces.
-    #[cfg(test)]
-    pub(crate) fn with_namespaces<'p>(
         pools: &[super::inputs::DomainSource<'_>],
         existing_nodes: &[super::inputs::ExistingView<'_>],
         placed: &[super::inputs::PlacedPod<'p>],
