@@ -142,6 +142,7 @@ fn written_by_item(scenario: &Scenario) -> BTreeMap<usize, Written> {
     add(&mut out, "InstanceType", &scenario.instance_types);
     add(&mut out, "NodeOverlay", &scenario.node_overlays);
     add(&mut out, "CSINode", &scenario.csi_nodes);
+    add(&mut out, "Namespace", &scenario.namespaces);
     add(&mut out, "CapacityBuffer", &scenario.capacity_buffers);
     add(&mut out, "PodTemplate", &scenario.pod_templates);
     add(&mut out, "Deployment", &scenario.deployments);

@@ -1830,3 +1830,69 @@ fn a_csi_node_count_is_not_negative_and_its_name_is_unique() {
     let scenario = loaded("csi.yaml", &csi("node-a", 25));
     assert_eq!(scenario.csi_nodes.len(), 1);
 }
+
+#[test]
+fn a_namespace_is_read_with_its_labels_and_bad_ones_are_named() {
+    let namespace = |name: &str, labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}, labels: {{{labels}}}}}\n"
+        )
+    };
+    let scenario = loaded("ns.yaml", &namespace("team-a", "team: a"));
+    assert!(scenario.warnings.is_empty(), "{:?}", scenario.warnings);
+    assert_eq!(scenario.namespaces.len(), 1);
+    let labels = scenario.namespaces[0].object.metadata.labels.clone();
+    assert_eq!(
+        labels.unwrap_or_default().get("team").map(String::as_str),
+        Some("a")
+    );
+
+    let e = error("ns.yaml", &namespace("team-a", "\"bad key!\": a"));
+    assert_invalid(
+        &e,
+        "ns.yaml",
+        1,
+        "Namespace team-a",
+        "metadata.labels.bad key!",
+        &[],
+    );
+    let e = error("ns.yaml", &namespace("team-a", "team: \"-a-\""));
+    assert_invalid(
+        &e,
+        "ns.yaml",
+        1,
+        "Namespace team-a",
+        "metadata.labels.team",
+        &["-a-"],
+    );
+    let e = error(
+        "ns.yaml",
+        &namespace("team-a", "kubernetes.io/metadata.name: team-b"),
+    );
+    assert_invalid(
+        &e,
+        "ns.yaml",
+        1,
+        "Namespace team-a",
+        "metadata.labels.kubernetes.io/metadata.name",
+        &["team-b", "team-a"],
+    );
+    let e = error(
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {labels: {team: a}}\n",
+    );
+    assert_invalid(
+        &e,
+        "ns.yaml",
+        1,
+        "Namespace (unnamed)",
+        "metadata.name",
+        &[],
+    );
+    let twice = format!(
+        "{}---\n{}",
+        namespace("team-a", "team: a"),
+        namespace("team-a", "team: b")
+    );
+    assert_says(&error("ns.yaml", &twice), &["Namespace", "team-a"]);
+}

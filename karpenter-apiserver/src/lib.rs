@@ -3,8 +3,8 @@
 //! [`kube::Client`].
 //!
 //! It serves any kind in its table (by default what karpenter reads and
-//! writes: Nodes, Pods, PersistentVolumes and their claims, Events,
-//! DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases,
+//! writes: Nodes, Pods, Namespaces, PersistentVolumes and their claims,
+//! Events, DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases,
 //! NodePools, NodeClaims, NodeOverlays, AKSNodeClasses, and what
 //! CapacityBuffers refer to: CapacityBuffers, PodTemplates, Deployments,
 //! StatefulSets and ReplicaSets) with the verbs kube-rs uses: get, list,

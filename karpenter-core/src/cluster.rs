@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{
-    Node, PersistentVolume, PersistentVolumeClaim, PodTemplate, Taint,
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, PodTemplate, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
@@ -109,6 +109,13 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     /// The CSINodes: each Node's volume attach limits per CSI driver. A
     /// cluster that does not serve them has none (no limits): the default.
     async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
+        Ok(Vec::new())
+    }
+    /// The Namespaces, whose labels a pod (anti-)affinity term's
+    /// `namespaceSelector` selects. A cluster that does not serve them has
+    /// none (every namespace has only its `kubernetes.io/metadata.name`
+    /// label): the default.
+    async fn namespaces(&self) -> Result<Vec<Namespace>, ClusterError> {
         Ok(Vec::new())
     }
     /// The NodeOverlays (`karpenter.sh/v1alpha1`), which the driver reads
@@ -230,6 +237,7 @@ pub async fn read_snapshot(cluster: &dyn Cluster) -> Result<Snapshot, ClusterErr
         persistent_volume_claims: cluster.persistent_volume_claims().await?,
         storage_classes: cluster.storage_classes().await?,
         csi_nodes: cluster.csi_nodes().await?,
+        namespaces: cluster.namespaces().await?,
         well_known_labels: WellKnownLabels::core().clone(),
         ..Snapshot::default()
     })

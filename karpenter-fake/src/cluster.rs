@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{
-    Node, NodeCondition, NodeSpec, NodeStatus, PersistentVolume, PersistentVolumeClaim, Pod,
-    PodStatus, PodTemplate, Taint,
+    Namespace, Node, NodeCondition, NodeSpec, NodeStatus, PersistentVolume, PersistentVolumeClaim,
+    Pod, PodStatus, PodTemplate, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
@@ -62,6 +62,8 @@ struct Objects {
     storage_classes: BTreeMap<String, StorageClass>,
     /// CSINodes by name (their Node's).
     csi_nodes: BTreeMap<String, CSINode>,
+    /// Namespaces by name.
+    namespaces: BTreeMap<String, Namespace>,
     /// NodeOverlays by name.
     node_overlays: BTreeMap<String, NodeOverlay>,
     /// CapacityBuffers by `namespace/name`.
@@ -220,6 +222,13 @@ impl InMemoryCluster {
     pub fn apply_csi_node(&self, csi_node: CSINode) {
         let name = csi_node.metadata.name.clone().unwrap_or_default();
         self.write().csi_nodes.insert(name, csi_node);
+    }
+
+    /// Adds or replaces a Namespace (by name): its labels are what pod
+    /// (anti-)affinity terms' `namespaceSelector`s select.
+    pub fn apply_namespace(&self, namespace: Namespace) {
+        let name = namespace.metadata.name.clone().unwrap_or_default();
+        self.write().namespaces.insert(name, namespace);
     }
 
     /// Adds or replaces a CapacityBuffer (by namespace and name): headroom
@@ -782,6 +791,10 @@ impl Cluster for InMemoryCluster {
         Ok(self.lock().csi_nodes.values().cloned().collect())
     }
 
+    async fn namespaces(&self) -> Result<Vec<Namespace>, ClusterError> {
+        Ok(self.lock().namespaces.values().cloned().collect())
+    }
+
     async fn capacity_buffers(&self) -> Result<Vec<CapacityBuffer>, ClusterError> {
         Ok(self.lock().capacity_buffers.values().cloned().collect())
     }
@@ -1053,6 +1066,22 @@ mod tests {
         moved("a tick with nothing to do", false);
         cluster.apply_pod(pending_pod("p0", Shape::Plain, "100m", "1Gi"));
         moved("a pod applied", true);
+        cluster.apply_namespace(Namespace {
+            metadata: ObjectMeta {
+                name: Some("team-a".into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        });
+        moved("a namespace applied", true);
+        let snapshot = block_on(karpenter_core::cluster::read_snapshot(&cluster)).expect("read");
+        let names: Vec<_> = snapshot
+            .namespaces
+            .iter()
+            .map(|n| n.metadata.name.as_deref())
+            .collect();
+        assert_eq!(names, [Some("team-a")], "the snapshot holds the namespaces");
+        moved("a snapshot read", false);
         block_on(cluster.nominate_pod(&PodKey::new("default", "p0"), "node-a")).expect("nominated");
         moved("a pod nominated", true);
         cluster.tick(at(3));

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Pod, PodTemplate, Taint};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodTemplate, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_apiserver::{ApiServer, Fault};
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay};
@@ -104,6 +104,65 @@ async fn reads_come_from_the_watches_after_the_first_list() {
     server.put(&node("node-c")).expect("put");
     eventually("the new node is read", async || {
         cluster.nodes().await.expect("nodes").len() == 3
+    })
+    .await;
+}
+
+fn namespace(name: &str, labels: serde_json::Value) -> Namespace {
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}}))
+        .expect("a namespace")
+}
+
+/// The Namespaces' labels are what `namespaceSelector`s select: they are
+/// watched, and a snapshot holds them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_are_watched_and_read_into_the_snapshot() {
+    let server = ApiServer::start().await.expect("the server starts");
+    server
+        .put(&namespace("team-b", json!({"team": "b"})))
+        .expect("put");
+    server
+        .put(&namespace("team-a", json!({"team": "a"})))
+        .expect("put");
+    let cluster = synced(&server).await;
+    let snapshot = karpenter_core::cluster::read_snapshot(&cluster)
+        .await
+        .expect("a snapshot");
+    let read: Vec<_> = snapshot
+        .namespaces
+        .iter()
+        .map(|n| {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let team = n
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("team").cloned());
+            (name, team)
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("team-a".to_owned(), Some("a".to_owned())),
+            ("team-b".to_owned(), Some("b".to_owned()))
+        ],
+        "listed with their labels, in name order"
+    );
+    // A label changed by someone else arrives through the watch.
+    server
+        .put(&namespace("team-a", json!({"team": "c"})))
+        .expect("put");
+    eventually("the relabelled namespace is read", async || {
+        let namespaces = cluster.namespaces().await.expect("namespaces");
+        namespaces.iter().any(|n| {
+            n.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("team"))
+                .map(String::as_str)
+                == Some("c")
+        })
     })
     .await;
 }

@@ -83,6 +83,9 @@ impl World {
         for csi_node in &scenario.csi_nodes {
             cluster.apply_csi_node(csi_node.object.clone());
         }
+        for namespace in &scenario.namespaces {
+            cluster.apply_namespace(namespace.object.clone());
+        }
         for buffer in &scenario.capacity_buffers {
             cluster.apply_capacity_buffer(buffer.object.clone());
         }

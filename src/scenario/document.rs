@@ -12,7 +12,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
@@ -51,6 +53,8 @@ pub enum Kind {
     StorageClass,
     /// `storage.k8s.io/v1` `CSINode`: a node's volume attach limits.
     CSINode,
+    /// `v1` `Namespace`: its labels, which `namespaceSelector`s select.
+    Namespace,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     AKSNodeClass,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
@@ -74,10 +78,11 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order a summary lists them.
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 19] = [
         Kind::NodePool,
         Kind::NodeClaim,
         Kind::Node,
+        Kind::Namespace,
         Kind::Pod,
         Kind::DaemonSet,
         Kind::Deployment,
@@ -102,7 +107,8 @@ impl Kind {
             | Kind::Node
             | Kind::PersistentVolumeClaim
             | Kind::PersistentVolume
-            | Kind::PodTemplate => "v1",
+            | Kind::PodTemplate
+            | Kind::Namespace => "v1",
             Kind::NodePool | Kind::NodeClaim => "karpenter.sh/v1",
             Kind::DaemonSet | Kind::Deployment | Kind::StatefulSet | Kind::ReplicaSet => "apps/v1",
             Kind::PodDisruptionBudget => "policy/v1",
@@ -127,6 +133,7 @@ impl Kind {
             Kind::PersistentVolume => "PersistentVolume",
             Kind::StorageClass => "StorageClass",
             Kind::CSINode => "CSINode",
+            Kind::Namespace => "Namespace",
             Kind::AKSNodeClass => "AKSNodeClass",
             Kind::InstanceType => "InstanceType",
             Kind::NodeOverlay => "NodeOverlay",
@@ -164,6 +171,7 @@ pub enum Object {
     PersistentVolume(Box<PersistentVolume>),
     StorageClass(Box<StorageClass>),
     CSINode(Box<CSINode>),
+    Namespace(Box<Namespace>),
     AKSNodeClass(Box<AKSNodeClass>),
     InstanceType(Box<InstanceTypeDocument>),
     NodeOverlay(Box<NodeOverlay>),
@@ -188,6 +196,7 @@ impl Object {
             Object::PersistentVolume(_) => Kind::PersistentVolume,
             Object::StorageClass(_) => Kind::StorageClass,
             Object::CSINode(_) => Kind::CSINode,
+            Object::Namespace(_) => Kind::Namespace,
             Object::AKSNodeClass(_) => Kind::AKSNodeClass,
             Object::InstanceType(_) => Kind::InstanceType,
             Object::NodeOverlay(_) => Kind::NodeOverlay,
@@ -363,6 +372,7 @@ fn read_object<'de, D: Deserializer<'de>>(
         Kind::PersistentVolume => Object::PersistentVolume(boxed(rest)?),
         Kind::StorageClass => Object::StorageClass(boxed(rest)?),
         Kind::CSINode => Object::CSINode(boxed(rest)?),
+        Kind::Namespace => Object::Namespace(boxed(rest)?),
         Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
         Kind::InstanceType => Object::InstanceType(boxed(rest)?),
         Kind::NodeOverlay => Object::NodeOverlay(boxed(rest)?),

@@ -50,7 +50,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, PodTemplate};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, PodTemplate,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
@@ -145,6 +147,8 @@ pub struct Scenario {
     pub storage_classes: Vec<Sourced<StorageClass>>,
     /// `storage.k8s.io/v1` `CSINode`.
     pub csi_nodes: Vec<Sourced<CSINode>>,
+    /// `v1` `Namespace`.
+    pub namespaces: Vec<Sourced<Namespace>>,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     pub aks_node_classes: Vec<Sourced<AKSNodeClass>>,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
@@ -225,6 +229,7 @@ impl Scenario {
             Kind::PersistentVolume => self.persistent_volumes.len(),
             Kind::StorageClass => self.storage_classes.len(),
             Kind::CSINode => self.csi_nodes.len(),
+            Kind::Namespace => self.namespaces.len(),
             Kind::AKSNodeClass => self.aks_node_classes.len(),
             Kind::InstanceType => self.instance_types.len(),
             Kind::NodeOverlay => self.node_overlays.len(),
@@ -282,6 +287,7 @@ impl Scenario {
             Kind::PersistentVolume => self.persistent_volumes.reserve(additional),
             Kind::StorageClass => self.storage_classes.reserve(additional),
             Kind::CSINode => self.csi_nodes.reserve(additional),
+            Kind::Namespace => self.namespaces.reserve(additional),
             Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
             Kind::InstanceType => self.instance_types.reserve(additional),
             Kind::NodeOverlay => self.node_overlays.reserve(additional),
@@ -308,6 +314,7 @@ impl Scenario {
             Object::PersistentVolume(o) => put(&mut self.persistent_volumes, *o, source),
             Object::StorageClass(o) => put(&mut self.storage_classes, *o, source),
             Object::CSINode(o) => put(&mut self.csi_nodes, *o, source),
+            Object::Namespace(o) => put(&mut self.namespaces, *o, source),
             Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
             Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
             Object::NodeOverlay(o) => put(&mut self.node_overlays, *o, source),

@@ -156,6 +156,7 @@ impl Scenario {
             persistent_volumes: objects(&self.persistent_volumes),
             storage_classes: objects(&self.storage_classes),
             csi_nodes: objects(&self.csi_nodes),
+            namespaces: objects(&self.namespaces),
             capacity_buffers: capacity_buffers(self),
             well_known_labels,
             // The fake provider launches the cheapest; the Azure path sets its own.
@@ -223,6 +224,7 @@ impl Scenario {
             persistent_volumes: into_objects(self.persistent_volumes),
             storage_classes: into_objects(self.storage_classes),
             csi_nodes: into_objects(self.csi_nodes),
+            namespaces: into_objects(self.namespaces),
             capacity_buffers,
             well_known_labels,
             // The fake provider launches the cheapest; the Azure path sets its own.

@@ -139,6 +139,7 @@ impl Scenario {
         })?;
         check_all(Kind::InstanceType, &self.instance_types, instance_type)?;
         check_all(Kind::CSINode, &self.csi_nodes, csi_node)?;
+        check_all(Kind::Namespace, &self.namespaces, namespace)?;
         check_all(
             Kind::CapacityBuffer,
             &self.capacity_buffers,
@@ -175,6 +176,7 @@ impl Scenario {
         unique(Kind::InstanceType, &self.instance_types, |o| &o.metadata)?;
         unique(Kind::AKSNodeClass, &self.aks_node_classes, |o| &o.metadata)?;
         unique(Kind::CSINode, &self.csi_nodes, |o| &o.metadata)?;
+        unique(Kind::Namespace, &self.namespaces, |o| &o.metadata)?;
         unique(Kind::CapacityBuffer, &self.capacity_buffers, |o| {
             &o.metadata
         })?;
@@ -242,6 +244,7 @@ has_metadata!(
     karpenter_core::api::NodePool,
     karpenter_core::api::NodeClaim,
     k8s_openapi::api::storage::v1::CSINode,
+    k8s_openapi::api::core::v1::Namespace,
     karpenter_core::api::CapacityBuffer,
     k8s_openapi::api::core::v1::PodTemplate,
     k8s_openapi::api::apps::v1::Deployment,
@@ -299,6 +302,30 @@ fn capacity_buffer(buffer: &karpenter_core::api::CapacityBuffer) -> Checked {
         }
     }
     quantities("spec.limits", spec.limits.as_ref().map(|l| l.as_map()))
+}
+
+/// A Namespace has a name and labels the API server would accept, its
+/// `kubernetes.io/metadata.name` label (when written) being its name, as the
+/// API server sets it: a `namespaceSelector` reads them.
+fn namespace(namespace: &k8s_openapi::api::core::v1::Namespace) -> Checked {
+    let Some(name) = namespace.metadata.name.as_deref().filter(|n| !n.is_empty()) else {
+        return Err(Problem::new("metadata.name", "a Namespace needs a name"));
+    };
+    for (key, value) in namespace.metadata.labels.iter().flatten() {
+        let field = format!("metadata.labels.{key}");
+        scheduling::validate_label_key(key)
+            .and_then(|()| scheduling::validate_label_value(key, value))
+            .map_err(|e| Problem::new(field.clone(), e.to_string()))?;
+        if key == scheduling::LABEL_NAMESPACE_NAME && value != name {
+            return Err(Problem::new(
+                field,
+                format!(
+                    "is {value:?}, but the API server sets it to the namespace's name, {name:?}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A CSINode names its node, and each driver's attach count is not negative.

@@ -546,6 +546,7 @@ pub fn without_nodes(
         persistent_volumes: snapshot.persistent_volumes.clone(),
         storage_classes: snapshot.storage_classes.clone(),
         csi_nodes: snapshot.csi_nodes.clone(),
+        namespaces: snapshot.namespaces.clone(),
         capacity_buffers: snapshot.capacity_buffers.clone(),
         well_known_labels: snapshot.well_known_labels.clone(),
         launch_rank: snapshot.launch_rank,

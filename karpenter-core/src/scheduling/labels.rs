@@ -60,6 +60,9 @@ pub const LABEL_OS_STABLE: &str = "kubernetes.io/os";
 pub const LABEL_WINDOWS_BUILD: &str = "node.kubernetes.io/windows-build";
 /// The node's hostname; unique per node, hence restricted in NodePools.
 pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
+/// The label the API server gives every Namespace, its own name (it cannot
+/// be changed): what a `namespaceSelector` most often selects by.
+pub const LABEL_NAMESPACE_NAME: &str = "kubernetes.io/metadata.name";
 
 /// Deprecated alias of [`LABEL_TOPOLOGY_ZONE`].
 pub const LABEL_FAILURE_DOMAIN_BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
@@ -58,6 +60,10 @@ pub struct Snapshot {
     /// CSINodes: each node's volume attach limits per CSI driver (a node
     /// without one has none).
     pub csi_nodes: Vec<CSINode>,
+    /// The Namespaces: their labels are what a pod (anti-)affinity term's
+    /// `namespaceSelector` selects (a namespace not listed here has only the
+    /// `kubernetes.io/metadata.name` label the API server gives every one).
+    pub namespaces: Vec<Namespace>,
     /// The CapacityBuffers, resolved against the PodTemplates and workloads
     /// they name: headroom the planners keep with the `CapacityBuffer`
     /// feature gate on (see [`crate::capacity_buffers`]).

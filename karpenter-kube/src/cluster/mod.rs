@@ -26,7 +26,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{
-    Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, Taint,
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
@@ -390,6 +390,11 @@ impl Cluster for KubeCluster {
     async fn csi_nodes(&self) -> Result<Vec<CSINode>, ClusterError> {
         self.ready()?;
         Ok(owned(self.inner.stores.csi_nodes.state()))
+    }
+
+    async fn namespaces(&self) -> Result<Vec<Namespace>, ClusterError> {
+        self.ready()?;
+        Ok(owned(self.inner.stores.namespaces.state()))
     }
 
     async fn node_overlays(&self) -> Result<Vec<NodeOverlay>, ClusterError> {

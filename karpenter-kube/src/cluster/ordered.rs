@@ -8,7 +8,9 @@ use std::fmt::Debug;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -49,6 +51,7 @@ cached_kinds!(
     PersistentVolumeClaim,
     StorageClass,
     CSINode,
+    Namespace,
     CapacityBuffer,
     PodTemplate,
     Deployment,

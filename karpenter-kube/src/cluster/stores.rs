@@ -6,7 +6,9 @@
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -43,6 +45,7 @@ pub(crate) struct Stores {
     pub(crate) persistent_volume_claims: Ordered<PersistentVolumeClaim>,
     pub(crate) storage_classes: Ordered<StorageClass>,
     pub(crate) csi_nodes: Ordered<CSINode>,
+    pub(crate) namespaces: Ordered<Namespace>,
     /// Watched only when asked (their CRD is optional).
     pub(crate) node_overlays: Option<Ordered<NodeOverlay>>,
     /// Watched only when asked (their CRD is optional, and the workloads
@@ -157,6 +160,7 @@ impl Stores {
             persistent_volume_claims: spawner.all("PersistentVolumeClaim"),
             storage_classes: spawner.all("StorageClass"),
             csi_nodes: spawner.all("CSINode"),
+            namespaces: spawner.all("Namespace"),
             node_overlays: options.node_overlays.then(|| spawner.all("NodeOverlay")),
             capacity_buffers: options.capacity_buffers.then(|| BufferStores {
                 buffers: spawner.all("CapacityBuffer"),
@@ -184,6 +188,7 @@ impl Stores {
         self.persistent_volume_claims.wait_until_ready().await?;
         self.storage_classes.wait_until_ready().await?;
         self.csi_nodes.wait_until_ready().await?;
+        self.namespaces.wait_until_ready().await?;
         if let Some(overlays) = &self.node_overlays {
             overlays.wait_until_ready().await?;
         }

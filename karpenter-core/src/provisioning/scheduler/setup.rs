@@ -34,8 +34,8 @@ use crate::provisioning::instance_types::templates::{
 use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
-    DomainSource, ExistingView, LabelMemo, PlacedMove, PlacedPod, PodView, TopologyBase,
-    ignored_for_topology,
+    DomainSource, ExistingView, LabelMemo, NamespaceLabels, PlacedMove, PlacedPod, PodView,
+    TopologyBase, ignored_for_topology,
 };
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -401,6 +401,7 @@ impl<'s> Setup<'s> {
             &snapshot.well_known_labels,
             memoize,
             labels_read,
+            NamespaceLabels::new(&snapshot.namespaces),
         )
     }
 

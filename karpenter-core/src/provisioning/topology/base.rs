@@ -23,6 +23,7 @@ use super::group::{Group, GroupIdentity};
 use super::group::{anti_affinity_identity, required_anti_affinity};
 use super::inputs::NodeInfo;
 use super::inputs::{DomainSource, ExistingView, PlacedPod};
+use super::namespaces::NamespaceLabels;
 use super::selector::{LabelMemo, StoredLabels};
 use crate::hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
@@ -104,6 +105,9 @@ pub(crate) struct TopologyBase {
     pub(super) by_pod_label: HashMap<Arc<str>, HashMap<Arc<str>, Vec<PlacedAt>>>,
     /// Domain sets made so far, by key, pool-domain choice and node filter.
     pub(super) domain_sets: GrowOnly<DomainSet>,
+    /// The cluster's Namespaces, which pod (anti-)affinity terms'
+    /// `namespaceSelector`s pick from.
+    pub(super) namespaces: NamespaceLabels,
 }
 
 /// A placed pod as its namespace and its index among that namespace's.
@@ -149,7 +153,9 @@ impl TopologyBase {
     /// are not counted. With `memoize`, groups are kept once made, for
     /// topologies of the same cluster without some nodes. The pods' labels
     /// are stored through `labels_read`, which knows those an earlier base
-    /// stored.
+    /// stored. Pod (anti-)affinity terms pick their namespaces from
+    /// `namespaces`.
+    #[allow(clippy::too_many_arguments)] // each is a part of the cluster, named
     pub(crate) fn new(
         pools: &[DomainSource<'_>],
         existing_nodes: &[ExistingView<'_>],
@@ -158,6 +164,7 @@ impl TopologyBase {
         well_known: &WellKnownLabels,
         memoize: bool,
         labels_read: &mut LabelMemo,
+        namespaces: NamespaceLabels,
     ) -> TopologyBase {
         let mut base = TopologyBase {
             universe: DomainUniverse::new(pools),
@@ -182,6 +189,7 @@ impl TopologyBase {
             by_label: GrowOnly::new(),
             by_pod_label: HashMap::default(),
             domain_sets: GrowOnly::new(),
+            namespaces,
         };
         let mut nodes = NodeTable::default();
         for node in existing_nodes {
@@ -227,7 +235,8 @@ impl TopologyBase {
             let (namespace, labels) =
                 labels_read.read(placed_pod.source, pod.namespace, pod.labels);
             for term in required_anti_affinity(pod.spec) {
-                let id = base.inverse_group(anti_affinity_identity(pod, term));
+                let identity = anti_affinity_identity(pod, term, &base.namespaces);
+                let id = base.inverse_group(identity);
                 let key = Arc::clone(base.inverse[id].key());
                 if let Some(domain) = base.nodes[node].label(&key) {
                     base.inverse[id].record(domain);
@@ -482,8 +491,10 @@ impl TopologyBase {
         }
         match namespaces.listed() {
             None => {
-                for pods in self.placed.values() {
-                    pods.iter().for_each(|p| count(p, &mut group));
+                for (namespace, pods) in &self.placed {
+                    if namespaces.contains(namespace) {
+                        pods.iter().for_each(|p| count(p, &mut group));
+                    }
                 }
             }
             Some(names) => {

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{PodAffinityTerm, PodSpec};
 use super::domain_counts::DomainCounts;
 use super::filter::NodeFilter;
 use super::inputs::PodView;
-use super::selector::Namespaces;
+use super::namespaces::{NamespaceLabels, Namespaces};
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement, normalize_label_key};
 
@@ -402,16 +402,18 @@ pub(super) fn normalized_key(key: &str) -> Arc<str> {
     Arc::from(normalize_label_key(key))
 }
 
-/// The identity of a pod (anti-)affinity term of `pod`.
+/// The identity of a pod (anti-)affinity term of `pod`, its namespaces
+/// resolved against the cluster's.
 pub(super) fn affinity_identity(
     kind: GroupKind,
     pod: &PodView<'_>,
     term: &PodAffinityTerm,
+    cluster: &NamespaceLabels,
 ) -> GroupIdentity {
     GroupIdentity {
         kind,
         key: normalized_key(&term.topology_key),
-        namespaces: Namespaces::for_term(
+        namespaces: cluster.for_term(
             pod.namespace,
             term.namespaces.as_deref(),
             term.namespace_selector.as_ref(),
@@ -423,8 +425,12 @@ pub(super) fn affinity_identity(
     }
 }
 
-pub(super) fn anti_affinity_identity(pod: &PodView<'_>, term: &PodAffinityTerm) -> GroupIdentity {
-    affinity_identity(GroupKind::AntiAffinity, pod, term)
+pub(super) fn anti_affinity_identity(
+    pod: &PodView<'_>,
+    term: &PodAffinityTerm,
+    cluster: &NamespaceLabels,
+) -> GroupIdentity {
+    affinity_identity(GroupKind::AntiAffinity, pod, term, cluster)
 }
 
 /// The pod's required anti-affinity terms (upstream tracks no preferred ones

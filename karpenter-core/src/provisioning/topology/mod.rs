@@ -11,7 +11,10 @@
 //! constraints share one group, so a hundred replicas of a Deployment make one
 //! group with a hundred owners. A group counts the selected pods per *domain*
 //! (value of its key): the pods already placed, then each pod the scheduler
-//! places ([`Topology::record`]).
+//! places ([`Topology::record`]). A pod (anti-)affinity term's namespaces
+//! are its own, or those it lists united with those whose labels its
+//! `namespaceSelector` selects among the cluster's Namespaces
+//! ([`NamespaceLabels`]), as upstream's `buildNamespaceList` lists them.
 //!
 //! The domains a group knows are those the NodePools can create
 //! ([`DomainSource`]), the existing nodes' label values, and the values the
@@ -37,8 +40,6 @@
 //!
 //! * Ties between equally good domains, and the domain a self-affine pod
 //!   starts in, go to the first domain by name (upstream: Go map order).
-//! * `namespaceSelector` is read without namespace labels: `{}` selects every
-//!   namespace, any other selector only the namespaces listed in the term.
 //! * A pod on a node without the key is not counted even for
 //!   `kubernetes.io/hostname` (upstream falls back to the node's name, which
 //!   [`PlacedPod`] does not carry).
@@ -58,6 +59,7 @@ mod error;
 mod filter;
 mod group;
 mod inputs;
+mod namespaces;
 mod selector;
 mod tracker;
 
@@ -72,5 +74,6 @@ pub(crate) use error::TopologyError;
 pub(crate) use inputs::{
     DomainSource, ExistingView, NodeKind, PlacedPod, PodView, ignored_for_topology,
 };
+pub(crate) use namespaces::NamespaceLabels;
 pub(crate) use selector::LabelMemo;
 pub(crate) use tracker::{NodeKeys, Topology, Verdict};

@@ -179,6 +179,8 @@ struct World {
     nodes: Vec<(BTreeMap<String, String>, Vec<Taint>)>,
     /// Placed pods and the index of their node.
     placed: Vec<(TestPod, usize)>,
+    /// The cluster's Namespaces.
+    namespaces: Vec<k8s_openapi::api::core::v1::Namespace>,
 }
 
 impl World {
@@ -187,6 +189,14 @@ impl World {
         let mut world = World::default();
         world.pool(Requirements::new(), zones, Vec::new());
         world
+    }
+
+    /// Adds a Namespace with these labels.
+    fn namespace(&mut self, name: &str, labels: &[(&str, &str)]) {
+        let mut namespace = k8s_openapi::api::core::v1::Namespace::default();
+        namespace.metadata.name = Some(name.to_owned());
+        namespace.metadata.labels = Some(map(labels));
+        self.namespaces.push(namespace);
     }
 
     fn pool(&mut self, requirements: Requirements, zones: &[&str], taints: Vec<Taint>) {
@@ -251,7 +261,14 @@ impl World {
             })
             .collect();
         let pending: Vec<PodView<'_>> = pending.iter().map(TestPod::view).collect();
-        Topology::new(&sources, &nodes, &placed, &pending, WellKnownLabels::core())
+        Topology::new(
+            &sources,
+            &nodes,
+            &placed,
+            &pending,
+            WellKnownLabels::core(),
+            NamespaceLabels::new(&self.namespaces),
+        )
     }
 }
 
@@ -724,16 +741,103 @@ fn affinity_namespaces() {
         (with_namespaces(Some(vec!["data"]), None), "b"),
         // An empty namespace selector selects every namespace.
         (with_namespaces(None, Some(LabelSelector::default())), "b"),
-        // Other selectors: only the listed namespaces (labels are unknown).
+        // Another selector, on the namespace's labels: `data` has none here
+        // but its name.
         (
             with_namespaces(None, Some(selector(&[("team", "data")]))),
             "",
+        ),
+        (
+            with_namespaces(
+                None,
+                Some(selector(&[("kubernetes.io/metadata.name", "data")])),
+            ),
+            "b",
         ),
     ];
     for (pods, expected) in cases {
         let mut topology = world.topology(&pods);
         assert_eq!(place_each(&mut topology, &pods, &["a", "b"]), [expected]);
     }
+}
+
+/// A `namespaceSelector` picks the namespaces whose labels it matches, as
+/// upstream's `buildNamespaceList` lists them; a namespace without a
+/// Namespace has only its name label.
+#[test]
+fn affinity_namespaces_by_labels() {
+    let mut world = World::zonal(&["a", "b", "c"]);
+    world.namespace("data", &[("team", "data")]);
+    world.namespace("batch", &[("team", "batch")]);
+    let a = world.node(&[(ZONE, "a")], Vec::new());
+    let b = world.node(&[(ZONE, "b")], Vec::new());
+    let c = world.node(&[(ZONE, "c")], Vec::new());
+    world.place(
+        TestPod::new("db-data", DB, PodSpec::default()).in_namespace("data"),
+        b,
+    );
+    world.place(
+        TestPod::new("db-batch", DB, PodSpec::default()).in_namespace("batch"),
+        a,
+    );
+    world.place(
+        TestPod::new("db-scratch", DB, PodSpec::default()).in_namespace("scratch"),
+        c,
+    );
+    let with_selector = |selector: LabelSelector| {
+        let mut term = term(ZONE, DB);
+        term.namespace_selector = Some(selector);
+        replicas(1, WEB, &affinity_spec(vec![term]))
+    };
+    let expression = |operator: &str, values: &[&str]| LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: "team".into(),
+            operator: operator.into(),
+            values: (!values.is_empty()).then(|| values.iter().map(|v| (*v).to_owned()).collect()),
+        }]),
+        ..LabelSelector::default()
+    };
+    let cases = [
+        (with_selector(selector(&[("team", "data")])), "b"),
+        (with_selector(selector(&[("team", "batch")])), "a"),
+        (with_selector(selector(&[("team", "none")])), ""),
+        // `scratch` has no Namespace: no `team` label.
+        (with_selector(expression("DoesNotExist", &[])), "c"),
+        (with_selector(expression("NotIn", &["data", "batch"])), "c"),
+    ];
+    for (pods, expected) in cases {
+        let mut topology = world.topology(&pods);
+        assert_eq!(
+            place_each(&mut topology, &pods, &["a", "b", "c"]),
+            [expected]
+        );
+    }
+}
+
+/// A placed pod's required anti-affinity whose `namespaceSelector` selects a
+/// pending pod's namespace by its labels keeps the pending pod out of its
+/// domain (the inverse groups a topology base builds read the Namespaces
+/// too); one in a namespace it does not select is not kept out.
+#[test]
+fn inverse_anti_affinity_namespaces_by_labels() {
+    let mut world = World::zonal(&["a", "b"]);
+    world.namespace("shop", &[("tier", "front")]);
+    world.namespace("back", &[("tier", "back")]);
+    let a = world.node(&[(ZONE, "a")], Vec::new());
+    let mut guard_term = term(ZONE, WEB);
+    guard_term.namespace_selector = Some(selector(&[("tier", "front")]));
+    world.place(
+        TestPod::new("guard", DB, anti_spec(vec![guard_term])).in_namespace("ops"),
+        a,
+    );
+    let in_shop = vec![TestPod::new("web-shop", WEB, PodSpec::default()).in_namespace("shop")];
+    let mut topology = world.topology(&in_shop);
+    assert_eq!(place_each(&mut topology, &in_shop, &["a", "b"]), ["b"]);
+    let error = place(&mut topology, &in_shop[0], claim(&["a"], "h")).unwrap_err();
+    assert_eq!(error.kind(), ConstraintKind::InverseAntiAffinity);
+    let in_back = vec![TestPod::new("web-back", WEB, PodSpec::default()).in_namespace("back")];
+    let mut topology = world.topology(&in_back);
+    assert!(place(&mut topology, &in_back[0], claim(&["a"], "h")).is_ok());
 }
 
 // ---------------------------------------------------------------------------

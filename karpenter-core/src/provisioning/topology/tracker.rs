@@ -14,7 +14,7 @@ use super::group::{
     normalized_key, required_anti_affinity,
 };
 use super::inputs::{NodeKind, PodView};
-use super::selector::Namespaces;
+use super::namespaces::Namespaces;
 use crate::hash::{HashMap, HashSet};
 use crate::scheduling::label_selector::AnchorIndex;
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
@@ -100,7 +100,8 @@ impl Topology {
     /// placed pods name their node by an id of the caller's.
     ///
     /// Placed pods that are also pending (being moved, matched by a
-    /// non-empty UID) are not counted.
+    /// non-empty UID) are not counted. Pod (anti-)affinity terms pick their
+    /// namespaces from `namespaces`.
     #[cfg(test)]
     pub(crate) fn new<'p>(
         pools: &[super::inputs::DomainSource<'_>],
@@ -108,6 +109,7 @@ impl Topology {
         placed: &[super::inputs::PlacedPod<'p>],
         pending: &[PodView<'_>],
         well_known: &crate::scheduling::WellKnownLabels,
+        namespaces: super::NamespaceLabels,
     ) -> Topology {
         // An empty UID identifies nothing: it never excludes a placed pod.
         let moving: HashSet<&str> = pending
@@ -123,6 +125,7 @@ impl Topology {
             well_known,
             false,
             &mut super::LabelMemo::default(),
+            namespaces,
         );
         Topology::sole(base, pending)
     }
@@ -503,7 +506,10 @@ impl Topology {
     fn memberships(&mut self, pod: &PodView<'_>) -> Memberships {
         let spec = pod.spec;
         let inverse: Vec<usize> = required_anti_affinity(spec)
-            .map(|term| self.inverse_group(anti_affinity_identity(pod, term)))
+            .map(|term| {
+                let identity = anti_affinity_identity(pod, term, &self.base.namespaces);
+                self.inverse_group(identity)
+            })
             .collect();
         let mut owned = Vec::new();
         for constraint in spec.topology_spread_constraints.iter().flatten() {
@@ -548,7 +554,7 @@ impl Topology {
             .map(|term| (GroupKind::Affinity, term))
             .chain(anti_affinity_terms.map(|term| (GroupKind::AntiAffinity, term)));
         for (kind, term) in terms {
-            let identity = affinity_identity(kind, pod, term);
+            let identity = affinity_identity(kind, pod, term, &self.base.namespaces);
             owned.push(self.group(identity, PoolDomains::ToleratedBy(tolerations)));
         }
         // Keep the first occurrence of each group, in constraint order.

@@ -17,9 +17,23 @@ use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;
 use crate::scheduling::{
-    NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement, WellKnownLabels,
+    LABEL_NAMESPACE_NAME, NODE_INITIALIZED_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,
+    WellKnownLabels,
 };
 use crate::snapshot::{ClusterNode, Snapshot};
+
+/// The snapshot's Namespaces' labels by name, the first of each name.
+fn namespaces(snapshot: &Snapshot) -> BTreeMap<&str, &BTreeMap<String, String>> {
+    static NONE: BTreeMap<String, String> = BTreeMap::new();
+    let mut by_name = BTreeMap::new();
+    for namespace in &snapshot.namespaces {
+        if let Some(name) = namespace.metadata.name.as_deref() {
+            let labels = namespace.metadata.labels.as_ref().unwrap_or(&NONE);
+            by_name.entry(name).or_insert(labels);
+        }
+    }
+    by_name
+}
 
 /// The daemons (indices) that land on a pool's instance type, and their requests.
 pub(super) type Landing = (Vec<usize>, ResourceList);
@@ -62,6 +76,8 @@ pub(super) struct Checker<'s> {
     /// holding the borrow): a checker lives for one [`validate`](super::validate)
     /// call on one thread and is never shared, unlike the planners' memos.
     pub(super) overheads: RefCell<BTreeMap<(String, String), Rc<Landing>>>,
+    /// The snapshot's Namespaces' labels, by name (the first of each name).
+    pub(super) namespaces: BTreeMap<&'s str, &'s BTreeMap<String, String>>,
 }
 
 impl<'s> Checker<'s> {
@@ -118,7 +134,22 @@ impl<'s> Checker<'s> {
             daemons: daemons(snapshot),
             by_name,
             overheads: RefCell::new(BTreeMap::new()),
+            namespaces: namespaces(snapshot),
         }
+    }
+
+    /// The labels of the namespace `name` as a `namespaceSelector` reads them:
+    /// the snapshot's Namespace's, or none for one it lacks, and in either
+    /// case `kubernetes.io/metadata.name`, which the API server sets on every
+    /// Namespace to its name.
+    pub(super) fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
+        let mut labels = self
+            .namespaces
+            .get(name)
+            .map(|l| (*l).clone())
+            .unwrap_or_default();
+        labels.insert(LABEL_NAMESPACE_NAME.to_owned(), name.to_owned());
+        labels
     }
 
     /// The pods of nodes on their way out that the plan lists (placed or

@@ -133,9 +133,10 @@ const TOTAL_PRICE_TOLERANCE: f64 = 1e-6;
 ///   on `topology.kubernetes.io/zone` (the launch's zone, the node's zone label): no
 ///   pod the plan places shares the domain with a pod that either one's term selects
 ///   (running pods count, unless finished or terminating: upstream's
-///   `IgnoredForTopology`). Required terms are never relaxed. A
-///   `namespaceSelector` other than `{}` is read as selecting only the namespaces
-///   the term lists, since the snapshot has no namespace labels;
+///   `IgnoredForTopology`). Required terms are never relaxed. A term looks in the
+///   namespaces it lists and those whose labels its `namespaceSelector` selects
+///   (the snapshot's Namespaces; one it lacks has only its
+///   `kubernetes.io/metadata.name` label), else in the pod's own;
 /// - zonal `DoNotSchedule` topology spread keeps within `maxSkew` (see "Zonal
 ///   spread" below for the exact rule and when it applies);
 /// - NodePool limits: for each limited resource a pool's new claims add, the

@@ -191,24 +191,23 @@ pub(super) fn pod_labels(pod: &PodInfo) -> &BTreeMap<String, String> {
 }
 
 /// Whether a pod (anti-)affinity term of a pod in `own_namespace` looks for pods in
-/// `namespace`.
+/// `namespace`, whose labels `labels` reads: a namespace the term lists, or one its
+/// `namespaceSelector` selects (`{}` selects every one); with neither, only the pod's
+/// own.
 pub(super) fn term_covers_namespace(
     term: &PodAffinityTerm,
     own_namespace: &str,
     namespace: &str,
+    labels: impl FnOnce() -> BTreeMap<String, String>,
 ) -> bool {
     let listed = term.namespaces.as_deref().unwrap_or_default();
-    let everywhere = term.namespace_selector.as_ref().is_some_and(|s| {
-        s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
-            && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
-    });
-    if everywhere {
+    if listed.iter().any(|n| n == namespace) {
         return true;
     }
-    if listed.is_empty() && term.namespace_selector.is_none() {
-        return namespace == own_namespace;
+    match &term.namespace_selector {
+        Some(selector) => selects(Some(selector), &labels()),
+        None => listed.is_empty() && namespace == own_namespace,
     }
-    listed.iter().any(|n| n == namespace)
 }
 
 pub(super) fn required_anti_affinity(spec: &PodSpec) -> &[PodAffinityTerm] {

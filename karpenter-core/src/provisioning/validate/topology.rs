@@ -84,11 +84,10 @@ impl<'s> Checker<'s> {
                             if std::ptr::eq(a.pod, b.pod) || !(a.new || b.new) {
                                 continue;
                             }
-                            if term_covers_namespace(
-                                term,
-                                pod_namespace(a.pod),
-                                pod_namespace(b.pod),
-                            ) && selects(term.label_selector.as_ref(), pod_labels(b.pod))
+                            let namespace = pod_namespace(b.pod);
+                            if term_covers_namespace(term, pod_namespace(a.pod), namespace, || {
+                                self.namespace_labels(namespace)
+                            }) && selects(term.label_selector.as_ref(), pod_labels(b.pod))
                             {
                                 let subject = if a.new { a.key.clone() } else { b.key.clone() };
                                 out.push(Violation {
