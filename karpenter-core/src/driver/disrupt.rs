@@ -39,7 +39,7 @@ use super::manifest::pods_by_key;
 use super::planning::run_planning;
 use super::report::{Event, Report, Step};
 use super::validate::{self, Checked};
-use super::{Driver, annotate, annotation, is_true, name_of, node_name_of};
+use super::{Driver, annotate, annotation, candidate_claims, is_true, name_of, node_name_of};
 use crate::api::{NodeClaim, condition_types};
 use crate::cloudprovider::{InstanceType, LaunchRank};
 use crate::disruption::{
@@ -443,19 +443,6 @@ async fn with_provider_drift(
         }
     }
     snapshot
-}
-
-/// The claims of `command`'s candidates in `snapshot`, in the command's
-/// order.
-pub(super) fn candidate_claims(snapshot: &Snapshot, command: &Command) -> Vec<NodeClaim> {
-    command
-        .candidates
-        .iter()
-        .filter_map(|name| {
-            let node = snapshot.nodes.iter().find(|n| n.name() == name)?;
-            node.node_claim.clone()
-        })
-        .collect()
 }
 
 /// Starts `command`, planned on `snapshot`: its candidates marked and

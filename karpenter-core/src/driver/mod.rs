@@ -552,6 +552,19 @@ fn annotate(claim: &mut NodeClaim, key: &str, value: Option<String>) {
     }
 }
 
+/// The claims of `command`'s candidates in `snapshot`, in the command's
+/// order.
+fn candidate_claims(snapshot: &Snapshot, command: &crate::disruption::Command) -> Vec<NodeClaim> {
+    command
+        .candidates
+        .iter()
+        .filter_map(|name| {
+            let node = snapshot.nodes.iter().find(|n| n.name() == name)?;
+            node.node_claim.clone()
+        })
+        .collect()
+}
+
 /// The claim's name.
 fn name_of(claim: &NodeClaim) -> &str {
     claim.metadata.name.as_deref().unwrap_or_default()

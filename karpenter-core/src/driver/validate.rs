@@ -30,10 +30,9 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::Driver;
-use super::disrupt::candidate_claims;
-use super::name_of;
 use super::planning::run_planning;
 use super::report::{Event, Report, Step};
+use super::{candidate_claims, name_of};
 use crate::disruption::{Command, DisruptionOptions, is_validated, validate};
 use crate::error::Error;
 use crate::snapshot::Snapshot;
