@@ -82,7 +82,7 @@ use crate::scenario::{LoadError, Scenario, Trace};
 
 pub use actions::{GENERATION_ANNOTATION, INTERRUPTION_NOTICE};
 pub use cloud::ReplayCloud;
-pub use output::{Output, ReplayEvent, Run, Sample, Totals};
+pub use output::{DroppedCommand, Output, ReplayEvent, Run, Sample, Totals};
 pub use record::REASONS;
 
 /// When a replay starts if neither its options nor its trace say.

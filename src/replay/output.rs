@@ -25,9 +25,14 @@ pub struct Run {
     pub step_seconds: u64,
     /// One entry per step, after the step.
     pub timeline: Vec<Sample>,
-    /// Every launch and disruption, and every held command dropped at its
-    /// check, in order.
+    /// Every launch and disruption, in order.
     pub events: Vec<ReplayEvent>,
+    /// Every emptiness or consolidation command the driver held for its
+    /// check and dropped there, in order (left out of the JSON when there
+    /// is none): what did not happen, beside [`events`](Self::events), what
+    /// did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<DroppedCommand>,
     /// The sums over the run.
     pub totals: Totals,
     /// What the trace asked that could not be done as asked (an `interrupt`
@@ -107,27 +112,28 @@ pub enum ReplayEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         held_since: Option<Timestamp>,
     },
-    /// A held emptiness or consolidation command failed its check and was
-    /// dropped: the cluster moved under it while it waited (a pod bound to
-    /// an empty node, a `karpenter.sh/do-not-disrupt` pod, a budget that
-    /// closed, a simulation that no longer holds). Its nodes were left
-    /// alone.
-    #[serde(rename_all = "camelCase")]
-    Dropped {
-        /// When it was checked and dropped.
-        time: Timestamp,
-        /// Why it was computed: `Empty` or `Underutilized`.
-        reason: String,
-        /// The nodes (their NodeClaims) it would have disrupted.
-        candidates: Vec<String>,
-        /// When it was computed and held.
-        held_since: Timestamp,
-        /// Which check failed, as upstream labels it: `budget`,
-        /// `scheduling` or `churn`.
-        failure: String,
-        /// What failed, for a person.
-        why: String,
-    },
+}
+
+/// A held emptiness or consolidation command that failed its check and was
+/// dropped: the cluster moved under it while it waited (a pod bound to an
+/// empty node, a `karpenter.sh/do-not-disrupt` pod, a budget that closed, a
+/// simulation that no longer holds). Its nodes were left alone.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedCommand {
+    /// When it was checked and dropped.
+    pub time: Timestamp,
+    /// Why it was computed: `Empty` or `Underutilized`.
+    pub reason: String,
+    /// The nodes (their NodeClaims) it would have disrupted.
+    pub candidates: Vec<String>,
+    /// When it was computed and held.
+    pub held_since: Timestamp,
+    /// Which check failed, as upstream labels it: `budget`, `scheduling`
+    /// or `churn`.
+    pub failure: String,
+    /// What failed, for a person.
+    pub why: String,
 }
 
 /// The sums over a run.

@@ -9,7 +9,7 @@ use karpenter_core::disruption::CommandReason;
 use karpenter_core::driver::Event;
 use karpenter_core::provisioning::PodKey;
 
-use super::output::{ReplayEvent, Run, Sample, Totals};
+use super::output::{DroppedCommand, ReplayEvent, Run, Sample, Totals};
 use super::world::{World, offering_of};
 
 /// Every disruption reason, as the totals name them.
@@ -45,6 +45,7 @@ pub(crate) struct Recorder {
     step_seconds: u64,
     timeline: Vec<Sample>,
     events: Vec<ReplayEvent>,
+    dropped: Vec<DroppedCommand>,
     /// Launches and disrupted nodes since the last sample.
     launched: usize,
     disrupted: usize,
@@ -73,6 +74,7 @@ impl Recorder {
             step_seconds,
             timeline: Vec::new(),
             events: Vec::new(),
+            dropped: Vec::new(),
             launched: 0,
             disrupted: 0,
             taken: BTreeSet::new(),
@@ -137,7 +139,7 @@ impl Recorder {
                     why,
                     ..
                 } => {
-                    self.events.push(ReplayEvent::Dropped {
+                    self.dropped.push(DroppedCommand {
                         time: now,
                         reason: reason_name(*reason).to_owned(),
                         candidates: candidates.clone(),
@@ -233,6 +235,7 @@ impl Recorder {
             step_seconds: self.step_seconds,
             timeline: self.timeline,
             events: self.events,
+            dropped: self.dropped,
             totals: Totals {
                 cost: round(self.cost),
                 node_hours: round(self.node_hours),

@@ -98,24 +98,35 @@ fn events(out: &mut String, run: &Run) {
                     ),
                 )
             }
-            ReplayEvent::Dropped {
-                time,
-                reason,
-                candidates,
-                held_since,
-                failure,
-                why,
-            } => (
-                time,
-                format!(
-                    "{reason} command dropped at its check ({failure}): {}; held since {held_since}: {why}",
-                    candidates.join(", ")
-                ),
-            ),
         };
         let _ = write!(out, "<tr><td>{time}</td><td>{}</td></tr>", escape(&text));
     }
     out.push_str("</tbody></table></details>\n");
+    if !run.dropped.is_empty() {
+        let _ = write!(
+            out,
+            "<details><summary>{} ({} commands dropped at their check)</summary><table class=\"events\"><thead><tr><th>time</th><th>command</th></tr></thead><tbody>",
+            escape(&run.flags),
+            run.dropped.len()
+        );
+        for dropped in &run.dropped {
+            let text = format!(
+                "{} command dropped at its check ({}): {}; held since {}: {}",
+                dropped.reason,
+                dropped.failure,
+                dropped.candidates.join(", "),
+                dropped.held_since,
+                dropped.why
+            );
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                dropped.time,
+                escape(&text)
+            );
+        }
+        out.push_str("</tbody></table></details>\n");
+    }
     for warning in &run.warnings {
         let _ = writeln!(out, "<p>warning: {}</p>", escape(warning));
     }
