@@ -64,3 +64,8 @@ pub mod sim;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// `docs/library.md`'s examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryDoctests;
