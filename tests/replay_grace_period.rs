@@ -11,31 +11,16 @@ use karpenter::scenario::Scenario;
 
 mod replay_support;
 
-use replay_support::{cluster, disrupted, trace};
+use replay_support::{cluster, disrupted, pool_with_grace, trace};
 
 /// A pool whose claims get `grace` (a `terminationGracePeriod`, or none),
 /// never consolidating, with a Deployment `guarded` whose pods carry
 /// `karpenter.sh/do-not-disrupt: "true"`.
 fn guarded_cluster(grace: Option<&str>) -> Scenario {
-    let grace = grace.map_or(String::new(), |g| {
-        format!("      terminationGracePeriod: {g}\n")
-    });
+    let disruption = "    consolidationPolicy: WhenEmpty\n    consolidateAfter: Never\n    budgets: [{nodes: '100%'}]";
+    let pool = pool_with_grace("on-demand", disruption, "Never", grace);
     cluster(&format!(
-        r#"apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {{name: default}}
-spec:
-  template:
-    spec:
-      nodeClassRef: {{group: karpenter.fake, kind: FakeNodeClass, name: default}}
-      requirements:
-      - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
-      expireAfter: Never
-{grace}  disruption:
-    consolidationPolicy: WhenEmpty
-    consolidateAfter: Never
-    budgets: [{{nodes: '100%'}}]
----
+        r#"{pool}---
 apiVersion: apps/v1
 kind: Deployment
 metadata: {{name: guarded, namespace: default}}

@@ -15,6 +15,20 @@ const TYPES: &str = include_str!("../fixtures/replay/types.yaml");
 /// A NodePool `default` of these capacity types, with this `disruption`
 /// block and `expireAfter`.
 pub(crate) fn pool(capacity_types: &str, disruption: &str, expire_after: &str) -> String {
+    pool_with_grace(capacity_types, disruption, expire_after, None)
+}
+
+/// [`pool`], its claims given `grace` as their `terminationGracePeriod`
+/// when there is one.
+pub(crate) fn pool_with_grace(
+    capacity_types: &str,
+    disruption: &str,
+    expire_after: &str,
+    grace: Option<&str>,
+) -> String {
+    let grace = grace.map_or(String::new(), |g| {
+        format!("      terminationGracePeriod: {g}\n")
+    });
     format!(
         r#"apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -26,7 +40,7 @@ spec:
       requirements:
       - {{key: karpenter.sh/capacity-type, operator: In, values: [{capacity_types}]}}
       expireAfter: {expire_after}
-  disruption:
+{grace}  disruption:
 {disruption}
 "#
     )
