@@ -10,7 +10,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use karpenter::azure::instancetype::{Settings, instance_types, labels::well_known_labels};
-use karpenter::core::provisioning::{Packing, schedule_with};
+use karpenter::core::provisioning::{Packing, plan_provisioning_with};
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::fake::generate::catalog::three_families;
 use karpenter::fake::generate::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};
@@ -45,7 +45,9 @@ fn cost_packing(c: &mut Criterion) {
             for (mode, packing) in [("upstream", Packing::Upstream), ("cost", Packing::Cost)] {
                 let id = BenchmarkId::new(format!("{name}/{mode}"), n);
                 group.bench_with_input(id, snapshot, |b, snapshot| {
-                    b.iter(|| schedule_with(snapshot, &packing.into()).total_price_per_hour)
+                    b.iter(|| {
+                        plan_provisioning_with(snapshot, &packing.into()).total_price_per_hour
+                    })
                 });
             }
         }

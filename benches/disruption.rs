@@ -16,7 +16,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::{multi_node_command, plan, single_node_options};
+use karpenter::core::disruption::{multi_node_command, plan_disruption, single_node_options};
 use karpenter::fake::generate::running::running_cluster;
 
 fn now() -> Timestamp {
@@ -31,7 +31,7 @@ fn disruption(c: &mut Criterion) {
         b.iter(|| single_node_options(&thousand, now()))
     });
     group.bench_function("plan/1000_nodes_20000_pods", |b| {
-        b.iter(|| plan(&thousand, now()))
+        b.iter(|| plan_disruption(&thousand, now()))
     });
     drop(thousand);
     let five_thousand = running_cluster(5_000, 100_000, 42);

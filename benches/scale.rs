@@ -20,8 +20,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::plan;
-use karpenter::core::provisioning::schedule;
+use karpenter::core::disruption::plan_disruption;
+use karpenter::core::provisioning::plan_provisioning;
 use karpenter::fake::generate::{manifest, scale::scale_cluster};
 use karpenter::scenario::{LoadOptions, Scenario};
 
@@ -40,7 +40,7 @@ fn scale(c: &mut Criterion) {
     for nodes in [1_000usize, 2_000, 5_000, 10_000] {
         let cluster = scale_cluster(nodes, 42);
         group.bench_with_input(BenchmarkId::new("plan", nodes), &cluster, |b, cluster| {
-            b.iter(|| plan(cluster, now()))
+            b.iter(|| plan_disruption(cluster, now()))
         });
         if nodes == 5_000 {
             let one = rayon::ThreadPoolBuilder::new()
@@ -50,12 +50,12 @@ fn scale(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new("plan_one_thread", nodes),
                 &cluster,
-                |b, cluster| b.iter(|| one.install(|| plan(cluster, now()))),
+                |b, cluster| b.iter(|| one.install(|| plan_disruption(cluster, now()))),
             );
             group.bench_with_input(
                 BenchmarkId::new("provision_nothing_pending", nodes),
                 &cluster,
-                |b, cluster| b.iter(|| schedule(cluster)),
+                |b, cluster| b.iter(|| plan_provisioning(cluster)),
             );
             five_thousand = Some(cluster);
         }

@@ -11,7 +11,7 @@
 //! `--bound` on the same clusters.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use karpenter::core::provisioning::schedule;
+use karpenter::core::provisioning::plan_provisioning;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::{catalog, workload};
@@ -40,14 +40,16 @@ fn scheduling(c: &mut Criterion) {
         let snapshot = benchmark_snapshot(n);
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("diverse", n), &snapshot, |b, snapshot| {
-            b.iter(|| schedule(snapshot))
+            b.iter(|| plan_provisioning(snapshot))
         });
     }
     let n = 100_000;
     let snapshot = benchmark_snapshot(n);
     group.throughput(Throughput::Elements(n as u64));
     let id = BenchmarkId::new(format!("diverse_{TYPES}_types"), n);
-    group.bench_with_input(id, &snapshot, |b, snapshot| b.iter(|| schedule(snapshot)));
+    group.bench_with_input(id, &snapshot, |b, snapshot| {
+        b.iter(|| plan_provisioning(snapshot))
+    });
     group.finish();
 }
 
@@ -58,7 +60,7 @@ fn lower_bound(c: &mut Criterion) {
     group.sample_size(10);
     for n in [2_000usize, 20_000] {
         let snapshot = benchmark_snapshot(n);
-        let plan = schedule(&snapshot);
+        let plan = plan_provisioning(&snapshot);
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("diverse", n), &snapshot, |b, snapshot| {
             b.iter(|| {

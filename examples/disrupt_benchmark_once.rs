@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use karpenter::core::disruption::{
-    SimulationOptions, multi_node_command, plan, simulate, single_node_options,
+    SimulationOptions, multi_node_command, plan_disruption, simulate, single_node_options,
 };
 use karpenter::fake::generate::running::running_cluster;
 
@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let start = Instant::now();
-    let planned = plan(&snapshot, now);
+    let planned = plan_disruption(&snapshot, now);
     println!(
         "plan: {} commands, {} blocked, {:.3} s",
         planned.commands.len(),

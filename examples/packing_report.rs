@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use karpenter::azure::instancetype::{Settings, instance_types, labels::well_known_labels};
-use karpenter::core::provisioning::{Packing, schedule, schedule_with};
+use karpenter::core::provisioning::{Packing, plan_provisioning, plan_provisioning_with};
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::catalog::three_families;
@@ -53,10 +53,10 @@ fn main() {
 /// One line of the table.
 fn row(catalog: &str, workload: &str, pods: usize, snapshot: &Snapshot) {
     let start = Instant::now();
-    let mut plan = schedule(snapshot);
+    let mut plan = plan_provisioning(snapshot);
     let plan_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let cost = schedule_with(snapshot, &Packing::Cost.into());
+    let cost = plan_provisioning_with(snapshot, &Packing::Cost.into());
     let cost_time = start.elapsed().as_secs_f64();
     let start = Instant::now();
     plan.add_lower_bound(snapshot);

@@ -3,19 +3,19 @@
 //!
 //! With `one-thread` after the node count, the cluster is built and planned
 //! inside a single-thread rayon pool, so that every instruction of the plan
-//! is counted under `plan_with` (else the work handed to rayon's threads is
+//! is counted under `plan_disruption_with` (else the work handed to rayon's threads is
 //! counted under them):
 //!
 //! ```text
 //! cargo build --release --example scale_plan_once
-//! valgrind --tool=callgrind --toggle-collect='*planner::plan_with*' \
+//! valgrind --tool=callgrind --toggle-collect='*planner::plan_disruption_with*' \
 //!     target/release/examples/scale_plan_once 5000 one-thread
 //! callgrind_annotate --inclusive=yes callgrind.out.<pid>
 //! ```
 
 use std::time::Instant;
 
-use karpenter::core::disruption::plan;
+use karpenter::core::disruption::plan_disruption;
 use karpenter::fake::generate::scale::scale_cluster;
 
 /// As the binaries plan (see `karpenter-sim`).
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     pool.install(|| {
         let snapshot = scale_cluster(nodes, 42);
         let start = Instant::now();
-        let plan = plan(&snapshot, now);
+        let plan = plan_disruption(&snapshot, now);
         println!(
             "{nodes} nodes, {} pods: {} commands in {:.3} s",
             snapshot.pods.len(),

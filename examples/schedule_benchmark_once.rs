@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use karpenter::core::provisioning::schedule;
+use karpenter::core::provisioning::plan_provisioning;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::fake::generate::{catalog, workload};
 
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     drop(types);
     let start = Instant::now();
-    let plan = schedule(&snapshot);
+    let plan = plan_provisioning(&snapshot);
     let took = start.elapsed();
     println!(
         "{n} pods, {type_count} instance types: {} new claims, {} unschedulable, {:.2}/h, planned in {:.3} s ({:.0} pods/s)",

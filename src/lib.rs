@@ -7,8 +7,8 @@
 //! Newcomers start with the engine, [`core`]: build a
 //! [`Snapshot`](core::Snapshot) of the cluster (pods, nodes, NodePools and the
 //! provider's instance types), then ask
-//! [`core::provisioning::schedule`] which NodeClaims to launch for the pending
-//! pods, and [`core::disruption::plan`] which nodes to delete or
+//! [`core::provisioning::plan_provisioning`] which NodeClaims to launch for the pending
+//! pods, and [`core::disruption::plan_disruption`] which nodes to delete or
 //! replace at a moment. A controller hands a
 //! [`CloudProvider`](core::cloudprovider::CloudProvider) and a
 //! [`Cluster`](core::cluster::Cluster) to [`core::driver::Driver`], which plans
@@ -18,9 +18,9 @@
 //! use karpenter::core::{Snapshot, disruption, provisioning};
 //!
 //! let snapshot = Snapshot::default();
-//! let launches = provisioning::schedule(&snapshot);
+//! let launches = provisioning::plan_provisioning(&snapshot);
 //! assert!(launches.node_claims.is_empty());
-//! let disruptions = disruption::plan(&snapshot, jiff::Timestamp::UNIX_EPOCH);
+//! let disruptions = disruption::plan_disruption(&snapshot, jiff::Timestamp::UNIX_EPOCH);
 //! assert!(disruptions.commands.is_empty());
 //! ```
 //!

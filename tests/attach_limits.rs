@@ -2,7 +2,7 @@
 //! `tests/scenarios/volumes/attach-limit-*` scenarios keep them, and the plan
 //! validator notices a plan that breaks one.
 
-use karpenter::core::provisioning::{ExistingPlacement, Rule, schedule, validate};
+use karpenter::core::provisioning::{ExistingPlacement, Rule, plan_provisioning, validate};
 use karpenter::scenario::{LoadOptions, Scenario};
 
 fn snapshot(path: &std::path::Path) -> karpenter::core::snapshot::Snapshot {
@@ -33,7 +33,7 @@ fn plans_keep_every_attach_limit_and_breaking_one_is_noticed() {
     let mut broken = 0;
     for file in &files {
         let snapshot = snapshot(file);
-        let plan = schedule(&snapshot);
+        let plan = plan_provisioning(&snapshot);
         let violations = validate(&snapshot, &plan);
         assert!(violations.is_empty(), "{}: {violations:?}", file.display());
         // The pods a new claim took because a node's limit was reached,

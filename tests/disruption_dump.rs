@@ -7,7 +7,9 @@
 //! prices and allocatable stay fixed whatever the embedded catalog holds.
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::{CommandReason, DisruptionOptions, DisruptionPlan, plan_with};
+use karpenter::core::disruption::{
+    CommandReason, DisruptionOptions, DisruptionPlan, plan_disruption_with,
+};
 use karpenter::fake::repair_policies;
 use karpenter::scenario::{LoadOptions, Scenario};
 
@@ -23,7 +25,7 @@ fn plan_at(now: &str) -> DisruptionPlan {
     let types = scenario.fake_instance_types().expect("instance types");
     let now: Timestamp = now.parse().expect("a timestamp");
     let options = DisruptionOptions::default().with_repair_policies(repair_policies());
-    plan_with(&scenario.into_snapshot(types), now, &options)
+    plan_disruption_with(&scenario.into_snapshot(types), now, &options)
 }
 
 fn summary(plan: &DisruptionPlan) -> Vec<(CommandReason, Vec<&str>)> {

@@ -4,7 +4,7 @@
 //! planned so far.
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::{CommandReason, DisruptionPlan, plan};
+use karpenter::core::disruption::{CommandReason, DisruptionPlan, plan_disruption};
 use karpenter::scenario::{LoadOptions, Scenario};
 
 /// The bundled example as written: its nodes are five months old at `now`, past
@@ -30,7 +30,7 @@ fn plan_of(text: &str, at: Timestamp) -> DisruptionPlan {
     let scenario =
         Scenario::from_str("example.yaml", text, &LoadOptions::default()).expect("loads");
     let types = scenario.fake_instance_types().expect("instance types");
-    plan(&scenario.into_snapshot(types), at)
+    plan_disruption(&scenario.into_snapshot(types), at)
 }
 
 /// The example with its pool's `disruption` block replaced.
@@ -311,7 +311,7 @@ fn the_providers_drift_verdict_rolls_the_node_like_the_condition() {
     .expect("loads");
     let types = scenario.fake_instance_types().expect("instance types");
     let mut snapshot = scenario.into_snapshot(types);
-    let before = plan(&snapshot, now());
+    let before = plan_disruption(&snapshot, now());
     assert!(
         before
             .commands
@@ -322,7 +322,7 @@ fn the_providers_drift_verdict_rolls_the_node_like_the_condition() {
     snapshot
         .provider_drift
         .insert("nc-node-1".to_owned(), "ImageDrift".to_owned());
-    let after = plan(&snapshot, now());
+    let after = plan_disruption(&snapshot, now());
     let drifted: Vec<&Vec<String>> = after
         .commands
         .iter()

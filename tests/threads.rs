@@ -6,9 +6,9 @@
 
 use k8s_openapi::jiff::Timestamp;
 use karpenter::core::disruption::{
-    DisruptionOptions, first_command_explained, plan, single_node_options,
+    DisruptionOptions, first_command_explained, plan_disruption, single_node_options,
 };
-use karpenter::core::provisioning::schedule;
+use karpenter::core::provisioning::plan_provisioning;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::running::running_cluster;
 use karpenter::fake::generate::scale::scale_cluster;
@@ -39,7 +39,7 @@ fn clusters() -> Vec<Snapshot> {
 #[test]
 fn the_plan_is_the_same_on_any_number_of_threads() {
     for cluster in clusters() {
-        same_on_any_pool(|| plan(&cluster, now()));
+        same_on_any_pool(|| plan_disruption(&cluster, now()));
     }
 }
 
@@ -56,5 +56,5 @@ fn single_node_options_and_the_first_command_are_the_same_on_any_number_of_threa
 #[test]
 fn provisioning_is_the_same_on_any_number_of_threads() {
     let cluster = scale_cluster(200, 3).with_pods(diverse_pods(600, 5));
-    same_on_any_pool(|| schedule(&cluster));
+    same_on_any_pool(|| plan_provisioning(&cluster));
 }

@@ -6,16 +6,16 @@
 //! Build one from objects you already have, or in code with the builders of
 //! [`snapshot::build`]. Then ask:
 //!
-//! - [`schedule`] (or [`schedule_with`] and [`ProvisioningOptions`]) which
+//! - [`plan_provisioning`] (or [`plan_provisioning_with`] and [`ProvisioningOptions`]) which
 //!   pending pods go to capacity that exists and which NodeClaims to launch,
 //!   with which instance types: a [`ProvisioningPlan`];
-//! - [`plan`] (or [`plan_with`] and [`DisruptionOptions`]) which nodes to
+//! - [`plan_disruption`] (or [`plan_disruption_with`] and [`DisruptionOptions`]) which nodes to
 //!   delete or replace at a moment, and why: a [`DisruptionPlan`].
 //!
 //! ```
 //! use karpenter_core::snapshot::build::{InstanceTypeBuilder, NodePoolBuilder, PodBuilder};
 //! use karpenter_core::scheduling::CapacityType;
-//! use karpenter_core::{Snapshot, plan, schedule};
+//! use karpenter_core::{Snapshot, plan_disruption, plan_provisioning};
 //!
 //! let snapshot = Snapshot {
 //!     node_pools: vec![NodePoolBuilder::new("default").build()],
@@ -32,11 +32,11 @@
 //!             .build(),
 //!     ],
 //! );
-//! let launches = schedule(&snapshot);
+//! let launches = plan_provisioning(&snapshot);
 //! assert_eq!(launches.node_claims.len(), 1);
 //! assert_eq!(launches.node_claims[0].pods[0].to_string(), "default/web");
 //!
-//! let disruptions = plan(&snapshot, "2026-06-01T00:00:00Z".parse()?);
+//! let disruptions = plan_disruption(&snapshot, "2026-06-01T00:00:00Z".parse()?);
 //! assert!(disruptions.commands.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -80,8 +80,8 @@ pub mod cluster;
 pub mod disruption;
 pub mod driver;
 pub mod error;
+mod fast_hash;
 pub mod features;
-mod hash;
 mod memo;
 pub mod overlay;
 mod pods;
@@ -97,9 +97,11 @@ pub mod snapshot;
 pub use async_trait::async_trait;
 pub use cloudprovider::{CloudProvider, CloudProviderError};
 pub use cluster::{Cluster, ClusterError};
-pub use disruption::{DisruptionOptions, DisruptionPlan, plan, plan_with};
+pub use disruption::{DisruptionOptions, DisruptionPlan, plan_disruption, plan_disruption_with};
 pub use driver::{Driver, DriverOptions};
 pub use error::Error;
 pub use features::{FeatureGate, FeatureGates};
-pub use provisioning::{ProvisioningOptions, ProvisioningPlan, schedule, schedule_with};
+pub use provisioning::{
+    ProvisioningOptions, ProvisioningPlan, plan_provisioning, plan_provisioning_with,
+};
 pub use snapshot::Snapshot;

@@ -31,10 +31,10 @@ use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::disruption::{
     CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
-    allowed_disruptions, first_command, plan_with, simulate, without_nodes,
+    allowed_disruptions, first_command, plan_disruption_with, simulate, without_nodes,
 };
 use karpenter_core::provisioning::{
-    DRA_UNSUPPORTED, Packing, ProvisioningOptions, schedule_with, validate,
+    DRA_UNSUPPORTED, Packing, ProvisioningOptions, plan_provisioning_with, validate,
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
@@ -276,8 +276,8 @@ proptest! {
             .with_m_to_n(m_to_n)
             .with_spot_to_spot(spot_to_spot)
             .with_packing(packing);
-        let first = plan_with(&snapshot, now, &options);
-        let again = plan_with(&snapshot, now, &options);
+        let first = plan_disruption_with(&snapshot, now, &options);
+        let again = plan_disruption_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
         // What a driver starts is the plan's first command.
         let started = first_command(&snapshot, now, &options);
@@ -460,10 +460,10 @@ proptest! {
             prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
         }
         let options = DisruptionOptions::default().with_feature_gates(gates);
-        let first = plan_with(&snapshot, now, &options);
-        let again = plan_with(&snapshot, now, &options);
+        let first = plan_disruption_with(&snapshot, now, &options);
+        let again = plan_disruption_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
-        let holders: BTreeSet<String> = schedule_with(
+        let holders: BTreeSet<String> = plan_provisioning_with(
             &snapshot,
             &ProvisioningOptions::default().with_feature_gates(gates).at(now),
         )

@@ -7,7 +7,7 @@
 use karpenter_core::Snapshot;
 use karpenter_core::api::NodeOverlay;
 use karpenter_core::overlay::{OverlayVerdict, apply};
-use karpenter_core::provisioning::{Rule, schedule, validate};
+use karpenter_core::provisioning::{Rule, plan_provisioning, validate};
 use karpenter_core::scheduling::CapacityType;
 use karpenter_core::snapshot::build::{InstanceTypeBuilder, NodePoolBuilder, PodBuilder};
 use proptest::prelude::*;
@@ -263,7 +263,7 @@ proptest! {
         }
 
         // Plans over the overlaid types keep every rule, priced as overlaid.
-        let plan = schedule(&overlaid);
+        let plan = plan_provisioning(&overlaid);
         let violations = validate(&overlaid, &plan);
         prop_assert!(violations.is_empty(), "{:?}\n{}", violations, json_of(&plan));
         let mut bounded = plan.clone();

@@ -28,7 +28,7 @@
 //!   status (pending too), held by a scheduling gate or nominated to a node (neither
 //!   is pending: the plan must leave them out).
 //!
-//! For each, [`schedule`] must not panic (proptest reports a panic as a failure
+//! For each, [`plan_provisioning`] must not panic (proptest reports a panic as a failure
 //! with the shrunk cluster), must give the same plan twice (serialized, byte for
 //! byte), and the plan must keep every rule [`validate`] checks. `mutations` checks
 //! the other way round: a valid plan broken on purpose is caught.
@@ -58,8 +58,8 @@ use karpenter_core::api::{
 };
 use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::provisioning::{
-    MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, Rule, Violation, schedule,
-    schedule_with, validate,
+    MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, Rule, Violation,
+    plan_provisioning, plan_provisioning_with, validate,
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{Requirement, WellKnownLabels};
@@ -1234,8 +1234,8 @@ fn checked_plan(
     snapshot: &Snapshot,
     options: &ProvisioningOptions,
 ) -> Result<(ProvisioningPlan, f64), TestCaseError> {
-    let plan = schedule_with(snapshot, options);
-    let again = schedule_with(snapshot, options);
+    let plan = plan_provisioning_with(snapshot, options);
+    let again = plan_provisioning_with(snapshot, options);
     prop_assert_eq!(
         json(&plan),
         json(&again),
@@ -1284,7 +1284,7 @@ proptest! {
         let mut unlabelled = cluster.clone();
         unlabelled.types.iter_mut().for_each(|t| t.family = None);
         let unlabelled_snapshot = unlabelled.snapshot();
-        let mut plain = schedule(&unlabelled_snapshot);
+        let mut plain = plan_provisioning(&unlabelled_snapshot);
         prop_assert_eq!(json(&plan), json(&plain), "the family labels changed the plan");
         plain.add_lower_bound(&unlabelled_snapshot);
         prop_assert_eq!(Some(bound), plain.lower_bound_per_hour);
@@ -1302,7 +1302,7 @@ proptest! {
         cluster in prop_oneof![cluster(false), loose_cluster()],
     ) {
         let snapshot = cluster.snapshot();
-        let upstream = schedule(&snapshot);
+        let upstream = plan_provisioning(&snapshot);
         let (plan, _) = checked_plan(&snapshot, &Packing::Cost.into())?;
         prop_assert_eq!(&plan.unschedulable, &upstream.unschedulable);
         prop_assert_eq!(&plan.existing_nodes, &upstream.existing_nodes);
@@ -1372,8 +1372,8 @@ proptest! {
     ) {
         let plain = cluster.snapshot();
         let snapshot = with_buffer(plain.clone(), replicas, cpu_m, memory_mi, spread);
-        let off = schedule(&snapshot);
-        prop_assert_eq!(json(&off), json(&schedule(&plain)));
+        let off = plan_provisioning(&snapshot);
+        prop_assert_eq!(json(&off), json(&plan_provisioning(&plain)));
         let gates = karpenter_core::FeatureGates::default()
             .with(karpenter_core::FeatureGate::CapacityBuffer, true);
         for packing in [Packing::Upstream, Packing::Cost] {
@@ -1405,7 +1405,7 @@ proptest! {
     #[test]
     fn best_effort_plans_are_valid_and_relax_only_min_values(cluster in cluster(false)) {
         let snapshot = cluster.snapshot();
-        let strict = schedule(&snapshot);
+        let strict = plan_provisioning(&snapshot);
         prop_assert!(strict.node_claims.iter().all(|c| !c.min_values_relaxed));
         let best_effort =
             ProvisioningOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
@@ -1434,7 +1434,7 @@ mod mutations {
         #[test]
         fn the_validator_notices_broken_plans(cluster in cluster(false)) {
             let snapshot = cluster.snapshot();
-            let plan = schedule(&snapshot);
+            let plan = plan_provisioning(&snapshot);
             prop_assert!(validate(&snapshot, &plan).is_empty());
 
             // A placed pod dropped.
@@ -1587,7 +1587,7 @@ fn live_daemon_pods_count_on_new_nodes() {
         workloads: vec![workload(1, 1500, Spread::None)],
     };
     let snapshot = cluster.snapshot();
-    let plan = schedule(&snapshot);
+    let plan = plan_provisioning(&snapshot);
     let violations = validate(&snapshot, &plan);
     assert!(violations.is_empty(), "{}", report(&violations));
     let launch = plan.node_claims[0].launch.as_ref().expect("a launch");
@@ -1652,7 +1652,7 @@ fn finished_pods_do_not_count_for_spread() {
         workloads: vec![workload(2, 100, Spread::DoNotSchedule(1))],
     };
     let snapshot = cluster.snapshot();
-    let plan = schedule(&snapshot);
+    let plan = plan_provisioning(&snapshot);
     let violations = validate(&snapshot, &plan);
     assert!(violations.is_empty(), "{}", report(&violations));
     let zones: Vec<&str> = plan
@@ -1749,7 +1749,7 @@ fn daemon_overhead_comes_from_the_newest_live_pod() {
     snapshot
         .pods
         .push(Arc::new(live("new-node", 1500, 100).into()));
-    let plan = schedule(&snapshot);
+    let plan = plan_provisioning(&snapshot);
     let violations = validate(&snapshot, &plan);
     assert!(violations.is_empty(), "{}", report(&violations));
 }
@@ -1787,7 +1787,7 @@ mod with_live_daemon_pods {
         #[test]
         fn random_clusters_get_valid_plans(cluster in cluster(true)) {
             let snapshot = cluster.snapshot();
-            let plan = schedule(&snapshot);
+            let plan = plan_provisioning(&snapshot);
             let violations = validate(&snapshot, &plan);
             prop_assert!(violations.is_empty(), "{}", report(&violations));
         }

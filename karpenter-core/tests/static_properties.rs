@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::Snapshot;
 use karpenter_core::features::{FeatureGate, FeatureGates};
-use karpenter_core::provisioning::{ProvisioningOptions, schedule_with, validate};
+use karpenter_core::provisioning::{ProvisioningOptions, plan_provisioning_with, validate};
 use karpenter_core::scheduling::{CapacityType, DISRUPTED_TAINT_KEY};
 use karpenter_core::snapshot::ClusterNode;
 use karpenter_core::snapshot::build::{
@@ -123,7 +123,7 @@ proptest! {
         states in prop::collection::vec(state(), 0..8),
     ) {
         let snapshot = snapshot(replicas, limit, &states);
-        let plan = schedule_with(&snapshot, &options());
+        let plan = plan_provisioning_with(&snapshot, &options());
         let violations = validate(&snapshot, &plan);
         prop_assert!(violations.is_empty(), "{:?}\n{}", violations, serde_json::to_string(&plan).unwrap_or_default());
         prop_assert!(plan.node_claims.is_empty() || plan.static_removals.is_empty());
@@ -136,7 +136,7 @@ proptest! {
             after[at] = State::Deleting;
         }
         after.extend(plan.node_claims.iter().map(|_| State::Unlaunched));
-        let next = schedule_with(&self::snapshot(replicas, limit, &after), &options());
+        let next = plan_provisioning_with(&self::snapshot(replicas, limit, &after), &options());
         prop_assert!(next.static_removals.is_empty(), "{:?}", next.static_removals);
         let active = after.iter().filter(|s| matches!(s, State::Running(_) | State::Unlaunched)).count() as i64;
         if active >= replicas {

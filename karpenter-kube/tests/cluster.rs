@@ -710,7 +710,7 @@ async fn removing_a_claim_releases_its_finalizer_and_deletes_its_node() {
 async fn a_daemon_sets_overhead_is_read_from_its_newest_live_pod() {
     use karpenter_core::Snapshot;
     use karpenter_core::cluster::read_snapshot;
-    use karpenter_core::provisioning::schedule;
+    use karpenter_core::provisioning::plan_provisioning;
     use karpenter_core::scheduling::CapacityType;
     use karpenter_core::snapshot::build::{InstanceTypeBuilder, NodePoolBuilder, PodBuilder};
 
@@ -766,7 +766,7 @@ async fn a_daemon_sets_overhead_is_read_from_its_newest_live_pod() {
         .requests("1", "1Gi")
         .build()])
     .with_instance_types("default", types.to_vec());
-    let plan = schedule(&snapshot);
+    let plan = plan_provisioning(&snapshot);
     let launched: Vec<_> = plan
         .node_claims
         .iter()

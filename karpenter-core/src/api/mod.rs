@@ -61,13 +61,13 @@ mod capacitybuffer;
 mod condition;
 mod disruption;
 mod duration;
-mod hash;
 mod nodeclaim;
 mod nodeoverlay;
 mod nodepool;
 mod object;
 mod quantities;
 mod requirement;
+mod template_hash;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, SimulationOptions, moves_any, simulate};
 use crate::api::Quantities;
-use crate::hash::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,

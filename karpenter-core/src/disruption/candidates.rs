@@ -53,12 +53,12 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 
 use super::allowances::{Standing, standing};
-use super::drift::{DriftInputs, DriftReason, INSTANCE_TYPE_CHECK_AGE, drift_with};
+use super::drift_detection::{DriftInputs, DriftReason, INSTANCE_TYPE_CHECK_AGE, drift_with};
 use super::plan::{Blocked, DriftCause};
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::pods::{
     PER_NODE_BASE_DISRUPTION_COST, Pdbs, PodBlock, disruption_cost, do_not_disrupt,
     is_reschedulable, lifetime_remaining, reschedule_disruption_cost,

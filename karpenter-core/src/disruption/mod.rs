@@ -1,11 +1,11 @@
 //! Disruption planning: which nodes to delete or replace, and why, as upstream
 //! Karpenter's disruption controller (`pkg/controllers/disruption`) decides.
 //!
-//! Newcomers start with [`plan()`]: it takes a [`Snapshot`] and a moment and
+//! Newcomers start with [`plan_disruption()`]: it takes a [`Snapshot`] and a moment and
 //! returns a [`DisruptionPlan`], the [`Command`]s in the order they would run
 //! (each with its [`CommandReason`], the nodes it deletes and the claims that
 //! replace them) and the nodes that would qualify but are [`Blocked`] now.
-//! [`plan_with`] takes [`DisruptionOptions`] beyond upstream's defaults (the
+//! [`plan_disruption_with`] takes [`DisruptionOptions`] beyond upstream's defaults (the
 //! provider's repair policies, cost packing, M-to-N and spot-to-spot
 //! consolidation); [`first_command`] stops at the first command, for a driver
 //! that carries out one at a time, and [`first_command_explained`] adds why
@@ -21,10 +21,10 @@
 //!
 //! ```
 //! use karpenter_core::Snapshot;
-//! use karpenter_core::disruption::plan;
+//! use karpenter_core::disruption::plan_disruption;
 //!
 //! let snapshot = Snapshot::default();
-//! let plan = plan(&snapshot, "2026-06-01T00:00:00Z".parse()?);
+//! let plan = plan_disruption(&snapshot, "2026-06-01T00:00:00Z".parse()?);
 //! // An empty cluster has nothing to disrupt.
 //! assert!(plan.commands.is_empty() && plan.blocked.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -64,7 +64,7 @@ mod apply;
 mod balanced;
 mod budgets;
 mod candidates;
-mod drift;
+mod drift_detection;
 mod expiration;
 mod methods;
 mod next_change;
@@ -81,8 +81,8 @@ pub use next_change::next_change;
 pub use options::DisruptionOptions;
 pub use plan::{Blocked, Command, CommandReason, DisruptionPlan, DriftCause};
 pub use planner::{
-    FirstCommand, first_command, first_command_explained, multi_node_command, plan, plan_with,
-    single_node_options,
+    FirstCommand, first_command, first_command_explained, multi_node_command, plan_disruption,
+    plan_disruption_with, single_node_options,
 };
 pub use simulate::{
     Simulation, SimulationOptions, Simulator, Stranded, StrandedReason, simulate, without_nodes,
@@ -106,5 +106,5 @@ const _: () = {
     send_and_sync::<balanced::PoolTotals>();
     send_and_sync::<crate::pods::Pdbs<'static>>();
     send_and_sync::<crate::pods::PodBlock>();
-    send_and_sync::<drift::DriftReason>();
+    send_and_sync::<drift_detection::DriftReason>();
 };

@@ -62,7 +62,7 @@ use crate::snapshot::Snapshot;
 /// `None` when no moment will make a difference.
 ///
 /// Until then, [`first_command_explained`](super::first_command_explained)
-/// (and [`plan_with`](super::plan_with)) on the same snapshot and options
+/// (and [`plan_disruption_with`](super::plan_disruption_with)) on the same snapshot and options
 /// answers as it does at `now`, provided its answer at `now` has no command
 /// (a command's replacements and the passes after it read more of the
 /// moment). What is counted: a node's repair toleration running out, its

@@ -33,9 +33,9 @@ use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
-/// repair policy (see [`plan_with`]).
-pub fn plan(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
-    plan_with(snapshot, now, &DisruptionOptions::default())
+/// repair policy (see [`plan_disruption_with`]).
+pub fn plan_disruption(snapshot: &Snapshot, now: Timestamp) -> DisruptionPlan {
+    plan_disruption_with(snapshot, now, &DisruptionOptions::default())
 }
 
 /// One of the forceful commands a plan starts with.
@@ -49,7 +49,7 @@ const FORCEFUL: [ForcefulStep; 3] = [
     expiration,
 ];
 
-/// The first command of [`plan_with`]'s plan, without planning the ones
+/// The first command of [`plan_disruption_with`]'s plan, without planning the ones
 /// after it: what a driver that carries out one command at a time needs.
 pub fn first_command(
     snapshot: &Snapshot,
@@ -159,7 +159,7 @@ fn with_repair_blocked(
 /// repair policies say; then expiration), then passes of the graceful
 /// methods (emptiness, drift, multi-node and single-node consolidation)
 /// until none finds a command; then the blocked nodes.
-pub fn plan_with(
+pub fn plan_disruption_with(
     snapshot: &Snapshot,
     now: Timestamp,
     options: &DisruptionOptions,

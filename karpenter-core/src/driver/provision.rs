@@ -20,11 +20,11 @@ use super::report::{Event, Report};
 use super::{Driver, is_true, name_of};
 use crate::api::condition_types;
 use crate::error::Error;
+use crate::fast_hash::HashMap;
 use crate::features::FeatureGate;
-use crate::hash::HashMap;
 use crate::provisioning::{
     PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
-    is_pending_but_for_nomination, nominated_node, schedule_with,
+    is_pending_but_for_nomination, nominated_node, plan_provisioning_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -115,7 +115,7 @@ fn plan_round(
     let any = has_pods_to_plan(&planned, Some(now), buffers)
         || (options.feature_gates.is_on(FeatureGate::StaticCapacity)
             && planned.node_pools.iter().any(|p| p.spec.is_static()));
-    let plan = any.then(|| schedule_with(&planned, options));
+    let plan = any.then(|| plan_provisioning_with(&planned, options));
     drop(planned);
     (snapshot, held, plan)
 }

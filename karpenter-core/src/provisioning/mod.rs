@@ -2,7 +2,7 @@
 //! NodeClaims to launch, with which instance types, as upstream Karpenter's
 //! scheduler (`pkg/controllers/provisioning/scheduling`) decides.
 //!
-//! [`schedule`] reads a [`Snapshot`] and returns a [`ProvisioningPlan`]. It is pure:
+//! [`plan_provisioning`] reads a [`Snapshot`] and returns a [`ProvisioningPlan`]. It is pure:
 //! the same snapshot gives the same plan, byte for byte once serialized.
 //!
 //! How it decides, in brief:
@@ -29,13 +29,13 @@
 //! - a claim lists its instance types cheapest first (at most 600) and launches the
 //!   cheapest available offering.
 
+mod demand;
 mod instance_types;
 mod names;
 #[cfg(feature = "optimise")]
 mod optimise;
 mod options;
 mod plan;
-mod pods;
 mod scheduler;
 mod static_pools;
 #[cfg(test)]
@@ -43,20 +43,20 @@ mod test_support;
 pub(crate) mod topology;
 mod validate;
 
+pub(crate) use demand::daemons::is_pod_of_any;
+pub use demand::dra::{DRA_UNSUPPORTED, has_dra_requirements};
+pub(crate) use demand::pending::{as_unschedulable, is_pending_but_for_nomination};
+pub use demand::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
 pub(crate) use instance_types::filter::unmet_min_values_of;
 pub use names::NameList;
 #[cfg(feature = "optimise")]
-pub use optimise::bound::lower_bound;
+pub use optimise::lower_bound::lower_bound;
 pub use options::{MinValuesPolicy, Packing, ProvisioningOptions};
 pub use plan::{
     BufferPlacement, ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, StaticRemoval, Unschedulable,
 };
 pub(crate) use plan::{read_requirements, round_price};
-pub(crate) use pods::daemons::is_pod_of_any;
-pub use pods::dra::{DRA_UNSUPPORTED, has_dra_requirements};
-pub(crate) use pods::pending::{as_unschedulable, is_pending_but_for_nomination};
-pub use pods::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
 pub(crate) use scheduler::carried::Carried;
 pub(crate) use scheduler::existing::is_destination;
 pub(crate) use scheduler::prepared::Prepared;
@@ -76,8 +76,8 @@ use scheduler::solve::Scheduler;
 /// Plans provisioning for the snapshot's pending pods (and those of its nodes
 /// on their way out), as upstream does, with no clock (see
 /// [`ProvisioningOptions::now`]).
-pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
-    schedule_with(snapshot, &ProvisioningOptions::default())
+pub fn plan_provisioning(snapshot: &Snapshot) -> ProvisioningPlan {
+    plan_provisioning_with(snapshot, &ProvisioningOptions::default())
 }
 
 /// Plans provisioning for the snapshot's pending pods (and those of its nodes
@@ -86,14 +86,17 @@ pub fn schedule(snapshot: &Snapshot) -> ProvisioningPlan {
 /// lowers the new claims' total price where it can.
 ///
 /// ```
-/// use karpenter_core::provisioning::{Packing, ProvisioningOptions, schedule, schedule_with};
+/// use karpenter_core::provisioning::{Packing, ProvisioningOptions, plan_provisioning, plan_provisioning_with};
 /// use karpenter_core::snapshot::Snapshot;
 ///
 /// let snapshot = Snapshot::default();
-/// let cost = schedule_with(&snapshot, &ProvisioningOptions::default().with_packing(Packing::Cost));
-/// assert!(cost.total_price_per_hour <= schedule(&snapshot).total_price_per_hour);
+/// let cost = plan_provisioning_with(&snapshot, &ProvisioningOptions::default().with_packing(Packing::Cost));
+/// assert!(cost.total_price_per_hour <= plan_provisioning(&snapshot).total_price_per_hour);
 /// ```
-pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> ProvisioningPlan {
+pub fn plan_provisioning_with(
+    snapshot: &Snapshot,
+    options: &ProvisioningOptions,
+) -> ProvisioningPlan {
     // No work for nothing: with no pod to place, the plan is empty whatever
     // the cluster, and reading every node into a destination would only say so
     // slowly (this is what a controller asks most often).
@@ -138,7 +141,7 @@ pub fn schedule_with(snapshot: &Snapshot, options: &ProvisioningOptions) -> Prov
 pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>, buffers: bool) -> bool {
     (buffers && snapshot.capacity_buffers.virtual_pod_count() > 0)
         || snapshot.pods.iter().any(is_pending)
-        || !pods::leaving::leaving_pods(snapshot, now).is_empty()
+        || !demand::leaving::leaving_pods(snapshot, now).is_empty()
 }
 
 /// Plans a scheduler built elsewhere (see [`Prepared`]): upstream's solve
@@ -158,7 +161,7 @@ pub(crate) fn solve(mut scheduler: Scheduler<'_>) -> ProvisioningPlan {
     scheduler.into_plan()
 }
 
-/// [`schedule_with`] for a disruption simulation's changed cluster, keeping
+/// [`plan_provisioning_with`] for a disruption simulation's changed cluster, keeping
 /// the fence's pods off its nodes (with `buffers`, its CapacityBuffers'
 /// virtual pods planned too). Its nodes on their way out are gone already
 /// and their pods pending.
@@ -219,7 +222,7 @@ mod tests {
             options.min_values_policy,
             false,
         ));
-        assert_eq!(schedule_with(&quiet, &options), full);
+        assert_eq!(plan_provisioning_with(&quiet, &options), full);
         assert_eq!(full, ProvisioningPlan::default());
     }
 
@@ -228,9 +231,15 @@ mod tests {
         let options = ProvisioningOptions::default();
         let waiting = cluster(vec![pod("web", "1", "1Gi")], false);
         assert!(has_pods_to_plan(&waiting, options.now, false));
-        assert_eq!(schedule_with(&waiting, &options).node_claims.len(), 1);
+        assert_eq!(
+            plan_provisioning_with(&waiting, &options).node_claims.len(),
+            1
+        );
         let leaving = cluster(Vec::new(), true);
         assert!(has_pods_to_plan(&leaving, options.now, false));
-        assert_eq!(schedule_with(&leaving, &options).node_claims.len(), 1);
+        assert_eq!(
+            plan_provisioning_with(&leaving, &options).node_claims.len(),
+            1
+        );
     }
 }

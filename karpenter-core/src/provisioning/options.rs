@@ -4,7 +4,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::features::FeatureGates;
 
-/// How [`schedule_with`](super::schedule_with) plans, beyond the snapshot.
+/// How [`plan_provisioning_with`](super::plan_provisioning_with) plans, beyond the snapshot.
 ///
 /// ```
 /// use k8s_openapi::jiff::Timestamp;

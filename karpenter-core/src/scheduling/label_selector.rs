@@ -17,7 +17,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::{validate_label_key, validate_label_value};
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 
 /// Read access to a pod's labels, borrowed (pending pods) or stored (placed
 /// pods).

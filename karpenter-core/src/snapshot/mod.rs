@@ -21,7 +21,7 @@ use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::{InstanceType, LaunchRank, OfferingKey};
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 pub use crate::pods::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 use crate::resources::ResourceList;
 use crate::scheduling::{

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use k8s_openapi::api::coordination::v1::Lease;
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::cluster::Cluster;
-use karpenter_core::disruption::{CommandReason, DisruptionOptions, plan_with};
+use karpenter_core::disruption::{CommandReason, DisruptionOptions, plan_disruption_with};
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report, SpawnBlocking, Step};
 use karpenter_core::features::FeatureGate;
-use karpenter_core::provisioning::{ProvisioningOptions, is_pending, schedule_with};
+use karpenter_core::provisioning::{ProvisioningOptions, is_pending, plan_provisioning_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
 use kube::config::{Config, KubeConfigOptions, Kubeconfig};
@@ -330,7 +330,7 @@ async fn dry_run(
     let now = jiff::Timestamp::now();
     let snapshot = driver.snapshot(now).await?;
     let options = planned.provisioning.clone().at(now);
-    let plan = schedule_with(&snapshot, &options);
+    let plan = plan_provisioning_with(&snapshot, &options);
     for claim in &plan.node_claims {
         let launch = claim.launch.as_ref();
         tracing::info!(
@@ -348,7 +348,7 @@ async fn dry_run(
         tracing::info!(dry_run = true, pod = %unplaced.pod, reason = %unplaced.reason, "would leave a pod pending");
     }
     if args.disruption {
-        let disruption = plan_with(&snapshot, now, &planned.disruption);
+        let disruption = plan_disruption_with(&snapshot, now, &planned.disruption);
         for command in &disruption.commands {
             tracing::info!(
                 dry_run = true,

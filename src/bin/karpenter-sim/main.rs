@@ -245,7 +245,8 @@ fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
             .with_feature_gates(args.common.gates())
             .with_min_values_policy(args.min_values_policy)
             .at(jiff::Timestamp::now());
-            let mut plan = karpenter::core::provisioning::schedule_with(&snapshot, &options);
+            let mut plan =
+                karpenter::core::provisioning::plan_provisioning_with(&snapshot, &options);
             timings.record("plan", start.elapsed());
             // The cost mode always reports how far from the optimum it may be.
             if args.bound || args.packing == Packing::Cost {
@@ -290,7 +291,7 @@ fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
                 .with_m_to_n(args.m_to_n)
                 .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
-            let plan = karpenter::core::disruption::plan_with(&snapshot, now, &options);
+            let plan = karpenter::core::disruption::plan_disruption_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
             let text = match args.common.output {

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::super::allowances::{Standing, Totals};
-use super::super::drift::DriftReason;
+use super::super::drift_detection::DriftReason;
 use super::super::plan::Blocked;
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::pods::PodBlock;
 use crate::pods::{PodInfo, bound_node, pod_key};
 use crate::snapshot::Snapshot;

@@ -32,7 +32,7 @@ use super::simulate::{Simulation, Simulator};
 use crate::features::FeatureGate;
 use crate::pods::Pdbs;
 use crate::provisioning::Carried;
-use crate::provisioning::{ProvisioningOptions, schedule_with};
+use crate::provisioning::{ProvisioningOptions, plan_provisioning_with};
 use crate::snapshot::Snapshot;
 
 /// What a method sees in one pass.
@@ -152,7 +152,7 @@ impl<'p, 's> Pass<'p, 's> {
                     .with_feature_gates(*gates)
                     .with_packing(self.options.packing)
                     .with_min_values_policy(self.options.min_values_policy);
-                let plan = schedule_with(self.snapshot, &options);
+                let plan = plan_provisioning_with(self.snapshot, &options);
                 plan.capacity_buffers
                     .into_iter()
                     .flat_map(|b| b.existing_nodes.into_keys())

@@ -187,8 +187,8 @@ proptest! {
     ) {
         let snapshot = cluster(consolidate_after, &nodes);
         let now = NOW.parse().expect("a valid time");
-        let first = plan(&snapshot, now);
-        prop_assert_eq!(first, plan(&snapshot, now));
+        let first = plan_disruption(&snapshot, now);
+        prop_assert_eq!(first, plan_disruption(&snapshot, now));
     }
 }
 
@@ -206,7 +206,7 @@ fn a_node_receiving_a_guarded_pod_is_assessed_again() {
         ],
     );
     let now = NOW.parse().expect("a valid time");
-    let plan = plan(&snapshot, now);
+    let plan = plan_disruption(&snapshot, now);
     let taken: Vec<&str> = plan
         .commands
         .iter()

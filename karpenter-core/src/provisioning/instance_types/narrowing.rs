@@ -6,7 +6,7 @@
 use super::filter::{Capacity, FilterError, filter_with, unmet_min_values};
 use super::templates::Template;
 use super::type_cache::TypeSet;
-use crate::provisioning::pods::host_ports::{HostPort, conflict};
+use crate::provisioning::demand::host_ports::{HostPort, conflict};
 use crate::resources::ResourceList;
 use crate::scheduling::Requirements;
 
@@ -125,8 +125,8 @@ mod tests {
     use super::*;
     use crate::api::NodePool;
     use crate::cloudprovider::{InstanceType, Offering};
+    use crate::provisioning::demand::daemons::DaemonPod;
     use crate::provisioning::options::MinValuesPolicy;
-    use crate::provisioning::pods::daemons::DaemonPod;
     use crate::scheduling::{LABEL_ARCH_STABLE, Requirement, WellKnownLabels};
 
     /// A type: cpu, memory, pods, whether it has a GPU, whether it is arm64.

@@ -11,7 +11,7 @@
 //! - [`dual`]: the fluid relaxation's dual prices, which the bound and the
 //!   packer share.
 
-pub(crate) mod bound;
 pub(crate) mod dual;
+pub(crate) mod lower_bound;
 pub(crate) mod pack;
 pub(crate) mod repack;

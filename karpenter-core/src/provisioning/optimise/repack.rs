@@ -18,12 +18,12 @@
 use petgraph::unionfind::UnionFind;
 
 use super::pack::{Kind, pack};
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
+use crate::provisioning::demand::host_ports::host_ports;
 use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::TypeSet;
 use crate::provisioning::options::MinValuesPolicy;
-use crate::provisioning::pods::host_ports::host_ports;
 use crate::provisioning::scheduler::claim::NewClaim;
 use crate::provisioning::scheduler::finalize::listed;
 use crate::provisioning::scheduler::setup::Limits;
@@ -325,7 +325,7 @@ fn meets_min_values(template: &Template<'_>, claim: &NewClaim) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::provisioning::test_support::{instance_type, pod, snapshot_with_limits};
-    use crate::provisioning::{Packing, schedule, schedule_with, validate};
+    use crate::provisioning::{Packing, plan_provisioning, plan_provisioning_with, validate};
     use crate::snapshot::Snapshot;
 
     /// Eight pods of 1.5 cpu in a pool limited to `cpu_limit` cores, offered
@@ -351,16 +351,16 @@ mod tests {
         // charged its largest type (8 cpu), lets the cost mode launch eight
         // 2-cpu nodes (0.80).
         let roomy = limited(100);
-        let upstream = schedule(&roomy);
-        let cost = schedule_with(&roomy, &Packing::Cost.into());
+        let upstream = plan_provisioning(&roomy);
+        let cost = plan_provisioning_with(&roomy, &Packing::Cost.into());
         assert!((upstream.total_price_per_hour - 1.2).abs() < 1e-9);
         assert!((cost.total_price_per_hour - 0.8).abs() < 1e-9, "{cost:?}");
         assert!(validate(&roomy, &cost).is_empty());
         // With 16 cores, two claims charged pessimistically use the limit up:
         // the repacking does not fit, and the upstream claims stay.
         let tight = limited(16);
-        let cost = schedule_with(&tight, &Packing::Cost.into());
-        assert_eq!(cost, schedule(&tight));
+        let cost = plan_provisioning_with(&tight, &Packing::Cost.into());
+        assert_eq!(cost, plan_provisioning(&tight));
         assert!(validate(&tight, &cost).is_empty());
     }
 }

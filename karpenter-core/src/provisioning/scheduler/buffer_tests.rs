@@ -11,7 +11,7 @@ use crate::api::CapacityBuffer;
 use crate::capacity_buffers::CapacityBuffers;
 use crate::features::{FeatureGate, FeatureGates};
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
-use crate::provisioning::{ProvisioningOptions, schedule_with, validate};
+use crate::provisioning::{ProvisioningOptions, plan_provisioning_with, validate};
 use crate::snapshot::Snapshot;
 use crate::snapshot::build::{NodeBuilder, PodBuilder};
 
@@ -61,10 +61,10 @@ fn with_node(pending: Vec<k8s_openapi::api::core::v1::Pod>, used: &str) -> Snaps
 fn buffers_launch_claims_that_list_no_pods_only_with_the_gate() {
     let mut cluster = snapshot(vec![instance_type("small", 2, 4, 0.1)], Vec::new());
     cluster.capacity_buffers = buffers(3, "1");
-    let off = schedule_with(&cluster, &ProvisioningOptions::default());
+    let off = plan_provisioning_with(&cluster, &ProvisioningOptions::default());
     assert!(off.node_claims.is_empty() && off.capacity_buffers.is_empty());
 
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     // Two chunks of 1 core on a 2-core node, one on another.
     assert_eq!(plan.node_claims.len(), 2);
     let counts: Vec<u32> = plan
@@ -96,7 +96,7 @@ fn buffers_launch_claims_that_list_no_pods_only_with_the_gate() {
 fn room_on_an_existing_node_holds_the_chunks() {
     let mut cluster = with_node(Vec::new(), "500m");
     cluster.capacity_buffers = buffers(1, "1");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert!(plan.node_claims.is_empty());
     // No real pod moved there: no placement is listed.
     assert!(plan.existing_nodes.is_empty());
@@ -116,7 +116,7 @@ fn a_pending_pod_of_equal_size_goes_first() {
     // 1.5 cores free on node-a: one 1-core pod fits there.
     let mut cluster = with_node(vec![pod("web", "1", "256Mi")], "500m");
     cluster.capacity_buffers = buffers(1, "1");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert_eq!(plan.existing_nodes.len(), 1);
     assert_eq!(plan.existing_nodes[0].pods[0].to_string(), "default/web");
     assert_eq!(plan.node_claims.len(), 1);
@@ -130,7 +130,7 @@ fn a_larger_chunk_goes_before_a_smaller_pending_pod() {
     // node-a's room and the half-core pod needs a new claim.
     let mut cluster = with_node(vec![pod("web", "500m", "256Mi")], "500m");
     cluster.capacity_buffers = buffers(1, "1500m");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert!(plan.existing_nodes.is_empty());
     assert_eq!(plan.node_claims.len(), 1);
     assert_eq!(plan.node_claims[0].pods[0].to_string(), "default/web");
@@ -145,7 +145,7 @@ fn a_larger_chunk_goes_before_a_smaller_pending_pod() {
 fn chunks_too_large_for_any_type_are_counted_not_listed() {
     let mut cluster = snapshot(vec![instance_type("small", 2, 4, 0.1)], Vec::new());
     cluster.capacity_buffers = buffers(2, "3");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert!(plan.node_claims.is_empty() && plan.unschedulable.is_empty());
     assert_eq!(plan.capacity_buffers[0].unschedulable, 2);
     assert_eq!(
@@ -165,7 +165,7 @@ fn the_validator_holds_chunks_to_their_counts_and_their_room() {
     };
     let mut fresh = snapshot(vec![instance_type("small", 2, 4, 0.1)], Vec::new());
     fresh.capacity_buffers = buffers(3, "1");
-    let plan = schedule_with(&fresh, &gates_on());
+    let plan = plan_provisioning_with(&fresh, &gates_on());
     assert!(rules(&fresh, &plan).is_empty());
 
     // A chunk lost from a claim.
@@ -188,7 +188,7 @@ fn the_validator_holds_chunks_to_their_counts_and_their_room() {
     // Chunks on an existing node count against its room.
     let mut cluster = with_node(Vec::new(), "500m");
     cluster.capacity_buffers = buffers(1, "1");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert!(rules(&cluster, &plan).is_empty());
     let mut heavy = plan.clone();
     heavy.capacity_buffers[0]
@@ -203,7 +203,7 @@ fn the_validator_holds_chunks_to_their_counts_and_their_room() {
 fn buffers_without_chunks_are_listed_when_nothing_else_is_planned() {
     let mut cluster = snapshot(vec![instance_type("small", 2, 4, 0.1)], Vec::new());
     cluster.capacity_buffers = buffers(0, "1");
-    let plan = schedule_with(&cluster, &gates_on());
+    let plan = plan_provisioning_with(&cluster, &gates_on());
     assert!(plan.node_claims.is_empty());
     assert_eq!(plan.capacity_buffers.len(), 1);
     assert_eq!(

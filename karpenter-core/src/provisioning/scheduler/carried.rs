@@ -23,11 +23,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::{Node, Taint};
 
-use super::bound::BoundPods;
 use super::existing::ExistingNode;
 use super::names::NodeNames;
-use crate::hash::{HashMap, HashSet};
-use crate::provisioning::pods::daemons::DaemonPod;
+use super::pods_by_node::BoundPods;
+use crate::fast_hash::{HashMap, HashSet};
+use crate::provisioning::demand::daemons::DaemonPod;
 use crate::provisioning::topology::{DomainSource, LabelMemo, TopologyBase};
 use crate::scheduling::{Requirements, WellKnownLabels};
 use crate::snapshot::ClusterNode;
@@ -294,7 +294,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::Carried;
-    use crate::hash::HashSet;
+    use crate::fast_hash::HashSet;
     use crate::provisioning::MinValuesPolicy;
     use crate::provisioning::scheduler::names::NodeNames;
     use crate::provisioning::scheduler::setup::Setup;

@@ -8,10 +8,10 @@ use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::Taint;
 
 use crate::pods::{is_daemon_pod, is_terminal};
-use crate::provisioning::pods::attach::{self, Attached};
-use crate::provisioning::pods::daemons::DaemonPod;
-use crate::provisioning::pods::host_ports::{HostPort, conflict, host_ports};
-use crate::provisioning::pods::pending_pod::PendingPod;
+use crate::provisioning::demand::attach::{self, Attached};
+use crate::provisioning::demand::daemons::DaemonPod;
+use crate::provisioning::demand::host_ports::{HostPort, conflict, host_ports};
+use crate::provisioning::demand::pending_pod::PendingPod;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     LABEL_HOSTNAME, Requirements, WellKnownLabels, tolerates_all, uninitialized_node_taints,

@@ -363,7 +363,7 @@ mod tests {
     use std::cmp::Ordering;
 
     use crate::cloudprovider::{InstanceType, LaunchRank, Offering};
-    use crate::provisioning::schedule;
+    use crate::provisioning::plan_provisioning;
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
     /// Zonal before regional (zone `0`), then spot before on-demand.
@@ -386,7 +386,7 @@ mod tests {
         ];
         let mut cluster = snapshot(vec![tied], vec![pod("web", "1", "1Gi")]);
         let launch = |cluster: &crate::snapshot::Snapshot| {
-            let launch = schedule(cluster).node_claims[0]
+            let launch = plan_provisioning(cluster).node_claims[0]
                 .launch
                 .clone()
                 .expect("a launch");

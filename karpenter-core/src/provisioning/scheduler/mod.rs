@@ -6,7 +6,6 @@
 //! from a solved run ([`finalize`]), with where CapacityBuffers' virtual pods
 //! went ([`buffer_tally`]).
 
-pub(crate) mod bound;
 pub(crate) mod buffer_tally;
 pub(crate) mod carried;
 pub(crate) mod claim;
@@ -15,6 +14,7 @@ pub(crate) mod claim_sets;
 pub(crate) mod existing;
 pub(crate) mod finalize;
 pub(crate) mod names;
+pub(crate) mod pods_by_node;
 pub(crate) mod prepared;
 pub(crate) mod reasons;
 pub(crate) mod reservations;

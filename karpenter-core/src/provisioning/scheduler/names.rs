@@ -1,7 +1,7 @@
 //! A snapshot's nodes by name, an index a plan's set-ups carry from pass to
 //! pass.
 
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::snapshot::Snapshot;
 
 /// A snapshot's node indices by name (several for a name that several nodes

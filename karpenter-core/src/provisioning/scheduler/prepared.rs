@@ -23,10 +23,10 @@ use super::existing::Destination;
 use super::names::NodeNames;
 use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
-use crate::hash::HashSet;
+use crate::fast_hash::HashSet;
+use crate::provisioning::demand::pending::is_pending;
+use crate::provisioning::demand::pending_pod::{PendingPod, Rejected};
 use crate::provisioning::options::MinValuesPolicy;
-use crate::provisioning::pods::pending::is_pending;
-use crate::provisioning::pods::pending_pod::{PendingPod, Rejected};
 use crate::provisioning::topology::{LabelMemo, PodView, Topology, TopologyBase};
 use crate::snapshot::Snapshot;
 

@@ -1,14 +1,14 @@
 //! Why the scheduler leaves a pod unplaced, as small enums: it keeps what
 //! went wrong as data, and only a plan's `unschedulable` entries turn it into
 //! words (each type's `Display` is exactly that text). Why a pod cannot be
-//! read at all is [`Rejected`](crate::provisioning::pods::pending_pod::Rejected).
+//! read at all is [`Rejected`](crate::provisioning::demand::pending_pod::Rejected).
 
 use std::fmt;
 
 use super::claim::Refusal;
+use crate::provisioning::demand::dra::DRA_UNSUPPORTED;
 use crate::provisioning::instance_types::filter::FilterError;
 use crate::provisioning::plan::MAX_INSTANCE_TYPES;
-use crate::provisioning::pods::dra::DRA_UNSUPPORTED;
 use crate::scheduling::RequirementError;
 
 /// Why a NodePool can launch nothing at all (upstream skips such a pool).

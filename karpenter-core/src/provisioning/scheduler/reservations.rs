@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use crate::cloudprovider::{InstanceType, OfferingFilter};
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::TypeSet;
 use crate::scheduling::{
@@ -274,8 +274,8 @@ mod tests {
     use crate::features::{FeatureGate, FeatureGates};
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
     use crate::provisioning::{
-        MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, schedule_fenced,
-        schedule_with, validate,
+        MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, plan_provisioning_with,
+        schedule_fenced, validate,
     };
     use crate::snapshot::Snapshot;
 
@@ -319,7 +319,7 @@ mod tests {
     #[test]
     fn provisioning_takes_what_a_reservation_has_and_the_rest_waits() {
         let cluster = cluster(&[("r-1", 2)], 3);
-        let plan = schedule_with(&cluster, &ProvisioningOptions::default());
+        let plan = plan_provisioning_with(&cluster, &ProvisioningOptions::default());
         assert!(
             validate(&cluster, &plan).is_empty(),
             "{:?}",
@@ -345,14 +345,14 @@ mod tests {
             plan.unschedulable[0].reason
         );
         // The cost mode keeps the claims of a pool offering reservations.
-        let cost = schedule_with(&cluster, &Packing::Cost.into());
+        let cost = plan_provisioning_with(&cluster, &Packing::Cost.into());
         assert_eq!(cost, plan);
     }
 
     #[test]
     fn a_claim_holds_every_reservation_it_could_launch_into() {
         let cluster = cluster(&[("r-1", 1), ("r-2", 1)], 2);
-        let plan = schedule_with(&cluster, &ProvisioningOptions::default());
+        let plan = plan_provisioning_with(&cluster, &ProvisioningOptions::default());
         // The first claim holds both (pessimistically): the second pod waits.
         assert_eq!(plan.node_claims.len(), 1);
         assert_eq!(requirement(&plan, 0, LABEL), ["r-1", "r-2"]);
@@ -391,7 +391,7 @@ mod tests {
             .with_feature_gates(FeatureGates::UPSTREAM.with(FeatureGate::ReservedCapacity, false));
         let mut withheld = cluster.clone();
         assert_eq!(withheld.withhold_reservations(), 1);
-        let plan = schedule_with(&withheld, &off);
+        let plan = plan_provisioning_with(&withheld, &off);
         assert_eq!(plan.node_claims.len(), 2);
         assert!((0..2).all(|c| requirement(&plan, c, LABEL).is_empty()));
         assert!(validate(&withheld, &plan).is_empty());

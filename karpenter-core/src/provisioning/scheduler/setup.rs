@@ -5,7 +5,7 @@
 //! setup (see `prepared.rs`).
 
 use super::reservations::ReservationBook;
-use crate::provisioning::pods::attach::attached;
+use crate::provisioning::demand::attach::attached;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -14,25 +14,25 @@ use k8s_openapi::api::core::v1::Taint;
 
 use rayon::prelude::*;
 
-use super::bound::BoundPods;
 use super::carried::{Carried, TopologySources};
 use super::existing::{ExistingNode, is_destination};
 use super::names::NodeNames;
+use super::pods_by_node::BoundPods;
 use super::reasons::{PoolSkipped, SkippedPool};
-use crate::hash::HashSet;
-use crate::provisioning::pods::daemons::{DaemonPod, daemon_pods};
-use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, Unreadable};
-use crate::provisioning::pods::preferences::Preferences;
+use crate::fast_hash::HashSet;
+use crate::provisioning::demand::daemons::{DaemonPod, daemon_pods};
+use crate::provisioning::demand::pending_pod::{PendingPod, Rejected, Unreadable};
+use crate::provisioning::demand::preferences::Preferences;
 
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::InstanceType;
 use crate::cloudprovider::LaunchRank;
 use crate::pods::bound_node;
+use crate::provisioning::demand::volumes::volume_requirements;
 use crate::provisioning::instance_types::templates::{
     Template, any_prefer_no_schedule, pool_order, template_requirements,
 };
 use crate::provisioning::options::MinValuesPolicy;
-use crate::provisioning::pods::volumes::volume_requirements;
 use crate::provisioning::topology::{
     DomainSource, ExistingView, LabelMemo, NamespaceLabels, PlacedMove, PlacedPod, PodView,
     TopologyBase, ignored_for_topology,
@@ -544,11 +544,11 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
-    use crate::provisioning::schedule;
+    use crate::provisioning::plan_provisioning;
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
     fn reason(snapshot: &crate::snapshot::Snapshot) -> String {
-        let plan = schedule(snapshot);
+        let plan = plan_provisioning(snapshot);
         assert!(plan.node_claims.is_empty());
         plan.unschedulable[0].reason.clone()
     }

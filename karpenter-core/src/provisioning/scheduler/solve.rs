@@ -20,16 +20,16 @@ use super::reservations::{Reservations, ReservedMode};
 use super::setup::{Limits, Setup, read_pending, read_virtual};
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::LaunchRank;
-use crate::hash::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::pods::PodKey;
+use crate::provisioning::demand::host_ports::host_ports;
+use crate::provisioning::demand::leaving::leaving_pods;
+use crate::provisioning::demand::pending::is_pending;
+use crate::provisioning::demand::pending_pod::{PendingPod, Rejected, queue_key};
+use crate::provisioning::demand::preferences::Preferences;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
 use crate::provisioning::options::{MinValuesPolicy, Packing};
-use crate::provisioning::pods::host_ports::host_ports;
-use crate::provisioning::pods::leaving::leaving_pods;
-use crate::provisioning::pods::pending::is_pending;
-use crate::provisioning::pods::pending_pod::{PendingPod, Rejected, queue_key};
-use crate::provisioning::pods::preferences::Preferences;
 use crate::provisioning::topology::{LabelMemo, NodeKind, PodView, Topology, Verdict};
 use crate::resources::ResourceList;
 use crate::scheduling::{Requirements, WellKnownLabels};
@@ -295,7 +295,7 @@ impl<'s> Scheduler<'s> {
     fn add_to_existing(
         &mut self,
         pod: usize,
-        ports: &[crate::provisioning::pods::host_ports::HostPort],
+        ports: &[crate::provisioning::demand::host_ports::HostPort],
     ) -> bool {
         let p = &self.pods[pod];
         let fenced = self.fence.pods.contains(&p.key);
@@ -344,7 +344,7 @@ impl<'s> Scheduler<'s> {
     fn add_to_claims(
         &mut self,
         pod: usize,
-        ports: &[crate::provisioning::pods::host_ports::HostPort],
+        ports: &[crate::provisioning::demand::host_ports::HostPort],
     ) -> bool {
         // Fewest pods first; equal counts in the order the claims were made.
         let p = &self.pods[pod];
@@ -428,7 +428,7 @@ impl<'s> Scheduler<'s> {
     fn add_to_new_claim(
         &mut self,
         pod: usize,
-        ports: Vec<crate::provisioning::pods::host_ports::HostPort>,
+        ports: Vec<crate::provisioning::demand::host_ports::HostPort>,
     ) -> Result<(), Unplaced> {
         if self.templates.is_empty() {
             return Err(self.no_pool_reason());
@@ -507,7 +507,7 @@ impl<'s> Scheduler<'s> {
         claim: &NewClaim,
         template: &Template<'_>,
         pod: &PendingPod,
-        ports: &[crate::provisioning::pods::host_ports::HostPort],
+        ports: &[crate::provisioning::demand::host_ports::HostPort],
     ) -> Result<super::claim::Admission, Refusal> {
         let base = claim.base_requirements(template, pod, self.well_known)?;
         if pod.volume_alternatives.is_empty() {
@@ -537,7 +537,7 @@ impl<'s> Scheduler<'s> {
         claim: &NewClaim,
         template: &Template<'_>,
         pod: &PendingPod,
-        ports: &[crate::provisioning::pods::host_ports::HostPort],
+        ports: &[crate::provisioning::demand::host_ports::HostPort],
         mut requirements: Requirements,
     ) -> Result<super::claim::Admission, Refusal> {
         let topology = self

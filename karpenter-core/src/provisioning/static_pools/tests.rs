@@ -8,7 +8,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::features::{FeatureGate, FeatureGates};
-use crate::provisioning::{ProvisioningOptions, ProvisioningPlan, schedule_with, validate};
+use crate::provisioning::{
+    ProvisioningOptions, ProvisioningPlan, plan_provisioning_with, validate,
+};
 use crate::scheduling::CapacityType;
 use crate::snapshot::build::{InstanceTypeBuilder, NodeBuilder, NodePoolBuilder, PodBuilder};
 use crate::snapshot::{ClusterNode, Snapshot};
@@ -73,7 +75,7 @@ fn plan(snapshot: &Snapshot) -> ProvisioningPlan {
     let options = ProvisioningOptions::default()
         .with_feature_gates(gates)
         .at(NOW.parse::<Timestamp>().expect("a time"));
-    let plan = schedule_with(snapshot, &options);
+    let plan = plan_provisioning_with(snapshot, &options);
     let violations = validate(snapshot, &plan);
     assert!(violations.is_empty(), "{violations:#?}");
     plan
@@ -118,7 +120,7 @@ fn snapshot_with(replicas: i64, nodes: Vec<ClusterNode>) -> Snapshot {
 #[test]
 fn without_the_gate_a_static_pool_does_nothing() {
     let snapshot = snapshot(3, None, vec![]);
-    let plan = schedule_with(&snapshot, &ProvisioningOptions::default());
+    let plan = plan_provisioning_with(&snapshot, &ProvisioningOptions::default());
     assert!(plan.node_claims.is_empty());
 }
 

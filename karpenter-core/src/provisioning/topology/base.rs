@@ -25,7 +25,7 @@ use super::inputs::NodeInfo;
 use super::inputs::{DomainSource, ExistingView, PlacedPod};
 use super::namespaces::NamespaceLabels;
 use super::selector::{LabelMemo, StoredLabels};
-use crate::hash::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
 use crate::scheduling::{LABEL_HOSTNAME, Requirements, WellKnownLabels};
 

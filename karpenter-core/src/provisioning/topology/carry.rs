@@ -23,7 +23,7 @@ use super::base::TopologyBase;
 use super::filter::NodeFilter;
 use super::group::Group;
 use super::inputs::{ExistingView, NodeInfo};
-use crate::hash::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::memo::GrowOnly;
 use crate::scheduling::LABEL_HOSTNAME;
 

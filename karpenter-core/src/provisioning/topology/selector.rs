@@ -42,10 +42,10 @@ impl StoredLabels {
 #[derive(Debug, Default)]
 pub(crate) struct LabelMemo {
     /// Every string stored, shared by the pods that carry it.
-    strings: crate::hash::HashSet<Arc<str>>,
+    strings: crate::fast_hash::HashSet<Arc<str>>,
     /// What each pod was stored as, by the pod's address, with the last
     /// build that read it.
-    pods: crate::hash::HashMap<usize, Stored>,
+    pods: crate::fast_hash::HashMap<usize, Stored>,
     /// The build reading now (see [`LabelMemo::start`]).
     build: u64,
     /// How many pods the build has read.

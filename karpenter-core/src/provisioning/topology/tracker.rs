@@ -15,7 +15,7 @@ use super::group::{
 };
 use super::inputs::{NodeKind, PodView};
 use super::namespaces::Namespaces;
-use crate::hash::{HashMap, HashSet};
+use crate::fast_hash::{HashMap, HashSet};
 use crate::scheduling::label_selector::AnchorIndex;
 use crate::scheduling::label_selector::{LabelSource, PodSelector};
 use crate::scheduling::{LABEL_HOSTNAME, Requirement, Requirements, normalize_label_key};

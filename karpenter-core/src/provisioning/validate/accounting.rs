@@ -8,8 +8,8 @@ use super::index::{Checker, Host, Placed};
 use super::pods::spec_of;
 use super::violation::{Rule, Subject, Violation};
 use crate::pods::PodKey;
+use crate::provisioning::demand::dra::has_dra_requirements;
 use crate::provisioning::plan::ProvisioningPlan;
-use crate::provisioning::pods::dra::has_dra_requirements;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
 
 impl<'s> Checker<'s> {

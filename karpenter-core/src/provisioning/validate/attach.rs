@@ -5,8 +5,8 @@
 use super::existing::placed_by_node;
 use super::index::Checker;
 use super::violation::{Rule, Subject, Violation};
+use crate::provisioning::demand::attach::{self, Attached};
 use crate::provisioning::plan::ProvisioningPlan;
-use crate::provisioning::pods::attach::{self, Attached};
 
 impl Checker<'_> {
     /// Flags each existing node whose placed pods break an attach limit.

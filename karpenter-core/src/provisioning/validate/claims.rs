@@ -13,8 +13,8 @@ use super::pods::{
 use super::pools::{cheapest_price, launched_labels, pool_requirements, pool_usable};
 use super::violation::{Rule, Subject, Violation};
 use crate::cloudprovider::InstanceType;
+use crate::provisioning::demand::host_ports::{HostPort, host_ports};
 use crate::provisioning::plan::{MAX_INSTANCE_TYPES, PlannedClaim, read_requirements};
-use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_INSTANCE_TYPE_STABLE, Requirements,

@@ -12,7 +12,7 @@ use super::pods::{bound_node, is_pending, is_reschedulable, may_stay, pod_key};
 use super::pools::pool_requirements;
 use crate::api::NodePool;
 use crate::cloudprovider::InstanceType;
-use crate::hash::HashSet;
+use crate::fast_hash::HashSet;
 use crate::pods::PodKey;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::resources::ResourceList;

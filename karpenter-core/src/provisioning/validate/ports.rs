@@ -8,8 +8,8 @@ use super::index::{Checker, Host, Placed};
 use super::pods::{pod_key, spec_of};
 use super::violation::{Rule, Subject, Violation};
 use crate::pods::PodKey;
+use crate::provisioning::demand::host_ports::{HostPort, host_ports};
 use crate::provisioning::plan::ProvisioningPlan;
-use crate::provisioning::pods::host_ports::{HostPort, host_ports};
 
 impl<'s> Checker<'s> {
     /// Host ports of the pods on each claim, and on each existing node with the

@@ -13,7 +13,7 @@ use super::pods::{
 };
 use super::pools::{pool_requirements, pool_usable};
 use super::violation::{Rule, Subject, Violation};
-use crate::hash::HashSet;
+use crate::fast_hash::HashSet;
 use crate::pods::PodKey;
 use crate::resources;
 use crate::scheduling::{

@@ -5,7 +5,7 @@
 //! states only what matters to it.
 //!
 //! ```
-//! use karpenter_core::provisioning::schedule;
+//! use karpenter_core::provisioning::plan_provisioning;
 //! use karpenter_core::scheduling::CapacityType;
 //! use karpenter_core::snapshot::build::{
 //!     InstanceTypeBuilder, NodeBuilder, NodePoolBuilder, PodBuilder,
@@ -35,7 +35,7 @@
 //!     PodBuilder::new("default", "batch").requests("2", "4Gi").build(),
 //! ])
 //! .with_instance_types("default", vec![m4]);
-//! let plan = schedule(&snapshot);
+//! let plan = plan_provisioning(&snapshot);
 //! // web fits beside db; batch needs a new node.
 //! assert_eq!(plan.existing_nodes[0].name, "node-a");
 //! assert_eq!(plan.existing_nodes[0].pods, ["default/web"]);

@@ -18,7 +18,7 @@
 
 use super::bins::{Kind, Open, cheapest_holding, fits, total};
 use super::packer::{Packer, classes};
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::provisioning::optimise::dual::{Column, Demand, unit_prices};
 
 /// Cells per doubling of a resource: requests in one cell differ by less

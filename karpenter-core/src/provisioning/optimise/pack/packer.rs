@@ -250,7 +250,7 @@ pub(super) fn classes(
     kinds: &[Kind],
     shape_scale: Option<&[f64]>,
 ) -> Vec<Class> {
-    let mut by_fits: crate::hash::HashMap<(Vec<usize>, Vec<u8>), usize> = Default::default();
+    let mut by_fits: crate::fast_hash::HashMap<(Vec<usize>, Vec<u8>), usize> = Default::default();
     let mut classes: Vec<Class> = Vec::new();
     for &i in rest {
         let fit: Vec<usize> = (0..kinds.len())

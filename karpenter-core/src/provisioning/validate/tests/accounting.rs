@@ -87,7 +87,7 @@ fn catches_a_pod_with_dra_claims_that_is_placed() {
         reason: crate::provisioning::DRA_UNSUPPORTED.to_string(),
     });
     assert_eq!(validate(&snapshot, &good), vec![]);
-    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    assert_eq!(validate(&snapshot, &plan_provisioning(&snapshot)), vec![]);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn pods_that_are_not_pending_must_not_be_planned() {
         &["web-0", "web-4"],
     )]);
     assert_eq!(validate(&snapshot, &good), vec![]);
-    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    assert_eq!(validate(&snapshot, &plan_provisioning(&snapshot)), vec![]);
     let bad = plan(vec![claim(
         &["small", "large"],
         launch("small", "zone-a", "spot", 0.05),

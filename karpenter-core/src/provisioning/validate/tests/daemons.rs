@@ -43,7 +43,7 @@ fn leaves_out_daemons_with_dra_claims() {
         &["web-0"],
     )]);
     assert_eq!(validate(&snapshot, &good), vec![]);
-    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    assert_eq!(validate(&snapshot, &plan_provisioning(&snapshot)), vec![]);
     // Without the claim the daemon counts, and the small type is too small.
     daemon_spec.resource_claims = None;
     snapshot.daemon_sets = vec![daemon_set(daemon_spec)];

@@ -86,7 +86,7 @@ fn cluster() -> Snapshot {
 #[test]
 fn the_schedulers_plan_places_the_leaving_pods_and_passes() {
     let snapshot = cluster();
-    let planned = schedule(&snapshot);
+    let planned = plan_provisioning(&snapshot);
     let placed: Vec<&str> = planned
         .node_claims
         .iter()

@@ -29,7 +29,7 @@ use crate::api::{
 use crate::cloudprovider::{InstanceType, Offering};
 use crate::pods::PodKey;
 use crate::provisioning::plan::{Launch, PlannedClaim, ProvisioningPlan, RequirementOutput};
-use crate::provisioning::{ExistingPlacement, Unschedulable, schedule};
+use crate::provisioning::{ExistingPlacement, Unschedulable, plan_provisioning};
 use crate::resources::ResourceList;
 use crate::scheduling::{
     DISRUPTED_TAINT_KEY, LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
@@ -236,7 +236,7 @@ fn rules(violations: &[Violation]) -> BTreeSet<Rule> {
 #[test]
 fn the_schedulers_plan_and_a_hand_made_good_plan_pass() {
     let snapshot = two_pods();
-    assert_eq!(validate(&snapshot, &schedule(&snapshot)), vec![]);
+    assert_eq!(validate(&snapshot, &plan_provisioning(&snapshot)), vec![]);
     let good = plan(vec![claim(
         &["small", "large"],
         launch("small", "zone-a", "spot", 0.05),

@@ -65,7 +65,7 @@ mod tests {
 
     use super::*;
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
-    use crate::provisioning::{schedule, validate};
+    use crate::provisioning::{plan_provisioning, validate};
 
     fn spec(value: Value) -> PodSpec {
         serde_json::from_value(value).expect("a PodSpec")
@@ -114,7 +114,7 @@ mod tests {
             vec![instance_type("m-4", 4, 16, 1.0)],
             vec![claims, pod("plain", "1", "1Gi")],
         );
-        let plan = schedule(&cluster);
+        let plan = plan_provisioning(&cluster);
         assert_eq!(plan.node_claims.len(), 1);
         assert_eq!(plan.node_claims[0].pods, ["default/plain"]);
         assert_eq!(plan.unschedulable.len(), 1);
@@ -153,7 +153,7 @@ mod tests {
                 vec![pod("web", "1", "1Gi")],
             );
             cluster.daemon_sets = vec![daemon_set("2", dra)];
-            let plan = schedule(&cluster);
+            let plan = plan_provisioning(&cluster);
             assert!(validate(&cluster, &plan).is_empty());
             plan.node_claims[0]
                 .launch

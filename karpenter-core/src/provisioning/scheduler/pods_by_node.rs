@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::pods::{PodInfo, bound_node};
 
 /// The pods bound to each node (see the module documentation).

@@ -1,5 +1,5 @@
 use super::*;
-use crate::provisioning::schedule;
+use crate::provisioning::plan_provisioning;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
 use k8s_openapi::api::core::v1::Pod;
 
@@ -37,7 +37,7 @@ fn the_bound_equals_a_known_optimum() {
         "{}",
         bound_of(&two_types)
     );
-    let plan = schedule(&two_types);
+    let plan = plan_provisioning(&two_types);
     assert!((plan.total_price_per_hour - 1.5).abs() < 1e-9);
 }
 
@@ -60,7 +60,7 @@ fn one_name_with_two_shapes_in_two_pools_is_two_types() {
         bound_of(&snapshot)
     );
     // Upstream's packing takes `z` first (equal weights, name descending).
-    assert!((schedule(&snapshot).total_price_per_hour - 1.0).abs() < 1e-9);
+    assert!((plan_provisioning(&snapshot).total_price_per_hour - 1.0).abs() < 1e-9);
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn a_label_of_the_types_that_no_pool_mentions_leaves_the_bound_alone() {
         .add(Requirement::in_values("example.com/family", ["cx"]));
     for t in [plain, labelled] {
         let cluster = snapshot(vec![t], pods.clone());
-        let plan = schedule(&cluster);
+        let plan = plan_provisioning(&cluster);
         assert_eq!(plan.node_claims.len(), 2);
         assert!(
             (bound_of(&cluster) - 2.0).abs() < 1e-9,
@@ -100,7 +100,7 @@ fn cpu_and_memory_heavy_pods_share_nodes_in_the_bound() {
     ];
     let cluster = snapshot(types, pods);
     let bound = bound_of(&cluster);
-    let plan = schedule(&cluster);
+    let plan = plan_provisioning(&cluster);
     assert!(
         bound <= plan.total_price_per_hour + 1e-12,
         "{bound} > {}",
@@ -149,7 +149,7 @@ fn pods_that_each_need_a_node_of_their_own_are_charged_a_node_each() {
     let cluster = snapshot(types(), pods);
     let bound = bound_of(&cluster);
     assert!((bound - 2.75).abs() < 1e-6, "{bound}");
-    assert!(bound <= schedule(&cluster).total_price_per_hour + 1e-12);
+    assert!(bound <= plan_provisioning(&cluster).total_price_per_hour + 1e-12);
     // Small pods that fit beside the big ones add nothing: 2 nodes.
     let mut pods: Vec<Pod> = (0..2)
         .map(|i| pod(&format!("big{i}"), "3", "1Gi"))
@@ -177,8 +177,8 @@ proptest::proptest! {
             .map(|(i, (cpu, gib))| pod(&format!("p{i}"), &format!("{cpu}m"), &format!("{gib}Gi")))
             .collect();
         let cluster = snapshot(types, pods);
-        let upstream = schedule(&cluster);
-        let cost = crate::provisioning::schedule_with(&cluster, &crate::provisioning::Packing::Cost.into());
+        let upstream = plan_provisioning(&cluster);
+        let cost = crate::provisioning::plan_provisioning_with(&cluster, &crate::provisioning::Packing::Cost.into());
         let mut bounded = upstream.clone();
         bounded.add_lower_bound(&cluster);
         let bound = bounded.lower_bound_per_hour.expect("solved");

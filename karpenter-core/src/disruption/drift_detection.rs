@@ -40,7 +40,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::api::Conditions as _;
 use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
-use crate::hash::HashMap;
+use crate::fast_hash::HashMap;
 use crate::scheduling::{
     NODE_POOL_HASH_ANNOTATION_KEY, NODE_POOL_HASH_VERSION_ANNOTATION_KEY, Requirement,
     Requirements, WellKnownLabels,

@@ -16,7 +16,7 @@
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::hash::HashSet;
+use crate::fast_hash::HashSet;
 use crate::pods::{Pdbs, bound_node};
 use crate::snapshot::Snapshot;
 
@@ -58,7 +58,7 @@ mod tests {
 
     use super::*;
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
-    use crate::provisioning::{ProvisioningOptions, schedule, schedule_with};
+    use crate::provisioning::{ProvisioningOptions, plan_provisioning, plan_provisioning_with};
     use crate::snapshot::ClusterNode;
 
     /// Node `old` in zone-a; `deleting`: tainted by a disruption command.
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(leaving_pods(&cluster, None), Vec::<usize>::new());
         cluster.nodes = vec![node(true)];
         assert_eq!(leaving_pods(&cluster, None), [1]);
-        let plan = schedule(&cluster);
+        let plan = plan_provisioning(&cluster);
         assert_eq!(plan.node_claims.len(), 1);
         assert_eq!(plan.node_claims[0].pods, ["default/pending", "default/web"]);
     }
@@ -128,8 +128,11 @@ mod tests {
             [0]
         );
         let later = ProvisioningOptions::default().at(at("2024-05-01T13:00:00Z"));
-        assert_eq!(schedule_with(&cluster, &later).node_claims.len(), 1);
-        assert!(schedule(&cluster).node_claims.is_empty());
+        assert_eq!(
+            plan_provisioning_with(&cluster, &later).node_claims.len(),
+            1
+        );
+        assert!(plan_provisioning(&cluster).node_claims.is_empty());
     }
 
     #[test]
@@ -151,7 +154,7 @@ mod tests {
         web.metadata.uid = None;
         let mut cluster = snapshot(vec![instance_type("m", 4, 8, 0.2)], vec![web]);
         cluster.nodes = vec![node(true)];
-        let plan = schedule(&cluster);
+        let plan = plan_provisioning(&cluster);
         assert_eq!(plan.unschedulable, []);
         assert_eq!(plan.node_claims.len(), 1);
         assert_eq!(crate::provisioning::validate(&cluster, &plan), []);

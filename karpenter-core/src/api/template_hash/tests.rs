@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::cloudprovider::InstanceType;
-use crate::disruption::{CommandReason, DisruptionPlan, plan};
+use crate::disruption::{CommandReason, DisruptionPlan, plan_disruption};
 use crate::scheduling::CapacityType;
 use crate::snapshot::Snapshot;
 use crate::snapshot::build::{InstanceTypeBuilder, NodeBuilder, NodePoolBuilder};
@@ -412,7 +412,7 @@ fn drift_plan(pool: &NodePool, claim_annotations: &BTreeMap<String, String>) -> 
         ..Snapshot::default()
     }
     .with_instance_types("default", vec![small]);
-    plan(&snapshot, "2026-06-01T00:00:00Z".parse().unwrap())
+    plan_disruption(&snapshot, "2026-06-01T00:00:00Z".parse().unwrap())
 }
 
 fn reasons(plan: &DisruptionPlan) -> Vec<(CommandReason, Vec<String>)> {

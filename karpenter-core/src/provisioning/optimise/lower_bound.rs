@@ -188,8 +188,8 @@ pub fn lower_bound(snapshot: &Snapshot, pods: &[&PodInfo]) -> Option<f64> {
     // groups, the closer the LP's unit prices come to charging every pod its
     // own cheapest share. Pods alike in what they select and tolerate share
     // the work of finding their candidates.
-    let mut by_signature: crate::hash::HashMap<String, BTreeMap<usize, f64>> =
-        crate::hash::HashMap::default();
+    let mut by_signature: crate::fast_hash::HashMap<String, BTreeMap<usize, f64>> =
+        crate::fast_hash::HashMap::default();
     let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
     for (pod, asks) in pods.iter().zip(&requests) {
         let signature = signature(pod);
