@@ -10,7 +10,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use karpenter::azure::instancetype::{Settings, instance_types, labels::well_known_labels};
-use karpenter::core::provisioning::{Packing, plan_provisioning_with};
+use karpenter::core::planning::Packing;
+use karpenter::core::provisioning::plan_provisioning_with;
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::fake::generate::catalog::three_families;
 use karpenter::fake::generate::workload::{diverse_pods, one_pool_snapshot, unconstrained_mix};

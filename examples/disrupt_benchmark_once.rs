@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use karpenter::core::disruption::{
-    SimulationOptions, multi_node_command, plan_disruption, simulate, single_node_options,
+    multi_node_command, plan_disruption, simulate, single_node_options,
 };
+use karpenter::core::planning::PlanningOptions;
 use karpenter::fake::generate::running::running_cluster;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &removed,
         &BTreeSet::new(),
         now,
-        SimulationOptions::default(),
+        PlanningOptions::default(),
     );
     println!(
         "one simulation: {} moved, {} new claims, {:.3} s",

@@ -15,7 +15,8 @@
 use std::time::Instant;
 
 use karpenter::azure::instancetype::{Settings, instance_types, labels::well_known_labels};
-use karpenter::core::provisioning::{Packing, plan_provisioning, plan_provisioning_with};
+use karpenter::core::planning::Packing;
+use karpenter::core::provisioning::{plan_provisioning, plan_provisioning_with};
 use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::catalog::three_families;

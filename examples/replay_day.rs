@@ -10,7 +10,7 @@
 //! `ReplayOptions::with_cloud(ReplayCloud::Azure { region })` replays on the
 //! Azure provider instead (with `examples/replay/azure.yaml`).
 
-use karpenter::core::provisioning::Packing;
+use karpenter::core::planning::Packing;
 use karpenter::replay::{ReplayEvent, ReplayOptions, Run, run};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 
@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let trace = Trace::read_file(WORKDAY, &LoadOptions::default())?;
     for packing in [Packing::Upstream, Packing::Cost] {
         let options = ReplayOptions::default()
-            .with_packing(packing)
+            .with_planning(packing.into())
             .with_flags(format!("--packing {packing:?}").to_lowercase());
         // The callback hears (steps done, steps in all): a progress bar's
         // food. Nothing here reads the wall clock.

@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::{Simulation, SimulationOptions, StrandedReason, simulate};
+use karpenter::core::disruption::{Simulation, StrandedReason, simulate};
+use karpenter::core::planning::PlanningOptions;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 
@@ -29,7 +30,7 @@ fn without(snapshot: &Snapshot, nodes: &[&str]) -> Simulation {
         &removed,
         &BTreeSet::new(),
         now(),
-        SimulationOptions::default(),
+        PlanningOptions::default(),
     )
 }
 

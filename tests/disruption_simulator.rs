@@ -11,7 +11,8 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use karpenter::core::disruption::{SimulationOptions, Simulator, simulate};
+use karpenter::core::disruption::{Simulator, simulate};
+use karpenter::core::planning::PlanningOptions;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::fake::generate::running::running_cluster;
 use serde_json::json;
@@ -32,7 +33,7 @@ fn check(snapshot: &Snapshot, removals: &[(Vec<&str>, Vec<&str>)]) {
             &removed,
             &deleting,
             now(),
-            SimulationOptions::default(),
+            PlanningOptions::default(),
         );
         assert_eq!(
             fast, reference,
@@ -164,7 +165,7 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
         &[all[0]].into(),
         &BTreeSet::new(),
         now(),
-        SimulationOptions::default(),
+        PlanningOptions::default(),
     );
     assert!(reference.all_moved(), "{:?}", reference.stranded);
 }
@@ -176,7 +177,7 @@ fn a_zone_only_a_removed_node_had_is_forgotten() {
 #[test]
 fn a_best_effort_simulator_relaxes_min_values_as_the_reference() {
     use karpenter::core::api::NodeSelectorRequirementWithMinValues;
-    use karpenter::core::provisioning::MinValuesPolicy;
+    use karpenter::core::planning::MinValuesPolicy;
     let mut snapshot = running_cluster(12, 240, 4);
     // The pool's five largest types and one the provider no longer has: six
     // asked for, five to be had.
@@ -202,7 +203,7 @@ fn a_best_effort_simulator_relaxes_min_values_as_the_reference() {
             });
     }
     let best_effort =
-        SimulationOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
+        PlanningOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
     // Built Strict, then told BestEffort: the set-up is read again.
     let simulator = Simulator::new(&snapshot, now()).with_options(best_effort);
     let mut relaxed_somewhere = false;
@@ -222,7 +223,7 @@ fn a_best_effort_simulator_relaxes_min_values_as_the_reference() {
             &removed,
             &BTreeSet::new(),
             now(),
-            SimulationOptions::default(),
+            PlanningOptions::default(),
         );
         assert!(strict.plan.node_claims.is_empty());
         relaxed_somewhere |= reference

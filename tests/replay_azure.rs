@@ -167,7 +167,7 @@ fn spot_vms_are_evicted_and_repaired_as_on_azure() {
     let repaired = replay(
         &scenario,
         &trace,
-        &azure().with_feature_gates(gates("NodeRepair=true")),
+        &azure().with_planning(gates("NodeRepair=true").into()),
     );
     assert_eq!(disrupted(&repaired, "Interrupted"), 1);
     assert_eq!(by(&repaired, "driver"), 1, "{:?}", repaired.events);
@@ -227,7 +227,7 @@ fn the_quiet_skip_changes_nothing_on_azure() {
     );
     let json = |skip: bool| {
         let options = azure()
-            .with_feature_gates(gates("NodeRepair=true"))
+            .with_planning(gates("NodeRepair=true").into())
             .with_quiet_skip(skip);
         serde_json::to_string(&replay(&scenario, &trace, &options)).expect("json")
     };

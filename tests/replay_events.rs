@@ -110,7 +110,7 @@ fn an_interrupt_with_node_repair_is_replaced_by_the_driver_first() {
     let trace = trace(
         "  - {at: 0s, scale: {deployment: web, replicas: 40}}\n  - {at: 30m, interrupt: {nodes: 1}}\n",
     );
-    let options = ReplayOptions::default().with_feature_gates(gates("NodeRepair=true"));
+    let options = ReplayOptions::default().with_planning(gates("NodeRepair=true").into());
     let run = replay(&scenario, &trace, &options);
     let commands: Vec<&ReplayEvent> = run
         .events
@@ -141,7 +141,7 @@ fn a_failed_node_is_repaired_only_with_node_repair() {
         &trace,
         &ReplayOptions::default()
             .with_duration(Duration::from_secs(3 * 3600))
-            .with_feature_gates(gates("NodeRepair=true")),
+            .with_planning(gates("NodeRepair=true").into()),
     );
     assert_eq!(disrupted(&on, "Unhealthy"), 1);
     // The fake provider tolerates a NotReady node for 30 minutes.
@@ -367,7 +367,7 @@ fn the_same_inputs_give_the_same_json() {
     let trace = trace(
         "  - {at: 0s, scale: {deployment: web, replicas: 30}}\n  - {at: 20m, interrupt: {nodes: 1}}\n  - {at: 40m, fail: {nodes: 1}}\n  - {at: 1h, drift: {nodePool: default}}\n  - {at: 90m, random: {deployment: batch, every: 5m, min: 0, max: 8}}\n",
     );
-    let options = ReplayOptions::default().with_feature_gates(gates("NodeRepair=true"));
+    let options = ReplayOptions::default().with_planning(gates("NodeRepair=true").into());
     let json = |run: &Run| serde_json::to_string(run).expect("json");
     let first = json(&replay(&scenario, &trace, &options));
     assert_eq!(first, json(&replay(&scenario, &trace, &options)));

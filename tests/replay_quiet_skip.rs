@@ -147,7 +147,7 @@ fn node_repair_of_failed_and_interrupted_nodes() {
     );
     let options = ReplayOptions::default()
         .with_duration(Duration::from_secs(5 * 3600))
-        .with_feature_gates(gates("NodeRepair=true"));
+        .with_planning(gates("NodeRepair=true").into());
     let run = same_either_way("node repair", &scenario, &trace, options);
     assert!(disrupted(&run, "Unhealthy") >= 2, "{:?}", run.totals);
     assert!(disrupted(&run, "Interrupted") >= 2, "{:?}", run.totals);
@@ -262,7 +262,7 @@ fn do_not_disrupt_for_thirty_minutes() {
     );
     let options = ReplayOptions::default()
         .with_duration(Duration::from_secs(4 * 3600))
-        .with_feature_gates(gates("NodeRepair=true"));
+        .with_planning(gates("NodeRepair=true").into());
     let run = same_either_way("do-not-disrupt", &scenario, &trace, options);
     assert!(disrupted(&run, "Empty") + disrupted(&run, "Underutilized") > 0);
 }
@@ -295,7 +295,7 @@ fn stepped(
         cluster.apply_deployment(&deployment.object);
     }
     let options = DriverOptions::default()
-        .with_feature_gates(gates("NodeRepair=true"))
+        .with_planning(gates("NodeRepair=true").into())
         .with_quiet_skip(skip);
     let mut driver = Driver::new(cloud, cluster.clone()).with_options(options);
     let mut events = Vec::new();

@@ -84,6 +84,7 @@ mod fast_hash;
 pub mod features;
 mod memo;
 pub mod overlay;
+pub mod planning;
 mod pods;
 pub mod provisioning;
 pub mod resources;
@@ -101,6 +102,7 @@ pub use disruption::{DisruptionOptions, DisruptionPlan, plan_disruption, plan_di
 pub use driver::{Driver, DriverOptions};
 pub use error::Error;
 pub use features::{FeatureGate, FeatureGates};
+pub use planning::PlanningOptions;
 pub use provisioning::{
     ProvisioningOptions, ProvisioningPlan, plan_provisioning, plan_provisioning_with,
 };

@@ -30,11 +30,12 @@ use k8s_openapi::jiff::Timestamp;
 use karpenter_core::api::{DisruptionReason, NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
 use karpenter_core::disruption::{
-    CommandReason, DisruptionOptions, SimulationOptions, Simulator, StrandedReason,
-    allowed_disruptions, first_command, plan_disruption_with, simulate, without_nodes,
+    CommandReason, DisruptionOptions, Simulator, StrandedReason, allowed_disruptions,
+    first_command, plan_disruption_with, simulate, without_nodes,
 };
+use karpenter_core::planning::{Packing, PlanningOptions};
 use karpenter_core::provisioning::{
-    DRA_UNSUPPORTED, Packing, ProvisioningOptions, plan_provisioning_with, validate,
+    DRA_UNSUPPORTED, ProvisioningOptions, plan_provisioning_with, validate,
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::WellKnownLabels;
@@ -273,9 +274,9 @@ proptest! {
         let snapshot = snapshot(&spec);
         let packing = if cost { Packing::Cost } else { Packing::Upstream };
         let options = DisruptionOptions::default()
+            .with_planning(PlanningOptions::from(packing))
             .with_m_to_n(m_to_n)
-            .with_spot_to_spot(spot_to_spot)
-            .with_packing(packing);
+            .with_spot_to_spot(spot_to_spot);
         let first = plan_disruption_with(&snapshot, now, &options);
         let again = plan_disruption_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
@@ -361,7 +362,7 @@ proptest! {
                 prop_assert!(command.replacements.len() <= 1 || command.replacements.len() < command.candidates.len(), "command {} does not shrink: {:?}", i, command);
             }
             let removed: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
-            let simulation = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default().with_packing(packing));
+            let simulation = simulate(&snapshot, &removed, &BTreeSet::new(), now, PlanningOptions::from(packing));
             let stranded_only_dra = simulation
                 .stranded
                 .iter()
@@ -384,7 +385,7 @@ proptest! {
         // Every single node, then the picked set.
         for name in &names {
             let removed: BTreeSet<&str> = [name.as_str()].into();
-            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, SimulationOptions::default());
+            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, PlanningOptions::default());
             prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
         }
         let mut removed: BTreeSet<&str> = BTreeSet::new();
@@ -396,7 +397,7 @@ proptest! {
                 deleting.insert(name);
             }
         }
-        let reference = simulate(&snapshot, &removed, &deleting, now, SimulationOptions::default());
+        let reference = simulate(&snapshot, &removed, &deleting, now, PlanningOptions::default());
         prop_assert_eq!(simulator.simulate(&removed, &deleting), reference);
     }
 
@@ -410,7 +411,7 @@ proptest! {
         let names: Vec<String> = (0..spec.nodes.len()).map(|i| format!("node-{i}")).collect();
         let reference: Vec<_> = names
             .iter()
-            .map(|name| simulate(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now, SimulationOptions::default()))
+            .map(|name| simulate(&snapshot, &[name.as_str()].into(), &BTreeSet::new(), now, PlanningOptions::default()))
             .collect();
         let simulator = Simulator::new(&snapshot, now);
         let threads = 3;
@@ -451,21 +452,21 @@ proptest! {
         let snapshot = with_buffer(snapshot(&spec), replicas, cpu_m);
         let gates = karpenter_core::FeatureGates::default()
             .with(karpenter_core::FeatureGate::CapacityBuffer, true);
-        let sim_options = SimulationOptions::default().with_capacity_buffers(true);
-        let simulator = Simulator::new(&snapshot, now).with_options(sim_options);
+        let planning = PlanningOptions::default().with_feature_gates(gates);
+        let simulator = Simulator::new(&snapshot, now).with_options(planning);
         for i in 0..spec.nodes.len() {
             let name = format!("node-{i}");
             let removed: BTreeSet<&str> = [name.as_str()].into();
-            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, sim_options);
+            let reference = simulate(&snapshot, &removed, &BTreeSet::new(), now, planning);
             prop_assert_eq!(simulator.simulate(&removed, &BTreeSet::new()), reference);
         }
-        let options = DisruptionOptions::default().with_feature_gates(gates);
+        let options = DisruptionOptions::default().with_planning(planning);
         let first = plan_disruption_with(&snapshot, now, &options);
         let again = plan_disruption_with(&snapshot, now, &options);
         prop_assert_eq!(serde_json::to_string(&first).unwrap(), serde_json::to_string(&again).unwrap());
         let holders: BTreeSet<String> = plan_provisioning_with(
             &snapshot,
-            &ProvisioningOptions::default().with_feature_gates(gates).at(now),
+            &ProvisioningOptions::from(planning).at(now),
         )
         .capacity_buffers
         .into_iter()

@@ -57,9 +57,10 @@ use karpenter_core::api::{
     NodePoolSpec, NodeSelectorRequirementWithMinValues, Quantities, TemplateMetadata,
 };
 use karpenter_core::cloudprovider::{InstanceType, Offering, Reservation};
+use karpenter_core::planning::{MinValuesPolicy, Packing, PlanningOptions};
 use karpenter_core::provisioning::{
-    MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, Rule, Violation,
-    plan_provisioning, plan_provisioning_with, validate,
+    ProvisioningOptions, ProvisioningPlan, Rule, Violation, plan_provisioning,
+    plan_provisioning_with, validate,
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{Requirement, WellKnownLabels};
@@ -1377,7 +1378,7 @@ proptest! {
         let gates = karpenter_core::FeatureGates::default()
             .with(karpenter_core::FeatureGate::CapacityBuffer, true);
         for packing in [Packing::Upstream, Packing::Cost] {
-            let options = ProvisioningOptions::from(packing).with_feature_gates(gates);
+            let options = ProvisioningOptions::from(PlanningOptions::from(packing).with_feature_gates(gates));
             let (plan, _) = checked_plan(&snapshot, &options)?;
             let listed = plan.node_claims.iter().flat_map(|c| c.pods.iter())
                 .chain(plan.existing_nodes.iter().flat_map(|n| n.pods.iter()))
@@ -1408,10 +1409,11 @@ proptest! {
         let strict = plan_provisioning(&snapshot);
         prop_assert!(strict.node_claims.iter().all(|c| !c.min_values_relaxed));
         let best_effort =
-            ProvisioningOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
-        for options in [best_effort.clone(), best_effort.with_packing(Packing::Cost)] {
+            PlanningOptions::default().with_min_values_policy(MinValuesPolicy::BestEffort);
+        for planning in [best_effort, best_effort.with_packing(Packing::Cost)] {
+            let options = ProvisioningOptions::from(planning);
             let (plan, _) = checked_plan(&snapshot, &options)?;
-            if options.packing == Packing::Upstream
+            if planning.packing == Packing::Upstream
                 && cluster.pools.iter().all(|p| p.min_values.is_none())
             {
                 prop_assert_eq!(json(&plan), json(&strict), "BestEffort changed a plan without minValues");

@@ -16,12 +16,13 @@ use karpenter_core::cloudprovider::{
 use karpenter_core::cluster::{Cluster, ClusterError};
 use karpenter_core::disruption::{
     Allowance, Blocked, Command, CommandReason, DisruptionOptions, DisruptionPlan, Simulation,
-    SimulationOptions, Simulator, Stranded, StrandedReason,
+    Simulator, Stranded, StrandedReason,
 };
 use karpenter_core::driver::{Driver, DriverOptions, Event, Report};
+use karpenter_core::planning::{MinValuesPolicy, Packing, PlanningOptions};
 use karpenter_core::provisioning::{
-    ExistingPlacement, Launch, NameList, Packing, PlannedClaim, ProvisioningOptions,
-    ProvisioningPlan, RequirementOutput, Rule, Subject, Unschedulable, Violation,
+    ExistingPlacement, Launch, NameList, PlannedClaim, ProvisioningOptions, ProvisioningPlan,
+    RequirementOutput, Rule, Subject, Unschedulable, Violation,
 };
 use karpenter_core::resources::{QuantityError, ResourceList};
 use karpenter_core::scheduling::{Requirement, RequirementError, Requirements, WellKnownLabels};
@@ -64,10 +65,11 @@ send_and_sync![
 
 // Options.
 send_and_sync![
-    ProvisioningOptions,
+    PlanningOptions,
     Packing,
+    MinValuesPolicy,
+    ProvisioningOptions,
     DisruptionOptions,
-    SimulationOptions,
     DriverOptions,
 ];
 

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::jiff::Timestamp;
 use karpenter_core::Snapshot;
 use karpenter_core::features::{FeatureGate, FeatureGates};
+use karpenter_core::planning::PlanningOptions;
 use karpenter_core::provisioning::{ProvisioningOptions, plan_provisioning_with, validate};
 use karpenter_core::scheduling::{CapacityType, DISRUPTED_TAINT_KEY};
 use karpenter_core::snapshot::ClusterNode;
@@ -108,8 +109,7 @@ fn snapshot(replicas: i64, limit: Option<u32>, states: &[State]) -> Snapshot {
 
 fn options() -> ProvisioningOptions {
     let gates = FeatureGates::UPSTREAM.with(FeatureGate::StaticCapacity, true);
-    ProvisioningOptions::default()
-        .with_feature_gates(gates)
+    ProvisioningOptions::from(PlanningOptions::default().with_feature_gates(gates))
         .at("2026-06-01T00:00:00Z".parse::<Timestamp>().expect("a time"))
 }
 

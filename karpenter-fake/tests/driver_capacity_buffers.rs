@@ -22,7 +22,10 @@ use support::{World, pool};
 fn world(gate: bool, replicas: i32) -> World {
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let gates = FeatureGates::default().with(FeatureGate::CapacityBuffer, gate);
-    let world = World::new(provider, DriverOptions::default().with_feature_gates(gates));
+    let world = World::new(
+        provider,
+        DriverOptions::default().with_planning(gates.into()),
+    );
     world.add_pool(pool("default", "100%", json!([])));
     let template: PodTemplate = serde_json::from_value(json!({
         "metadata": {"name": "chunk", "namespace": "default"},

@@ -308,7 +308,7 @@ async fn an_interrupted_node_and_an_unhealthy_one_are_replaced() {
     use karpenter_core::disruption::CommandReason;
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let repair = FeatureGates::UPSTREAM.with(FeatureGate::NodeRepair, true);
-    let options = DriverOptions::default().with_feature_gates(repair);
+    let options = DriverOptions::default().with_planning(repair.into());
     let mut world = settled_world_with(provider.clone(), "2", 12, options).await;
     let nodes: Vec<String> = world
         .cluster
@@ -403,7 +403,7 @@ async fn consolidation_weighs_overlaid_prices_with_the_node_overlay_gate() {
     /// pod settled on ten times dearer.
     async fn after_overlay(gates: FeatureGates) -> Vec<String> {
         let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
-        let options = DriverOptions::default().with_feature_gates(gates);
+        let options = DriverOptions::default().with_planning(gates.into());
         let mut world = World::new(provider, options);
         world.add_pool(pool("default", "10", serde_json::json!([])));
         world.add_pods([pending_pod("web-0", Shape::Plain, "1", "1Gi")]);
@@ -455,7 +455,7 @@ async fn consolidation_weighs_overlaid_prices_with_the_node_overlay_gate() {
 async fn a_static_pool_is_held_at_its_replicas_and_its_drift_replaced() {
     let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
     let gates = FeatureGates::UPSTREAM.with(FeatureGate::StaticCapacity, true);
-    let options = DriverOptions::default().with_feature_gates(gates);
+    let options = DriverOptions::default().with_planning(gates.into());
     let mut world = World::new(provider.clone(), options);
     let with_replicas = |replicas: i64| {
         let mut pool = pool("fixed", "10", serde_json::json!([]));
@@ -509,7 +509,7 @@ async fn a_static_pool_is_held_at_its_replicas_and_its_drift_replaced() {
 
 #[tokio::test]
 async fn best_effort_launches_what_min_values_refuse_and_says_so() {
-    use karpenter_core::provisioning::MinValuesPolicy;
+    use karpenter_core::planning::MinValuesPolicy;
     // Eight instance types where the pool asks for twenty.
     let requirements = serde_json::json!([
         {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 20}
@@ -518,7 +518,7 @@ async fn best_effort_launches_what_min_values_refuse_and_says_so() {
         let requirements = requirements.clone();
         async move {
             let provider = Arc::new(FakeCloudProvider::new(sized_instance_types(8)));
-            let options = DriverOptions::default().with_min_values_policy(policy);
+            let options = DriverOptions::default().with_planning(policy.into());
             let mut world = World::new(provider, options);
             world.add_pool(pool("default", "10", requirements));
             world.add_pods(
@@ -619,7 +619,7 @@ async fn a_drift_roll_survives_a_restart_at_any_step() {
 
 /// Scales an unconstrained mix up on the three-families catalog with the
 /// given packing, and returns the hourly price of what then runs.
-async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
+async fn scale_up_price(packing: karpenter_core::planning::Packing) -> f64 {
     let types = karpenter_fake::generate::catalog::three_families();
     let prices = types
         .iter()
@@ -633,7 +633,7 @@ async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
     let provider = Arc::new(FakeCloudProvider::new(types));
     let options = DriverOptions::default()
         .with_disrupt(false)
-        .with_packing(packing);
+        .with_planning(packing.into());
     let mut world = World::new(provider, options);
     world.add_pool(pool("default", "10", serde_json::json!([])));
     world.add_pods(karpenter_fake::generate::workload::unconstrained_mix(
@@ -652,7 +652,7 @@ async fn scale_up_price(packing: karpenter_core::provisioning::Packing) -> f64 {
 
 #[tokio::test]
 async fn the_cost_mode_launches_cheaper_capacity_for_the_same_pods() {
-    use karpenter_core::provisioning::Packing;
+    use karpenter_core::planning::Packing;
     let upstream = scale_up_price(Packing::Upstream).await;
     let cost = scale_up_price(Packing::Cost).await;
     assert!(cost < upstream, "cost mode {cost} vs upstream {upstream}");
@@ -690,7 +690,7 @@ fn with_a_reservation() -> Vec<karpenter_core::cloudprovider::InstanceType> {
 async fn a_reservation_takes_one_node_and_the_next_pod_waits_for_the_next_plan() {
     let run = |gates: FeatureGates| async move {
         let provider = Arc::new(FakeCloudProvider::new(with_a_reservation()));
-        let options = DriverOptions::default().with_feature_gates(gates);
+        let options = DriverOptions::default().with_planning(gates.into());
         let mut world = World::new(provider, options);
         world.add_pool(pool("default", "100", serde_json::json!([])));
         // Two pods of 3 cpu: one per 4-cpu node.

@@ -74,8 +74,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use karpenter_core::cluster::ClusterError;
-use karpenter_core::features::FeatureGates;
-use karpenter_core::provisioning::{MinValuesPolicy, Packing};
+use karpenter_core::planning::PlanningOptions;
 use thiserror::Error;
 
 use crate::scenario::{LoadError, Scenario, Trace};
@@ -102,14 +101,11 @@ pub struct ReplayOptions {
     pub duration: Option<Duration>,
     /// How often the driver reconciles (at least a second).
     pub step: Duration,
-    /// How new claims are chosen.
-    pub packing: Packing,
+    /// How new claims are chosen, and upstream's feature gates: the
+    /// driver's (and so every plan's) planning options.
+    pub planning: PlanningOptions,
     /// Whether consolidation may replace several nodes by fewer.
     pub m_to_n: bool,
-    /// Upstream's feature gates.
-    pub feature_gates: FeatureGates,
-    /// What a claim does with a `minValues` its types cannot meet.
-    pub min_values_policy: MinValuesPolicy,
     /// Seeds every random choice (`random` counts, which nodes an
     /// `interrupt` or `fail` hits).
     pub seed: u64,
@@ -130,10 +126,8 @@ impl Default for ReplayOptions {
             start: None,
             duration: None,
             step: Duration::from_secs(60),
-            packing: Packing::Upstream,
+            planning: PlanningOptions::default(),
             m_to_n: false,
-            feature_gates: FeatureGates::UPSTREAM,
-            min_values_policy: MinValuesPolicy::Strict,
             seed: 1,
             flags: "--packing upstream".to_owned(),
             quiet_skip: true,
@@ -161,27 +155,17 @@ impl ReplayOptions {
         self
     }
 
-    /// These options packing new claims by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
+    /// These options choosing new claims (and setting gates) as `planning`
+    /// says.
+    #[must_use]
+    pub fn with_planning(mut self, planning: PlanningOptions) -> Self {
+        self.planning = planning;
         self
     }
 
     /// These options with M-to-N consolidation on or off.
     pub fn with_m_to_n(mut self, on: bool) -> Self {
         self.m_to_n = on;
-        self
-    }
-
-    /// These options with upstream's feature gates set to `gates`.
-    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
-        self.feature_gates = gates;
-        self
-    }
-
-    /// These options with `policy` for unmet `minValues`.
-    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
-        self.min_values_policy = policy;
         self
     }
 

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use karpenter_core::api::NodeClaim;
 use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::cluster::Cluster;
 use karpenter_core::driver::{Driver, DriverOptions};
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };
-use karpenter_core::{DisruptionOptions, api::NodeClaim};
 use karpenter_fake::{InMemoryCluster, RESERVATION_ID_LABEL};
 
 use super::cloud::{Cloud, PriceBook, not_adopted};
@@ -129,10 +129,8 @@ impl World {
             .filter_map(|p| p.object.metadata.name.clone())
             .collect();
         let driver_options = DriverOptions::default()
-            .with_disruption(DisruptionOptions::default().with_m_to_n(options.m_to_n))
-            .with_packing(options.packing)
-            .with_feature_gates(options.feature_gates)
-            .with_min_values_policy(options.min_values_policy)
+            .with_planning(options.planning)
+            .with_m_to_n(options.m_to_n)
             .with_quiet_skip(options.quiet_skip);
         let driver = Driver::new(cloud.provider(), cluster.clone()).with_options(driver_options);
         Ok(World {

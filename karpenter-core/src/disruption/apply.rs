@@ -13,9 +13,10 @@ use k8s_openapi::jiff::Timestamp;
 use super::candidates::Move;
 use super::options::DisruptionOptions;
 use super::plan::Command;
-use super::simulate::{Simulation, SimulationOptions, moves_any, simulate};
+use super::simulate::{Simulation, moves_any, simulate};
 use crate::api::Quantities;
 use crate::fast_hash::{HashMap, HashSet};
+use crate::planning::PlanningOptions;
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
@@ -42,7 +43,7 @@ pub(crate) struct Applier {
     /// The moment planned for.
     now: Timestamp,
     /// How a command simulated again chooses its new claims.
-    simulation: SimulationOptions,
+    simulation: PlanningOptions,
     /// How many replacements the commands applied so far launch.
     replacements: usize,
     /// The indices of the working cluster's pods by key, made when a command
@@ -56,7 +57,7 @@ impl Applier {
     pub(crate) fn new(now: Timestamp, options: &DisruptionOptions) -> Applier {
         Applier {
             now,
-            simulation: options.simulation(),
+            simulation: options.planning,
             replacements: 0,
             pods_by_key: None,
         }

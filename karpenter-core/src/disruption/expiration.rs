@@ -79,7 +79,7 @@ pub(crate) fn forceful_command(
     nodes.sort_by_key(|n| n.name());
     let removed: BTreeSet<&str> = nodes.iter().map(|n| n.name()).collect();
     // The nodes are being deleted: their pods may land anywhere.
-    let simulation = simulate(snapshot, &removed, &removed, now, options.simulation());
+    let simulation = simulate(snapshot, &removed, &removed, now, options.planning);
     let price: f64 = nodes.iter().map(|n| node_price(snapshot, n)).sum();
     let launched = launch_price(&simulation.plan.node_claims);
     Some(Command {

@@ -84,9 +84,7 @@ pub use planner::{
     FirstCommand, first_command, first_command_explained, multi_node_command, plan_disruption,
     plan_disruption_with, single_node_options,
 };
-pub use simulate::{
-    Simulation, SimulationOptions, Simulator, Stranded, StrandedReason, simulate, without_nodes,
-};
+pub use simulate::{Simulation, Simulator, Stranded, StrandedReason, simulate, without_nodes};
 pub use unconsolidatable::Unconsolidatable;
 pub use validation::ValidationFailure;
 pub(crate) use validation::{is_validated, validate};

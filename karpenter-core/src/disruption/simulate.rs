@@ -25,19 +25,19 @@
 //! not on a node that is not initialized yet (upstream's
 //! `UninitializedNodeError`).
 
-use crate::provisioning::ReservedMode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use crate::pods::PodInfo;
 use k8s_openapi::jiff::Timestamp;
 
 use super::candidates::under_consolidate_after;
-use crate::pods::{Pdbs, PodKey};
+use crate::features::FeatureGate;
+use crate::planning::PlanningOptions;
+use crate::pods::{Pdbs, PodInfo, PodKey};
 use crate::provisioning::{
-    Carried, Fence, MinValuesPolicy, Packing, Prepared, ProvisioningPlan, as_unschedulable,
-    bound_node, is_pod_of_any, pod_key, schedule_fenced, solve,
+    Carried, Fence, Prepared, ProvisioningPlan, ReservedMode, as_unschedulable, bound_node,
+    is_pod_of_any, pod_key, schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -153,7 +153,7 @@ pub struct Simulator<'s> {
     /// The nodes inside their `consolidateAfter` window.
     consolidating: BTreeSet<String>,
     /// How new claims are chosen.
-    options: SimulationOptions,
+    options: PlanningOptions,
 }
 
 impl std::fmt::Debug for Simulator<'_> {
@@ -170,7 +170,7 @@ impl<'s> Simulator<'s> {
     /// Builds the set-up the simulations of `snapshot` at `now` share.
     pub fn new(snapshot: &'s Snapshot, now: Timestamp) -> Simulator<'s> {
         let pdbs = Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets));
-        Simulator::carrying(snapshot, now, None, pdbs, SimulationOptions::default())
+        Simulator::carrying(snapshot, now, None, pdbs, PlanningOptions::default())
     }
 
     /// [`Simulator::new`], taking the destinations `carried` from a
@@ -182,13 +182,13 @@ impl<'s> Simulator<'s> {
         now: Timestamp,
         carried: Option<&Carried>,
         pdbs: Arc<Pdbs<'s>>,
-        options: SimulationOptions,
+        options: PlanningOptions,
     ) -> Simulator<'s> {
         // The set-up reads the cluster on the pool's threads; the nodes on
         // their way out are found meanwhile.
         let policy = options.min_values_policy;
         let (prepared, leaving) = rayon::join(
-            || Prepared::new(snapshot, carried, policy, options.capacity_buffers),
+            || Prepared::new(snapshot, carried, policy, plans_capacity_buffers(&options)),
             || leaving(snapshot),
         );
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
@@ -228,15 +228,15 @@ impl<'s> Simulator<'s> {
     /// This simulator, its simulations made as `options` say. A new
     /// `minValues` policy reads the pools again (which types each template
     /// keeps depends on it), as do CapacityBuffers turned on or off.
-    pub fn with_options(mut self, options: SimulationOptions) -> Self {
+    pub fn with_options(mut self, options: PlanningOptions) -> Self {
         if options.min_values_policy != self.options.min_values_policy
-            || options.capacity_buffers != self.options.capacity_buffers
+            || plans_capacity_buffers(&options) != plans_capacity_buffers(&self.options)
         {
             self.prepared = Prepared::new(
                 self.snapshot,
                 None,
                 options.min_values_policy,
-                options.capacity_buffers,
+                plans_capacity_buffers(&options),
             );
         }
         self.options = options;
@@ -301,7 +301,7 @@ impl<'s> Simulator<'s> {
         scheduler.packing = self.options.packing;
         scheduler.reservations = scheduler
             .reservations
-            .with_mode(self.options.reserved_mode());
+            .with_mode(reserved_mode(&self.options));
         let plan = solve(scheduler);
         let mut moved: Vec<PodKey> = moved_pods
             .iter()
@@ -326,67 +326,21 @@ impl<'s> Simulator<'s> {
     }
 }
 
-/// How a simulation plans the pods it moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SimulationOptions {
-    /// How the new claims are chosen: as upstream (the default), or at the
-    /// least price ([`Packing::Cost`]).
-    pub packing: Packing,
-    /// What a claim does with a `minValues` its types cannot meet (upstream's
-    /// disruption simulations take the controller's policy).
-    pub min_values_policy: MinValuesPolicy,
-    /// Whether new claims hold capacity reservations (upstream's
-    /// `ReservedCapacity` gate, on by default). A simulation's claim that
-    /// finds none left falls back to other capacity, as upstream's
-    /// disruption does.
-    pub reserved_capacity: bool,
-    /// Whether the CapacityBuffers' virtual pods are planned with the
-    /// pending pods (upstream's `CapacityBuffer` gate, off by default): the
-    /// room they need counts in every simulation, as in upstream's.
-    pub capacity_buffers: bool,
+/// How a simulation's claims take capacity reservations: with upstream's
+/// `ReservedCapacity` gate on (the default), as upstream's disruption does,
+/// falling back to other capacity when none is left.
+fn reserved_mode(options: &PlanningOptions) -> Option<ReservedMode> {
+    options
+        .feature_gates
+        .is_on(FeatureGate::ReservedCapacity)
+        .then_some(ReservedMode::Fallback)
 }
 
-impl Default for SimulationOptions {
-    fn default() -> Self {
-        SimulationOptions {
-            packing: Packing::default(),
-            min_values_policy: MinValuesPolicy::default(),
-            reserved_capacity: true,
-            capacity_buffers: false,
-        }
-    }
-}
-
-impl SimulationOptions {
-    /// These options with the CapacityBuffers' virtual pods planned or not.
-    pub fn with_capacity_buffers(mut self, on: bool) -> Self {
-        self.capacity_buffers = on;
-        self
-    }
-
-    /// These options with claims holding capacity reservations or not.
-    pub fn with_reserved_capacity(mut self, on: bool) -> Self {
-        self.reserved_capacity = on;
-        self
-    }
-
-    /// How a simulation's claims take reservations.
-    pub(crate) fn reserved_mode(&self) -> Option<ReservedMode> {
-        self.reserved_capacity.then_some(ReservedMode::Fallback)
-    }
-
-    /// These options with `policy` for unmet `minValues`.
-    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
-        self.min_values_policy = policy;
-        self
-    }
-
-    /// These options with the new claims chosen by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
-        self
-    }
+/// Whether the CapacityBuffers' virtual pods are planned with the pending
+/// pods (upstream's `CapacityBuffer` gate, off by default): the room they
+/// need counts in every simulation, as in upstream's.
+fn plans_capacity_buffers(options: &PlanningOptions) -> bool {
+    options.feature_gates.is_on(FeatureGate::CapacityBuffer)
 }
 
 /// Reschedules the pods of the nodes named in `removed` on the rest of the
@@ -402,7 +356,7 @@ pub fn simulate(
     removed: &BTreeSet<&str>,
     deleting: &BTreeSet<&str>,
     now: Timestamp,
-    options: SimulationOptions,
+    options: PlanningOptions,
 ) -> Simulation {
     let (removed, deleting) = with_nodes_on_their_way_out(snapshot, removed, deleting);
     let (removed, deleting) = (&removed, &deleting);
@@ -413,8 +367,8 @@ pub fn simulate(
         fence,
         options.packing,
         options.min_values_policy,
-        options.reserved_mode(),
-        options.capacity_buffers,
+        reserved_mode(&options),
+        plans_capacity_buffers(&options),
     );
     let stranded = stranded(&changed, &plan, &moved);
     Simulation {

@@ -349,11 +349,7 @@ pub(super) async fn start(
         return Ok(());
     }
     let snapshot = with_provider_drift(driver, snapshot, report).await;
-    let options = driver
-        .options
-        .disruption
-        .clone()
-        .with_repair_policies(driver.provider.repair_policies());
+    let options = driver.options.disruption(driver.provider.repair_policies());
     let snapshot = match validate::check(driver, snapshot, &options, now, report).await? {
         Checked::Valid(snapshot, command) => {
             return begin(driver, &snapshot, &command, now, report).await;

@@ -82,13 +82,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::{Condition, ConditionStatus, NodeClaim};
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::{
-    CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, UnavailableOfferings,
+    CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, RepairPolicy, UnavailableOfferings,
 };
 use crate::cluster::{Cluster, read_snapshot};
 use crate::disruption::DisruptionOptions;
 use crate::error::Error;
-use crate::features::{FeatureGate, FeatureGates};
-use crate::provisioning::{MinValuesPolicy, Packing};
+use crate::features::FeatureGate;
+use crate::planning::PlanningOptions;
 use crate::provisioning::{PlannedClaim, PodKey};
 use crate::snapshot::Snapshot;
 
@@ -107,9 +107,14 @@ pub use crate::disruption::ValidationFailure;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct DriverOptions {
-    /// What disruption plans may do; the repair policies are the provider's,
-    /// whatever this says.
-    pub disruption: DisruptionOptions,
+    /// How new claims are chosen, provisioned or replacing disrupted nodes,
+    /// and upstream's feature gates (`NodeRepair` decides whether the
+    /// provider's repair policies are applied; `NodeOverlay` whether the
+    /// cluster's NodeOverlays are).
+    pub planning: PlanningOptions,
+    /// Whether multi-node consolidation may replace its candidates with
+    /// several nodes (see [`DisruptionOptions::m_to_n`]).
+    pub m_to_n: bool,
     /// Whether the driver disrupts at all (provisioning always runs).
     pub disrupt: bool,
     /// How long an offering the cloud had no capacity for stays unavailable.
@@ -120,19 +125,6 @@ pub struct DriverOptions {
     /// How many times one reconcile plans again after launches failed for
     /// lack of capacity.
     pub max_replans: usize,
-    /// Upstream's feature gates for provisioning (disruption reads
-    /// `disruption.feature_gates`; [`with_feature_gates`](Self::with_feature_gates)
-    /// sets both). `NodeRepair` decides whether the provider's repair
-    /// policies are applied.
-    pub feature_gates: FeatureGates,
-    /// What a new claim does with a `minValues` its types cannot meet
-    /// (disruption's replacements follow `disruption.min_values_policy`;
-    /// [`with_min_values_policy`](Self::with_min_values_policy) sets both).
-    pub min_values_policy: MinValuesPolicy,
-    /// How new claims are chosen when provisioning (disruption's
-    /// replacements follow `disruption.packing`; [`with_packing`](Self::with_packing)
-    /// sets both).
-    pub packing: Packing,
     /// Where planning runs: [`Inline`] by default; `SpawnBlocking` (with the
     /// `tokio` feature) or the embedder's own runner keep it off the async
     /// executor (see [`PlanningRunner`]).
@@ -155,14 +147,12 @@ pub const DEFAULT_VALIDATION_DELAY: Duration = Duration::from_secs(15);
 impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
-            disruption: DisruptionOptions::default(),
+            planning: PlanningOptions::default(),
+            m_to_n: false,
             disrupt: true,
             unavailable_ttl: DEFAULT_UNAVAILABLE_TTL,
             replacement_timeout: Duration::from_secs(600),
             max_replans: 3,
-            feature_gates: FeatureGates::UPSTREAM,
-            min_values_policy: MinValuesPolicy::Strict,
-            packing: Packing::Upstream,
             planning_runner: Arc::new(Inline),
             quiet_skip: true,
             validation_delay: DEFAULT_VALIDATION_DELAY,
@@ -171,39 +161,33 @@ impl Default for DriverOptions {
 }
 
 impl DriverOptions {
+    /// What the driver's disruption plans read of these options, with the
+    /// provider's repair `policies`: a dry run plans with these.
+    pub fn disruption(&self, policies: Vec<RepairPolicy>) -> DisruptionOptions {
+        DisruptionOptions::default()
+            .with_planning(self.planning)
+            .with_m_to_n(self.m_to_n)
+            .with_repair_policies(policies)
+    }
+
     /// These options with new claims, provisioned and replacing disrupted
-    /// nodes, chosen by `packing`.
-    pub fn with_packing(mut self, packing: Packing) -> Self {
-        self.packing = packing;
-        self.disruption.packing = packing;
+    /// nodes, chosen (and gates set) as `planning` says.
+    #[must_use]
+    pub fn with_planning(mut self, planning: PlanningOptions) -> Self {
+        self.planning = planning;
         self
     }
 
-    /// These options with `policy` for unmet `minValues`, for provisioning and
-    /// disruption's replacements both.
-    pub fn with_min_values_policy(mut self, policy: MinValuesPolicy) -> Self {
-        self.min_values_policy = policy;
-        self.disruption.min_values_policy = policy;
-        self
-    }
-
-    /// These options with upstream's feature gates set to `gates`, for
-    /// provisioning and disruption both.
-    pub fn with_feature_gates(mut self, gates: FeatureGates) -> Self {
-        self.feature_gates = gates;
-        self.disruption.feature_gates = gates;
+    /// These options with M-to-N consolidation on or off.
+    #[must_use]
+    pub fn with_m_to_n(mut self, on: bool) -> Self {
+        self.m_to_n = on;
         self
     }
 
     /// These options with disruption on or off.
     pub fn with_disrupt(mut self, on: bool) -> Self {
         self.disrupt = on;
-        self
-    }
-
-    /// These options with these disruption options.
-    pub fn with_disruption(mut self, disruption: DisruptionOptions) -> Self {
-        self.disruption = disruption;
         self
     }
 
@@ -427,12 +411,18 @@ impl Driver {
         // Upstream's providers list reserved offerings only with the gate on.
         if !self
             .options
+            .planning
             .feature_gates
             .is_on(FeatureGate::ReservedCapacity)
         {
             snapshot.withhold_reservations();
         }
-        if self.options.feature_gates.is_on(FeatureGate::NodeOverlay) {
+        if self
+            .options
+            .planning
+            .feature_gates
+            .is_on(FeatureGate::NodeOverlay)
+        {
             let overlays = self.cluster.node_overlays().await?;
             for outcome in crate::overlay::apply(&mut snapshot, &overlays) {
                 if !outcome.verdict.is_applied() {
@@ -442,6 +432,7 @@ impl Driver {
         }
         if self
             .options
+            .planning
             .feature_gates
             .is_on(FeatureGate::CapacityBuffer)
         {

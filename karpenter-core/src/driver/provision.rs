@@ -111,9 +111,10 @@ fn plan_round(
     // The pods to plan: the pending ones, and those leaving the nodes on
     // their way out (a command's candidates, tainted, among them); and the
     // static pools to hold at their replicas.
-    let buffers = options.feature_gates.is_on(FeatureGate::CapacityBuffer);
+    let gates = options.planning.feature_gates;
+    let buffers = gates.is_on(FeatureGate::CapacityBuffer);
     let any = has_pods_to_plan(&planned, Some(now), buffers)
-        || (options.feature_gates.is_on(FeatureGate::StaticCapacity)
+        || (gates.is_on(FeatureGate::StaticCapacity)
             && planned.node_pools.iter().any(|p| p.spec.is_static()));
     let plan = any.then(|| plan_provisioning_with(&planned, options));
     drop(planned);
@@ -161,11 +162,7 @@ pub(super) async fn run(
                 c.metadata.deletion_timestamp.is_none() && !is_true(c, condition_types::INITIALIZED)
             })
         });
-        let options = ProvisioningOptions::default()
-            .with_packing(driver.options.packing)
-            .with_feature_gates(driver.options.feature_gates)
-            .with_min_values_policy(driver.options.min_values_policy)
-            .at(now);
+        let options = ProvisioningOptions::from(driver.options.planning).at(now);
         let runner = driver.options.planning_runner.as_ref();
         let (snapshot, held, plan) = run_planning(runner, Step::Provisioning, report, move || {
             plan_round(snapshot, &options, now)

@@ -51,7 +51,9 @@ pub(crate) use instance_types::filter::unmet_min_values_of;
 pub use names::NameList;
 #[cfg(feature = "optimise")]
 pub use optimise::lower_bound::lower_bound;
-pub use options::{MinValuesPolicy, Packing, ProvisioningOptions};
+pub use options::ProvisioningOptions;
+
+use crate::planning::{MinValuesPolicy, Packing};
 pub use plan::{
     BufferPlacement, ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, StaticRemoval, Unschedulable,
@@ -86,11 +88,12 @@ pub fn plan_provisioning(snapshot: &Snapshot) -> ProvisioningPlan {
 /// lowers the new claims' total price where it can.
 ///
 /// ```
-/// use karpenter_core::provisioning::{Packing, ProvisioningOptions, plan_provisioning, plan_provisioning_with};
+/// use karpenter_core::planning::Packing;
+/// use karpenter_core::provisioning::{plan_provisioning, plan_provisioning_with};
 /// use karpenter_core::snapshot::Snapshot;
 ///
 /// let snapshot = Snapshot::default();
-/// let cost = plan_provisioning_with(&snapshot, &ProvisioningOptions::default().with_packing(Packing::Cost));
+/// let cost = plan_provisioning_with(&snapshot, &Packing::Cost.into());
 /// assert!(cost.total_price_per_hour <= plan_provisioning(&snapshot).total_price_per_hour);
 /// ```
 pub fn plan_provisioning_with(
@@ -100,15 +103,16 @@ pub fn plan_provisioning_with(
     // No work for nothing: with no pod to place, the plan is empty whatever
     // the cluster, and reading every node into a destination would only say so
     // slowly (this is what a controller asks most often).
-    let buffers = options.feature_gates.is_on(FeatureGate::CapacityBuffer);
+    let planning = &options.planning;
+    let buffers = planning.feature_gates.is_on(FeatureGate::CapacityBuffer);
     let mut plan = if has_pods_to_plan(snapshot, options.now, buffers) {
         let mut scheduler =
-            Scheduler::new(snapshot, options.now, options.min_values_policy, buffers);
-        scheduler.packing = options.packing;
+            Scheduler::new(snapshot, options.now, planning.min_values_policy, buffers);
+        scheduler.packing = planning.packing;
         scheduler.buffer_summary = buffers;
         // Provisioning is strict: a pod that could launch into a reservation
         // waits for one (upstream's `DisableReservedCapacityFallback`).
-        let reserving = options.feature_gates.is_on(FeatureGate::ReservedCapacity);
+        let reserving = planning.feature_gates.is_on(FeatureGate::ReservedCapacity);
         scheduler.reservations = scheduler
             .reservations
             .with_mode(reserving.then_some(ReservedMode::Strict));
@@ -123,7 +127,7 @@ pub fn plan_provisioning_with(
         plan.capacity_buffers =
             scheduler::buffer_tally::BufferTally::new(states.len()).placements(states);
     }
-    if options.feature_gates.is_on(FeatureGate::StaticCapacity) {
+    if planning.feature_gates.is_on(FeatureGate::StaticCapacity) {
         let changes = static_pools::static_changes(snapshot, options.now);
         for claim in changes.launches {
             plan.total_price_per_hour += claim.launch.as_ref().map_or(0.0, |l| l.price);
@@ -219,7 +223,7 @@ mod tests {
         let full = solve(Scheduler::new(
             &quiet,
             options.now,
-            options.min_values_policy,
+            options.planning.min_values_policy,
             false,
         ));
         assert_eq!(plan_provisioning_with(&quiet, &options), full);

@@ -30,10 +30,10 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use super::instance_types::templates::Template;
-use super::options::MinValuesPolicy;
 use super::plan::{PlannedClaim, StaticRemoval};
 use super::scheduler::finalize::template_claim;
 use crate::api::{NodePool, condition_types};
+use crate::planning::MinValuesPolicy;
 use crate::pods::{PodFields, disruption_cost, do_not_disrupt, is_daemon_pod, lifetime_remaining};
 use crate::snapshot::{ClusterNode, NODES_RESOURCE, PodInfo, Snapshot};
 

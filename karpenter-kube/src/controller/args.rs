@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use karpenter_core::features::FeatureGates;
-use karpenter_core::provisioning::MinValuesPolicy;
+use karpenter_core::planning::PlanningArgs;
 
 use super::logging::LogFormat;
 
@@ -20,7 +19,9 @@ use super::logging::LogFormat;
                   namespace), POD_NAME (this replica's name in the Lease and its events), \
                   RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), MIN_VALUES_POLICY \
                   (without --min-values-policy), AZURE_ACCESS_TOKEN (with --provider azure: the \
-                  ARM bearer token, never logged)."
+                  ARM bearer token, never logged).",
+    mut_arg("feature_gates", |arg| arg.env("FEATURE_GATES")),
+    mut_arg("min_values_policy", |arg| arg.env("MIN_VALUES_POLICY"))
 )]
 pub struct Args {
     /// The kubeconfig to use; without it, the file `KUBECONFIG` names, else
@@ -105,34 +106,13 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub disruption: bool,
 
-    /// Upstream's feature gates, as upstream writes them
-    /// (`NodeRepair=true,SpotToSpotConsolidation=true`), over upstream's
-    /// defaults: NodeRepair=false, ReservedCapacity=true,
-    /// SpotToSpotConsolidation=false, NodeOverlay=false,
-    /// StaticCapacity=false, CapacityBuffer=false. NodeOverlay=true watches
-    /// NodeOverlays; CapacityBuffer=true watches CapacityBuffers,
-    /// PodTemplates, Deployments, StatefulSets and ReplicaSets.
-    #[arg(
-        long,
-        env = "FEATURE_GATES",
-        default_value = "",
-        hide_default_value = true,
-        value_parser = parse_feature_gates,
-        value_name = "GATES"
-    )]
-    pub feature_gates: FeatureGates,
-
-    /// What a claim does when its instance types cannot meet a requirement's
-    /// minValues: Strict (the pod waits) or BestEffort (minValues lowered to
-    /// what the types meet), as upstream's option.
-    #[arg(
-        long,
-        env = "MIN_VALUES_POLICY",
-        default_value = "Strict",
-        value_parser = parse_min_values_policy,
-        value_name = "POLICY"
-    )]
-    pub min_values_policy: MinValuesPolicy,
+    /// How new claims are chosen (`--packing`), upstream's feature gates
+    /// (`--feature-gates`; NodeOverlay=true watches NodeOverlays,
+    /// CapacityBuffer=true watches CapacityBuffers, PodTemplates,
+    /// Deployments, StatefulSets and ReplicaSets) and the `minValues` policy
+    /// (`--min-values-policy`): the flags karpenter-sim takes.
+    #[command(flatten)]
+    pub planning: PlanningArgs,
 
     /// The Azure settings, for `--provider azure`.
     #[command(flatten, next_help_heading = "Azure (--provider azure)")]
@@ -210,17 +190,6 @@ impl std::str::FromStr for Listen {
     }
 }
 
-/// `--min-values-policy`: `Strict` or `BestEffort`.
-fn parse_min_values_policy(text: &str) -> Result<MinValuesPolicy, String> {
-    text.parse()
-}
-
-/// `--feature-gates`: upstream's defaults with the pairs applied over them.
-fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
-    text.parse()
-        .map_err(|e: karpenter_core::features::FeatureGateError| e.to_string())
-}
-
 /// A duration written as a number and a unit (`500ms`, `10s`, `5m`, `1h`).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let split = text
@@ -246,6 +215,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+    use karpenter_core::planning::MinValuesPolicy;
 
     use super::*;
 
@@ -291,7 +261,10 @@ mod tests {
     fn feature_gates_default_to_upstreams() {
         let parsed = Args::try_parse_from(["karpenter-controller", "--instance-types", "t.yaml"])
             .expect("parses");
-        assert_eq!(parsed.feature_gates, FeatureGates::UPSTREAM);
+        assert_eq!(
+            parsed.planning.feature_gates(),
+            karpenter_core::features::FeatureGates::UPSTREAM
+        );
         let parsed = Args::try_parse_from([
             "karpenter-controller",
             "--instance-types",
@@ -302,7 +275,8 @@ mod tests {
         .expect("parses");
         assert!(
             parsed
-                .feature_gates
+                .planning
+                .feature_gates()
                 .is_on(karpenter_core::features::FeatureGate::NodeRepair)
         );
         let bad = Args::try_parse_from([
@@ -323,9 +297,12 @@ mod tests {
             Args::try_parse_from(args)
         };
         let parsed = with(&[]).expect("parses");
-        assert_eq!(parsed.min_values_policy, MinValuesPolicy::Strict);
+        assert_eq!(parsed.planning.min_values_policy, MinValuesPolicy::Strict);
         let parsed = with(&["--min-values-policy", "BestEffort"]).expect("parses");
-        assert_eq!(parsed.min_values_policy, MinValuesPolicy::BestEffort);
+        assert_eq!(
+            parsed.planning.min_values_policy,
+            MinValuesPolicy::BestEffort
+        );
         let bad = with(&["--min-values-policy", "bestEffort"]).expect_err("upstream's spelling");
         assert!(bad.to_string().contains("Strict or BestEffort"), "{bad}");
     }

@@ -105,11 +105,12 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
             },
         )
     };
+    let gates = args.planning.feature_gates();
     let options = KubeClusterOptions::default()
         .with_field_manager(args.field_manager.clone())
         .with_events(events.clone())
-        .with_node_overlays(args.feature_gates.is_on(FeatureGate::NodeOverlay))
-        .with_capacity_buffers(args.feature_gates.is_on(FeatureGate::CapacityBuffer));
+        .with_node_overlays(gates.is_on(FeatureGate::NodeOverlay))
+        .with_capacity_buffers(gates.is_on(FeatureGate::CapacityBuffer));
     let cluster = KubeCluster::with_options(client.clone(), options);
     let provider = provider(&args, &cluster).await?;
 
@@ -166,20 +167,13 @@ async fn reconcile_loop(
 ) -> Result<(), RunError> {
     let options = DriverOptions::default()
         .with_disrupt(args.disruption)
-        .with_feature_gates(args.feature_gates)
-        .with_min_values_policy(args.min_values_policy)
+        .with_planning(args.planning.options())
         .with_planning_runner(SpawnBlocking);
     // A dry run plans as the driver would: its packing and feature gates,
     // the provider's repair policies.
     let planned = Planned {
-        provisioning: ProvisioningOptions::default()
-            .with_packing(options.packing)
-            .with_feature_gates(options.feature_gates)
-            .with_min_values_policy(options.min_values_policy),
-        disruption: options
-            .disruption
-            .clone()
-            .with_repair_policies(provider.repair_policies()),
+        provisioning: ProvisioningOptions::from(options.planning),
+        disruption: options.disruption(provider.repair_policies()),
     };
     let mut driver = Driver::new(provider, Arc::new(cluster.clone())).with_options(options);
     loop {

@@ -12,6 +12,7 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use karpenter::core::Snapshot;
 use karpenter::core::features::{FeatureGate, FeatureGates};
+use karpenter::core::planning::{Packing, PlanningArgs};
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
@@ -73,42 +74,19 @@ struct CommonArgs {
     /// whatever the number; fix it for timings that compare.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
-    /// Upstream's feature gates, as upstream writes them
-    /// (`NodeOverlay=true,NodeRepair=true`), over upstream's defaults:
-    /// NodeRepair=false, ReservedCapacity=true, SpotToSpotConsolidation=false,
-    /// NodeOverlay=false, StaticCapacity=false, CapacityBuffer=false.
-    /// Repeatable; later pairs win.
-    #[arg(long = "feature-gates", value_name = "GATES", value_parser = check_gates)]
-    feature_gates: Vec<String>,
-}
-
-impl CommonArgs {
-    /// Upstream's defaults with every `--feature-gates` applied in order.
-    fn gates(&self) -> FeatureGates {
-        self.feature_gates
-            .iter()
-            .fold(FeatureGates::UPSTREAM, |gates, text| {
-                // Each value was checked when the flags were parsed.
-                gates.apply(text).unwrap_or(gates)
-            })
-    }
+    /// How new claims are chosen and upstream's feature gates: the same
+    /// flags for every command and for karpenter-controller.
+    #[command(flatten)]
+    planning: PlanningArgs,
 }
 
 #[derive(Args)]
 struct ProvisionArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// How claims are packed: as upstream Karpenter, or at the least total price.
-    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
-    packing: Packing,
     /// Add a proven lower bound on the price of any valid plan.
     #[arg(long)]
     bound: bool,
-    /// What a claim does when its instance types cannot meet a requirement's
-    /// minValues (upstream's option): Strict leaves the pod unschedulable,
-    /// BestEffort lowers minValues to what the types meet.
-    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
-    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
 }
 
 #[derive(Args)]
@@ -118,16 +96,9 @@ struct DisruptArgs {
     /// The clock for everything time-based (RFC 3339). Default: now.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     now: Option<jiff::Timestamp>,
-    /// How replacements are packed.
-    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
-    packing: Packing,
     /// Let consolidation replace several nodes by fewer, cheaper ones.
     #[arg(long = "m-to-n")]
     m_to_n: bool,
-    /// What a replacement does when its instance types cannot meet a
-    /// requirement's minValues: Strict or BestEffort (as provision).
-    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
-    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
     /// Let consolidation replace spot nodes with cheaper spot nodes: the
     /// same as `--feature-gates SpotToSpotConsolidation=true`, whatever
     /// `--feature-gates` says.
@@ -145,35 +116,6 @@ enum Provider {
 enum Output {
     Table,
     Json,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Packing {
-    Upstream,
-    Cost,
-}
-
-impl From<Packing> for karpenter::core::provisioning::Packing {
-    fn from(packing: Packing) -> Self {
-        match packing {
-            Packing::Upstream => Self::Upstream,
-            Packing::Cost => Self::Cost,
-        }
-    }
-}
-
-/// Checks one `--feature-gates` value; `CommonArgs::gates` applies them in
-/// order.
-fn check_gates(text: &str) -> Result<String, String> {
-    text.parse::<FeatureGates>()
-        .map(|_| text.to_owned())
-        .map_err(|e| e.to_string())
-}
-
-fn parse_min_values_policy(
-    text: &str,
-) -> Result<karpenter::core::provisioning::MinValuesPolicy, String> {
-    text.parse()
 }
 
 fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
@@ -233,23 +175,20 @@ fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
                 scenario.nodes.len(),
                 scenario.node_pools.len(),
             );
-            let snapshot = chosen.snapshot(scenario, args.common.gates())?;
+            let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
             // The clock judges one thing here: whether a duration-valued
             // `karpenter.sh/do-not-disrupt` still holds a pod of a node
             // being deleted (see `ProvisioningOptions::now`).
-            let options = karpenter::core::provisioning::ProvisioningOptions::from(
-                karpenter::core::provisioning::Packing::from(args.packing),
-            )
-            .with_feature_gates(args.common.gates())
-            .with_min_values_policy(args.min_values_policy)
-            .at(jiff::Timestamp::now());
+            let planning = args.common.planning.options();
+            let options = karpenter::core::provisioning::ProvisioningOptions::from(planning)
+                .at(jiff::Timestamp::now());
             let mut plan =
                 karpenter::core::provisioning::plan_provisioning_with(&snapshot, &options);
             timings.record("plan", start.elapsed());
             // The cost mode always reports how far from the optimum it may be.
-            if args.bound || args.packing == Packing::Cost {
+            if args.bound || planning.packing == Packing::Cost {
                 let start = Instant::now();
                 plan.add_lower_bound(&snapshot);
                 timings.record("bound", start.elapsed());
@@ -278,19 +217,16 @@ fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
             let now = args.now.unwrap_or_else(jiff::Timestamp::now);
             let start = Instant::now();
             let counts = (scenario.nodes.len(), scenario.node_pools.len());
-            let snapshot = chosen.snapshot(scenario, args.common.gates())?;
+            let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
             timings.record("snapshot", start.elapsed());
             let start = Instant::now();
-            let mut gates = args.common.gates();
-            if args.spot_to_spot {
-                gates = gates.with(FeatureGate::SpotToSpotConsolidation, true);
-            }
-            let options = karpenter::core::disruption::DisruptionOptions::default()
-                .with_feature_gates(gates)
-                .with_min_values_policy(args.min_values_policy)
+            let mut options = karpenter::core::disruption::DisruptionOptions::default()
+                .with_planning(args.common.planning.options())
                 .with_m_to_n(args.m_to_n)
-                .with_packing(args.packing.into())
                 .with_repair_policies(chosen.repair_policies());
+            if args.spot_to_spot {
+                options = options.with_spot_to_spot(true);
+            }
             let plan = karpenter::core::disruption::plan_disruption_with(&snapshot, now, &options);
             timings.record("plan", start.elapsed());
             let start = Instant::now();
@@ -323,7 +259,7 @@ fn load(common: &CommonArgs) -> Result<(Scenario, Timings), Failure> {
             .map_err(|e| Failure::Internal(format!("cannot start {threads} threads: {e}")))?;
     }
     let mut timings = Timings::new();
-    let options = LoadOptions::default().with_feature_gates(common.gates());
+    let options = LoadOptions::default().with_feature_gates(common.planning.feature_gates());
     let scenario = timings
         .time("read", || Scenario::read_files(&common.files, &options))
         .map_err(|e| Failure::BadInput(e.to_string()))?;

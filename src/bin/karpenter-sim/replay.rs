@@ -6,14 +6,15 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
+use karpenter::core::planning::MinValuesPolicy;
 use karpenter::replay::{Output as ReplayOutput, ReplayCloud, ReplayError, ReplayOptions};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 use karpenter::sim::{Timings, replay_charts, replay_csv, replay_html, replay_table};
 
 use super::progress::Progress;
 use super::{
-    Chosen, Cli, Command, CommonArgs, Failure, Output, Packing, json, parse_min_values_policy,
-    parse_time, resolve_provider, write_stdout,
+    Chosen, Cli, Command, CommonArgs, Failure, Output, json, parse_time, resolve_provider,
+    write_stdout,
 };
 
 #[derive(Args)]
@@ -34,17 +35,9 @@ pub(crate) struct ReplayArgs {
     /// How often the driver reconciles (a Go duration, at least 1s).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
     step: Duration,
-    /// How new claims are packed: as upstream Karpenter, or at the least
-    /// total price.
-    #[arg(long, value_enum, default_value_t = Packing::Upstream)]
-    packing: Packing,
     /// Let consolidation replace several nodes by fewer, cheaper ones.
     #[arg(long = "m-to-n")]
     m_to_n: bool,
-    /// What a claim does when its instance types cannot meet a
-    /// requirement's minValues: Strict or BestEffort.
-    #[arg(long = "min-values-policy", value_name = "POLICY", default_value = "Strict", value_parser = parse_min_values_policy)]
-    min_values_policy: karpenter::core::provisioning::MinValuesPolicy,
     /// Replay a second time with these flags added (`--packing cost`), and
     /// show both.
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
@@ -93,21 +86,19 @@ impl ReplayArgs {
     /// The label of this run in the output: the flags that make it what
     /// it is (the cloud named when it is Azure).
     fn label(&self, cloud: &ReplayCloud) -> String {
-        let mut flags = vec![format!(
-            "--packing {}",
-            match self.packing {
-                Packing::Upstream => "upstream",
-                Packing::Cost => "cost",
-            }
-        )];
+        let planning = &self.common.planning;
+        let mut flags = vec![format!("--packing {}", planning.packing)];
         if self.m_to_n {
             flags.push("--m-to-n".into());
         }
-        for gates in &self.common.feature_gates {
+        for gates in &planning.feature_gates {
             flags.push(format!("--feature-gates {gates}"));
         }
-        if self.min_values_policy != karpenter::core::provisioning::MinValuesPolicy::Strict {
-            flags.push("--min-values-policy BestEffort".into());
+        if planning.min_values_policy != MinValuesPolicy::Strict {
+            flags.push(format!(
+                "--min-values-policy {}",
+                planning.min_values_policy
+            ));
         }
         if self.step != Duration::from_secs(60) {
             flags.push(format!(
@@ -129,10 +120,8 @@ impl ReplayArgs {
     fn options(&self, cloud: ReplayCloud) -> ReplayOptions {
         let mut options = ReplayOptions::default()
             .with_step(self.step)
-            .with_packing(self.packing.into())
+            .with_planning(self.common.planning.options())
             .with_m_to_n(self.m_to_n)
-            .with_feature_gates(self.common.gates())
-            .with_min_values_policy(self.min_values_policy)
             .with_seed(self.seed)
             .with_flags(self.label(&cloud))
             .with_cloud(cloud);
@@ -199,7 +188,7 @@ fn load(
     timings: &mut Timings,
 ) -> Result<(Scenario, Trace, ReplayCloud), Failure> {
     let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
-    let options = LoadOptions::default().with_feature_gates(args.common.gates());
+    let options = LoadOptions::default().with_feature_gates(args.common.planning.feature_gates());
     let scenario = timings
         .time("read", || {
             Scenario::read_files(&args.common.files, &options)

@@ -139,7 +139,7 @@ impl<'p, 's> Pass<'p, 's> {
     /// pass (here worked out for this very cluster). Always false with the
     /// `CapacityBuffer` gate off.
     pub(super) fn holds_buffer_pods(&self, name: &str) -> bool {
-        let gates = &self.options.feature_gates;
+        let gates = &self.options.planning.feature_gates;
         if !gates.is_on(FeatureGate::CapacityBuffer)
             || self.snapshot.capacity_buffers.virtual_pod_count() == 0
         {
@@ -147,11 +147,7 @@ impl<'p, 's> Pass<'p, 's> {
         }
         self.buffer_holders
             .get_or_init(|| {
-                let options = ProvisioningOptions::default()
-                    .at(self.now)
-                    .with_feature_gates(*gates)
-                    .with_packing(self.options.packing)
-                    .with_min_values_policy(self.options.min_values_policy);
+                let options = ProvisioningOptions::from(self.options.planning).at(self.now);
                 let plan = plan_provisioning_with(self.snapshot, &options);
                 plan.capacity_buffers
                     .into_iter()
@@ -180,7 +176,7 @@ impl<'p, 's> Pass<'p, 's> {
             now,
             Some(seed.carried),
             Arc::clone(seed.pdbs),
-            options.simulation(),
+            options.planning,
         )
     }
 

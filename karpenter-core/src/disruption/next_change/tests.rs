@@ -16,6 +16,7 @@ use crate::api::NodePool;
 use crate::cloudprovider::{InstanceType, Offering, RepairPolicy};
 use crate::disruption::{CommandReason, FirstCommand, first_command_explained};
 use crate::features::FeatureGates;
+use crate::planning::PlanningOptions;
 use crate::pods::PodInfo;
 use crate::resources::ResourceList;
 use crate::snapshot::ClusterNode;
@@ -355,7 +356,7 @@ fn repair_is_due_when_the_condition_outlasts_its_toleration() {
         .apply("NodeRepair=true")
         .expect("a gate");
     let options = DisruptionOptions::default()
-        .with_feature_gates(gates)
+        .with_planning(PlanningOptions::default().with_feature_gates(gates))
         .with_repair_policies(policies.clone());
     let turned = turns_at(&snapshot, &options, at("2026-06-01T00:20:00Z"));
     let command = turned.command.expect("the node is repaired");

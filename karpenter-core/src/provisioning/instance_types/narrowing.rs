@@ -125,8 +125,8 @@ mod tests {
     use super::*;
     use crate::api::NodePool;
     use crate::cloudprovider::{InstanceType, Offering};
+    use crate::planning::MinValuesPolicy;
     use crate::provisioning::demand::daemons::DaemonPod;
-    use crate::provisioning::options::MinValuesPolicy;
     use crate::scheduling::{LABEL_ARCH_STABLE, Requirement, WellKnownLabels};
 
     /// A type: cpu, memory, pods, whether it has a GPU, whether it is arm64.

@@ -10,9 +10,9 @@ use super::fit_index::FitIndex;
 use super::type_cache::{TypeCache, TypeSet};
 use crate::api::{NodePool, condition_types};
 use crate::cloudprovider::InstanceType;
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::demand::daemons::DaemonPod;
 use crate::provisioning::demand::host_ports::HostPort;
-use crate::provisioning::options::MinValuesPolicy;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY, NODE_REGISTERED_LABEL_KEY, Requirement,

@@ -19,11 +19,11 @@ use petgraph::unionfind::UnionFind;
 
 use super::pack::{Kind, pack};
 use crate::fast_hash::HashMap;
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::demand::host_ports::host_ports;
 use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::TypeSet;
-use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::scheduler::claim::NewClaim;
 use crate::provisioning::scheduler::finalize::listed;
 use crate::provisioning::scheduler::setup::Limits;
@@ -324,8 +324,9 @@ fn meets_min_values(template: &Template<'_>, claim: &NewClaim) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::planning::Packing;
     use crate::provisioning::test_support::{instance_type, pod, snapshot_with_limits};
-    use crate::provisioning::{Packing, plan_provisioning, plan_provisioning_with, validate};
+    use crate::provisioning::{plan_provisioning, plan_provisioning_with, validate};
     use crate::snapshot::Snapshot;
 
     /// Eight pods of 1.5 cpu in a pool limited to `cpu_limit` cores, offered

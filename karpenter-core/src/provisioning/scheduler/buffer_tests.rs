@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::api::CapacityBuffer;
 use crate::capacity_buffers::CapacityBuffers;
 use crate::features::{FeatureGate, FeatureGates};
+use crate::planning::PlanningOptions;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
 use crate::provisioning::{ProvisioningOptions, plan_provisioning_with, validate};
 use crate::snapshot::Snapshot;
@@ -33,8 +34,10 @@ fn buffers(replicas: i32, cpu: &str) -> CapacityBuffers {
 }
 
 fn gates_on() -> ProvisioningOptions {
-    ProvisioningOptions::default()
-        .with_feature_gates(FeatureGates::default().with(FeatureGate::CapacityBuffer, true))
+    ProvisioningOptions::from(
+        PlanningOptions::default()
+            .with_feature_gates(FeatureGates::default().with(FeatureGate::CapacityBuffer, true)),
+    )
 }
 
 /// A 2-core type at 0.1, and an initialized node of it (`node-a`) running

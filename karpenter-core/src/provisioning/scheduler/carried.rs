@@ -295,7 +295,7 @@ mod tests {
 
     use super::Carried;
     use crate::fast_hash::HashSet;
-    use crate::provisioning::MinValuesPolicy;
+    use crate::planning::MinValuesPolicy;
     use crate::provisioning::scheduler::names::NodeNames;
     use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};

@@ -2,13 +2,13 @@
 //! types shrink with every pod it takes.
 
 use super::reservations::ReservedRefusal;
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::demand::host_ports::HostPort;
 use crate::provisioning::demand::pending_pod::PendingPod;
 use crate::provisioning::instance_types::filter::{FilterError, distinct_values};
 use crate::provisioning::instance_types::narrowing;
 use crate::provisioning::instance_types::templates::{HEADROOM_RESOURCES, Template};
 use crate::provisioning::instance_types::type_cache::TypeSet;
-use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::topology::{NodeKeys, TopologyError};
 use crate::resources::ResourceList;
 use crate::scheduling::{

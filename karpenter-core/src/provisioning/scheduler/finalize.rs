@@ -9,11 +9,11 @@ use super::claim::{NewClaim, relaxed};
 use super::reasons::{PoolReason, PoolRefusal};
 use super::solve::Scheduler;
 use crate::cloudprovider::{LaunchRank, OfferingFilter};
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::instance_types::filter::unmet_min_values;
 use crate::provisioning::instance_types::templates::Template;
 use crate::provisioning::instance_types::type_cache::{OfferingView, TypeSet};
 use crate::provisioning::names::NameList;
-use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::plan::{
     ExistingPlacement, Launch, MAX_INSTANCE_TYPES, PlannedClaim, ProvisioningPlan,
     RequirementOutput, Unschedulable, round_price,

@@ -24,9 +24,9 @@ use super::names::NodeNames;
 use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
 use crate::fast_hash::HashSet;
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::demand::pending::is_pending;
 use crate::provisioning::demand::pending_pod::{PendingPod, Rejected};
-use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::topology::{LabelMemo, PodView, Topology, TopologyBase};
 use crate::snapshot::Snapshot;
 

@@ -272,10 +272,11 @@ mod tests {
     use super::*;
     use crate::cloudprovider::{Offering, Reservation};
     use crate::features::{FeatureGate, FeatureGates};
+    use crate::planning::PlanningOptions;
+    use crate::planning::{MinValuesPolicy, Packing};
     use crate::provisioning::test_support::{instance_type, pod, snapshot};
     use crate::provisioning::{
-        MinValuesPolicy, Packing, ProvisioningOptions, ProvisioningPlan, plan_provisioning_with,
-        schedule_fenced, validate,
+        ProvisioningOptions, ProvisioningPlan, plan_provisioning_with, schedule_fenced, validate,
     };
     use crate::snapshot::Snapshot;
 
@@ -387,8 +388,10 @@ mod tests {
         assert_eq!(launches, ["reserved", "on-demand"]);
         // Gate off: nothing counted nor pinned (upstream's core), and with the
         // reserved offerings withheld, as providers do, both go on demand.
-        let off = ProvisioningOptions::default()
-            .with_feature_gates(FeatureGates::UPSTREAM.with(FeatureGate::ReservedCapacity, false));
+        let off =
+            ProvisioningOptions::from(PlanningOptions::default().with_feature_gates(
+                FeatureGates::UPSTREAM.with(FeatureGate::ReservedCapacity, false),
+            ));
         let mut withheld = cluster.clone();
         assert_eq!(withheld.withhold_reservations(), 1);
         let plan = plan_provisioning_with(&withheld, &off);

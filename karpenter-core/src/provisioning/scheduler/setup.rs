@@ -27,12 +27,12 @@ use crate::provisioning::demand::preferences::Preferences;
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::InstanceType;
 use crate::cloudprovider::LaunchRank;
+use crate::planning::MinValuesPolicy;
 use crate::pods::bound_node;
 use crate::provisioning::demand::volumes::volume_requirements;
 use crate::provisioning::instance_types::templates::{
     Template, any_prefer_no_schedule, pool_order, template_requirements,
 };
-use crate::provisioning::options::MinValuesPolicy;
 use crate::provisioning::topology::{
     DomainSource, ExistingView, LabelMemo, NamespaceLabels, PlacedMove, PlacedPod, PodView,
     TopologyBase, ignored_for_topology,

@@ -2,8 +2,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 
 use super::solve::Scheduler;
+use crate::planning::MinValuesPolicy;
 use crate::provisioning::DRA_UNSUPPORTED;
-use crate::provisioning::MinValuesPolicy;
 use crate::provisioning::test_support::{instance_type, pod, snapshot};
 
 /// A pending pod preferring a zone no instance type is in, so that only

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::features::{FeatureGate, FeatureGates};
+use crate::planning::PlanningOptions;
 use crate::provisioning::{
     ProvisioningOptions, ProvisioningPlan, plan_provisioning_with, validate,
 };
@@ -72,8 +73,7 @@ fn snapshot(replicas: i64, limit: Option<&str>, nodes: Vec<ClusterNode>) -> Snap
 
 fn plan(snapshot: &Snapshot) -> ProvisioningPlan {
     let gates = FeatureGates::UPSTREAM.with(FeatureGate::StaticCapacity, true);
-    let options = ProvisioningOptions::default()
-        .with_feature_gates(gates)
+    let options = ProvisioningOptions::from(PlanningOptions::default().with_feature_gates(gates))
         .at(NOW.parse::<Timestamp>().expect("a time"));
     let plan = plan_provisioning_with(snapshot, &options);
     let violations = validate(snapshot, &plan);

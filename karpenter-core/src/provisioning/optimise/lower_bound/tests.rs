@@ -178,7 +178,7 @@ proptest::proptest! {
             .collect();
         let cluster = snapshot(types, pods);
         let upstream = plan_provisioning(&cluster);
-        let cost = crate::provisioning::plan_provisioning_with(&cluster, &crate::provisioning::Packing::Cost.into());
+        let cost = crate::provisioning::plan_provisioning_with(&cluster, &crate::planning::Packing::Cost.into());
         let mut bounded = upstream.clone();
         bounded.add_lower_bound(&cluster);
         let bound = bounded.lower_bound_per_hour.expect("solved");
