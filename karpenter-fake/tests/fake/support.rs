@@ -3,8 +3,6 @@
 //! its claim (nor a launched claim without its instance), no evicted pod left
 //! without capacity, no pool disrupting more nodes than its budget allows.
 
-#![allow(dead_code)] // each test binary uses part of it
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
