@@ -51,9 +51,9 @@
 // One module per part; callers name the parts from the root, so that moving
 // code between these files changes no caller.
 mod catalog;
-mod drift;
 mod failures;
 mod nodeclass;
+mod nodeclass_drift;
 mod provider;
 mod repair;
 
@@ -63,12 +63,12 @@ pub mod instancetype;
 pub use catalog::{
     Capabilities, Catalog, CatalogError, CatalogProblem, GpuSku, Placement, Region, Sku,
 };
-pub use drift::{DriftReason, is_drifted};
 pub use failures::{Attempt, AzureError, FailureCache, FailureReason};
 pub use instancetype::{Settings, instance_types};
 pub use nodeclass::{
     AKSNodeClass, AKSNodeClassSpec, AKSNodeClassStatus, ImageFamily, NetworkOptions,
     NodeClassError, NodeImage,
 };
+pub use nodeclass_drift::{DriftReason, is_drifted};
 pub use provider::{AdoptError, AzureCloudProvider, AzureConfig, LAUNCH_RANK};
 pub use repair::repair_policies;

@@ -79,39 +79,63 @@ fn push_sku(
     skus.push('\n');
 }
 
+/// A row of a CSV table: its cells by column name.
+type Row = BTreeMap<String, String>;
+
+/// The capabilities `skus.tsv` copies from `skus.csv`, in column order.
+const CAPABILITY_COLUMNS: [&str; 12] = [
+    "hyperv_generations",
+    "accelerated_networking",
+    "premium_io",
+    "ephemeral_os_disk",
+    "ephemeral_os_disk_placements",
+    "max_resource_volume_mb",
+    "cached_disk_bytes",
+    "nvme_disk_size_mib",
+    "encryption_at_host",
+    "low_priority_capable",
+    "ultra_ssd_available",
+    "trusted_launch_disabled",
+];
+
 /// The catalog's files (name, contents) made from the tables in `input`.
 pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, String> {
     let catalog = read(input, "sku-catalog.csv")?;
     let fixtures = read(input, "skus.csv")?;
-    let mut by_size: BTreeMap<&str, &BTreeMap<String, String>> = BTreeMap::new();
+    let mut by_size: BTreeMap<&str, &Row> = BTreeMap::new();
     for row in &fixtures {
         by_size.entry(cell(row, "name")).or_insert(row);
     }
 
-    let capability_columns = [
-        "hyperv_generations",
-        "accelerated_networking",
-        "premium_io",
-        "ephemeral_os_disk",
-        "ephemeral_os_disk_placements",
-        "max_resource_volume_mb",
-        "cached_disk_bytes",
-        "nvme_disk_size_mib",
-        "encryption_at_host",
-        "low_priority_capable",
-        "ultra_ssd_available",
-        "trusted_launch_disabled",
-    ];
+    let (skus, names) = skus_tsv(&catalog, &by_size);
+    let zones = zones_tsv(&fixtures);
+    let prices_rows = read(input, "prices-all-regions-ondemand.csv")?;
+    let (prices_tsv, priced_regions) = prices_tsv(&prices_rows, &names);
+    let regions = regions_tsv(&read(input, "regions.csv")?, &priced_regions);
+    let gpus = gpus_tsv(read(input, "gpu-skus.csv")?);
+
+    Ok(vec![
+        ("skus.tsv", skus),
+        ("zones.tsv", zones),
+        ("prices.tsv", prices_tsv),
+        ("regions.tsv", regions),
+        ("gpus.tsv", gpus),
+    ])
+}
+
+/// `skus.tsv`, and the names of the sizes it lists: every size of the
+/// catalog with a vCPU count, then those only the fixtures have.
+fn skus_tsv(catalog: &[Row], by_size: &BTreeMap<&str, &Row>) -> (String, BTreeSet<String>) {
     let mut skus = String::from(
         "name\tfamily\tvcpus\tmemory_gib\tgpus\tarch\tknown\tname_parses\tsku_family\tsku_series\tsku_version\taccelerator",
     );
-    for column in capability_columns {
+    for column in CAPABILITY_COLUMNS {
         skus.push('\t');
         skus.push_str(column);
     }
     skus.push('\n');
     let mut names = BTreeSet::new();
-    for row in &catalog {
+    for row in catalog {
         if cell(row, "vcpus").is_empty() {
             continue; // known to upstream by name only: no capacity to model
         }
@@ -136,11 +160,11 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
             cell(row, "sku_version_label"),
             cell(row, "accelerator_from_name"),
         ];
-        push_sku(&mut skus, &fields, &capability_columns, fixture.copied());
+        push_sku(&mut skus, &fields, &CAPABILITY_COLUMNS, fixture.copied());
     }
 
     // Sizes only the fixtures have (Standard_A0): from the fixture alone.
-    for (name, fixture) in &by_size {
+    for (name, fixture) in by_size {
         if names.contains(*name) {
             continue;
         }
@@ -164,11 +188,15 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
             cell(fixture, "sku_version_label"),
             cell(fixture, "gpu_name_from_size"),
         ];
-        push_sku(&mut skus, &fields, &capability_columns, Some(fixture));
+        push_sku(&mut skus, &fields, &CAPABILITY_COLUMNS, Some(fixture));
     }
+    (skus, names)
+}
 
+/// `zones.tsv`: the zones each size of `skus.csv` is offered in, per region.
+fn zones_tsv(fixtures: &[Row]) -> String {
     let mut zones = String::from("region\tname\tavailable_zones\tlocation_restricted\n");
-    for row in &fixtures {
+    for row in fixtures {
         let restricted = cell(row, "restrictions")
             .split(';')
             .any(|r| r.starts_with("Location:"));
@@ -180,11 +208,15 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
             u8::from(restricted)
         ));
     }
+    zones
+}
 
-    let prices_rows = read(input, "prices-all-regions-ondemand.csv")?;
+/// `prices.tsv` for the sizes `skus.tsv` lists, and every region the price
+/// table has.
+fn prices_tsv<'r>(prices_rows: &'r [Row], names: &BTreeSet<String>) -> (String, BTreeSet<&'r str>) {
     let mut prices: BTreeMap<&str, BTreeMap<&str, String>> = BTreeMap::new();
     let mut priced_regions = BTreeSet::new();
-    for row in &prices_rows {
+    for row in prices_rows {
         let sku = cell(row, "sku");
         priced_regions.insert(cell(row, "region"));
         if names.contains(sku) {
@@ -209,10 +241,14 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
         }
         prices_tsv.push('\n');
     }
+    (prices_tsv, priced_regions)
+}
 
+/// `regions.tsv`: the regions `regions.csv` lists, then those only the price
+/// table has.
+fn regions_tsv(listed: &[Row], priced_regions: &BTreeSet<&str>) -> String {
     let mut regions = String::from("region\tzone_count\thas_prices\n");
-    let listed = read(input, "regions.csv")?;
-    for row in &listed {
+    for row in listed {
         let region = cell(row, "region");
         regions.push_str(&format!(
             "{region}\t{}\t{}\n",
@@ -222,14 +258,18 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
     }
     // A region the price table has but the locations list lacks
     // (swedensouth): no zones known, so regional placement only.
-    for region in &priced_regions {
+    for region in priced_regions {
         if !listed.iter().any(|row| cell(row, "region") == *region) {
             regions.push_str(&format!("{region}\t0\t1\n"));
         }
     }
+    regions
+}
 
+/// `gpus.tsv`: the GPU registry.
+fn gpus_tsv(rows: Vec<Row>) -> String {
     let mut gpus = String::from("name\tmanufacturer\tsupported_os\tmanaged_driver_install\n");
-    for row in read(input, "gpu-skus.csv")? {
+    for row in rows {
         gpus.push_str(&format!(
             "{}\t{}\t{}\t{}\n",
             cell(&row, "sku_lowercase"),
@@ -238,12 +278,5 @@ pub(crate) fn generate(input: &Path) -> Result<Vec<(&'static str, String)>, Stri
             u8::from(cell(&row, "managed_driver_install") == "true")
         ));
     }
-
-    Ok(vec![
-        ("skus.tsv", skus),
-        ("zones.tsv", zones),
-        ("prices.tsv", prices_tsv),
-        ("regions.tsv", regions),
-        ("gpus.tsv", gpus),
-    ])
+    gpus
 }

@@ -136,10 +136,13 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     pub fn apply_node_class(&self, mut class: AKSNodeClass) {
         let hash = class.hash();
         let annotations = class.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        annotations.insert(crate::drift::NODE_CLASS_HASH_ANNOTATION.to_owned(), hash);
         annotations.insert(
-            crate::drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
-            crate::drift::NODE_CLASS_HASH_VERSION.to_owned(),
+            crate::nodeclass_drift::NODE_CLASS_HASH_ANNOTATION.to_owned(),
+            hash,
+        );
+        annotations.insert(
+            crate::nodeclass_drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
+            crate::nodeclass_drift::NODE_CLASS_HASH_VERSION.to_owned(),
         );
         let name = class.metadata.name.clone().unwrap_or_default();
         lock(&self.node_classes).insert(name, class);
@@ -379,12 +382,12 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             .annotations
             .get_or_insert_with(BTreeMap::new);
         annotations.insert(
-            crate::drift::NODE_CLASS_HASH_ANNOTATION.to_owned(),
+            crate::nodeclass_drift::NODE_CLASS_HASH_ANNOTATION.to_owned(),
             class.hash(),
         );
         annotations.insert(
-            crate::drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
-            crate::drift::NODE_CLASS_HASH_VERSION.to_owned(),
+            crate::nodeclass_drift::NODE_CLASS_HASH_VERSION_ANNOTATION.to_owned(),
+            crate::nodeclass_drift::NODE_CLASS_HASH_VERSION.to_owned(),
         );
         let read_back = self.claim_of(if vm.is_null() { &body } else { &vm });
         let status = launched.status.get_or_insert_with(Default::default);
@@ -458,7 +461,8 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
     async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {
         let class_name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
         let class = self.node_class(class_name);
-        Ok(crate::drift::is_drifted(&class, claim, None).map(|reason| reason.name().to_owned()))
+        Ok(crate::nodeclass_drift::is_drifted(&class, claim, None)
+            .map(|reason| reason.name().to_owned()))
     }
 
     fn repair_policies(&self) -> Vec<RepairPolicy> {

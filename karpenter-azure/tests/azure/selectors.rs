@@ -2,11 +2,9 @@
 //! a label a size lacks leaves it out, and the cluster label is the node
 //! resource group's.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{claim, pool, provider};
+use crate::common::{claim, pool, provider};
 use karpenter_azure::instancetype::labels;
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
 use karpenter_core::driver::{Driver, Event};

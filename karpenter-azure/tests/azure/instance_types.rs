@@ -26,7 +26,7 @@ fn rows(text: &str) -> Vec<BTreeMap<String, String>> {
 }
 
 fn skus_csv() -> Vec<BTreeMap<String, String>> {
-    rows(include_str!("data/skus.csv"))
+    rows(include_str!("../data/skus.csv"))
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn the_static_filters_agree_with_the_fixtures_and_the_broad_catalog() {
         );
     }
     let mut checked = 0;
-    for row in rows(include_str!("data/static-exclusions.csv")) {
+    for row in rows(include_str!("../data/static-exclusions.csv")) {
         if row["name_parse_ok"] != "true" {
             continue; // upstream skips these by name; the vector does not say so
         }

@@ -2,10 +2,9 @@
 //! claims and StorageClasses reach planning, so a pod goes where its volume
 //! can be reached, as upstream's volume topology places it.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::driver::DriverOptions;
@@ -15,7 +14,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 /// A world with the default pool and nothing else, not disrupting.
 fn world() -> World {

@@ -15,11 +15,10 @@
 //! Steps are 10 s apart: a command held at one step is checked at the
 //! second step after (20 s on, the first at or after 15 s).
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_core::disruption::CommandReason;
@@ -30,7 +29,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 /// A pool of on-demand nodes (no spot-to-spot rules in the way), budget
 /// `budget` nodes.

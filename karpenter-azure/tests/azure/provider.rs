@@ -2,9 +2,7 @@
 //! responder): the conformance suite, the request shapes, insufficient
 //! capacity through the failure cache, drift.
 
-mod common;
-
-use common::{claim, config, pool, provider};
+use crate::common::{claim, config, pool, provider};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
 use serde_json::{Value, json};

@@ -4,10 +4,9 @@
 //! evaluated and could not consolidate, and why (`Event::Unconsolidatable`);
 //! each once per node and reason, not once per reconcile.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::bound_node;
@@ -16,7 +15,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 /// A world of one on-demand pool running `pod` alone on a node of its own,
 /// settled.

@@ -3,15 +3,13 @@
 //! its claim (nor a launched claim without its instance), no evicted pod left
 //! without capacity, no pool disrupting more nodes than its budget allows.
 
-#![allow(dead_code)] // each test binary uses part of it
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
-use karpenter_core::api::NodePool;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Report, SpawnBlocking};
 use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
@@ -209,20 +207,29 @@ impl World {
             .sum()
     }
 
+    /// Checks what must hold after every step (see the module's doc).
     async fn check(&mut self) {
         let pods = self.cluster.pod_list();
         let nodes = self.cluster.node_list();
         let claims = self.cluster.node_claim_list();
+        self.check_nodes_hold_their_pods(&pods, &nodes);
+        self.check_cloud_and_cluster_agree(&claims).await;
+        self.check_evicted_pods_find_capacity(&pods);
+        self.check_budgets(&nodes).await;
+    }
+
+    /// No node over-committed, no pod bound to a node that is not there.
+    fn check_nodes_hold_their_pods(&self, pods: &[Pod], nodes: &[Node]) {
         // No node over-committed.
         let mut used: BTreeMap<&str, ResourceList> = BTreeMap::new();
-        for pod in &pods {
+        for pod in pods {
             if let Some(node) = bound_node(pod) {
                 let asks = pod_requests(pod.spec.as_ref().expect("a spec")).expect("requests");
                 let entry = used.entry(node).or_default();
                 *entry = entry.checked_add(&asks).expect("no overflow");
             }
         }
-        for node in &nodes {
+        for node in nodes {
             let name = node.metadata.name.as_deref().unwrap_or_default();
             let allocatable = node
                 .status
@@ -242,7 +249,7 @@ impl World {
             .iter()
             .filter_map(|n| n.metadata.name.as_deref())
             .collect();
-        for pod in &pods {
+        for pod in pods {
             if let Some(node) = bound_node(pod) {
                 assert!(
                     node_names.contains(node),
@@ -251,8 +258,10 @@ impl World {
                 );
             }
         }
-        // Cloud and cluster agree: every instance has its claim, every
-        // launched claim its instance.
+    }
+
+    /// Every instance has its claim, every launched claim its instance.
+    async fn check_cloud_and_cluster_agree(&self, claims: &[NodeClaim]) {
         let running = self.truth.list().await.expect("a list");
         let instances: BTreeSet<String> = running
             .iter()
@@ -302,6 +311,10 @@ impl World {
             "step {}: claims without instances {lost:?}",
             self.step
         );
+    }
+
+    /// An evicted pod is bound again by the end of the next step.
+    fn check_evicted_pods_find_capacity(&mut self, pods: &[Pod]) {
         // A pod taken off its node finds capacity at once: it is bound again
         // by the end of the next step. Not a pod `karpenter.sh/do-not-disrupt`
         // kept on its node until the node's grace period ended: as upstream,
@@ -338,7 +351,10 @@ impl World {
             self.step
         );
         self.bound_before = bound_now;
-        // Budgets: no pool disrupts more nodes than its budget allows.
+    }
+
+    /// No pool disrupts more nodes than its budget allows.
+    async fn check_budgets(&self, nodes: &[Node]) {
         for pool in self.cluster_pools().await {
             let name = pool.metadata.name.clone().unwrap_or_default();
             let Some(allowed) = fixed_budget(&pool) else {

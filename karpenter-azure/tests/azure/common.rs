@@ -1,9 +1,6 @@
 //! What the provider tests share: a fake ARM on 127.0.0.1 (a stateful
 //! wiremock responder), the provider on it, a pool and claims.
 
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

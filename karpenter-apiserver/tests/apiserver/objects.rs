@@ -141,6 +141,16 @@ async fn create_get_list_and_replace_with_conflicts() {
 async fn status_subresource_and_patches() {
     let server = ApiServer::start().await.unwrap();
     let claims: Api<NodeClaim> = Api::all(server.client());
+    let created = status_is_written_apart(&claims).await;
+    json_patches_test_before_they_change(&claims).await;
+    stale_merge_patches_conflict(&claims, &created).await;
+    server_side_apply_creates_then_merges(&claims).await;
+    patches_are_logged_with_their_content_type(&server);
+}
+
+/// A create drops the status; the main resource and `/status` each change
+/// only their own part. Returns the claim as created.
+async fn status_is_written_apart(claims: &Api<NodeClaim>) -> NodeClaim {
     let pp = PostParams::default();
     // A create drops the status of a kind with a status subresource.
     let created = claims.create(&pp, &claim("c1")).await.unwrap();
@@ -176,7 +186,11 @@ async fn status_subresource_and_patches() {
         replaced.metadata.labels.is_some(),
         "/status keeps the metadata"
     );
+    created
+}
 
+/// A JSON patch applies when its test holds, and is refused when it fails.
+async fn json_patches_test_before_they_change(claims: &Api<NodeClaim>) {
     // JSON patch with a test, on the main resource and on status.
     let json_patch: json_patch::Patch = serde_json::from_value(json!([
         { "op": "test", "path": "/metadata/labels/x", "value": "1" },
@@ -204,16 +218,20 @@ async fn status_subresource_and_patches() {
         .await
         .unwrap_err();
     assert_eq!(code(error), (422, "Invalid".into()));
+}
 
-    // A merge patch carrying a stale resourceVersion is refused.
+/// A merge patch carrying a stale resourceVersion is refused.
+async fn stale_merge_patches_conflict(claims: &Api<NodeClaim>, created: &NodeClaim) {
     let stale = json!({ "metadata": { "resourceVersion": created.metadata.resource_version } });
     let error = claims
         .patch("c1", &PatchParams::default(), &Patch::Merge(&stale))
         .await
         .unwrap_err();
     assert_eq!(code(error), (409, "Conflict".into()));
+}
 
-    // Server-side apply creates, then merges; it needs a field manager.
+/// Server-side apply creates, then merges; it needs a field manager.
+async fn server_side_apply_creates_then_merges(claims: &Api<NodeClaim>) {
     let apply = PatchParams::apply("karpenter").force();
     let body = json!({
         "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
@@ -238,7 +256,10 @@ async fn status_subresource_and_patches() {
         .await
         .unwrap_err();
     assert_eq!(code(error).0, 400);
+}
 
+/// The request log records each patch's content type and field manager.
+fn patches_are_logged_with_their_content_type(server: &ApiServer) {
     let patches: Vec<_> = server
         .requests()
         .into_iter()

@@ -79,20 +79,26 @@ fn record(
 
 const HOUR: i64 = 3600;
 
-#[test]
-fn each_error_marks_its_scope_for_its_time() {
+/// A row of the table: the error's code and message, the zone and capacity
+/// type launched into, the reason recorded, the (zone, capacity type) pairs
+/// it blocks, and for how many seconds.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<FailureReason>,
+    Vec<String>,
+    i64,
+);
+
+/// The zones of the region (not the regional `0`).
+const ZONAL_ALL: [&str; 3] = ["eastus-1", "eastus-2", "eastus-3"];
+
+/// Quota errors: the capacity type everywhere (a family limit for a while).
+fn quota_cases() -> Vec<Case> {
     use FailureReason::*;
-    let zonal_all = ["eastus-1", "eastus-2", "eastus-3"];
-    #[allow(clippy::type_complexity)]
-    let rows: [(
-        &str,
-        &str,
-        &str,
-        &str,
-        Option<FailureReason>,
-        Vec<String>,
-        i64,
-    ); 10] = [
+    vec![
         (
             "OperationNotAllowed",
             "Operation could not be completed as it results in exceeding approved LowPriorityCores quota",
@@ -120,13 +126,20 @@ fn each_error_marks_its_scope_for_its_time() {
             ZONES.iter().map(|z| format!("{z}/on-demand")).collect(),
             600,
         ),
+    ]
+}
+
+/// A size not available: its capacity type in every zone.
+fn sku_not_available_cases() -> Vec<Case> {
+    use FailureReason::*;
+    vec![
         (
             "SkuNotAvailable",
             "The requested VM size is not available",
             "eastus-2",
             "on-demand",
             Some(SkuNotAvailable),
-            zonal_all.iter().map(|z| format!("{z}/on-demand")).collect(),
+            ZONAL_ALL.iter().map(|z| format!("{z}/on-demand")).collect(),
             23 * HOUR,
         ),
         (
@@ -135,9 +148,16 @@ fn each_error_marks_its_scope_for_its_time() {
             "eastus-2",
             "spot",
             Some(SkuNotAvailable),
-            zonal_all.iter().map(|z| format!("{z}/spot")).collect(),
+            ZONAL_ALL.iter().map(|z| format!("{z}/spot")).collect(),
             HOUR,
         ),
+    ]
+}
+
+/// Allocation failures: the zone, or the capacity type across zones.
+fn allocation_cases() -> Vec<Case> {
+    use FailureReason::*;
+    vec![
         (
             "ZonalAllocationFailed",
             "Allocation failed",
@@ -171,22 +191,41 @@ fn each_error_marks_its_scope_for_its_time() {
             "eastus-1",
             "spot",
             Some(OverconstrainedAllocationFailure),
-            zonal_all.iter().map(|z| format!("{z}/spot")).collect(),
+            ZONAL_ALL.iter().map(|z| format!("{z}/spot")).collect(),
             HOUR,
         ),
-        (
-            "VMSizeNotSupported",
-            "",
-            "eastus-1",
-            "on-demand",
-            Some(SkuNotAvailable),
-            ZONES
-                .iter()
-                .flat_map(|z| [format!("{z}/on-demand"), format!("{z}/spot")])
-                .collect(),
-            23 * HOUR,
-        ),
-    ];
+    ]
+}
+
+/// A size the region does not support: every offering.
+fn vm_size_not_supported_cases() -> Vec<Case> {
+    use FailureReason::*;
+    vec![(
+        "VMSizeNotSupported",
+        "",
+        "eastus-1",
+        "on-demand",
+        Some(SkuNotAvailable),
+        ZONES
+            .iter()
+            .flat_map(|z| [format!("{z}/on-demand"), format!("{z}/spot")])
+            .collect(),
+        23 * HOUR,
+    )]
+}
+
+#[test]
+fn each_error_marks_its_scope_for_its_time() {
+    let rows: Vec<Case> = [
+        quota_cases(),
+        sku_not_available_cases(),
+        allocation_cases(),
+        vm_size_not_supported_cases(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    assert_eq!(rows.len(), 10);
     for (code, message, zone, ct, reason, expected, ttl) in rows {
         let (cache, got) = record(code, message, zone, ct);
         assert_eq!(got, reason, "{code} {message}");

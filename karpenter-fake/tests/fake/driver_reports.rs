@@ -2,10 +2,9 @@
 //! instance types define is planned like any other, and a pod no plan can
 //! place is reported with its reason, once per pod and reason.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::{PodKey, bound_node};
@@ -13,7 +12,6 @@ use karpenter_core::scheduling::Requirement;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
-use support::{World, pool};
 
 /// The fake's types, each with a family label of the provider's own: `small`
 /// for the first half, `large` for the rest.

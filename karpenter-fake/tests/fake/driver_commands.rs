@@ -2,16 +2,14 @@
 //! launch, and when replacements do not initialize in time. Either way the
 //! candidates keep running, untainted, and no replacement is left behind.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{any_tainted, provider_ids, settled_world};
 use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
-use support::{any_tainted, provider_ids, settled_world};
 
 #[tokio::test]
 async fn a_replacement_without_capacity_aborts_the_command() {

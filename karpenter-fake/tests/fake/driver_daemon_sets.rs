@@ -3,10 +3,9 @@
 //! keeps it (a mutating webhook or a VPA makes it differ from the template),
 //! and from the template only while the DaemonSet has no pod.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::DriverOptions;
@@ -15,7 +14,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 /// The agent DaemonSet, whose template asks 4 cpu of every node.
 fn agent() -> DaemonSet {

@@ -4,11 +4,10 @@
 //! tokio's blocking pool. The world checks its invariants after every step
 //! (see `support`).
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::support::{World, pool, provider_ids, settled_world, settled_world_with};
 use karpenter_core::cloudprovider::CloudProvider as _;
 use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
@@ -18,7 +17,6 @@ use karpenter_core::provisioning::{PodKey, bound_node};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};
-use support::{World, pool, provider_ids, settled_world, settled_world_with};
 
 #[tokio::test]
 async fn a_thousand_pods_scale_up() {

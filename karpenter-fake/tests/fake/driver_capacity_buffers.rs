@@ -3,10 +3,9 @@
 //! for them alone), that room is never called empty, and a real pod that
 //! comes finds it; with the gate off, buffers do nothing.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::PodTemplate;
 use karpenter_core::api::CapacityBuffer;
 use karpenter_core::driver::DriverOptions;
@@ -15,7 +14,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 /// A world with the default pool (consolidating at once, every node
 /// allowed), a 2-cpu chunk template and a buffer of `replicas` chunks.

@@ -2,16 +2,14 @@
 //! as a replay or a restarted test starts from nodes launched before: the
 //! driver finds their instances and keeps them, launching nothing more.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool};
 
 #[tokio::test]
 async fn claims_adopted_by_a_new_cloud_are_kept() {

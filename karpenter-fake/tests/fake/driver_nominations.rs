@@ -3,10 +3,9 @@
 //! buys nothing for it while the node can take it, and plans it again once
 //! the nomination is void.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_core::provisioning::{bound_node, pod_key};
@@ -14,7 +13,6 @@ use karpenter_core::resources::ResourceList;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
-use support::{World, pool};
 
 /// A world of one node, running one 1-cpu pod, settled.
 async fn one_node() -> World {

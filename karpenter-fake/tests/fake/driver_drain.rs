@@ -4,10 +4,9 @@
 //! `terminationGracePeriod` runs out; a pod with `karpenter.sh/do-not-disrupt`
 //! is not evicted at all, and holds the node the same way.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool, provider_ids};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_core::cluster::Cluster as _;
 use karpenter_core::driver::{DriverOptions, Event};
@@ -16,7 +15,6 @@ use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};
 use serde_json::json;
-use support::{World, pool, provider_ids};
 
 /// A budget over `app: db` allowing `allowed` disruptions.
 fn budget(allowed: i32) -> PodDisruptionBudget {

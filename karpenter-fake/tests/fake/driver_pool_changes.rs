@@ -3,10 +3,9 @@
 //! hash controller makes it), and claims note the pod events that restart
 //! `consolidateAfter`.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{World, pool};
 use k8s_openapi::api::apps::v1::Deployment;
 use karpenter_core::api::NodePool;
 use karpenter_core::disruption::CommandReason;
@@ -14,7 +13,6 @@ use karpenter_core::driver::{DriverOptions, Event};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use serde_json::json;
-use support::{World, pool};
 
 fn web(replicas: i32) -> Deployment {
     serde_json::from_value(json!({
