@@ -101,9 +101,10 @@ mod tests {
     use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
-    #[test]
-    fn a_planned_claim_becomes_the_pools_claim_with_the_plans_requirements_and_the_pods_requests() {
-        let pool: NodePool = serde_json::from_value(json!({
+    /// A pool with a template (labels, a taint, a node class) and the
+    /// pool-hash annotations a claim copies.
+    fn general_pool() -> NodePool {
+        serde_json::from_value(json!({
             "metadata": {"name": "general", "annotations": {
                 "karpenter.sh/nodepool-hash": "123", "karpenter.sh/nodepool-hash-version": "v3",
             }},
@@ -116,8 +117,12 @@ mod tests {
                 },
             }},
         }))
-        .expect("a NodePool");
-        let pods: Vec<Arc<PodInfo>> = ["a", "b"]
+        .expect("a NodePool")
+    }
+
+    /// Pods `a` and `b` in `default`, each requesting 1.5 CPU and 1 GiB.
+    fn two_pods() -> Vec<Arc<PodInfo>> {
+        ["a", "b"]
             .iter()
             .map(|name| {
                 let pod: Pod = serde_json::from_value(json!({
@@ -127,8 +132,13 @@ mod tests {
                 .expect("a Pod");
                 Arc::new(PodInfo::from(pod))
             })
-            .collect();
-        let planned = PlannedClaim {
+            .collect()
+    }
+
+    /// A plan's claim on `general` for both pods, with a zone, an instance
+    /// type list with `minValues`, and a custom key left two values.
+    fn planned_claim() -> PlannedClaim {
+        PlannedClaim {
             node_pool: "general".into(),
             instance_types: vec!["m-2".to_owned(), "m-4".to_owned()].into(),
             requirements: vec![
@@ -156,7 +166,14 @@ mod tests {
             pods: vec![PodKey::new("default", "a"), PodKey::new("default", "b")],
             min_values_relaxed: false,
             capacity_buffers: Default::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_planned_claim_becomes_the_pools_claim_with_the_plans_requirements_and_the_pods_requests() {
+        let pool = general_pool();
+        let pods = two_pods();
+        let planned = planned_claim();
         let now = Timestamp::from_second(1_800_000_000).expect("a time");
         let well_known = crate::scheduling::WellKnownLabels::core();
         let pods = pods_by_key(&pods);

@@ -34,10 +34,44 @@ impl Scheduler<'_> {
         let mut unschedulable: Vec<Unschedulable> = Vec::new();
         // Where each buffer's virtual pods went, for the summary.
         let mut tally = BufferTally::new(self.buffers.states().len());
-        // Each claim is written on its own (on every core), then the plan is
-        // put together in the claims' order.
-        let finished: Vec<_> = self
-            .claims
+        let finished = self.write_claims();
+        self.gather_claims(finished, &mut plan, &mut unschedulable, &mut tally);
+        plan.existing_nodes = self.existing_placements(&mut tally);
+        for (pod, error) in self.pods.iter().zip(&self.errors) {
+            if let Some(reason) = error {
+                match pod.buffer {
+                    None => unschedulable.push(Unschedulable {
+                        pod: pod.key.clone(),
+                        reason: reason.to_string(),
+                    }),
+                    Some(b) => tally.of(b).unschedulable += 1,
+                }
+            }
+        }
+        for rejected in self.rejected {
+            match rejected.buffer {
+                None => unschedulable.push(Unschedulable {
+                    reason: rejected.why.to_string(),
+                    pod: rejected.key,
+                }),
+                Some(b) => tally.of(b).unschedulable += 1,
+            }
+        }
+        if self.buffer_summary {
+            plan.capacity_buffers = tally.placements(self.buffers.states());
+        }
+        unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
+        plan.unschedulable = unschedulable;
+        // Prices are decimal numbers a person reads: keep float noise out of the sum.
+        plan.total_price_per_hour = round_price(plan.total_price_per_hour);
+        plan
+    }
+
+    /// Each claim written as the plan lists it, or why its pool cannot launch
+    /// it, in the claims' order. Each claim is written on its own (on every
+    /// core); [`Self::gather_claims`] then puts the plan together.
+    fn write_claims(&self) -> Vec<Result<PlannedClaim, PoolRefusal>> {
+        self.claims
             .par_iter()
             .with_min_len(FINALIZE_CHUNK)
             .map(|claim| {
@@ -69,7 +103,19 @@ impl Scheduler<'_> {
                     planned
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// Adds the written claims to the plan (and their launch prices to its
+    /// total); the pods of a claim its pool refused become unschedulable with
+    /// the pool's reason. Buffer chunks are tallied where they went.
+    fn gather_claims(
+        &self,
+        finished: Vec<Result<PlannedClaim, PoolRefusal>>,
+        plan: &mut ProvisioningPlan,
+        unschedulable: &mut Vec<Unschedulable>,
+        tally: &mut BufferTally,
+    ) {
         for (claim, finished) in self.claims.iter().zip(finished) {
             let template = &self.templates[claim.template];
             match finished {
@@ -103,6 +149,11 @@ impl Scheduler<'_> {
                 }
             }
         }
+    }
+
+    /// The existing nodes that take pods, each with the pods it takes; buffer
+    /// chunks placed there are tallied, not listed.
+    fn existing_placements(&self, tally: &mut BufferTally) -> Vec<ExistingPlacement> {
         let mut existing_nodes = Vec::new();
         for node in self.existing.iter().filter(|n| !n.pods.is_empty()) {
             let mut pods = Vec::new();
@@ -121,35 +172,7 @@ impl Scheduler<'_> {
                 });
             }
         }
-        plan.existing_nodes = existing_nodes;
-        for (pod, error) in self.pods.iter().zip(&self.errors) {
-            if let Some(reason) = error {
-                match pod.buffer {
-                    None => unschedulable.push(Unschedulable {
-                        pod: pod.key.clone(),
-                        reason: reason.to_string(),
-                    }),
-                    Some(b) => tally.of(b).unschedulable += 1,
-                }
-            }
-        }
-        for rejected in self.rejected {
-            match rejected.buffer {
-                None => unschedulable.push(Unschedulable {
-                    reason: rejected.why.to_string(),
-                    pod: rejected.key,
-                }),
-                Some(b) => tally.of(b).unschedulable += 1,
-            }
-        }
-        if self.buffer_summary {
-            plan.capacity_buffers = tally.placements(self.buffers.states());
-        }
-        unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
-        plan.unschedulable = unschedulable;
-        // Prices are decimal numbers a person reads: keep float noise out of the sum.
-        plan.total_price_per_hour = round_price(plan.total_price_per_hour);
-        plan
+        existing_nodes
     }
 }
 

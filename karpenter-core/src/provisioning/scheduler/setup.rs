@@ -24,6 +24,7 @@ use crate::provisioning::demand::daemons::{DaemonPod, daemon_pods};
 use crate::provisioning::demand::pending_pod::{PendingPod, Rejected, Unreadable};
 use crate::provisioning::demand::preferences::Preferences;
 
+use crate::api::NodePool;
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::InstanceType;
 use crate::cloudprovider::LaunchRank;
@@ -163,66 +164,13 @@ impl<'s> Setup<'s> {
         let preferences = Preferences {
             tolerate_prefer_no_schedule: any_prefer_no_schedule(&pools),
         };
-        let mut templates = Vec::new();
-        let mut domain_pools = Vec::new();
-        let mut skipped_pools = Vec::new();
-        let mut written_limits = Vec::new();
-        for pool in &pools {
-            let name = pool.name().unwrap_or_default().to_string();
-            let types: &[_] = snapshot
-                .instance_types
-                .get(&name)
-                .map(|t| &t[..])
-                .unwrap_or(&[]);
-            if types.is_empty() {
-                // Upstream skips such a pool ("no resolved instance types found").
-                skipped_pools.push(SkippedPool {
-                    pool: name,
-                    why: no_instance_types(snapshot),
-                });
-                continue;
-            }
-            match Template::new(pool, types, &daemons, well_known, policy) {
-                Ok(template) => {
-                    domain_pools.push(DomainPool {
-                        requirements: template.requirements.clone(),
-                        types,
-                        taints: template.taints.clone(),
-                    });
-                    templates.push(template);
-                    written_limits.push(written_limits_of(pool));
-                }
-                Err(e) => {
-                    domain_pools.push(DomainPool {
-                        requirements: template_requirements(pool),
-                        types,
-                        taints: pool.spec.template.spec.taints().to_vec(),
-                    });
-                    skipped_pools.push(SkippedPool {
-                        pool: name,
-                        why: PoolSkipped::NoTypeLeft(e),
-                    });
-                }
-            }
-        }
-        let pool_capacities = templates
-            .iter()
-            .zip(&written_limits)
-            .map(|(template, written)| match written {
-                None => Vec::new(),
-                Some(_) => snapshot
-                    .nodes
-                    .iter()
-                    .enumerate()
-                    // A node on its way out counts against no limit (upstream
-                    // charges its pool nothing for it).
-                    .filter(|(_, n)| {
-                        n.node_pool() == Some(&template.pool) && !n.is_marked_for_deletion()
-                    })
-                    .map(|(i, n)| (i, n.capacity()))
-                    .collect(),
-            })
-            .collect();
+        let PoolsRead {
+            templates,
+            domain_pools,
+            skipped_pools,
+            written_limits,
+        } = read_pools(snapshot, &pools, &daemons, policy);
+        let pool_capacities = pool_capacities(snapshot, &templates, &written_limits);
         // The pods by node as a set-up over an earlier copy of the cluster
         // read them, updated for the pods moved since; else read afresh.
         let bound = carried
@@ -239,37 +187,7 @@ impl<'s> Setup<'s> {
             "a carried pod index differs"
         );
         let carried = carried.and_then(|c| c.for_daemons(&daemons));
-        // Each node read on its own (their pods' requests parsed, their
-        // labels made requirements), on the pool's threads, in node order.
-        let read: Vec<(usize, Arc<ExistingNode>, bool)> = snapshot
-            .nodes
-            .par_iter()
-            .enumerate()
-            .filter(|(_, n)| is_destination(n))
-            .map(|(i, n)| match carried.and_then(|c| c.get(n)) {
-                Some(node) => (i, node, true),
-                None => {
-                    let pods: Vec<&Arc<PodInfo>> = bound
-                        .on(n.name())
-                        .iter()
-                        .map(|&p| &snapshot.pods[p])
-                        .collect();
-                    let node = ExistingNode::new(n, &pods, &daemons, snapshot);
-                    (i, Arc::new(node), false)
-                }
-            })
-            .collect();
-        let mut carried_unread = vec![false; snapshot.nodes.len()];
-        let mut existing: Vec<(usize, Arc<ExistingNode>)> = read
-            .into_iter()
-            .map(|(i, node, unread)| {
-                carried_unread[i] = unread;
-                (i, node)
-            })
-            .collect();
-        // The keys were read with each destination, and the nodes come
-        // mostly in order already (a plan's passes keep the snapshot's).
-        existing.sort_by(|(_, a), (_, b)| destination_order(a, b));
+        let (existing, carried_unread) = read_destinations(snapshot, &bound, &daemons, carried);
         let reservations = Arc::new(ReservationBook::of(domain_pools.iter().map(|p| p.types)));
         Setup {
             well_known,
@@ -477,6 +395,146 @@ fn destination_order(a: &ExistingNode, b: &ExistingNode) -> std::cmp::Ordering {
 }
 
 static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+/// The NodePools as the runs read them: the templates of those that can
+/// launch, every pool with instance types as a source of topology domains,
+/// the pools skipped with why, and each template's limits.
+struct PoolsRead<'s> {
+    templates: Vec<Template<'s>>,
+    domain_pools: Vec<DomainPool<'s>>,
+    skipped_pools: Vec<SkippedPool>,
+    written_limits: Vec<Option<Limits>>,
+}
+
+/// Reads `pools` (in the order pods try them) into templates keeping the
+/// types `policy` lets them; a pool without instance types, or whose types
+/// all fail its template, is skipped with why.
+fn read_pools<'s>(
+    snapshot: &'s Snapshot,
+    pools: &[&NodePool],
+    daemons: &[DaemonPod],
+    policy: MinValuesPolicy,
+) -> PoolsRead<'s> {
+    let well_known = &snapshot.well_known_labels;
+    let mut templates = Vec::new();
+    let mut domain_pools = Vec::new();
+    let mut skipped_pools = Vec::new();
+    let mut written_limits = Vec::new();
+    for pool in pools {
+        let name = pool.name().unwrap_or_default().to_string();
+        let types: &[_] = snapshot
+            .instance_types
+            .get(&name)
+            .map(|t| &t[..])
+            .unwrap_or(&[]);
+        if types.is_empty() {
+            // Upstream skips such a pool ("no resolved instance types found").
+            skipped_pools.push(SkippedPool {
+                pool: name,
+                why: no_instance_types(snapshot),
+            });
+            continue;
+        }
+        match Template::new(pool, types, daemons, well_known, policy) {
+            Ok(template) => {
+                domain_pools.push(DomainPool {
+                    requirements: template.requirements.clone(),
+                    types,
+                    taints: template.taints.clone(),
+                });
+                templates.push(template);
+                written_limits.push(written_limits_of(pool));
+            }
+            Err(e) => {
+                domain_pools.push(DomainPool {
+                    requirements: template_requirements(pool),
+                    types,
+                    taints: pool.spec.template.spec.taints().to_vec(),
+                });
+                skipped_pools.push(SkippedPool {
+                    pool: name,
+                    why: PoolSkipped::NoTypeLeft(e),
+                });
+            }
+        }
+    }
+    PoolsRead {
+        templates,
+        domain_pools,
+        skipped_pools,
+        written_limits,
+    }
+}
+
+/// For each template whose pool has limits, the capacities of its pool's
+/// nodes, each with the node's index in the snapshot, in snapshot order.
+fn pool_capacities(
+    snapshot: &Snapshot,
+    templates: &[Template<'_>],
+    written_limits: &[Option<Limits>],
+) -> Vec<Vec<(usize, ResourceList)>> {
+    templates
+        .iter()
+        .zip(written_limits)
+        .map(|(template, written)| match written {
+            None => Vec::new(),
+            Some(_) => snapshot
+                .nodes
+                .iter()
+                .enumerate()
+                // A node on its way out counts against no limit (upstream
+                // charges its pool nothing for it).
+                .filter(|(_, n)| {
+                    n.node_pool() == Some(&template.pool) && !n.is_marked_for_deletion()
+                })
+                .map(|(i, n)| (i, n.capacity()))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The destinations, in the order pods try them, each with its index in the
+/// snapshot's nodes; and for each node, whether its destination was taken
+/// unread from `carried`.
+fn read_destinations(
+    snapshot: &Snapshot,
+    bound: &BoundPods,
+    daemons: &[DaemonPod],
+    carried: Option<&Carried>,
+) -> (Vec<(usize, Arc<ExistingNode>)>, Vec<bool>) {
+    // Each node read on its own (their pods' requests parsed, their
+    // labels made requirements), on the pool's threads, in node order.
+    let read: Vec<(usize, Arc<ExistingNode>, bool)> = snapshot
+        .nodes
+        .par_iter()
+        .enumerate()
+        .filter(|(_, n)| is_destination(n))
+        .map(|(i, n)| match carried.and_then(|c| c.get(n)) {
+            Some(node) => (i, node, true),
+            None => {
+                let pods: Vec<&Arc<PodInfo>> = bound
+                    .on(n.name())
+                    .iter()
+                    .map(|&p| &snapshot.pods[p])
+                    .collect();
+                let node = ExistingNode::new(n, &pods, daemons, snapshot);
+                (i, Arc::new(node), false)
+            }
+        })
+        .collect();
+    let mut carried_unread = vec![false; snapshot.nodes.len()];
+    let mut existing: Vec<(usize, Arc<ExistingNode>)> = read
+        .into_iter()
+        .map(|(i, node, unread)| {
+            carried_unread[i] = unread;
+            (i, node)
+        })
+        .collect();
+    // The keys were read with each destination, and the nodes come
+    // mostly in order already (a plan's passes keep the snapshot's).
+    existing.sort_by(|(_, a), (_, b)| destination_order(a, b));
+    (existing, carried_unread)
+}
 
 /// A pool's limits as written, none used yet.
 fn written_limits_of(pool: &crate::api::NodePool) -> Option<Limits> {

@@ -166,7 +166,23 @@ impl TopologyBase {
         labels_read: &mut LabelMemo,
         namespaces: NamespaceLabels,
     ) -> TopologyBase {
-        let mut base = TopologyBase {
+        let mut base = TopologyBase::empty(pools, well_known, memoize, namespaces);
+        let mut nodes = NodeTable::default();
+        base.add_existing_nodes(&mut nodes, existing_nodes);
+        labels_read.start();
+        base.add_placed_pods(&mut nodes, placed, moving, memoize, labels_read);
+        labels_read.finish();
+        base
+    }
+
+    /// A base with the pools' domains and nothing placed yet.
+    fn empty(
+        pools: &[DomainSource<'_>],
+        well_known: &WellKnownLabels,
+        memoize: bool,
+        namespaces: NamespaceLabels,
+    ) -> TopologyBase {
+        TopologyBase {
             universe: DomainUniverse::new(pools),
             nodes: Vec::new(),
             node_ids: Vec::new(),
@@ -190,24 +206,36 @@ impl TopologyBase {
             by_pod_label: HashMap::default(),
             domain_sets: GrowOnly::new(),
             namespaces,
-        };
-        let mut nodes = NodeTable::default();
+        }
+    }
+
+    /// Adds the existing nodes, in the order pods try them, and registers
+    /// their hostnames.
+    fn add_existing_nodes(&mut self, nodes: &mut NodeTable, existing_nodes: &[ExistingView<'_>]) {
         for node in existing_nodes {
-            let (index, _) = base.node_index(
-                &mut nodes,
-                node.id,
-                node.labels,
-                node.requirements,
-                node.taints,
-            );
-            base.destination_nodes.insert(node.id, index);
-            base.add_existing(node.id, index);
-            base.count_hostname(index, 1);
+            let (index, _) =
+                self.node_index(nodes, node.id, node.labels, node.requirements, node.taints);
+            self.destination_nodes.insert(node.id, index);
+            self.add_existing(node.id, index);
+            self.count_hostname(index, 1);
             if let Some(hostname) = node.labels.get(LABEL_HOSTNAME) {
-                base.register_hostname(hostname);
+                self.register_hostname(hostname);
             }
         }
-        labels_read.start();
+    }
+
+    /// Counts the placed pods (those whose UID is in `moving` left out) on
+    /// their nodes: each pod's labels where it runs, indexed by label and
+    /// value, and the required anti-affinity groups it carries. With
+    /// `memoize`, each pod's slot is kept for topologies without some nodes.
+    fn add_placed_pods(
+        &mut self,
+        nodes: &mut NodeTable,
+        placed: &[PlacedPod<'_>],
+        moving: &HashSet<&str>,
+        memoize: bool,
+        labels_read: &mut LabelMemo,
+    ) {
         // The pods by label and value, gathered by the interned strings'
         // addresses (equal strings share one), and keyed by the strings once
         // each pair is complete: a pair's pods are hashed by two words each,
@@ -220,8 +248,8 @@ impl TopologyBase {
             if moving.contains(pod.uid) {
                 continue;
             }
-            let (node, _) = base.node_index(
-                &mut nodes,
+            let (node, _) = self.node_index(
+                nodes,
                 placed_pod.node_id,
                 placed_pod.node_labels,
                 placed_pod.node_requirements,
@@ -229,25 +257,25 @@ impl TopologyBase {
             );
             // Pods come node by node: a node is noted once per run of them.
             if last_placed != Some(placed_pod.node_id) {
-                base.placed_nodes.entry(placed_pod.node_id).or_insert(node);
+                self.placed_nodes.entry(placed_pod.node_id).or_insert(node);
                 last_placed = Some(placed_pod.node_id);
             }
             let (namespace, labels) =
                 labels_read.read(placed_pod.source, pod.namespace, pod.labels);
             for term in required_anti_affinity(pod.spec) {
-                let identity = anti_affinity_identity(pod, term, &base.namespaces);
-                let id = base.inverse_group(identity);
-                let key = Arc::clone(base.inverse[id].key());
-                if let Some(domain) = base.nodes[node].label(&key) {
-                    base.inverse[id].record(domain);
+                let identity = anti_affinity_identity(pod, term, &self.namespaces);
+                let id = self.inverse_group(identity);
+                let key = Arc::clone(self.inverse[id].key());
+                if let Some(domain) = self.nodes[node].label(&key) {
+                    self.inverse[id].record(domain);
                 }
-                base.carriers[id].push((ordinal, node));
+                self.carriers[id].push((ordinal, node));
                 if memoize && let Some(id) = placed_pod.pod_id {
-                    base.carrier_pods.insert(id);
+                    self.carrier_pods.insert(id);
                 }
             }
             ordinal += 1;
-            let list = base.placed.entry(Arc::clone(&namespace)).or_default();
+            let list = self.placed.entry(Arc::clone(&namespace)).or_default();
             for (label, value) in labels.iter() {
                 by_pair
                     .entry((label.as_ptr(), value.as_ptr()))
@@ -256,22 +284,20 @@ impl TopologyBase {
                     .push((Arc::clone(&namespace), list.len()));
             }
             if memoize && let Some(id) = placed_pod.pod_id {
-                if base.pod_slots.len() <= id {
-                    base.pod_slots.resize(id + 1, None);
+                if self.pod_slots.len() <= id {
+                    self.pod_slots.resize(id + 1, None);
                 }
-                base.pod_slots[id] = Some((Arc::clone(&namespace), list.len()));
+                self.pod_slots[id] = Some((Arc::clone(&namespace), list.len()));
             }
-            base.on_node[node].push((namespace, list.len()));
+            self.on_node[node].push((namespace, list.len()));
             list.push(Placed { labels, node });
         }
         for (label, value, pods) in by_pair.into_values() {
-            base.by_pod_label
+            self.by_pod_label
                 .entry(label)
                 .or_default()
                 .insert(value, pods);
         }
-        labels_read.finish();
-        base
     }
 
     /// The index of the node the caller calls `id`, with these labels,

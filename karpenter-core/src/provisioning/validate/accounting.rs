@@ -12,6 +12,10 @@ use crate::provisioning::demand::dra::has_dra_requirements;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
 
+/// Where the plan lists each pod key, named as the violations name the places
+/// ("claim #3", "node \"a\"", "unschedulable"), in plan order.
+type Places<'p> = BTreeMap<&'p PodKey, Vec<String>>;
+
 impl<'s> Checker<'s> {
     /// Every pending pod exactly once, nothing else; returns the placed pods.
     pub(super) fn check_accounting(
@@ -19,6 +23,23 @@ impl<'s> Checker<'s> {
         plan: &ProvisioningPlan,
         out: &mut Vec<Violation>,
     ) -> Vec<Placed<'s>> {
+        let (seen, placed) = self.listings(plan, out);
+        self.check_expected_once(&seen, out);
+        check_no_dra_pod_placed(&placed, out);
+        self.check_optional_at_most_once(&seen, out);
+        self.check_no_unknown_pod(&seen, out);
+        placed
+    }
+
+    /// Walks the plan's claims, existing nodes and unschedulable list: where
+    /// each pod is listed, and the pending pods placed (each at its first
+    /// placement). Flags an unschedulable entry without a reason
+    /// ([`Rule::MissingReason`]) on the way.
+    fn listings<'p>(
+        &self,
+        plan: &'p ProvisioningPlan,
+        out: &mut Vec<Violation>,
+    ) -> (Places<'p>, Vec<Placed<'s>>) {
         let mut seen: BTreeMap<&PodKey, Vec<String>> = BTreeMap::new();
         let mut placed = Vec::new();
         let mut first: BTreeSet<&PodKey> = BTreeSet::new();
@@ -73,6 +94,12 @@ impl<'s> Checker<'s> {
                 });
             }
         }
+        (seen, placed)
+    }
+
+    /// [`Rule::PodMissing`] and [`Rule::PodDuplicated`]: each pod the plan
+    /// must list is listed, and no more times than there are pods of its key.
+    fn check_expected_once(&self, seen: &Places<'_>, out: &mut Vec<Violation>) {
         for (key, &count) in &self.expected {
             let places = seen.get(key).map_or(&[][..], |v| &v[..]);
             if places.is_empty() {
@@ -89,21 +116,11 @@ impl<'s> Checker<'s> {
                 });
             }
         }
-        for placed in &placed {
-            if has_dra_requirements(spec_of(placed.pod)) {
-                let host = match &placed.host {
-                    Host::Claim(index) => format!("claim #{index}"),
-                    Host::Node(name) => format!("node {name:?}"),
-                };
-                out.push(Violation {
-                    rule: Rule::DraPodPlaced,
-                    subject: Subject::Pod(placed.key.clone()),
-                    detail: format!(
-                        "placed on {host}, but it has Dynamic Resource Allocation claims"
-                    ),
-                });
-            }
-        }
+    }
+
+    /// [`Rule::PodDuplicated`] for the pods the plan may leave out: listed at
+    /// most once.
+    fn check_optional_at_most_once(&self, seen: &Places<'_>, out: &mut Vec<Violation>) {
         for key in &self.optional {
             let places = seen.get(key).map_or(&[][..], |v| &v[..]);
             if places.len() > 1 {
@@ -114,7 +131,11 @@ impl<'s> Checker<'s> {
                 });
             }
         }
-        for (key, places) in &seen {
+    }
+
+    /// [`Rule::UnknownPod`]: the plan lists no pod it was not given.
+    fn check_no_unknown_pod(&self, seen: &Places<'_>, out: &mut Vec<Violation>) {
+        for (key, places) in seen {
             if !self.expected.contains_key(*key) && !self.optional.contains(*key) {
                 out.push(Violation {
                     rule: Rule::UnknownPod,
@@ -127,6 +148,23 @@ impl<'s> Checker<'s> {
                 });
             }
         }
-        placed
+    }
+}
+
+/// [`Rule::DraPodPlaced`]: no placed pod has Dynamic Resource Allocation
+/// claims.
+fn check_no_dra_pod_placed(placed: &[Placed<'_>], out: &mut Vec<Violation>) {
+    for placed in placed {
+        if has_dra_requirements(spec_of(placed.pod)) {
+            let host = match &placed.host {
+                Host::Claim(index) => format!("claim #{index}"),
+                Host::Node(name) => format!("node {name:?}"),
+            };
+            out.push(Violation {
+                rule: Rule::DraPodPlaced,
+                subject: Subject::Pod(placed.key.clone()),
+                detail: format!("placed on {host}, but it has Dynamic Resource Allocation claims"),
+            });
+        }
     }
 }

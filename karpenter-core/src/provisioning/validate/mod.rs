@@ -9,6 +9,7 @@
 mod accounting;
 mod attach;
 mod buffers;
+mod claim_launch;
 mod claims;
 mod daemons;
 mod describe;

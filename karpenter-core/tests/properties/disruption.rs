@@ -147,6 +147,77 @@ fn from<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
     serde_json::from_value(value).expect("a valid object")
 }
 
+/// The `i`th node of the cluster, managed and ready, and its NodeClaim
+/// (drifted if `node` says so).
+fn node_and_claim(i: usize, node: &NodeSpec) -> (Node, NodeClaim) {
+    let name = format!("node-{i}");
+    let (size, cpu, _) = SIZES[node.size];
+    let capacity_type = if node.spot { "spot" } else { "on-demand" };
+    let labels = json!({
+        "karpenter.sh/nodepool": format!("pool-{}", node.pool),
+        "node.kubernetes.io/instance-type": size,
+        "topology.kubernetes.io/zone": "zone-a",
+        "karpenter.sh/capacity-type": capacity_type,
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "karpenter.sh/initialized": "true",
+        "karpenter.sh/registered": "true",
+        "karpenter.fake/fakenodeclass": "default",
+    });
+    let allocatable =
+        json!({"cpu": format!("{cpu}"), "memory": format!("{}Gi", cpu * 4), "pods": "110"});
+    let kube_node: Node = from(json!({
+        "metadata": {"name": name, "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"providerID": format!("fake:///{name}")},
+        "status": {"allocatable": allocatable, "capacity": allocatable, "conditions": [{"type": "Ready", "status": "True"}]},
+    }));
+    let mut conditions = vec![
+        json!({"type": "Initialized", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}),
+    ];
+    if node.drifted {
+        conditions.push(json!({"type": "Drifted", "status": "True", "lastTransitionTime": "2026-05-01T00:00:00Z"}));
+    }
+    let claim: NodeClaim = from(json!({
+        "metadata": {"name": format!("nc-{name}"), "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}, "requirements": []},
+        "status": {"nodeName": name, "providerID": format!("fake:///{name}"), "conditions": conditions},
+    }));
+    (kube_node, claim)
+}
+
+/// The pods `node` (the `i`th) runs, owned by a ReplicaSet.
+fn running_pods(i: usize, node: &NodeSpec) -> Vec<Pod> {
+    let name = format!("node-{i}");
+    let mut pods: Vec<Pod> = Vec::new();
+    for (j, &(cpu_m, do_not_disrupt, guarded, dra)) in node.pods.iter().enumerate() {
+        let pod_name = format!("app-{i}-{j}");
+        let mut annotations = serde_json::Map::new();
+        if do_not_disrupt {
+            annotations.insert("karpenter.sh/do-not-disrupt".into(), json!("true"));
+        }
+        let app = if guarded { "guarded" } else { "app" };
+        let mut container = json!({"name": "c", "resources": {"requests": {"cpu": format!("{cpu_m}m"), "memory": "512Mi"}}});
+        let mut spec = json!({"nodeName": name});
+        if dra {
+            container["resources"]["claims"] = json!([{"name": "gpu"}]);
+            spec["resourceClaims"] = json!([{"name": "gpu", "resourceClaimTemplateName": "gpu"}]);
+        }
+        spec["containers"] = json!([container]);
+        pods.push(from(json!({
+            "metadata": {
+                "name": pod_name, "namespace": "default", "uid": format!("uid-{pod_name}"),
+                "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": app},
+                "annotations": annotations,
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": true}],
+            },
+            "spec": spec,
+            "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z", "conditions": [{"type": "Ready", "status": "True"}]},
+        })));
+    }
+    pods
+}
+
 fn snapshot(spec: &ClusterSpec) -> Snapshot {
     let types: Arc<[InstanceType]> = instance_types(spec.reservation).into();
     let pools: Vec<NodePool> = spec
@@ -167,65 +238,10 @@ fn snapshot(spec: &ClusterSpec) -> Snapshot {
     let mut claims: Vec<NodeClaim> = Vec::new();
     let mut pods: Vec<Pod> = Vec::new();
     for (i, node) in spec.nodes.iter().enumerate() {
-        let name = format!("node-{i}");
-        let (size, cpu, _) = SIZES[node.size];
-        let capacity_type = if node.spot { "spot" } else { "on-demand" };
-        let labels = json!({
-            "karpenter.sh/nodepool": format!("pool-{}", node.pool),
-            "node.kubernetes.io/instance-type": size,
-            "topology.kubernetes.io/zone": "zone-a",
-            "karpenter.sh/capacity-type": capacity_type,
-            "kubernetes.io/hostname": name,
-            "kubernetes.io/arch": "amd64",
-            "kubernetes.io/os": "linux",
-            "karpenter.sh/initialized": "true",
-            "karpenter.sh/registered": "true",
-            "karpenter.fake/fakenodeclass": "default",
-        });
-        let allocatable =
-            json!({"cpu": format!("{cpu}"), "memory": format!("{}Gi", cpu * 4), "pods": "110"});
-        nodes.push(from(json!({
-            "metadata": {"name": name, "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
-            "spec": {"providerID": format!("fake:///{name}")},
-            "status": {"allocatable": allocatable, "capacity": allocatable, "conditions": [{"type": "Ready", "status": "True"}]},
-        })));
-        let mut conditions = vec![
-            json!({"type": "Initialized", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}),
-        ];
-        if node.drifted {
-            conditions.push(json!({"type": "Drifted", "status": "True", "lastTransitionTime": "2026-05-01T00:00:00Z"}));
-        }
-        claims.push(from(json!({
-            "metadata": {"name": format!("nc-{name}"), "labels": labels, "creationTimestamp": "2026-01-01T00:00:00Z"},
-            "spec": {"nodeClassRef": {"group": "karpenter.fake", "kind": "FakeNodeClass", "name": "default"}, "requirements": []},
-            "status": {"nodeName": name, "providerID": format!("fake:///{name}"), "conditions": conditions},
-        })));
-        for (j, &(cpu_m, do_not_disrupt, guarded, dra)) in node.pods.iter().enumerate() {
-            let pod_name = format!("app-{i}-{j}");
-            let mut annotations = serde_json::Map::new();
-            if do_not_disrupt {
-                annotations.insert("karpenter.sh/do-not-disrupt".into(), json!("true"));
-            }
-            let app = if guarded { "guarded" } else { "app" };
-            let mut container = json!({"name": "c", "resources": {"requests": {"cpu": format!("{cpu_m}m"), "memory": "512Mi"}}});
-            let mut spec = json!({"nodeName": name});
-            if dra {
-                container["resources"]["claims"] = json!([{"name": "gpu"}]);
-                spec["resourceClaims"] =
-                    json!([{"name": "gpu", "resourceClaimTemplateName": "gpu"}]);
-            }
-            spec["containers"] = json!([container]);
-            pods.push(from(json!({
-                "metadata": {
-                    "name": pod_name, "namespace": "default", "uid": format!("uid-{pod_name}"),
-                    "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"app": app},
-                    "annotations": annotations,
-                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": true}],
-                },
-                "spec": spec,
-                "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z", "conditions": [{"type": "Ready", "status": "True"}]},
-            })));
-        }
+        let (kube_node, claim) = node_and_claim(i, node);
+        nodes.push(kube_node);
+        claims.push(claim);
+        pods.extend(running_pods(i, node));
     }
     let pdb: PodDisruptionBudget = from(json!({
         "metadata": {"name": "guard", "namespace": "default"},

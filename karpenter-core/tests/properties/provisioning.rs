@@ -870,227 +870,26 @@ impl Cluster {
         let mut registered = Vec::new();
         for (n, spec) in self.nodes.iter().enumerate() {
             let name = format!("node-{n}");
-            let mut labels = BTreeMap::from([
-                (HOSTNAME.to_string(), name.clone()),
-                (ZONE.to_string(), ZONES[spec.zone].to_string()),
-                (ARCH.to_string(), ARCHES[usize::from(spec.arm)].to_string()),
-                (OS.to_string(), "linux".to_string()),
-            ]);
-            let mut taints = Vec::new();
-            if spec.tainted {
-                taints.push(taint("dedicated", &name, "NoSchedule"));
+            let node = self.cluster_node(&name, spec);
+            // A claim still launching has no Node yet, and no pods.
+            let in_flight = node.node.is_none();
+            nodes.push(node);
+            if in_flight {
+                continue;
             }
-            let allocatable = quantities(spec.cores * 1000, spec.memory_gi * 1024, Some(spec.pods));
-            let state = if spec.pool.is_some() {
-                spec.state
-            } else {
-                NodeState::Ready
-            };
-            if let Some(pool) = spec.pool {
-                let pool = pool % self.pools.len();
-                labels.insert("karpenter.sh/nodepool".to_string(), format!("pool-{pool}"));
-                if let TeamMode::Label(team) = self.pools[pool].team {
-                    labels.insert(TEAM.to_string(), TEAMS[team].to_string());
-                }
-            }
-            match state {
-                NodeState::Ready => {
-                    if spec.pool.is_some() {
-                        labels.insert("karpenter.sh/initialized".to_string(), "true".to_string());
-                    }
-                }
-                NodeState::Starting => {
-                    taints.push(taint("node.kubernetes.io/not-ready", "", "NoSchedule"));
-                }
-                NodeState::Leaving => {
-                    labels.insert("karpenter.sh/initialized".to_string(), "true".to_string());
-                    taints.push(taint("karpenter.sh/disrupted", "", "NoSchedule"));
-                }
-                NodeState::InFlight => {
-                    // A claim still launching: its capacity is usable, its startup
-                    // taint needs no toleration.
-                    let claim = NodeClaim {
-                        metadata: ObjectMeta {
-                            name: Some(name.clone()),
-                            labels: Some(labels),
-                            ..Default::default()
-                        },
-                        spec: NodeClaimSpec {
-                            taints: Some(taints),
-                            startup_taints: Some(vec![taint(
-                                "example.com/warming",
-                                "",
-                                "NoSchedule",
-                            )]),
-                            ..Default::default()
-                        },
-                        status: Some(NodeClaimStatus {
-                            allocatable: Some(Quantities::from(allocatable.clone())),
-                            capacity: Some(Quantities::from(allocatable)),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    };
-                    nodes.push(ClusterNode {
-                        node: None,
-                        node_claim: Some(claim),
-                    });
-                    continue;
-                }
-            }
-            nodes.push(ClusterNode {
-                node: Some(Arc::new(Node {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        labels: Some(labels),
-                        ..Default::default()
-                    },
-                    spec: Some(NodeSpec {
-                        taints: Some(taints),
-                        ..Default::default()
-                    }),
-                    status: Some(NodeStatus {
-                        allocatable: Some(allocatable.clone()),
-                        capacity: Some(allocatable),
-                        ..Default::default()
-                    }),
-                })),
-                node_claim: None,
-            });
             registered.push(name.clone());
-            for (b, bound) in spec.bound.iter().enumerate() {
-                let app = format!("app-{}", bound.app);
-                let mut running = pod(
-                    format!("running-{n}-{b}"),
-                    "default",
-                    app_labels(&app),
-                    PodSpec {
-                        containers: vec![container(
-                            bound.cpu_m,
-                            bound.memory_mi,
-                            bound.host_port.then_some(8080),
-                        )],
-                        node_name: Some(name.clone()),
-                        affinity: bound.anti_affinity.then(|| Affinity {
-                            pod_anti_affinity: Some(PodAntiAffinity {
-                                required_during_scheduling_ignored_during_execution: Some(vec![
-                                    PodAffinityTerm {
-                                        label_selector: Some(selector(&app)),
-                                        topology_key: HOSTNAME.to_string(),
-                                        ..Default::default()
-                                    },
-                                ]),
-                                ..Default::default()
-                            }),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    },
-                );
-                let phase = if bound.finished {
-                    "Succeeded"
-                } else {
-                    "Running"
-                };
-                running.status = Some(PodStatus {
-                    phase: Some(phase.to_string()),
-                    ..Default::default()
-                });
-                pods.push(running);
-            }
+            pods.extend(running_pods(n, &name, spec));
         }
         let mut daemon_sets = Vec::new();
         for (d, spec) in self.daemons.iter().enumerate() {
             let name = format!("ds-{d}");
-            let node_affinity = spec.zones.as_ref().map(|zones| NodeAffinity {
-                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                    node_selector_terms: vec![in_zones(zones)],
-                }),
-                ..Default::default()
-            });
-            let template = PodSpec {
-                containers: vec![claiming(
-                    container(spec.cpu_m, spec.memory_mi, spec.host_port.then_some(9100)),
-                    spec.dra,
-                )],
-                resource_claims: spec.dra.then(device_claim),
-                tolerations: spec.tolerate_all.then(|| {
-                    vec![Toleration {
-                        operator: Some("Exists".to_string()),
-                        ..Default::default()
-                    }]
-                }),
-                node_selector: spec
-                    .arch
-                    .map(|a| BTreeMap::from([(ARCH.to_string(), ARCHES[a].to_string())])),
-                affinity: node_affinity.map(|n| Affinity {
-                    node_affinity: Some(n),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
+            let template = daemon_pod_spec(spec);
             if spec.live {
                 for node in &registered {
-                    let mut live_spec = template.clone();
-                    live_spec.node_name = Some(node.to_string());
-                    live_spec.affinity = Some(Affinity {
-                        node_affinity: Some(NodeAffinity {
-                            required_during_scheduling_ignored_during_execution: Some(
-                                NodeSelector {
-                                    node_selector_terms: vec![NodeSelectorTerm {
-                                        match_fields: Some(vec![NodeSelectorRequirement {
-                                            key: "metadata.name".to_string(),
-                                            operator: "In".to_string(),
-                                            values: Some(vec![node.to_string()]),
-                                        }]),
-                                        ..Default::default()
-                                    }],
-                                },
-                            ),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    });
-                    let mut live = pod(
-                        format!("{name}-{node}"),
-                        "kube-system",
-                        app_labels(&name),
-                        live_spec,
-                    );
-                    live.metadata.owner_references = Some(vec![OwnerReference {
-                        api_version: "apps/v1".to_string(),
-                        kind: "DaemonSet".to_string(),
-                        name: name.clone(),
-                        uid: format!("uid-{name}"),
-                        controller: Some(true),
-                        ..Default::default()
-                    }]);
-                    live.status = Some(PodStatus {
-                        phase: Some("Running".to_string()),
-                        ..Default::default()
-                    });
-                    pods.push(live);
+                    pods.push(live_daemon_pod(&name, node, &template));
                 }
             }
-            daemon_sets.push(DaemonSet {
-                metadata: ObjectMeta {
-                    name: Some(name.clone()),
-                    namespace: Some("kube-system".to_string()),
-                    ..Default::default()
-                },
-                spec: DaemonSetSpec {
-                    selector: selector(&name),
-                    template: PodTemplateSpec {
-                        metadata: Some(ObjectMeta {
-                            labels: Some(app_labels(&name)),
-                            ..Default::default()
-                        }),
-                        spec: Some(template),
-                    },
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
+            daemon_sets.push(daemon_set(&name, template));
         }
         let mut index = 0;
         for (w, spec) in self.workloads.iter().enumerate() {
@@ -1100,106 +899,16 @@ impl Cluster {
             } else {
                 "default"
             };
-            let mut node_selector = BTreeMap::new();
-            if let Some(zone) = spec.zone {
-                node_selector.insert(ZONE.to_string(), ZONES[zone].to_string());
-            }
-            if let Some(arch) = spec.arch {
-                node_selector.insert(ARCH.to_string(), ARCHES[arch].to_string());
-            }
-            if let Some(team) = spec.team {
-                node_selector.insert(TEAM.to_string(), TEAMS[team].to_string());
-            }
-            if let Some(priority) = spec.priority {
-                node_selector.insert(PRIORITY.to_string(), PRIORITIES[priority].to_string());
-            }
-            let node_affinity =
-                (spec.terms.is_some() || spec.preferred_zone.is_some()).then(|| NodeAffinity {
-                    required_during_scheduling_ignored_during_execution: spec.terms.as_ref().map(
-                        |terms| NodeSelector {
-                            node_selector_terms: terms.iter().map(|z| in_zones(z)).collect(),
-                        },
-                    ),
-                    preferred_during_scheduling_ignored_during_execution: spec.preferred_zone.map(
-                        |z| {
-                            vec![PreferredSchedulingTerm {
-                                weight: 10,
-                                preference: in_zones(&[z]),
-                            }]
-                        },
-                    ),
-                });
-            let pod_anti_affinity = spec.anti_affinity.map(|key| PodAntiAffinity {
-                required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
-                    label_selector: Some(selector(&app)),
-                    topology_key: key.to_string(),
-                    ..Default::default()
-                }]),
-                ..Default::default()
-            });
-            let affinity =
-                (node_affinity.is_some() || pod_anti_affinity.is_some()).then(|| Affinity {
-                    node_affinity,
-                    pod_anti_affinity,
-                    ..Default::default()
-                });
-            let spread = |max_skew: i32, when: &str| {
-                vec![TopologySpreadConstraint {
-                    max_skew,
-                    topology_key: ZONE.to_string(),
-                    when_unsatisfiable: when.to_string(),
-                    label_selector: Some(selector(&app)),
-                    ..Default::default()
-                }]
-            };
-            let topology_spread_constraints = match spec.spread {
-                Spread::None => None,
-                Spread::DoNotSchedule(skew) => Some(spread(skew, "DoNotSchedule")),
-                Spread::ScheduleAnyway(skew) => Some(spread(skew, "ScheduleAnyway")),
-            };
-            let tolerations = spec.tolerate.map(|key| {
-                vec![Toleration {
-                    key: (!key.is_empty()).then(|| key.to_string()),
-                    operator: Some("Exists".to_string()),
-                    ..Default::default()
-                }]
-            });
+            let template = workload_pod_spec(&app, spec);
             for r in 0..spec.replicas {
-                let pod_spec = PodSpec {
-                    containers: vec![claiming(
-                        container(spec.cpu_m, spec.memory_mi, spec.host_port),
-                        spec.dra,
-                    )],
-                    resource_claims: spec.dra.then(device_claim),
-                    node_selector: (!node_selector.is_empty()).then(|| node_selector.clone()),
-                    affinity: affinity.clone(),
-                    tolerations: tolerations.clone(),
-                    topology_spread_constraints: topology_spread_constraints.clone(),
-                    ..Default::default()
-                };
-                let mut pending = pod(format!("{app}-{r}"), namespace, app_labels(&app), pod_spec);
+                let mut pending = pod(
+                    format!("{app}-{r}"),
+                    namespace,
+                    app_labels(&app),
+                    template.clone(),
+                );
                 pending.metadata.creation_timestamp = Some(time(index));
-                match spec.status {
-                    Scheduling::Unschedulable => {}
-                    Scheduling::Bare => pending.status = None,
-                    Scheduling::Gated => {
-                        pending.status = Some(PodStatus {
-                            phase: Some("Pending".to_string()),
-                            conditions: Some(vec![PodCondition {
-                                type_: "PodScheduled".to_string(),
-                                status: "False".to_string(),
-                                reason: Some("SchedulingGated".to_string()),
-                                ..Default::default()
-                            }]),
-                            ..Default::default()
-                        });
-                    }
-                    Scheduling::Preempting => {
-                        if let Some(status) = pending.status.as_mut() {
-                            status.nominated_node_name = Some("node-0".to_string());
-                        }
-                    }
-                }
+                set_scheduling(&mut pending, spec.status);
                 index += 1;
                 pods.push(pending);
             }
@@ -1212,6 +921,360 @@ impl Cluster {
             daemon_sets,
             well_known_labels: WellKnownLabels::new().with(PRIORITY),
             ..Default::default()
+        }
+    }
+
+    /// Existing node `name` as `spec` draws it: a Node, or for a claim
+    /// still launching a NodeClaim alone.
+    fn cluster_node(&self, name: &str, spec: &NodeSpecData) -> ClusterNode {
+        let (labels, taints) = self.node_labels_and_taints(name, spec);
+        let allocatable = quantities(spec.cores * 1000, spec.memory_gi * 1024, Some(spec.pods));
+        if matches!(spec.effective_state(), NodeState::InFlight) {
+            // A claim still launching: its capacity is usable, its startup
+            // taint needs no toleration.
+            let claim = NodeClaim {
+                metadata: ObjectMeta {
+                    name: Some(name.to_string()),
+                    labels: Some(labels),
+                    ..Default::default()
+                },
+                spec: NodeClaimSpec {
+                    taints: Some(taints),
+                    startup_taints: Some(vec![taint("example.com/warming", "", "NoSchedule")]),
+                    ..Default::default()
+                },
+                status: Some(NodeClaimStatus {
+                    allocatable: Some(Quantities::from(allocatable.clone())),
+                    capacity: Some(Quantities::from(allocatable)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            return ClusterNode {
+                node: None,
+                node_claim: Some(claim),
+            };
+        }
+        ClusterNode {
+            node: Some(Arc::new(Node {
+                metadata: ObjectMeta {
+                    name: Some(name.to_string()),
+                    labels: Some(labels),
+                    ..Default::default()
+                },
+                spec: Some(NodeSpec {
+                    taints: Some(taints),
+                    ..Default::default()
+                }),
+                status: Some(NodeStatus {
+                    allocatable: Some(allocatable.clone()),
+                    capacity: Some(allocatable),
+                    ..Default::default()
+                }),
+            })),
+            node_claim: None,
+        }
+    }
+
+    /// The labels and taints of existing node `name`: its zone and
+    /// architecture, its pool's (and the pool's team label), and what its
+    /// state adds.
+    fn node_labels_and_taints(
+        &self,
+        name: &str,
+        spec: &NodeSpecData,
+    ) -> (BTreeMap<String, String>, Vec<Taint>) {
+        let mut labels = BTreeMap::from([
+            (HOSTNAME.to_string(), name.to_string()),
+            (ZONE.to_string(), ZONES[spec.zone].to_string()),
+            (ARCH.to_string(), ARCHES[usize::from(spec.arm)].to_string()),
+            (OS.to_string(), "linux".to_string()),
+        ]);
+        let mut taints = Vec::new();
+        if spec.tainted {
+            taints.push(taint("dedicated", name, "NoSchedule"));
+        }
+        if let Some(pool) = spec.pool {
+            let pool = pool % self.pools.len();
+            labels.insert("karpenter.sh/nodepool".to_string(), format!("pool-{pool}"));
+            if let TeamMode::Label(team) = self.pools[pool].team {
+                labels.insert(TEAM.to_string(), TEAMS[team].to_string());
+            }
+        }
+        match spec.effective_state() {
+            NodeState::Ready => {
+                if spec.pool.is_some() {
+                    labels.insert("karpenter.sh/initialized".to_string(), "true".to_string());
+                }
+            }
+            NodeState::Starting => {
+                taints.push(taint("node.kubernetes.io/not-ready", "", "NoSchedule"));
+            }
+            NodeState::Leaving => {
+                labels.insert("karpenter.sh/initialized".to_string(), "true".to_string());
+                taints.push(taint("karpenter.sh/disrupted", "", "NoSchedule"));
+            }
+            NodeState::InFlight => {}
+        }
+        (labels, taints)
+    }
+}
+
+impl NodeSpecData {
+    /// The node's state: an unmanaged node is always ready.
+    fn effective_state(&self) -> NodeState {
+        if self.pool.is_some() {
+            self.state
+        } else {
+            NodeState::Ready
+        }
+    }
+}
+
+/// The pods `spec` binds to existing node `name` (the `n`th), running or
+/// finished.
+fn running_pods(n: usize, name: &str, spec: &NodeSpecData) -> Vec<Pod> {
+    let mut pods = Vec::new();
+    for (b, bound) in spec.bound.iter().enumerate() {
+        let app = format!("app-{}", bound.app);
+        let mut running = pod(
+            format!("running-{n}-{b}"),
+            "default",
+            app_labels(&app),
+            PodSpec {
+                containers: vec![container(
+                    bound.cpu_m,
+                    bound.memory_mi,
+                    bound.host_port.then_some(8080),
+                )],
+                node_name: Some(name.to_string()),
+                affinity: bound.anti_affinity.then(|| Affinity {
+                    pod_anti_affinity: Some(PodAntiAffinity {
+                        required_during_scheduling_ignored_during_execution: Some(vec![
+                            PodAffinityTerm {
+                                label_selector: Some(selector(&app)),
+                                topology_key: HOSTNAME.to_string(),
+                                ..Default::default()
+                            },
+                        ]),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        );
+        let phase = if bound.finished {
+            "Succeeded"
+        } else {
+            "Running"
+        };
+        running.status = Some(PodStatus {
+            phase: Some(phase.to_string()),
+            ..Default::default()
+        });
+        pods.push(running);
+    }
+    pods
+}
+
+/// A DaemonSet's pod template as `spec` draws it.
+fn daemon_pod_spec(spec: &DaemonSpec) -> PodSpec {
+    let node_affinity = spec.zones.as_ref().map(|zones| NodeAffinity {
+        required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+            node_selector_terms: vec![in_zones(zones)],
+        }),
+        ..Default::default()
+    });
+    PodSpec {
+        containers: vec![claiming(
+            container(spec.cpu_m, spec.memory_mi, spec.host_port.then_some(9100)),
+            spec.dra,
+        )],
+        resource_claims: spec.dra.then(device_claim),
+        tolerations: spec.tolerate_all.then(|| {
+            vec![Toleration {
+                operator: Some("Exists".to_string()),
+                ..Default::default()
+            }]
+        }),
+        node_selector: spec
+            .arch
+            .map(|a| BTreeMap::from([(ARCH.to_string(), ARCHES[a].to_string())])),
+        affinity: node_affinity.map(|n| Affinity {
+            node_affinity: Some(n),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// DaemonSet `name`'s live pod on `node`: its template with the affinity
+/// rewritten to `matchFields` on the node's name, as the DaemonSet
+/// controller does.
+fn live_daemon_pod(name: &str, node: &str, template: &PodSpec) -> Pod {
+    let mut live_spec = template.clone();
+    live_spec.node_name = Some(node.to_string());
+    live_spec.affinity = Some(Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: Some(vec![NodeSelectorRequirement {
+                        key: "metadata.name".to_string(),
+                        operator: "In".to_string(),
+                        values: Some(vec![node.to_string()]),
+                    }]),
+                    ..Default::default()
+                }],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let mut live = pod(
+        format!("{name}-{node}"),
+        "kube-system",
+        app_labels(name),
+        live_spec,
+    );
+    live.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "apps/v1".to_string(),
+        kind: "DaemonSet".to_string(),
+        name: name.to_string(),
+        uid: format!("uid-{name}"),
+        controller: Some(true),
+        ..Default::default()
+    }]);
+    live.status = Some(PodStatus {
+        phase: Some("Running".to_string()),
+        ..Default::default()
+    });
+    live
+}
+
+/// DaemonSet `name` in `kube-system`, with this pod template.
+fn daemon_set(name: &str, template: PodSpec) -> DaemonSet {
+    DaemonSet {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some("kube-system".to_string()),
+            ..Default::default()
+        },
+        spec: DaemonSetSpec {
+            selector: selector(name),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(app_labels(name)),
+                    ..Default::default()
+                }),
+                spec: Some(template),
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The pod spec every replica of workload `app` shares, as `spec` draws it:
+/// requests, node selector, node affinity, anti-affinity to its own app,
+/// zonal spread and tolerations.
+fn workload_pod_spec(app: &str, spec: &WorkloadSpec) -> PodSpec {
+    let mut node_selector = BTreeMap::new();
+    if let Some(zone) = spec.zone {
+        node_selector.insert(ZONE.to_string(), ZONES[zone].to_string());
+    }
+    if let Some(arch) = spec.arch {
+        node_selector.insert(ARCH.to_string(), ARCHES[arch].to_string());
+    }
+    if let Some(team) = spec.team {
+        node_selector.insert(TEAM.to_string(), TEAMS[team].to_string());
+    }
+    if let Some(priority) = spec.priority {
+        node_selector.insert(PRIORITY.to_string(), PRIORITIES[priority].to_string());
+    }
+    let node_affinity =
+        (spec.terms.is_some() || spec.preferred_zone.is_some()).then(|| NodeAffinity {
+            required_during_scheduling_ignored_during_execution: spec.terms.as_ref().map(|terms| {
+                NodeSelector {
+                    node_selector_terms: terms.iter().map(|z| in_zones(z)).collect(),
+                }
+            }),
+            preferred_during_scheduling_ignored_during_execution: spec.preferred_zone.map(|z| {
+                vec![PreferredSchedulingTerm {
+                    weight: 10,
+                    preference: in_zones(&[z]),
+                }]
+            }),
+        });
+    let pod_anti_affinity = spec.anti_affinity.map(|key| PodAntiAffinity {
+        required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+            label_selector: Some(selector(app)),
+            topology_key: key.to_string(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    });
+    let affinity = (node_affinity.is_some() || pod_anti_affinity.is_some()).then(|| Affinity {
+        node_affinity,
+        pod_anti_affinity,
+        ..Default::default()
+    });
+    let spread = |max_skew: i32, when: &str| {
+        vec![TopologySpreadConstraint {
+            max_skew,
+            topology_key: ZONE.to_string(),
+            when_unsatisfiable: when.to_string(),
+            label_selector: Some(selector(app)),
+            ..Default::default()
+        }]
+    };
+    let topology_spread_constraints = match spec.spread {
+        Spread::None => None,
+        Spread::DoNotSchedule(skew) => Some(spread(skew, "DoNotSchedule")),
+        Spread::ScheduleAnyway(skew) => Some(spread(skew, "ScheduleAnyway")),
+    };
+    let tolerations = spec.tolerate.map(|key| {
+        vec![Toleration {
+            key: (!key.is_empty()).then(|| key.to_string()),
+            operator: Some("Exists".to_string()),
+            ..Default::default()
+        }]
+    });
+    PodSpec {
+        containers: vec![claiming(
+            container(spec.cpu_m, spec.memory_mi, spec.host_port),
+            spec.dra,
+        )],
+        resource_claims: spec.dra.then(device_claim),
+        node_selector: (!node_selector.is_empty()).then_some(node_selector),
+        affinity,
+        tolerations,
+        topology_spread_constraints,
+        ..Default::default()
+    }
+}
+
+/// Gives a pending pod the status the kube-scheduler left it in.
+fn set_scheduling(pending: &mut Pod, status: Scheduling) {
+    match status {
+        Scheduling::Unschedulable => {}
+        Scheduling::Bare => pending.status = None,
+        Scheduling::Gated => {
+            pending.status = Some(PodStatus {
+                phase: Some("Pending".to_string()),
+                conditions: Some(vec![PodCondition {
+                    type_: "PodScheduled".to_string(),
+                    status: "False".to_string(),
+                    reason: Some("SchedulingGated".to_string()),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            });
+        }
+        Scheduling::Preempting => {
+            if let Some(status) = pending.status.as_mut() {
+                status.nominated_node_name = Some("node-0".to_string());
+            }
         }
     }
 }
