@@ -182,12 +182,30 @@ pub fn nominated(pod: &PodKey, target: &str, is_claim: bool) -> Recorded {
 /// The Kubernetes Events for one thing the driver did (none for the
 /// bookkeeping nobody looks for in `kubectl describe`).
 pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
-    let on =
-        |regarding: ObjectReference, type_, reason: &str, action: &str, note: String| Recorded {
-            regarding,
-            event: event(type_, reason, action, note),
-        };
-    match done {
+    claim_lifecycle_events(done)
+        .or_else(|| drain_events(done))
+        .or_else(|| disruption_events(done))
+        .unwrap_or_default()
+}
+
+/// One Event of type `type_` about `regarding`.
+fn on(
+    regarding: ObjectReference,
+    type_: EventType,
+    reason: &str,
+    action: &str,
+    note: String,
+) -> Recorded {
+    Recorded {
+        regarding,
+        event: event(type_, reason, action, note),
+    }
+}
+
+/// Events of provisioning and a claim's life: a pod that found no place, a
+/// claim created, launched (or not), registered, initialized.
+fn claim_lifecycle_events(done: &DriverEvent) -> Option<Vec<Recorded>> {
+    Some(match done {
         DriverEvent::PodUnschedulable { pod, reason } => vec![on(
             pod_ref(pod),
             EventType::Warning,
@@ -230,6 +248,13 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
             "Initialize",
             "Status condition transitioned, Type: Initialized, Status: True".into(),
         )],
+        _ => return None,
+    })
+}
+
+/// Events of a drain that cannot evict a pod.
+fn drain_events(done: &DriverEvent) -> Option<Vec<Recorded>> {
+    Some(match done {
         DriverEvent::EvictionBlocked { pod, node } => vec![
             on(
                 node_ref(node),
@@ -255,6 +280,14 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
                 "Failed to drain node, pod {pod} has karpenter.sh/do-not-disrupt and is not evicted"
             ),
         )],
+        _ => return None,
+    })
+}
+
+/// Events of disruption: commands started, dropped, aborted, and the nodes
+/// it leaves alone with why.
+fn disruption_events(done: &DriverEvent) -> Option<Vec<Recorded>> {
+    Some(match done {
         DriverEvent::CommandStarted {
             reason,
             candidates,
@@ -334,8 +367,8 @@ pub fn kubernetes_events(done: &DriverEvent) -> Vec<Recorded> {
             "Disrupt",
             format!("Disruption command {id} aborted: {why}"),
         )],
-        _ => Vec::new(),
-    }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

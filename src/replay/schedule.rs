@@ -8,7 +8,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use karpenter_fake::generate::workload::SplitMix64;
 
-use crate::scenario::{Action, At, DeploymentRef, LoadError, Trace};
+use crate::scenario::{Action, At, DeploymentRef, LoadError, Trace, TraceEvent};
 
 /// What the replay does at a time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,64 +92,11 @@ pub(crate) fn stream(seed: u64, event: usize) -> SplitMix64 {
 pub(crate) fn lay_out(trace: &Trace, bounds: &Bounds<'_>) -> Result<Vec<Due>, LoadError> {
     let mut timed = Vec::with_capacity(trace.events.len());
     for (i, event) in trace.events.iter().enumerate() {
-        let at = time_of(event.at, bounds.start).ok_or_else(|| {
-            invalid(
-                trace,
-                format!("events[{i}].at"),
-                "is past the last time this replay can reach".to_owned(),
-            )
-        })?;
-        if at < bounds.start {
-            return Err(invalid(
-                trace,
-                format!("events[{i}].at"),
-                format!("{at} is before the start ({})", bounds.start),
-            ));
-        }
-        if let Some(deployment) = event.action.deployment()
-            && !bounds.deployments.contains(deployment)
-        {
-            let known: Vec<String> = bounds.deployments.iter().map(|d| d.to_string()).collect();
-            return Err(invalid(
-                trace,
-                format!("events[{i}].{}.deployment", event.action.key()),
-                format!(
-                    "no Deployment {deployment} in the input (it has: {})",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            ));
-        }
-        if let Action::Drift { node_pool } = &event.action
-            && !bounds.node_pools.contains(node_pool)
-        {
-            return Err(invalid(
-                trace,
-                format!("events[{i}].drift.nodePool"),
-                format!(
-                    "no NodePool {node_pool} in the input (it has: {})",
-                    bounds.node_pools.join(", ")
-                ),
-            ));
-        }
-        timed.push((at, i));
+        timed.push((checked_time(trace, i, event, bounds)?, i));
     }
     // Stable: equal times keep the trace's order.
     timed.sort_by_key(|&(at, _)| at);
-    // Which event last set each Deployment's count: a `random` runs until
-    // the next one.
-    let mut next_for: BTreeMap<usize, Timestamp> = BTreeMap::new();
-    let mut last: BTreeMap<&DeploymentRef, usize> = BTreeMap::new();
-    for &(at, i) in &timed {
-        if let Some(deployment) = trace.events[i].action.deployment()
-            && let Some(previous) = last.insert(deployment, i)
-        {
-            next_for.insert(previous, at);
-        }
-    }
+    let next_for = next_of_same_deployment(trace, &timed);
     let mut due = Vec::new();
     for &(at, i) in &timed {
         if at > bounds.end {
@@ -180,30 +127,14 @@ pub(crate) fn lay_out(trace: &Trace, bounds: &Bounds<'_>) -> Result<Vec<Due>, Lo
                 min,
                 max,
             } => {
-                let next = next_for.get(&i).copied();
-                let mut draws = stream(bounds.seed, i);
-                let every = SignedDuration::try_from(*every).unwrap_or(SignedDuration::MAX);
-                let span = usize::try_from(max - min)
-                    .unwrap_or(usize::MAX)
-                    .saturating_add(1);
-                let mut time = at;
-                // Until the Deployment's next event (which wins at its own
-                // time), else through the end.
-                while time <= bounds.end && next.is_none_or(|next| time < next) {
-                    let replicas = min + u32::try_from(draws.below(span)).unwrap_or(0);
-                    due.push(Due {
-                        at: time,
-                        event: i,
-                        planned: Planned::Scale {
-                            deployment: deployment.clone(),
-                            replicas,
-                        },
-                    });
-                    match time.checked_add(every) {
-                        Ok(later) => time = later,
-                        Err(_) => break,
-                    }
-                }
+                let random = Random {
+                    event: i,
+                    deployment,
+                    every: *every,
+                    min: *min,
+                    max: *max,
+                };
+                random.draw(at, next_for.get(&i).copied(), bounds, &mut due);
                 continue;
             }
         };
@@ -215,4 +146,123 @@ pub(crate) fn lay_out(trace: &Trace, bounds: &Bounds<'_>) -> Result<Vec<Due>, Lo
     }
     due.sort_by_key(|d| (d.at, d.event));
     Ok(due)
+}
+
+/// When event `i` happens, once it is checked: not past what the replay can
+/// reach, not before the start, and naming only Deployments and NodePools the
+/// cluster has (else an error naming the field, listing what exists).
+fn checked_time(
+    trace: &Trace,
+    i: usize,
+    event: &TraceEvent,
+    bounds: &Bounds<'_>,
+) -> Result<Timestamp, LoadError> {
+    let at = time_of(event.at, bounds.start).ok_or_else(|| {
+        invalid(
+            trace,
+            format!("events[{i}].at"),
+            "is past the last time this replay can reach".to_owned(),
+        )
+    })?;
+    if at < bounds.start {
+        return Err(invalid(
+            trace,
+            format!("events[{i}].at"),
+            format!("{at} is before the start ({})", bounds.start),
+        ));
+    }
+    if let Some(deployment) = event.action.deployment()
+        && !bounds.deployments.contains(deployment)
+    {
+        let known: Vec<String> = bounds.deployments.iter().map(|d| d.to_string()).collect();
+        return Err(invalid(
+            trace,
+            format!("events[{i}].{}.deployment", event.action.key()),
+            format!(
+                "no Deployment {deployment} in the input (it has: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    }
+    if let Action::Drift { node_pool } = &event.action
+        && !bounds.node_pools.contains(node_pool)
+    {
+        return Err(invalid(
+            trace,
+            format!("events[{i}].drift.nodePool"),
+            format!(
+                "no NodePool {node_pool} in the input (it has: {})",
+                bounds.node_pools.join(", ")
+            ),
+        ));
+    }
+    Ok(at)
+}
+
+/// For each event that sets a Deployment's count, when the next event for the
+/// same Deployment comes (of the `timed` events, in time order): a `random`
+/// runs until then.
+fn next_of_same_deployment(
+    trace: &Trace,
+    timed: &[(Timestamp, usize)],
+) -> BTreeMap<usize, Timestamp> {
+    let mut next_for = BTreeMap::new();
+    let mut last: BTreeMap<&DeploymentRef, usize> = BTreeMap::new();
+    for &(at, i) in timed {
+        if let Some(deployment) = trace.events[i].action.deployment()
+            && let Some(previous) = last.insert(deployment, i)
+        {
+            next_for.insert(previous, at);
+        }
+    }
+    next_for
+}
+
+/// A `random` event: its Deployment's count drawn between `min` and `max`
+/// every `every`, from the event's own seeded stream.
+struct Random<'a> {
+    event: usize,
+    deployment: &'a DeploymentRef,
+    every: Duration,
+    min: u32,
+    max: u32,
+}
+
+impl Random<'_> {
+    /// Pushes a scaling to `due` at `at` and every `every` after it, until
+    /// the Deployment's `next` event (which wins at its own time), else
+    /// through the end.
+    fn draw(
+        &self,
+        at: Timestamp,
+        next: Option<Timestamp>,
+        bounds: &Bounds<'_>,
+        due: &mut Vec<Due>,
+    ) {
+        let mut draws = stream(bounds.seed, self.event);
+        let every = SignedDuration::try_from(self.every).unwrap_or(SignedDuration::MAX);
+        let span = usize::try_from(self.max - self.min)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+        let mut time = at;
+        while time <= bounds.end && next.is_none_or(|next| time < next) {
+            let replicas = self.min + u32::try_from(draws.below(span)).unwrap_or(0);
+            due.push(Due {
+                at: time,
+                event: self.event,
+                planned: Planned::Scale {
+                    deployment: self.deployment.clone(),
+                    replicas,
+                },
+            });
+            match time.checked_add(every) {
+                Ok(later) => time = later,
+                Err(_) => break,
+            }
+        }
+    }
 }

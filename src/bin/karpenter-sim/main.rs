@@ -150,104 +150,112 @@ fn main() -> ExitCode {
 fn run(cli: Cli, raw: &[std::ffi::OsString]) -> Result<(), Failure> {
     match cli.command {
         Command::Replay(args) => replay::run(args, raw),
-        Command::Summary(common) => {
-            let (scenario, mut timings) = load(&common)?;
-            let (_, provider) = resolve_provider(&common, &scenario)?;
-            let start = Instant::now();
-            let summary = Summary::of(&scenario);
-            timings.record("summarise", start.elapsed());
-            let start = Instant::now();
-            let text = match common.output {
-                Output::Json => json(&summary)?,
-                Output::Table => format!("{}\nprovider: {provider}\n", summary.to_table()),
-            };
-            write_stdout(&text)?;
-            timings.record("write", start.elapsed());
-            finish(&common, &scenario, timings);
-            Ok(())
-        }
-        Command::Provision(args) => {
-            let (scenario, mut timings) = load(&args.common)?;
-            let (chosen, _) = resolve_provider(&args.common, &scenario)?;
-            let start = Instant::now();
-            let counts = (
-                scenario.pods.len(),
-                scenario.nodes.len(),
-                scenario.node_pools.len(),
-            );
-            let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
-            timings.record("snapshot", start.elapsed());
-            let start = Instant::now();
-            // The clock judges one thing here: whether a duration-valued
-            // `karpenter.sh/do-not-disrupt` still holds a pod of a node
-            // being deleted (see `ProvisioningOptions::now`).
-            let planning = args.common.planning.options();
-            let options = karpenter::core::provisioning::ProvisioningOptions::from(planning)
-                .at(jiff::Timestamp::now());
-            let mut plan =
-                karpenter::core::provisioning::plan_provisioning_with(&snapshot, &options);
-            timings.record("plan", start.elapsed());
-            // The cost mode always reports how far from the optimum it may be.
-            if args.bound || planning.packing == Packing::Cost {
-                let start = Instant::now();
-                plan.add_lower_bound(&snapshot);
-                timings.record("bound", start.elapsed());
-            }
-            let start = Instant::now();
-            let text = match args.common.output {
-                Output::Json => json(&plan)?,
-                Output::Table => plan_table(&plan),
-            };
-            write_stdout(&text)?;
-            timings.record("write", start.elapsed());
-            if args.common.timings {
-                let (pods, nodes, pools) = counts;
-                timings.set_size(format!(
-                    "{pods} pods, {nodes} nodes, {pools} node pools; {} new claims, {} unschedulable",
-                    plan.node_claims.len(),
-                    plan.unschedulable.len()
-                ));
-                eprintln!("{timings}");
-            }
-            Ok(())
-        }
-        Command::Disrupt(args) => {
-            let (scenario, mut timings) = load(&args.common)?;
-            let (chosen, _) = resolve_provider(&args.common, &scenario)?;
-            let now = args.now.unwrap_or_else(jiff::Timestamp::now);
-            let start = Instant::now();
-            let counts = (scenario.nodes.len(), scenario.node_pools.len());
-            let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
-            timings.record("snapshot", start.elapsed());
-            let start = Instant::now();
-            let mut options = karpenter::core::disruption::DisruptionOptions::default()
-                .with_planning(args.common.planning.options())
-                .with_m_to_n(args.m_to_n)
-                .with_repair_policies(chosen.repair_policies());
-            if args.spot_to_spot {
-                options = options.with_spot_to_spot(true);
-            }
-            let plan = karpenter::core::disruption::plan_disruption_with(&snapshot, now, &options);
-            timings.record("plan", start.elapsed());
-            let start = Instant::now();
-            let text = match args.common.output {
-                Output::Json => json(&plan)?,
-                Output::Table => disruption_table(&plan),
-            };
-            write_stdout(&text)?;
-            timings.record("write", start.elapsed());
-            if args.common.timings {
-                let (nodes, pools) = counts;
-                timings.set_size(format!(
-                    "{nodes} nodes, {pools} node pools; {} commands, {} blocked",
-                    plan.commands.len(),
-                    plan.blocked.len()
-                ));
-                eprintln!("{timings}");
-            }
-            Ok(())
-        }
+        Command::Summary(common) => summary(&common),
+        Command::Provision(args) => provision(&args),
+        Command::Disrupt(args) => disrupt(&args),
     }
+}
+
+/// `summary`: what the input holds, checked.
+fn summary(common: &CommonArgs) -> Result<(), Failure> {
+    let (scenario, mut timings) = load(common)?;
+    let (_, provider) = resolve_provider(common, &scenario)?;
+    let start = Instant::now();
+    let summary = Summary::of(&scenario);
+    timings.record("summarise", start.elapsed());
+    let start = Instant::now();
+    let text = match common.output {
+        Output::Json => json(&summary)?,
+        Output::Table => format!("{}\nprovider: {provider}\n", summary.to_table()),
+    };
+    write_stdout(&text)?;
+    timings.record("write", start.elapsed());
+    finish(common, &scenario, timings);
+    Ok(())
+}
+
+/// `provision`: new capacity for the pending pods.
+fn provision(args: &ProvisionArgs) -> Result<(), Failure> {
+    let (scenario, mut timings) = load(&args.common)?;
+    let (chosen, _) = resolve_provider(&args.common, &scenario)?;
+    let start = Instant::now();
+    let counts = (
+        scenario.pods.len(),
+        scenario.nodes.len(),
+        scenario.node_pools.len(),
+    );
+    let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
+    timings.record("snapshot", start.elapsed());
+    let start = Instant::now();
+    // The clock judges one thing here: whether a duration-valued
+    // `karpenter.sh/do-not-disrupt` still holds a pod of a node
+    // being deleted (see `ProvisioningOptions::now`).
+    let planning = args.common.planning.options();
+    let options = karpenter::core::provisioning::ProvisioningOptions::from(planning)
+        .at(jiff::Timestamp::now());
+    let mut plan = karpenter::core::provisioning::plan_provisioning_with(&snapshot, &options);
+    timings.record("plan", start.elapsed());
+    // The cost mode always reports how far from the optimum it may be.
+    if args.bound || planning.packing == Packing::Cost {
+        let start = Instant::now();
+        plan.add_lower_bound(&snapshot);
+        timings.record("bound", start.elapsed());
+    }
+    let start = Instant::now();
+    let text = match args.common.output {
+        Output::Json => json(&plan)?,
+        Output::Table => plan_table(&plan),
+    };
+    write_stdout(&text)?;
+    timings.record("write", start.elapsed());
+    if args.common.timings {
+        let (pods, nodes, pools) = counts;
+        timings.set_size(format!(
+            "{pods} pods, {nodes} nodes, {pools} node pools; {} new claims, {} unschedulable",
+            plan.node_claims.len(),
+            plan.unschedulable.len()
+        ));
+        eprintln!("{timings}");
+    }
+    Ok(())
+}
+
+/// `disrupt`: which nodes to delete or replace, and why.
+fn disrupt(args: &DisruptArgs) -> Result<(), Failure> {
+    let (scenario, mut timings) = load(&args.common)?;
+    let (chosen, _) = resolve_provider(&args.common, &scenario)?;
+    let now = args.now.unwrap_or_else(jiff::Timestamp::now);
+    let start = Instant::now();
+    let counts = (scenario.nodes.len(), scenario.node_pools.len());
+    let snapshot = chosen.snapshot(scenario, args.common.planning.feature_gates())?;
+    timings.record("snapshot", start.elapsed());
+    let start = Instant::now();
+    let mut options = karpenter::core::disruption::DisruptionOptions::default()
+        .with_planning(args.common.planning.options())
+        .with_m_to_n(args.m_to_n)
+        .with_repair_policies(chosen.repair_policies());
+    if args.spot_to_spot {
+        options = options.with_spot_to_spot(true);
+    }
+    let plan = karpenter::core::disruption::plan_disruption_with(&snapshot, now, &options);
+    timings.record("plan", start.elapsed());
+    let start = Instant::now();
+    let text = match args.common.output {
+        Output::Json => json(&plan)?,
+        Output::Table => disruption_table(&plan),
+    };
+    write_stdout(&text)?;
+    timings.record("write", start.elapsed());
+    if args.common.timings {
+        let (nodes, pools) = counts;
+        timings.set_size(format!(
+            "{nodes} nodes, {pools} node pools; {} commands, {} blocked",
+            plan.commands.len(),
+            plan.blocked.len()
+        ));
+        eprintln!("{timings}");
+    }
+    Ok(())
 }
 
 /// Reads and checks the input files, timing both.
