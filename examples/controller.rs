@@ -23,7 +23,7 @@ use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType};
 use karpenter_core::driver::{Driver, DriverOptions, Event, SpawnBlocking};
-use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
+use karpenter_core::pods::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::InMemoryCluster;
 use karpenter_fake::generate::catalog::sized_instance_types;
@@ -112,7 +112,7 @@ async fn scale(
 /// Whether the pod waits for a node (what `kubectl` shows as `Pending`): not
 /// bound, not finished, not a DaemonSet's. Pods the driver nominated to a node
 /// still launching count until they are bound there, which
-/// `provisioning::is_pending` leaves out: they need no more capacity.
+/// `pods::is_pending` leaves out: they need no more capacity.
 fn waiting(pod: &Pod) -> bool {
     bound_node(pod).is_none() && !is_terminal(pod) && !is_daemon_pod(pod)
 }

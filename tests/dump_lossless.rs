@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter::scenario::{LoadOptions, Scenario, Source, Sourced};
 use karpenter_core::features::{FeatureGate, FeatureGates};
-use karpenter_core::snapshot::PodInfo;
+use karpenter_core::pods::PodInfo;
 use serde::Serialize;
 use serde_json::Value;
 

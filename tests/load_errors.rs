@@ -426,7 +426,7 @@ fn kind_last(text: &str) -> String {
 
 /// The pods as read, written back as `Pod`s (what planning reads of them).
 fn pod_values(
-    pods: &[karpenter::scenario::Sourced<std::sync::Arc<karpenter_core::snapshot::PodInfo>>],
+    pods: &[karpenter::scenario::Sourced<std::sync::Arc<karpenter_core::pods::PodInfo>>],
 ) -> Vec<serde_json::Value> {
     pods.iter()
         .map(|p| serde_json::to_value(p.object.to_pod()).expect("serialize"))

@@ -20,7 +20,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use thiserror::Error;
 
-pub use crate::pods::PodKey;
+use crate::pods::PodKey;
 use crate::pods::{PodFields, PodInfo};
 
 use crate::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
@@ -91,7 +91,7 @@ pub trait Cluster: Send + Sync + fmt::Debug {
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError>;
     /// Every pod, bound or pending, as planning reads it: an implementation
     /// over a watch cache converts each `Pod` once, as it arrives
-    /// ([`PodInterner::pod_info`](crate::snapshot::PodInterner::pod_info),
+    /// ([`PodInterner::pod_info`](crate::pods::PodInterner::pod_info),
     /// replicas sharing their specs), and hands out the cache's `Arc`s.
     async fn pods(&self) -> Result<Vec<Arc<PodInfo>>, ClusterError>;
     /// The DaemonSets.

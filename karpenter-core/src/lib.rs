@@ -89,7 +89,7 @@ pub mod features;
 mod memo;
 pub mod overlay;
 pub mod planning;
-mod pods;
+pub mod pods;
 pub mod provisioning;
 pub mod resources;
 pub mod scheduling;

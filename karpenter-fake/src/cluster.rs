@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use karpenter_core::api::NodeClaim;
 #[cfg(doc)]
 use karpenter_core::cluster::Cluster;
-use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal};
+use karpenter_core::pods::{PodKey, bound_node, is_daemon_pod, is_terminal};
 
 use objects::Objects;
 

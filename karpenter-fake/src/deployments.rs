@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
-use karpenter_core::provisioning::{PodKey, bound_node, pod_key};
+use karpenter_core::pods::{PodKey, bound_node, pod_key};
 
 use crate::generate::workload::unschedulable_status;
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use karpenter_core::driver::{Event as DriverEvent, Report};
-use karpenter_core::provisioning::PodKey;
+use karpenter_core::pods::PodKey;
 use kube::Client;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use tokio::sync::mpsc;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use karpenter_core::disruption::CommandReason;
 use karpenter_core::driver::Event;
-use karpenter_core::provisioning::PodKey;
+use karpenter_core::pods::PodKey;
 
 use super::output::{DroppedCommand, ReplayEvent, Run, Sample, Totals};
 use super::world::{World, offering_of};

@@ -19,7 +19,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
-use karpenter_core::snapshot::{PodInfo, PodInterner};
+use karpenter_core::pods::{PodInfo, PodInterner};
 use karpenter_fake::InstanceTypeDocument;
 use serde::de::value::{MapAccessDeserializer, MapDeserializer, StringDeserializer};
 use serde::de::{

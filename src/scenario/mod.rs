@@ -57,7 +57,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
-use karpenter_core::snapshot::PodInfo;
+use karpenter_core::pods::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
 pub use azure::AzureInstanceTypes;

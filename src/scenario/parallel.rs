@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError, mpsc};
 
-use karpenter_core::snapshot::PodInterner;
+use karpenter_core::pods::PodInterner;
 
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_saphyr::granit_parser::{Event, Parser};

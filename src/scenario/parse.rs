@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::aliases;
-use karpenter_core::snapshot::PodInterner;
+use karpenter_core::pods::PodInterner;
 
 use super::document::{Parsed, TrackedDocument, share_pod_specs};
 use super::parallel::{self, Split};

@@ -238,7 +238,7 @@ macro_rules! has_metadata {
 }
 
 has_metadata!(
-    std::sync::Arc<karpenter_core::snapshot::PodInfo>,
+    std::sync::Arc<karpenter_core::pods::PodInfo>,
     k8s_openapi::api::core::v1::Node,
     k8s_openapi::api::apps::v1::DaemonSet,
     karpenter_core::api::NodePool,

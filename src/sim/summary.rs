@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use karpenter_core::api::NodePool;
-use karpenter_core::provisioning::{bound_node, is_daemon_pod, is_pending, is_terminal};
+use karpenter_core::pods::{bound_node, is_daemon_pod, is_pending, is_terminal};
 use karpenter_core::resources::{self, ResourceList};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use serde::Serialize;

@@ -17,7 +17,8 @@ use super::simulate::{Simulation, moves_any, simulate};
 use crate::api::Quantities;
 use crate::fast_hash::{HashMap, HashSet};
 use crate::planning::PlanningOptions;
-use crate::provisioning::{PlannedClaim, PodKey};
+use crate::pods::PodKey;
+use crate::provisioning::PlannedClaim;
 use crate::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
 };

@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use super::candidates::{Candidate, node_price};
 use crate::api::ConsolidationPolicy;
+use crate::pods::bound_node;
 use crate::pods::{is_reschedulable, reschedule_disruption_cost};
-use crate::provisioning::bound_node;
 use crate::snapshot::Snapshot;
 
 /// Upstream's `BalancedK`: a move must save at least 1/k of what it disrupts,

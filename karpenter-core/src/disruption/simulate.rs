@@ -35,9 +35,9 @@ use super::candidates::under_consolidate_after;
 use crate::features::FeatureGate;
 use crate::planning::PlanningOptions;
 use crate::pods::{Pdbs, PodInfo, PodKey};
+use crate::pods::{as_unschedulable, bound_node, pod_key};
 use crate::provisioning::{
-    Carried, Fence, Prepared, ProvisioningPlan, ReservedMode, as_unschedulable, bound_node,
-    is_pod_of_any, pod_key, schedule_fenced, solve,
+    Carried, Fence, Prepared, ProvisioningPlan, ReservedMode, is_pod_of_any, schedule_fenced, solve,
 };
 use crate::snapshot::Snapshot;
 

@@ -44,7 +44,8 @@ use super::options::DisruptionOptions;
 use super::plan::{Command, CommandReason};
 use super::planner::fresh_pass;
 use crate::api::DisruptionReason;
-use crate::provisioning::{PlannedClaim, bound_node, nominated_node, round_price};
+use crate::pods::{bound_node, nominated_node};
+use crate::provisioning::{PlannedClaim, round_price};
 use crate::snapshot::Snapshot;
 
 /// Why a command failed its check, as upstream labels the failure

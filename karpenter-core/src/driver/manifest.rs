@@ -13,7 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::{
     NodeClaim, NodePool, NodeSelectorRequirementWithMinValues, Quantities, ResourceRequirements,
 };
-use crate::provisioning::{PlannedClaim, PodKey, pod_key};
+use crate::pods::{PodKey, pod_key};
+use crate::provisioning::PlannedClaim;
 use crate::resources::{ResourceList, pod_requests};
 use crate::scheduling::{
     NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, NODE_POOL_HASH_ANNOTATION_KEY,

@@ -89,7 +89,8 @@ use crate::disruption::DisruptionOptions;
 use crate::error::Error;
 use crate::features::FeatureGate;
 use crate::planning::PlanningOptions;
-use crate::provisioning::{PlannedClaim, PodKey};
+use crate::pods::PodKey;
+use crate::provisioning::PlannedClaim;
 use crate::snapshot::Snapshot;
 
 pub use annotations::{

@@ -22,9 +22,10 @@ use crate::api::condition_types;
 use crate::error::Error;
 use crate::fast_hash::HashMap;
 use crate::features::FeatureGate;
+use crate::pods::{PodKey, is_pending_but_for_nomination, nominated_node};
 use crate::provisioning::{
-    PodKey, ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
-    is_pending_but_for_nomination, nominated_node, plan_provisioning_with,
+    ProvisioningOptions, ProvisioningPlan, Unschedulable, has_pods_to_plan, is_destination,
+    plan_provisioning_with,
 };
 use crate::snapshot::Snapshot;
 
@@ -237,8 +238,9 @@ mod tests {
 
     use super::*;
     use crate::api::NodeClaim;
-    use crate::provisioning::{bound_node, is_pending};
-    use crate::snapshot::{ClusterNode, PodInfo};
+    use crate::pods::PodInfo;
+    use crate::pods::{bound_node, is_pending};
+    use crate::snapshot::ClusterNode;
 
     /// A pod the kube-scheduler marked unschedulable, nominated to `node`.
     fn nominated(name: &str, node: Option<&str>) -> Pod {

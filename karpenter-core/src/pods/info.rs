@@ -33,7 +33,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 /// [`PodInfo::of`], or with a [`PodInterner`] to share the specs of many.
 ///
 /// ```
-/// use karpenter_core::snapshot::{PodFields, PodInfo, PodInterner};
+/// use karpenter_core::pods::{PodFields, PodInfo, PodInterner};
 /// use k8s_openapi::api::core::v1::Pod;
 ///
 /// let pod: Pod = serde_json::from_value(serde_json::json!({

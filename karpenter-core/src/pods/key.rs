@@ -22,7 +22,7 @@ use thiserror::Error;
 ///
 /// ```
 /// use std::collections::BTreeSet;
-/// use karpenter_core::provisioning::PodKey;
+/// use karpenter_core::pods::PodKey;
 ///
 /// let key = PodKey::new("team-a", "web-0");
 /// assert_eq!(key.as_str(), "team-a/web-0");

@@ -5,15 +5,19 @@
 //! `karpenter.sh/do-not-disrupt` or a PodDisruptionBudget holds it in place.
 //!
 //! Provisioning and disruption both ask these questions (provisioning plans
-//! for the pods of nodes being deleted), so the answers live below both and
-//! each planner re-exports the ones its callers use.
+//! for the pods of nodes being deleted), so the answers live below both, and
+//! this module is their one public home: which pods are pending
+//! ([`is_pending`]), how plans name them ([`PodKey`]), what a snapshot keeps
+//! of each ([`PodInfo`]).
 
 use k8s_openapi::api::core::v1::PodCondition;
 
 mod cost;
+mod dra;
 mod info;
 mod key;
 mod pdbs;
+mod pending;
 mod protection;
 #[cfg(test)]
 pub(crate) mod test_pods;
@@ -21,9 +25,12 @@ pub(crate) mod test_pods;
 pub(crate) use cost::{
     PER_NODE_BASE_DISRUPTION_COST, disruption_cost, lifetime_remaining, reschedule_disruption_cost,
 };
+pub use dra::has_dra_requirements;
 pub use info::{PodFields, PodInfo, PodInfoStatus, PodInterner};
 pub use key::{PodKey, PodKeyError};
 pub(crate) use pdbs::Pdbs;
+pub(crate) use pending::{as_unschedulable, is_pending_but_for_nomination};
+pub use pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
 pub(crate) use protection::{PodBlock, do_not_disrupt};
 pub(crate) use protection::{goes_through_eviction, waits_for_eviction};
 

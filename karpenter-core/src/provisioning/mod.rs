@@ -7,7 +7,7 @@
 //!
 //! How it decides, in brief:
 //! - the pods planned are the pending ones, as upstream reads a pod's status
-//!   (see [`is_pending`]: not bound, not preempting, marked unschedulable by the
+//!   (see [`is_pending`](crate::pods::is_pending): not bound, not preempting, marked unschedulable by the
 //!   kube-scheduler or written without a status, not a DaemonSet's or a Node's,
 //!   neither finished nor being deleted), and those of the nodes on their way
 //!   out (being deleted, or tainted by a disruption command) that will be
@@ -25,7 +25,7 @@
 //!   that still fails goes to the back of the queue until a cycle makes no progress;
 //! - a pod with Dynamic Resource Allocation claims gets no capacity and is not
 //!   relaxed, and DaemonSets whose pods have such claims are no overhead, as
-//!   upstream's default `ignore-dra-requests` (see [`has_dra_requirements`]);
+//!   upstream's default `ignore-dra-requests` (see [`has_dra_requirements`](crate::pods::has_dra_requirements));
 //! - a claim lists its instance types cheapest first (at most 600) and launches the
 //!   cheapest available offering.
 
@@ -44,9 +44,7 @@ pub(crate) mod topology;
 mod validate;
 
 pub(crate) use demand::daemons::is_pod_of_any;
-pub use demand::dra::{DRA_UNSUPPORTED, has_dra_requirements};
-pub(crate) use demand::pending::{as_unschedulable, is_pending_but_for_nomination};
-pub use demand::pending::{is_pending, is_preempting, marked_unschedulable, nominated_node};
+pub use demand::dra::DRA_UNSUPPORTED;
 pub(crate) use instance_types::filter::unmet_min_values_of;
 pub use names::NameList;
 #[cfg(feature = "optimise")]
@@ -66,8 +64,6 @@ pub(crate) use scheduler::reservations::ReservedMode;
 pub(crate) use scheduler::solve::Fence;
 pub(crate) use static_pools::{StaticCounts, static_claim};
 pub use validate::{Rule, Subject, Violation, validate};
-
-pub use crate::pods::{PodKey, PodKeyError, bound_node, is_daemon_pod, is_terminal, pod_key};
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -144,7 +140,7 @@ pub fn plan_provisioning_with(
 /// out, or with `buffers` a CapacityBuffer's virtual pod.
 pub(crate) fn has_pods_to_plan(snapshot: &Snapshot, now: Option<Timestamp>, buffers: bool) -> bool {
     (buffers && snapshot.capacity_buffers.virtual_pod_count() > 0)
-        || snapshot.pods.iter().any(is_pending)
+        || snapshot.pods.iter().any(crate::pods::is_pending)
         || !demand::leaving::leaving_pods(snapshot, now).is_empty()
 }
 

@@ -34,8 +34,9 @@ use super::plan::{PlannedClaim, StaticRemoval};
 use super::scheduler::finalize::template_claim;
 use crate::api::{NodePool, condition_types};
 use crate::planning::MinValuesPolicy;
+use crate::pods::PodInfo;
 use crate::pods::{PodFields, disruption_cost, do_not_disrupt, is_daemon_pod, lifetime_remaining};
-use crate::snapshot::{ClusterNode, NODES_RESOURCE, PodInfo, Snapshot};
+use crate::snapshot::{ClusterNode, NODES_RESOURCE, Snapshot};
 
 /// What holding the static pools at their replicas takes.
 #[derive(Debug, Default)]

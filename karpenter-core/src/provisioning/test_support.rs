@@ -3,7 +3,7 @@
 //! public builders of [`snapshot::build`](crate::snapshot::build) that
 //! integration tests and embedders use too.
 
-use crate::snapshot::PodInfo;
+use crate::pods::PodInfo;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

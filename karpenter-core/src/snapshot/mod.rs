@@ -22,7 +22,7 @@ use crate::api::{NodeClaim, NodePool, condition_types};
 use crate::capacity_buffers::CapacityBuffers;
 use crate::cloudprovider::{InstanceType, LaunchRank, OfferingKey};
 use crate::fast_hash::HashMap;
-pub use crate::pods::{PodFields, PodInfo, PodInfoStatus, PodInterner};
+use crate::pods::{PodInfo, PodInterner};
 use crate::resources::ResourceList;
 use crate::scheduling::{
     DISRUPTED_TAINT_KEY, NODE_INITIALIZED_LABEL_KEY, NODE_POOL_LABEL_KEY,

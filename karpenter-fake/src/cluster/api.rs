@@ -15,8 +15,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction, eviction_refused};
-use karpenter_core::provisioning::PodKey;
-use karpenter_core::snapshot::PodInfo;
+use karpenter_core::pods::PodInfo;
+use karpenter_core::pods::PodKey;
 
 use super::InMemoryCluster;
 use super::eviction::{evict, take_off};

@@ -14,7 +14,7 @@ use karpenter_core::api::{CapacityBuffer, NodeOverlay, NodePool};
 use karpenter_core::capacity_buffers::ScalableWorkload;
 #[cfg(doc)]
 use karpenter_core::cluster::Cluster;
-use karpenter_core::provisioning::{PodKey, pod_key};
+use karpenter_core::pods::{PodKey, pod_key};
 
 use super::InMemoryCluster;
 use super::eviction::remove_pod;

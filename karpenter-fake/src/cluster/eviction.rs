@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod};
+use karpenter_core::pods::{PodKey, bound_node, is_daemon_pod};
 
 use super::objects::Objects;
 use crate::generate::workload::unschedulable_status;

@@ -20,8 +20,8 @@ use karpenter_core::capacity_buffers::ScalableWorkload;
 #[cfg(doc)]
 use karpenter_core::cluster::Cluster;
 use karpenter_core::cluster::ClusterError;
-use karpenter_core::provisioning::PodKey;
-use karpenter_core::snapshot::{PodInfo, PodInterner};
+use karpenter_core::pods::PodKey;
+use karpenter_core::pods::{PodInfo, PodInterner};
 
 use crate::deployments::Running;
 

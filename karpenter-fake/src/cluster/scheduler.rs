@@ -8,7 +8,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use karpenter_core::provisioning::bound_node;
+use karpenter_core::pods::bound_node;
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::tolerates_all;
 

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Namespace, NodeCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::NodeClaim;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
-use karpenter_core::provisioning::{PodKey, bound_node, pod_key};
+use karpenter_core::pods::{PodKey, bound_node, pod_key};
 
 use super::InMemoryCluster;
 use crate::generate::workload::{Shape, pending_pod};

@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::capacity_buffers::ScalableWorkload;
 use karpenter_core::cluster::ClusterError;
-use karpenter_core::provisioning::PodKey;
+use karpenter_core::pods::PodKey;
 
 use super::InMemoryCluster;
 use super::eviction::remove_pod;

@@ -10,7 +10,7 @@
 
 use karpenter_core::api::NodeClaim;
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
-use karpenter_core::provisioning::PodKey;
+use karpenter_core::pods::PodKey;
 use karpenter_core::scheduling::DISRUPTED_NO_SCHEDULE_TAINT;
 
 use super::check::{Check, Checks, check};

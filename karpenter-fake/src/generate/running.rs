@@ -18,9 +18,10 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::InstanceType;
+use karpenter_core::pods::{PodFields, PodInterner};
 use karpenter_core::resources::{self, ResourceList, format_quantity};
 use karpenter_core::scheduling::WellKnownLabels;
-use karpenter_core::snapshot::{PodFields, PodInterner, Snapshot, join_nodes};
+use karpenter_core::snapshot::{Snapshot, join_nodes};
 
 use super::catalog::{ZONES, sized_instance_types};
 use super::workload::{Shape, SplitMix64, pending_pod};

@@ -10,8 +10,8 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cluster::{Cluster, ClusterError, Eviction};
-use karpenter_core::provisioning::PodKey;
-use karpenter_core::snapshot::PodInfo;
+use karpenter_core::pods::PodInfo;
+use karpenter_core::pods::PodKey;
 use karpenter_fake::InMemoryCluster;
 use karpenter_fake::conformance::{Check, run_cluster};
 

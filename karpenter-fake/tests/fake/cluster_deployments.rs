@@ -5,7 +5,7 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::cluster::{Cluster, ClusterError};
-use karpenter_core::provisioning::is_pending;
+use karpenter_core::pods::is_pending;
 use karpenter_fake::InMemoryCluster;
 use serde_json::json;
 
@@ -41,7 +41,7 @@ fn a_deployment_makes_its_replicas_pending_and_owned() {
     assert_eq!(cluster.apply_deployment(&deployment(Some(3))), (3, 0));
     assert_eq!(names(&cluster), ["web-0", "web-1", "web-2"]);
     for pod in cluster.pod_list() {
-        let info = karpenter_core::snapshot::PodInfo::of(&pod);
+        let info = karpenter_core::pods::PodInfo::of(&pod);
         assert!(is_pending(&std::sync::Arc::new(info)), "{pod:?}");
         let owner = &pod.metadata.owner_references.as_ref().expect("owned")[0];
         assert_eq!(

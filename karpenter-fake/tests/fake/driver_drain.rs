@@ -10,7 +10,7 @@ use crate::support::{World, pool, provider_ids};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_core::cluster::Cluster as _;
 use karpenter_core::driver::{DriverOptions, Event};
-use karpenter_core::provisioning::{bound_node, pod_key};
+use karpenter_core::pods::{bound_node, pod_key};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, pending_pod};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
-use karpenter_core::provisioning::{bound_node, pod_key};
+use karpenter_core::pods::{bound_node, pod_key};
 use karpenter_core::resources::ResourceList;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;

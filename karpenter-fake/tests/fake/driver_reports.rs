@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::Pod;
 use karpenter_core::driver::{DriverOptions, Event};
-use karpenter_core::provisioning::{PodKey, bound_node};
+use karpenter_core::pods::{PodKey, bound_node};
 use karpenter_core::scheduling::Requirement;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;

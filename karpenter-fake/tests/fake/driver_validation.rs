@@ -23,7 +23,7 @@ use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use karpenter_core::disruption::CommandReason;
 use karpenter_core::driver::{Driver, DriverOptions, Event, SpawnBlocking, ValidationFailure};
-use karpenter_core::provisioning::{bound_node, pod_key};
+use karpenter_core::pods::{bound_node, pod_key};
 use karpenter_core::scheduling::DO_NOT_DISRUPT_ANNOTATION_KEY;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;

@@ -8,7 +8,7 @@ use crate::support::{World, pool};
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::StorageClass;
 use karpenter_core::driver::DriverOptions;
-use karpenter_core::provisioning::{bound_node, pod_key};
+use karpenter_core::pods::{bound_node, pod_key};
 use karpenter_core::scheduling::LABEL_TOPOLOGY_ZONE;
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;

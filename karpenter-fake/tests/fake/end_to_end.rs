@@ -13,7 +13,7 @@ use karpenter_core::driver::{
     DriverOptions, Event, Inline, PlanningJob, PlanningRunner, SpawnBlocking,
 };
 use karpenter_core::features::{FeatureGate, FeatureGates};
-use karpenter_core::provisioning::{PodKey, bound_node};
+use karpenter_core::pods::{PodKey, bound_node};
 use karpenter_fake::FakeCloudProvider;
 use karpenter_fake::generate::catalog::sized_instance_types;
 use karpenter_fake::generate::workload::{Shape, diverse_pods, pending_pod};

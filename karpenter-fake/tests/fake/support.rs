@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::CloudProvider;
 use karpenter_core::driver::{Driver, DriverOptions, Event, PlanningRunner, Report, SpawnBlocking};
-use karpenter_core::provisioning::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
+use karpenter_core::pods::{PodKey, bound_node, is_daemon_pod, is_terminal, pod_key};
 use karpenter_core::resources::{ResourceList, pod_requests};
 use karpenter_core::scheduling::{DISRUPTED_TAINT_KEY, NODE_POOL_LABEL_KEY};
 use karpenter_fake::InMemoryCluster;

@@ -15,7 +15,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
-use karpenter_core::snapshot::PodInfo;
+use karpenter_core::pods::PodInfo;
 use kube::Resource;
 use kube::runtime::watcher::Event;
 use serde::de::DeserializeOwned;

@@ -14,7 +14,7 @@ use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::capacity_buffers::ScalableWorkload;
-use karpenter_core::snapshot::{PodInfo, PodInterner};
+use karpenter_core::pods::{PodInfo, PodInterner};
 use kube::runtime::watcher::Event;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};

@@ -1,6 +1,6 @@
 //! Unit tests of [`candidates`], on small snapshots built here.
 
-use crate::snapshot::PodInfo;
+use crate::pods::PodInfo;
 use k8s_openapi::api::core::v1::Pod;
 use std::collections::BTreeMap;
 use std::sync::Arc;

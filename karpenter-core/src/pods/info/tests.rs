@@ -10,7 +10,7 @@ use super::super::{
     is_owned_by_node, is_reschedulable, is_terminal, is_terminating, pod_key, waits_for_eviction,
 };
 use super::*;
-use crate::provisioning::{
+use crate::pods::{
     as_unschedulable, is_pending, is_pending_but_for_nomination, marked_unschedulable,
     nominated_node,
 };

@@ -7,9 +7,9 @@ use crate::pods::PodInfo;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
 
-use super::dra::has_dra_requirements;
 use super::host_ports::{HostPort, host_ports};
 use super::preferences::remove_required_node_affinity_term;
+use crate::pods::has_dra_requirements;
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{
     Requirements, TAINT_EFFECT_PREFER_NO_SCHEDULE, WellKnownLabels, tolerates_all,

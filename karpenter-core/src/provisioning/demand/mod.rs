@@ -12,7 +12,6 @@ pub(crate) mod daemons;
 pub(crate) mod dra;
 pub(crate) mod host_ports;
 pub(crate) mod leaving;
-pub(crate) mod pending;
 pub(crate) mod pending_pod;
 pub(crate) mod preferences;
 pub(crate) mod volumes;

@@ -12,8 +12,8 @@ use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::jiff::Timestamp;
 
 use super::attach::Attached;
-use super::dra::has_dra_requirements;
 use super::volumes::VolumeError;
+use crate::pods::has_dra_requirements;
 use crate::pods::{PodKey, pod_key};
 use crate::resources::{self, QuantityError, ResourceList};
 use crate::scheduling::{

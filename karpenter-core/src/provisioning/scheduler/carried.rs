@@ -296,11 +296,11 @@ mod tests {
     use super::Carried;
     use crate::fast_hash::HashSet;
     use crate::planning::MinValuesPolicy;
+    use crate::pods::PodInfo;
     use crate::provisioning::scheduler::names::NodeNames;
     use crate::provisioning::scheduler::setup::Setup;
     use crate::provisioning::test_support::{instance_type, snapshot};
     use crate::provisioning::topology::{LabelMemo, TopologyBase};
-    use crate::snapshot::PodInfo;
     use crate::snapshot::Snapshot;
     use crate::snapshot::build::{NodeBuilder, PodBuilder};
 

@@ -25,7 +25,7 @@ use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
 use crate::fast_hash::HashSet;
 use crate::planning::MinValuesPolicy;
-use crate::provisioning::demand::pending::is_pending;
+use crate::pods::is_pending;
 use crate::provisioning::demand::pending_pod::{PendingPod, Rejected};
 use crate::provisioning::topology::{LabelMemo, PodView, Topology, TopologyBase};
 use crate::snapshot::Snapshot;

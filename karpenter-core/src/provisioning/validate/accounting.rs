@@ -8,7 +8,7 @@ use super::index::{Checker, Host, Placed};
 use super::pods::spec_of;
 use super::violation::{Rule, Subject, Violation};
 use crate::pods::PodKey;
-use crate::provisioning::demand::dra::has_dra_requirements;
+use crate::pods::has_dra_requirements;
 use crate::provisioning::plan::ProvisioningPlan;
 use crate::scheduling::LABEL_TOPOLOGY_ZONE;
 

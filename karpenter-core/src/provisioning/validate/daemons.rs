@@ -6,8 +6,8 @@ use k8s_openapi::api::core::v1::{PodSpec, Taint};
 
 use super::pods::{first_untolerated, strict_alternatives};
 use crate::cloudprovider::InstanceType;
+use crate::pods::has_dra_requirements;
 use crate::provisioning::demand::daemons::is_pod_of;
-use crate::provisioning::demand::dra::has_dra_requirements;
 use crate::provisioning::demand::host_ports::{HostPort, host_ports};
 use crate::resources::{self, ResourceList};
 use crate::scheduling::{Requirements, WellKnownLabels};

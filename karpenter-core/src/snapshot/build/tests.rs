@@ -33,10 +33,10 @@ fn a_built_pod_is_pending_until_bound() {
     let pod = PodBuilder::new("default", "web")
         .requests("1", "1Gi")
         .build();
-    assert!(crate::provisioning::is_pending(&pod));
+    assert!(crate::pods::is_pending(&pod));
     let bound = PodBuilder::new("default", "web").on_node("node-a").build();
-    assert!(!crate::provisioning::is_pending(&bound));
-    assert_eq!(crate::provisioning::bound_node(&bound), Some("node-a"));
+    assert!(!crate::pods::is_pending(&bound));
+    assert_eq!(crate::pods::bound_node(&bound), Some("node-a"));
 }
 
 #[test]

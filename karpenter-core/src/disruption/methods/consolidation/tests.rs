@@ -1,6 +1,6 @@
 //! Unit tests of [`compute`]'s refusals, on one-node snapshots built here.
 
-use crate::snapshot::PodInfo;
+use crate::pods::PodInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

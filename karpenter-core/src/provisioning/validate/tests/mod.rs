@@ -9,7 +9,7 @@ mod leaving;
 mod limits;
 mod topology;
 
-use crate::snapshot::PodInfo;
+use crate::pods::PodInfo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

@@ -41,7 +41,7 @@ use crate::pods::{
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::Pod;
-/// use karpenter_core::provisioning::is_pending;
+/// use karpenter_core::pods::is_pending;
 ///
 /// let pod = |value: serde_json::Value| -> Pod { serde_json::from_value(value).unwrap() };
 /// // A bare manifest is pending.
