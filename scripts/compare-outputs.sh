@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs karpenter-sim over every scenario and fixture with each output mode and
-# option set, at a base revision and at the working tree, and diffs the two:
+# option set, and the example replays, at a base revision and at the working
+# tree, and diffs the two:
 # the check behind "every output unchanged, byte for byte".
 #
 #   scripts/compare-outputs.sh [BASE_REV]     (default: origin/main, else HEAD~1)
@@ -36,6 +37,18 @@ run_all() { # BIN OUT
       # shellcheck disable=SC2086
       { "$bin" $mode -f "$file" "${extra[@]}"; echo "exit $?"; } >"$out/$name.${mode// /_}" 2>&1 || true
     done
+  done
+  # The replays: the workday through the driver, both packings side by side,
+  # and on the Azure provider.
+  local day=(--trace examples/replay/workday.yaml --feature-gates NodeRepair=true)
+  local replays=(
+    "replay-json|-f examples/replay/cluster.yaml -o json"
+    "replay-compare|-f examples/replay/cluster.yaml -o table --compare --packing=cost"
+    "replay-azure|-f examples/replay/azure.yaml --provider azure --region eastus -o json"
+  )
+  for replay in "${replays[@]}"; do
+    # shellcheck disable=SC2086
+    { "$bin" replay ${replay#*|} "${day[@]}"; echo "exit $?"; } >"$out/${replay%%|*}" 2>&1 || true
   done
 }
 
