@@ -160,7 +160,7 @@ fn offering(offering: &str) -> String {
     instance_type(&format!("{CAPACITY}offerings: [{offering}]\n"))
 }
 
-const EXAMPLE: &str = include_str!("../../examples/scenarios/provision-basic.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/scenarios/provision-basic.yaml");
 
 // ---------------------------------------------------------------------------
 // Syntax
