@@ -32,10 +32,10 @@
 //! - `azure`: [`azure`], the Azure provider and its HTTP client;
 //! - `fake`: [`fake`], the in-memory provider and cluster for tests and
 //!   benchmarks, with the conformance suite and workload generators;
-//! - `scenario` (with `azure` and `fake`): [`scenario`], reading Kubernetes
-//!   manifests (`kubectl get -o yaml|json` dumps and scenario files) into typed
-//!   objects, and [`sim`], what `karpenter-sim` prints (summaries, plan tables,
-//!   timings);
+//! - `scenario` (with `azure` and `fake`): [`scenario`] (the `karpenter-scenario`
+//!   crate), reading Kubernetes manifests (`kubectl get -o yaml|json` dumps and
+//!   scenario files) into typed objects, and [`sim`], what `karpenter-sim` prints
+//!   (summaries, plan tables, timings);
 //! - `optimise`: the engine's lower bound on a plan's price and its cost
 //!   packing mode (`Packing::Cost`), with their LP solver;
 //! - `cli` (the default, with `scenario` and `optimise`): the `karpenter-sim` binary;
@@ -52,11 +52,11 @@ pub use karpenter_azure as azure;
 pub use karpenter_core as core;
 #[cfg(feature = "fake")]
 pub use karpenter_fake as fake;
+#[cfg(feature = "scenario")]
+pub use karpenter_scenario as scenario;
 
 #[cfg(feature = "scenario")]
 pub mod replay;
-#[cfg(feature = "scenario")]
-pub mod scenario;
 #[cfg(feature = "scenario")]
 pub mod sim;
 

@@ -128,6 +128,25 @@ pub enum ProviderKind {
     Azure,
 }
 
+impl ProviderKind {
+    /// How `--provider` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::Fake => "fake",
+            ProviderKind::Azure => "azure",
+        }
+    }
+
+    /// The karpenter-kube feature that compiles it into the binary (a
+    /// controller built for one cloud links no other).
+    pub fn feature(self) -> &'static str {
+        match self {
+            ProviderKind::Fake => "kwok",
+            ProviderKind::Azure => "azure",
+        }
+    }
+}
+
 /// The Azure settings (`--provider azure`); each also from its
 /// environment variable. The ARM token comes from `AZURE_ACCESS_TOKEN` and
 /// is never logged.
@@ -232,6 +251,14 @@ mod tests {
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("s").is_err());
         assert!(parse_duration("99999999999999999999h").is_err());
+    }
+
+    #[test]
+    fn each_provider_is_named_as_the_flag_names_it() {
+        for kind in ProviderKind::value_variants() {
+            let value = kind.to_possible_value().expect("every provider is a value");
+            assert_eq!(kind.name(), value.get_name());
+        }
     }
 
     #[test]

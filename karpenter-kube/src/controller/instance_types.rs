@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use karpenter::scenario::{LoadError, LoadOptions, Scenario};
 use karpenter_core::cloudprovider::InstanceType;
+use karpenter_scenario::{LoadError, LoadOptions, Scenario};
 
 /// The instance types the `karpenter.fake/v1alpha1` `InstanceType` documents
 /// of `path` describe. Errors name the file, the document and the field.

@@ -1,13 +1,19 @@
 //! The karpenter-controller binary's parts: its flags and main loop
-//! ([`run`]), the fake cloud that launches Node objects ([`KwokProvider`]),
-//! and the infrastructure around them, each module standing alone:
-//! [`http`] serves what [`metrics`] renders, [`logging`] writes the logs,
-//! [`leader`] elects one replica through a Lease.
+//! ([`run`]), its clouds (`--provider`), each compiled in by a feature of its
+//! own: the fake cloud that launches Node objects (`KwokProvider`, the `kwok`
+//! feature) and Azure (the `azure` feature); and the infrastructure around
+//! them, each module standing alone: [`http`] serves what [`metrics`]
+//! renders, [`logging`] writes the logs, [`leader`] elects one replica
+//! through a Lease.
 
 mod args;
+#[cfg(feature = "azure")]
 mod azure;
+#[cfg(feature = "kwok")]
 mod instance_types;
+#[cfg(feature = "kwok")]
 mod kwok;
+mod provider;
 mod run;
 
 pub mod http;
@@ -16,7 +22,10 @@ pub mod logging;
 pub mod metrics;
 
 pub use args::{Args, AzureArgs, Listen, ProviderKind, parse_duration};
+#[cfg(feature = "azure")]
 pub use azure::TOKEN_VARIABLE;
+#[cfg(feature = "kwok")]
 pub use instance_types::load_instance_types;
+#[cfg(feature = "kwok")]
 pub use kwok::{KWOK_ANNOTATION, KwokProvider, LAUNCHED_LABEL, PROVIDER_ID_PREFIX};
 pub use run::{RunError, run, run_until};

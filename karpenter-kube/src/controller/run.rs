@@ -22,12 +22,11 @@ use tokio::sync::watch;
 
 use super::args::{Args, Listen, ProviderKind};
 use super::http::{HttpError, Readiness, Server};
-use super::kwok::KwokProvider;
 use super::leader::{
     LeaderElectionConfig, LeaderElector, LeaderError, Leadership, default_identity,
 };
 use super::metrics::{Metrics, reason};
-use super::{azure, instance_types};
+use super::provider::provider;
 use crate::{EventRecorder, KubeCluster, KubeClusterOptions, SyncError};
 
 /// Why the controller stopped with an error.
@@ -44,9 +43,17 @@ pub enum RunError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// `--provider` names a cloud this binary was built without.
+    #[error(
+        "--provider {}: this karpenter-controller was built without it (karpenter-kube's `{}` feature)",
+        .0.name(),
+        .0.feature()
+    )]
+    ProviderNotCompiled(ProviderKind),
     /// The fake cloud's instance types could not be read.
+    #[cfg(feature = "kwok")]
     #[error(transparent)]
-    InstanceTypes(#[from] karpenter::scenario::LoadError),
+    InstanceTypes(#[from] karpenter_scenario::LoadError),
     /// The instance types file holds no InstanceType document.
     #[error("{0}: no InstanceType documents (apiVersion karpenter.fake/v1alpha1)")]
     NoInstanceTypes(PathBuf),
@@ -403,29 +410,6 @@ async fn client(args: &Args) -> Result<Client, RunError> {
         ),
         source: Box::new(e),
     })
-}
-
-/// The cloud the flags name.
-async fn provider(args: &Args, cluster: &KubeCluster) -> Result<Arc<dyn CloudProvider>, RunError> {
-    match args.provider {
-        ProviderKind::Fake => {
-            let path = args
-                .instance_types
-                .clone()
-                .ok_or_else(|| RunError::NoInstanceTypes(PathBuf::from("--instance-types")))?;
-            let types = instance_types::load_instance_types(&path)?;
-            if types.is_empty() {
-                return Err(RunError::NoInstanceTypes(path));
-            }
-            tracing::info!(instance_types = types.len(), file = %path.display(), "fake cloud");
-            Ok(Arc::new(KwokProvider::new(
-                types,
-                cluster.clone(),
-                args.field_manager.clone(),
-            )))
-        }
-        ProviderKind::Azure => azure::provider(&args.azure, cluster).map_err(RunError::Azure),
-    }
 }
 
 /// Serves the metrics and health endpoints on `listen`, until stopped.

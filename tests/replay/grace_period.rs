@@ -9,9 +9,7 @@ use std::time::Duration;
 use karpenter::replay::{ReplayEvent, ReplayOptions, Run, run};
 use karpenter::scenario::Scenario;
 
-mod replay_support;
-
-use replay_support::{cluster, disrupted, pool_with_grace, trace};
+use crate::support::{cluster, disrupted, pool_with_grace, trace};
 
 /// A pool whose claims get `grace` (a `terminationGracePeriod`, or none),
 /// never consolidating, with a Deployment `guarded` whose pods carry

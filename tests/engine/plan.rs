@@ -9,7 +9,7 @@ use karpenter::scenario::{LoadOptions, Scenario};
 
 /// The bundled example as written: its nodes are five months old at `now`, past
 /// the default `expireAfter` of 720h.
-const BUNDLED: &str = include_str!("../examples/scenarios/disrupt-basic.yaml");
+const BUNDLED: &str = include_str!("../../examples/scenarios/disrupt-basic.yaml");
 
 /// The example's pool with `expireAfter: Never`, for the graceful methods.
 static EXAMPLE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {

@@ -1,9 +1,6 @@
-//! What the replay test binaries share: a cluster of the replay fixture's
+//! What the replay tests share: a cluster of the replay fixture's
 //! instance types with one NodePool, a trace starting on a Monday, feature
 //! gates and the totals' disruption counts.
-
-// Each test crate uses its own part of this module.
-#![allow(dead_code)]
 
 use karpenter::core::features::FeatureGates;
 use karpenter::replay::Run;

@@ -3,7 +3,7 @@
 //! used twice) load whatever their number of aliases, and the billion-laughs family
 //! is refused from its text, before anything is expanded.
 
-use karpenter::scenario::{LoadError, LoadOptions, Scenario};
+use karpenter_scenario::{LoadError, LoadOptions, Scenario};
 
 fn load(name: &str, text: &str) -> Result<Scenario, LoadError> {
     Scenario::from_str(name, text, &LoadOptions::default())

@@ -245,7 +245,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::LoadOptions;
+    use crate::LoadOptions;
 
     const POD: &str = r#"
 apiVersion: v1

@@ -1,4 +1,4 @@
-//! What the scenario test binaries share: finding scenario files and running
+//! What the scenario runners share: finding scenario files and running
 //! `karpenter-sim`.
 
 use std::path::{Path, PathBuf};

@@ -6,11 +6,9 @@
 use karpenter::replay::{ReplayCloud, ReplayEvent, ReplayOptions, Run, run};
 use karpenter::scenario::{LoadError, LoadOptions, Scenario, Trace};
 
-mod replay_support;
+use crate::support::{disrupted, gates, trace};
 
-use replay_support::{disrupted, gates, trace};
-
-const AZURE: &str = include_str!("../examples/replay/azure.yaml");
+const AZURE: &str = include_str!("../../examples/replay/azure.yaml");
 
 const ID_PREFIX: &str = "azure:///subscriptions/sub-1/resourceGroups/mc_rg_cluster_eastus/providers/Microsoft.Compute/virtualMachines/";
 

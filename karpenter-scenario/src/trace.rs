@@ -25,7 +25,7 @@ pub const TRACE_API_VERSION: &str = "karpenter.sim/v1alpha1";
 /// start, or at times.
 ///
 /// ```
-/// use karpenter::scenario::{Action, At, LoadOptions, Trace};
+/// use karpenter_scenario::{Action, At, LoadOptions, Trace};
 ///
 /// let trace = Trace::from_str("day.yaml", r#"
 /// apiVersion: karpenter.sim/v1alpha1
@@ -36,7 +36,7 @@ pub const TRACE_API_VERSION: &str = "karpenter.sim/v1alpha1";
 /// "#, &LoadOptions::default())?;
 /// assert_eq!(trace.events[0].at, At::Offset(std::time::Duration::from_secs(8 * 3600)));
 /// assert!(matches!(&trace.events[0].action, Action::Scale { replicas: 40, .. }));
-/// # Ok::<(), karpenter::scenario::LoadError>(())
+/// # Ok::<(), karpenter_scenario::LoadError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trace {

@@ -306,7 +306,7 @@ mod tests {
     use karpenter_fake::generate::{manifest, scale::scale_cluster};
 
     use super::*;
-    use crate::scenario::parse::parse_file_split;
+    use crate::parse::parse_file_split;
 
     /// What the file reads to, whole and in runs of about `run_bytes`, as text to
     /// compare: the objects with their sources, or the error's message.

@@ -5,9 +5,7 @@
 //! ARGS` must exit 0, print the same bytes twice, and list exactly the expected
 //! commands (in order) and blocked nodes.
 
-mod common;
-
-use common::sim;
+use crate::common::sim;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,7 +72,7 @@ struct BlockedCheck {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    common::yaml_files("tests/disruption-scenarios", &["PENDING"])
+    crate::common::yaml_files("tests/disruption-scenarios", &["PENDING"])
 }
 
 /// The file's one Expect document.

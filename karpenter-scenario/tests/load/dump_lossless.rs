@@ -1,6 +1,7 @@
 //! A real cluster dump reads without loss.
 //!
-//! `tests/fixtures/cluster-dump.yaml` is what `kubectl get
+//! The workspace's `tests/fixtures/cluster-dump.yaml` (shared with the root crate's
+//! tests and `scripts/compare-outputs.sh`, so it stays there) is what `kubectl get
 //! aksnodeclasses,nodepools,nodeclaims,pods,nodes,daemonsets,pdb,services -A -o yaml`
 //! prints for a small Karpenter cluster on AKS: one `List` document, keys sorted and
 //! scalars quoted as kubectl writes them. `cluster-dump.json` is the same list as
@@ -19,9 +20,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Pod;
-use karpenter::scenario::{LoadOptions, Scenario, Source, Sourced};
 use karpenter_core::features::{FeatureGate, FeatureGates};
 use karpenter_core::pods::PodInfo;
+use karpenter_scenario::{LoadOptions, Scenario, Source, Sourced};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -33,7 +34,7 @@ const SERVICE_ITEM: usize = 33;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../tests/fixtures")
         .join(name)
 }
 

@@ -11,14 +11,12 @@
 //!   each file (twice, for determinism) and checks every assertion, reporting all failures
 //!   of all scenarios at once.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{crate_dir, sim};
+use crate::common::{crate_dir, sim};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -234,7 +232,7 @@ impl Scenario {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    common::yaml_files("tests/scenarios", &[])
+    crate::common::yaml_files("tests/scenarios", &[])
 }
 
 fn relative(path: &Path) -> String {

@@ -19,9 +19,7 @@ use karpenter::fake::{FakeCloudProvider, InMemoryCluster};
 use karpenter::replay::{ReplayOptions, Run, run};
 use karpenter::scenario::{Scenario, Trace};
 
-mod replay_support;
-
-use replay_support::{disrupted, gates, pool, trace};
+use crate::support::{disrupted, gates, pool, trace};
 
 /// A Deployment `guarded` whose pods keep their node for 30 minutes after
 /// they start (`karpenter.sh/do-not-disrupt: 30m`).
@@ -46,7 +44,7 @@ fn disruption(after: &str, budgets: &str) -> String {
 }
 
 fn cluster(pool: &str) -> Scenario {
-    replay_support::cluster(&format!("{GUARDED}---\n{pool}"))
+    crate::support::cluster(&format!("{GUARDED}---\n{pool}"))
 }
 
 fn json(run: &Run) -> String {

@@ -2,7 +2,7 @@
 //! and pods, the controller started in-process against it, and the test
 //! playing the kube-scheduler and the ReplicaSet controller.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(unreachable_pub)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

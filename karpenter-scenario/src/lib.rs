@@ -1,4 +1,14 @@
-//! Reading scenarios: the Kubernetes manifests `karpenter-sim` takes.
+//! Reading scenarios: the Kubernetes manifests `karpenter-sim` and
+//! `karpenter-controller` take, and the traces a replay follows, into the
+//! karpenter engine's typed objects and snapshots.
+//!
+//! Newcomers start with [`Scenario`]: [`Scenario::load_files`] (or
+//! [`Scenario::from_str`]) reads the files, then [`Scenario::to_snapshot`] makes
+//! the engine's [`Snapshot`](karpenter_core::Snapshot) with the instance types of
+//! the fake cloud's `InstanceType` documents ([`Scenario::fake_instance_types`])
+//! or of Azure's catalog ([`Scenario::azure_instance_types`]). [`Trace`] reads a
+//! replay's trace. Errors ([`LoadError`]) name the file, the document and the
+//! field. The umbrella crate re-exports this one as `karpenter::scenario`.
 //!
 //! A scenario is a set of files, each holding YAML documents (`---`), `kind: List`
 //! documents (what `kubectl get -o yaml` prints) or JSON (`kubectl get -o json`: one
@@ -15,8 +25,16 @@
 //! has its items read on several threads, to the same objects in the same order; a
 //! list that does not read cleanly so is read whole, which gives the same error.
 //!
+//! Inside, a file is read in steps, one module each: `limits` (how much is
+//! read) and `aliases` (what YAML aliases expand to), `parse` (bytes into
+//! documents), `state` and `document` (each document by its kind), `split` and
+//! `parallel` (a big list's items on several threads), `gates` (kinds behind
+//! feature gates), `validate` (field values serde cannot check), then
+//! `snapshot` and `azure` (the objects as the engine's snapshot); `trace` is
+//! the replay's trace document.
+//!
 //! ```
-//! use karpenter::scenario::{LoadOptions, Scenario};
+//! use karpenter_scenario::{LoadOptions, Scenario};
 //!
 //! let yaml = r#"
 //! apiVersion: v1

@@ -6,11 +6,10 @@
 //! Lease with no duplicate NodeClaim and no orphaned instance. Every
 //! request it makes is one `deploy/`'s RBAC rules allow.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::support::World;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::PodTemplate;
 use k8s_openapi::api::events::v1::Event as KubeEvent;
@@ -20,7 +19,6 @@ use karpenter_core::api::{CapacityBuffer, ConditionStatus, NodeClaim, condition_
 use karpenter_core::scheduling::TERMINATION_FINALIZER;
 use karpenter_kube::controller::RunError;
 use serde_json::json;
-use support::World;
 
 const LIMIT: Duration = Duration::from_secs(30);
 

@@ -2,13 +2,11 @@
 //! flag, `--once` exits 0, SIGTERM stops it cleanly with its Lease
 //! released, and a kubeconfig that is not there is a clear error.
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::World;
 use serde_json::json;
-use support::World;
 
 fn controller() -> Command {
     Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))

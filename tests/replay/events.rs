@@ -7,9 +7,7 @@ use karpenter::core::features::FeatureGate;
 use karpenter::replay::{ReplayEvent, ReplayOptions, Run, run};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 
-mod replay_support;
-
-use replay_support::{cluster, disrupted, gates, pool, trace};
+use crate::support::{cluster, disrupted, gates, pool, trace};
 
 const CONSOLIDATE_FAST: &str = "    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 1m\n    budgets: [{nodes: '100%'}]";
 

@@ -10,7 +10,7 @@ use karpenter::core::planning::PlanningOptions;
 use karpenter::core::snapshot::Snapshot;
 use karpenter::scenario::{LoadOptions, Scenario};
 
-const EXAMPLE: &str = include_str!("../examples/scenarios/disrupt-basic.yaml");
+const EXAMPLE: &str = include_str!("../../examples/scenarios/disrupt-basic.yaml");
 
 fn now() -> Timestamp {
     "2026-06-01T00:00:00Z".parse().expect("a timestamp")

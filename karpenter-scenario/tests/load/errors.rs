@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use karpenter::scenario::{LoadError, LoadOptions, Scenario};
 use karpenter_core::features::{FeatureGate, FeatureGates};
+use karpenter_scenario::{LoadError, LoadOptions, Scenario};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------
@@ -160,7 +160,7 @@ fn offering(offering: &str) -> String {
     instance_type(&format!("{CAPACITY}offerings: [{offering}]\n"))
 }
 
-const EXAMPLE: &str = include_str!("../examples/scenarios/provision-basic.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/scenarios/provision-basic.yaml");
 
 // ---------------------------------------------------------------------------
 // Syntax
@@ -426,7 +426,7 @@ fn kind_last(text: &str) -> String {
 
 /// The pods as read, written back as `Pod`s (what planning reads of them).
 fn pod_values(
-    pods: &[karpenter::scenario::Sourced<std::sync::Arc<karpenter_core::pods::PodInfo>>],
+    pods: &[karpenter_scenario::Sourced<std::sync::Arc<karpenter_core::pods::PodInfo>>],
 ) -> Vec<serde_json::Value> {
     pods.iter()
         .map(|p| serde_json::to_value(p.object.to_pod()).expect("serialize"))
@@ -434,7 +434,7 @@ fn pod_values(
 }
 
 fn values<T: serde::Serialize>(
-    objects: &[karpenter::scenario::Sourced<T>],
+    objects: &[karpenter_scenario::Sourced<T>],
 ) -> Vec<serde_json::Value> {
     objects
         .iter()
