@@ -4,10 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Node, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use karpenter_core::api::NodeSelectorRequirementWithMinValues;
+use karpenter_core::api::{NodeClaim, NodePool, NodeSelectorRequirementWithMinValues};
 use karpenter_core::resources::{self, QuantityError, ResourceList};
 use karpenter_core::scheduling::{self, Requirement, WellKnownLabels};
 use karpenter_fake::InstanceTypeDocument;
@@ -58,82 +59,11 @@ impl Scenario {
         check_all(Kind::Pod, &self.pods, |pod| {
             pod_spec(pod.spec.as_deref(), None)
         })?;
-        check_all(Kind::Node, &self.nodes, |node| {
-            let status = node.status.as_ref();
-            quantities("status.capacity", status.and_then(|s| s.capacity.as_ref()))?;
-            quantities(
-                "status.allocatable",
-                status.and_then(|s| s.allocatable.as_ref()),
-            )
-        })?;
+        check_all(Kind::Node, &self.nodes, node)?;
         check_all(Kind::NodePool, &self.node_pools, |pool| {
-            let template = &pool.spec.template;
-            let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
-            for (key, value) in labels.into_iter().flatten() {
-                let field = format!("spec.template.metadata.labels[{key}]");
-                scheduling::check_restricted_label(key, well_known)
-                    .and_then(|()| scheduling::validate_label_key(key))
-                    .and_then(|()| scheduling::validate_label_value(key, value))
-                    .map_err(|e| Problem::new(field, e.to_string()))?;
-            }
-            let requirements = template.spec.requirements();
-            requirements_valid(
-                "spec.template.spec.requirements",
-                requirements,
-                Some(well_known),
-            )?;
-            if let Some(limits) = &pool.spec.limits {
-                for (name, quantity) in limits.iter() {
-                    resources::milli_value(quantity)
-                        .map_err(|e| Problem::quantity(&format!("spec.limits.{name}"), e))?;
-                }
-            }
-            let budgets = pool
-                .spec
-                .disruption
-                .as_ref()
-                .and_then(|d| d.budgets.as_deref());
-            for (i, budget) in budgets.unwrap_or_default().iter().enumerate() {
-                let field = format!("spec.disruption.budgets[{i}]");
-                budget
-                    .parse_nodes()
-                    .map_err(|e| Problem::new(format!("{field}.nodes"), e.to_string()))?;
-                if budget.schedule.is_some() != budget.duration.is_some() {
-                    return Err(Problem::new(
-                        field,
-                        "schedule and duration must be set together",
-                    ));
-                }
-            }
-            Ok(())
+            node_pool(pool, well_known)
         })?;
-        check_all(Kind::NodeClaim, &self.node_claims, |claim| {
-            requirements_valid("spec.requirements", claim.spec.requirements(), None)?;
-            let requests = claim
-                .spec
-                .resources
-                .as_ref()
-                .and_then(|r| r.requests.as_ref());
-            for (name, quantity) in requests.into_iter().flat_map(|r| r.iter()) {
-                resources::milli_value(quantity).map_err(|e| {
-                    Problem::quantity(&format!("spec.resources.requests.{name}"), e)
-                })?;
-            }
-            let status = claim.status.as_ref();
-            for (parent, list) in [
-                ("status.capacity", status.and_then(|s| s.capacity.as_ref())),
-                (
-                    "status.allocatable",
-                    status.and_then(|s| s.allocatable.as_ref()),
-                ),
-            ] {
-                for (name, quantity) in list.into_iter().flat_map(|l| l.iter()) {
-                    resources::milli_value(quantity)
-                        .map_err(|e| Problem::quantity(&format!("{parent}.{name}"), e))?;
-                }
-            }
-            Ok(())
-        })?;
+        check_all(Kind::NodeClaim, &self.node_claims, node_claim)?;
         check_all(Kind::DaemonSet, &self.daemon_sets, |ds| {
             pod_spec(ds.spec.template.spec.as_ref(), Some("spec.template"))
         })?;
@@ -149,15 +79,7 @@ impl Scenario {
             let spec = template.template.as_ref().and_then(|t| t.spec.as_ref());
             pod_spec(spec, Some("template"))
         })?;
-        check_all(Kind::Deployment, &self.deployments, |d| {
-            if let Some(replicas) = d.spec.replicas.filter(|r| *r < 0) {
-                return Err(Problem::new(
-                    "spec.replicas",
-                    format!("{replicas} is negative"),
-                ));
-            }
-            pod_spec(d.spec.template.spec.as_ref(), Some("spec.template"))
-        })?;
+        check_all(Kind::Deployment, &self.deployments, deployment)?;
         check_all(Kind::StatefulSet, &self.stateful_sets, |s| {
             pod_spec(s.spec.template.spec.as_ref(), Some("spec.template"))
         })?;
@@ -184,6 +106,107 @@ impl Scenario {
         unique(Kind::Deployment, &self.deployments, |o| &o.metadata)?;
         Ok(())
     }
+}
+
+/// A Node's capacity and allocatable quantities.
+fn node(node: &Node) -> Checked {
+    let status = node.status.as_ref();
+    quantities("status.capacity", status.and_then(|s| s.capacity.as_ref()))?;
+    quantities(
+        "status.allocatable",
+        status.and_then(|s| s.allocatable.as_ref()),
+    )
+}
+
+/// A NodePool's template labels and requirements, limits and budgets.
+fn node_pool(pool: &NodePool, well_known: &WellKnownLabels) -> Checked {
+    let template = &pool.spec.template;
+    let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
+    for (key, value) in labels.into_iter().flatten() {
+        let field = format!("spec.template.metadata.labels[{key}]");
+        scheduling::check_restricted_label(key, well_known)
+            .and_then(|()| scheduling::validate_label_key(key))
+            .and_then(|()| scheduling::validate_label_value(key, value))
+            .map_err(|e| Problem::new(field, e.to_string()))?;
+    }
+    let requirements = template.spec.requirements();
+    requirements_valid(
+        "spec.template.spec.requirements",
+        requirements,
+        Some(well_known),
+    )?;
+    if let Some(limits) = &pool.spec.limits {
+        for (name, quantity) in limits.iter() {
+            resources::milli_value(quantity)
+                .map_err(|e| Problem::quantity(&format!("spec.limits.{name}"), e))?;
+        }
+    }
+    budgets(pool)
+}
+
+/// A NodePool's disruption budgets: readable `nodes`, and a schedule only
+/// with a duration.
+fn budgets(pool: &NodePool) -> Checked {
+    let budgets = pool
+        .spec
+        .disruption
+        .as_ref()
+        .and_then(|d| d.budgets.as_deref());
+    for (i, budget) in budgets.unwrap_or_default().iter().enumerate() {
+        let field = format!("spec.disruption.budgets[{i}]");
+        budget
+            .parse_nodes()
+            .map_err(|e| Problem::new(format!("{field}.nodes"), e.to_string()))?;
+        if budget.schedule.is_some() != budget.duration.is_some() {
+            return Err(Problem::new(
+                field,
+                "schedule and duration must be set together",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A NodeClaim's requirements, requests, capacity and allocatable.
+fn node_claim(claim: &NodeClaim) -> Checked {
+    requirements_valid("spec.requirements", claim.spec.requirements(), None)?;
+    let requests = claim
+        .spec
+        .resources
+        .as_ref()
+        .and_then(|r| r.requests.as_ref());
+    for (name, quantity) in requests.into_iter().flat_map(|r| r.iter()) {
+        resources::milli_value(quantity)
+            .map_err(|e| Problem::quantity(&format!("spec.resources.requests.{name}"), e))?;
+    }
+    let status = claim.status.as_ref();
+    for (parent, list) in [
+        ("status.capacity", status.and_then(|s| s.capacity.as_ref())),
+        (
+            "status.allocatable",
+            status.and_then(|s| s.allocatable.as_ref()),
+        ),
+    ] {
+        for (name, quantity) in list.into_iter().flat_map(|l| l.iter()) {
+            resources::milli_value(quantity)
+                .map_err(|e| Problem::quantity(&format!("{parent}.{name}"), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A Deployment's replicas (not negative) and pod template.
+fn deployment(deployment: &Deployment) -> Checked {
+    if let Some(replicas) = deployment.spec.replicas.filter(|r| *r < 0) {
+        return Err(Problem::new(
+            "spec.replicas",
+            format!("{replicas} is negative"),
+        ));
+    }
+    pod_spec(
+        deployment.spec.template.spec.as_ref(),
+        Some("spec.template"),
+    )
 }
 
 /// Runs `check` on every object of a kind, turning a problem into an error that
