@@ -40,7 +40,10 @@
 //!   packing mode (`Packing::Cost`), with their LP solver;
 //! - `cli` (the default, with `scenario` and `optimise`): the `karpenter-sim` binary;
 //! - `tokio`: the driver's planning on tokio's blocking pool
-//!   (`core::driver::SpawnBlocking`, present with this feature only).
+//!   (`core::driver::SpawnBlocking`, present with this feature only);
+//! - `kube`: `kube` (the `karpenter-kube` crate), the engine's `Cluster` over a Kubernetes API server
+//!   (`KubeCluster`, the Kubernetes events), without the controller binary
+//!   or a cloud.
 //!
 //! Embedding the engine: depend on `karpenter` with `default-features = false` (the
 //! default `cli` feature picks a Kubernetes version for `k8s-openapi`, which only a
@@ -52,6 +55,8 @@ pub use karpenter_azure as azure;
 pub use karpenter_core as core;
 #[cfg(feature = "fake")]
 pub use karpenter_fake as fake;
+#[cfg(feature = "kube")]
+pub use karpenter_kube as kube;
 #[cfg(feature = "scenario")]
 pub use karpenter_scenario as scenario;
 
