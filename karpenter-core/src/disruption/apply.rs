@@ -10,7 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::candidates::Move;
+use super::carry::Move;
 use super::options::DisruptionOptions;
 use super::plan::Command;
 use super::simulate::{Simulation, moves_any, simulate};
@@ -128,8 +128,8 @@ impl Applier {
             }
         }
         // The moved pods found by key: a command moves a few hundred of a
-        // cluster's pods, and matching every pod against the moves was a
-        // twentieth of a 10,000-node plan.
+        // cluster's pods, and matching every pod against the moves cost more
+        // than applying them (docs/performance.md, "Moves found by key").
         let mut moved = Vec::new();
         if !destination.is_empty() {
             let pods_by_key = self

@@ -235,8 +235,8 @@ pub(super) fn candidates(snapshot: &Snapshot, now: Timestamp) -> Candidates<'_> 
 }
 
 /// [`candidates`], taking the assessments `carried` from the passes before
-/// for the nodes no command has touched since, and keeping there the ones
-/// made now.
+/// for the nodes no command has touched since (see
+/// [`carry`](super::carry)), and keeping there the ones made now.
 pub(super) fn candidates_carrying<'s>(
     snapshot: &'s Snapshot,
     now: Timestamp,
@@ -714,12 +714,10 @@ fn plus(at: Timestamp, duration: Duration) -> Timestamp {
         .unwrap_or(Timestamp::MAX)
 }
 
-mod carried;
 #[cfg(test)]
 mod tests;
 
-use carried::{Assessed, Facts, Outcome, pods_at};
-pub(crate) use carried::{CarriedCandidates, Move};
+use super::carry::{Assessed, CarriedCandidates, Facts, Outcome, pods_at};
 
 /// A claim's `expireAfter`: its own (copied from the pool at launch, defaulted
 /// by the API server), else its pool's, as the scenario format says; `None`

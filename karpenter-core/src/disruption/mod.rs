@@ -64,6 +64,7 @@ mod apply;
 mod balanced;
 mod budgets;
 mod candidates;
+mod carry;
 mod drift_detection;
 mod expiration;
 mod methods;

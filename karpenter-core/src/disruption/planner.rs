@@ -9,13 +9,13 @@
 //! the simulation put them, their replacements in flight.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::allowances::Allowances;
 use super::apply::{Applier, Origin};
-use super::candidates::{Candidate, CarriedCandidates, Move, candidates, candidates_carrying};
+use super::candidates::{Candidate, candidates, candidates_carrying};
+use super::carry::Carried;
 use super::expiration::expiration;
 use super::methods::drift::Drift;
 use super::methods::emptiness::Emptiness;
@@ -29,7 +29,6 @@ use super::repair::{Repair, due, repair};
 use super::simulate::Simulation;
 use super::unconsolidatable::Unconsolidatable;
 use crate::pods::Pdbs;
-use crate::provisioning::Carried;
 use crate::snapshot::Snapshot;
 
 /// Plans disruption for `snapshot` at `now` with upstream's defaults and no
@@ -67,7 +66,7 @@ pub fn first_command(
         now,
         &BTreeSet::new(),
         options,
-        &mut Carry::new(snapshot),
+        &mut Carried::new(snapshot),
     )
     .map(|(command, _)| command)
 }
@@ -113,7 +112,7 @@ pub fn first_command_explained(
             now,
             &BTreeSet::new(),
             options,
-            &mut Carry::new(snapshot),
+            &mut Carried::new(snapshot),
             |pass, blocked| {
                 let mut refused = Vec::new();
                 let command = graceful_command(pass, &mut refused);
@@ -167,8 +166,8 @@ pub fn plan_disruption_with(
     // What each pass read, for the next pass to take where the command
     // between them changed nothing; the first assessment of the candidates
     // (for the blocked nodes) is the first pass's too.
-    let mut carry = Carry::new(snapshot);
-    let found = candidates_carrying(snapshot, now, &carry.pdbs, &mut carry.candidates).blocked;
+    let mut carried = Carried::new(snapshot);
+    let found = candidates_carrying(snapshot, now, &carried.pdbs, &mut carried.candidates).blocked;
     let mut blocked = with_repair_blocked(found, snapshot, now, options);
     let mut working = snapshot.clone();
     let mut taken: BTreeSet<String> = BTreeSet::new();
@@ -181,53 +180,21 @@ pub fn plan_disruption_with(
             continue;
         };
         let moved = applier.apply(&mut working, &command, &taken, Origin::Forceful);
-        carry.applied(&working, &command, &moved);
+        carried.note_changes(&working, &command, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
-    while let Some((command, simulation)) = next_command(&working, now, &taken, options, &mut carry)
+    while let Some((command, simulation)) =
+        next_command(&working, now, &taken, options, &mut carried)
     {
         let moved = applier.apply(&mut working, &command, &taken, Origin::Method(simulation));
-        carry.applied(&working, &command, &moved);
+        carried.note_changes(&working, &command, &moved);
         taken.extend(command.candidates.iter().cloned());
         commands.push(command);
     }
     // A node the eventual class took despite a pod blocker is not blocked.
     blocked.retain(|b| !taken.contains(&b.node));
     DisruptionPlan { commands, blocked }
-}
-
-/// What a pass leaves for the next: the candidates' assessments and what its
-/// simulator read, with what every pass reads alike.
-struct Carry<'p> {
-    candidates: CarriedCandidates,
-    simulator: Carried,
-    /// The PodDisruptionBudgets, read once: a plan never changes them.
-    pdbs: Arc<Pdbs<'p>>,
-}
-
-impl<'p> Carry<'p> {
-    /// Nothing carried yet over `snapshot`.
-    fn new(snapshot: &'p Snapshot) -> Carry<'p> {
-        Carry {
-            candidates: CarriedCandidates::new(snapshot),
-            simulator: Carried::default(),
-            pdbs: Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets)),
-        }
-    }
-
-    /// Notes that `command` was applied to `working`, moving the pods of
-    /// `moved`: what they touched is read again.
-    fn applied(&mut self, working: &Snapshot, command: &Command, moved: &[Move]) {
-        self.candidates.apply(working, &command.candidates, moved);
-        let touched = moved
-            .iter()
-            .flat_map(|m| m.from.as_deref().into_iter().chain([m.to.as_str()]));
-        self.simulator.note_changes(
-            moved.iter().map(|m| m.pod),
-            command.candidates.iter().map(String::as_str).chain(touched),
-        );
-    }
 }
 
 /// The first command of the methods, in order, on the cluster as it stands,
@@ -238,7 +205,7 @@ fn next_command(
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carried: &mut Carry<'_>,
+    carried: &mut Carried<'_>,
 ) -> Option<(Command, Option<Simulation>)> {
     with_pass(working, now, taken, options, carried, |pass, _| {
         let command = graceful_command(pass, &mut Vec::new())?;
@@ -296,38 +263,38 @@ pub(super) fn fresh_pass<T>(
         now,
         &BTreeSet::new(),
         options,
-        &mut Carry::new(snapshot),
+        &mut Carried::new(snapshot),
         |pass, _| f(pass),
     )
 }
 
 /// Runs `f` on a pass over `working` at `now`, the nodes of `taken` being
 /// deleted already, with the nodes the candidates' rules block. The pass
-/// takes the destinations `carried` from an earlier one where nothing
-/// changed, and leaves there what it read.
+/// takes what was `carried` from the passes before where nothing changed
+/// (see [`carry`](super::carry)), and leaves there what it read.
 fn with_pass<T>(
     working: &Snapshot,
     now: Timestamp,
     taken: &BTreeSet<String>,
     options: &DisruptionOptions,
-    carry: &mut Carry<'_>,
+    carried: &mut Carried<'_>,
     f: impl FnOnce(&Pass<'_, '_>, &[Blocked]) -> T,
 ) -> T {
     // A pass after one that simulated most likely simulates too: its
     // simulator (whose set-up reads every placed pod on one thread) is built
     // while the candidates are found, on the cores they leave idle. The
     // first pass builds it only when a method asks.
-    let Carry {
+    let Carried {
         candidates: carried_candidates,
-        simulator: carried,
+        setup: carried_setup,
         pdbs,
-    } = carry;
+    } = carried;
     let seed = Seed {
-        carried: &*carried,
+        carried: &*carried_setup,
         pdbs: &*pdbs,
     };
     let pdbs: &Pdbs<'_> = pdbs;
-    let (found, simulator) = if carried.is_empty() {
+    let (found, simulator) = if carried_setup.is_empty() {
         (
             candidates_carrying(working, now, pdbs, carried_candidates),
             None,
@@ -361,7 +328,7 @@ fn with_pass<T>(
     );
     let found_here = f(&pass, &found.blocked);
     if let Some(simulator) = pass.into_simulator() {
-        *carried = simulator.carry(std::mem::take(carried));
+        *carried_setup = simulator.carry(std::mem::take(carried_setup));
     }
     found_here
 }

@@ -37,7 +37,8 @@ use crate::planning::PlanningOptions;
 use crate::pods::{Pdbs, PodInfo, PodKey};
 use crate::pods::{as_unschedulable, bound_node, pod_key};
 use crate::provisioning::{
-    Carried, Fence, Prepared, ProvisioningPlan, ReservedMode, is_pod_of_any, schedule_fenced, solve,
+    CarriedSetup, Fence, Prepared, ProvisioningPlan, ReservedMode, is_pod_of_any, schedule_fenced,
+    solve,
 };
 use crate::snapshot::Snapshot;
 
@@ -173,14 +174,14 @@ impl<'s> Simulator<'s> {
         Simulator::carrying(snapshot, now, None, pdbs, PlanningOptions::default())
     }
 
-    /// [`Simulator::new`], taking the destinations `carried` from a
-    /// simulator of an earlier copy of the cluster for the nodes that have
-    /// not changed since, and the snapshot's PodDisruptionBudgets as `pdbs`
+    /// [`Simulator::new`], taking what a simulator of an earlier copy of the
+    /// cluster `carried` where nothing changed since (see
+    /// [`CarriedSetup`]), and the snapshot's PodDisruptionBudgets as `pdbs`
     /// read them.
     pub(crate) fn carrying(
         snapshot: &'s Snapshot,
         now: Timestamp,
-        carried: Option<&Carried>,
+        carried: Option<&CarriedSetup>,
         pdbs: Arc<Pdbs<'s>>,
         options: PlanningOptions,
     ) -> Simulator<'s> {
@@ -188,7 +189,7 @@ impl<'s> Simulator<'s> {
         // their way out are found meanwhile.
         let policy = options.min_values_policy;
         let (prepared, leaving) = rayon::join(
-            || Prepared::new(snapshot, carried, policy, plans_capacity_buffers(&options)),
+            || Prepared::carrying(snapshot, carried, policy, plans_capacity_buffers(&options)),
             || leaving(snapshot),
         );
         let pods_of = |name: &str| prepared.bound_to(name).map(Arc::as_ref).collect();
@@ -219,9 +220,10 @@ impl<'s> Simulator<'s> {
         simulator
     }
 
-    /// The destinations to carry to a simulator of a later copy of this
-    /// cluster, those of `previous` this one took kept as they are.
-    pub(crate) fn carry(self, previous: Carried) -> Carried {
+    /// What this simulator's set-up read, to carry to a simulator of a later
+    /// copy of this cluster, those of `previous` this one took kept as they
+    /// are.
+    pub(crate) fn carry(self, previous: CarriedSetup) -> CarriedSetup {
         self.prepared.carry(previous)
     }
 
@@ -232,7 +234,7 @@ impl<'s> Simulator<'s> {
         if options.min_values_policy != self.options.min_values_policy
             || plans_capacity_buffers(&options) != plans_capacity_buffers(&self.options)
         {
-            self.prepared = Prepared::new(
+            self.prepared = Prepared::carrying(
                 self.snapshot,
                 None,
                 options.min_values_policy,

@@ -57,7 +57,7 @@ pub use plan::{
     RequirementOutput, StaticRemoval, Unschedulable,
 };
 pub(crate) use plan::{read_requirements, round_price};
-pub(crate) use scheduler::carried::Carried;
+pub(crate) use scheduler::carry::CarriedSetup;
 pub(crate) use scheduler::existing::is_destination;
 pub(crate) use scheduler::prepared::Prepared;
 pub(crate) use scheduler::reservations::ReservedMode;

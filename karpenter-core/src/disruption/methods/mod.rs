@@ -31,7 +31,7 @@ use super::plan::Command;
 use super::simulate::{Simulation, Simulator};
 use crate::features::FeatureGate;
 use crate::pods::Pdbs;
-use crate::provisioning::Carried;
+use crate::provisioning::CarriedSetup;
 use crate::provisioning::{ProvisioningOptions, plan_provisioning_with};
 use crate::snapshot::Snapshot;
 
@@ -86,7 +86,7 @@ pub(super) struct Pass<'p, 's> {
 /// once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Seed<'p, 's> {
-    pub(crate) carried: &'p Carried,
+    pub(crate) carried: &'p CarriedSetup,
     pub(crate) pdbs: &'p Arc<Pdbs<'s>>,
 }
 

@@ -4,8 +4,8 @@
 //! newly created, or costly to evict, so that the nodes they land on read
 //! differently in the passes after. The pods spread over hostnames and the
 //! guarded ones keep apart, so the topology base carried between passes
-//! (held to a fresh one in `Prepared::new`) has groups and inverse groups to
-//! update.
+//! (held to a fresh one in `Prepared::carrying`) has groups and inverse
+//! groups to update.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

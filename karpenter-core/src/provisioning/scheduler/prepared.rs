@@ -18,9 +18,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::pods::PodInfo;
 
-use super::carried::{Carried, CarriedTopology};
+use super::carry::{CarriedSetup, CarriedTopology, NodeNames};
 use super::existing::Destination;
-use super::names::NodeNames;
 use super::setup::{Setup, read_pending, read_virtual};
 use super::solve::{Fence, Scheduler, view};
 use crate::fast_hash::HashSet;
@@ -50,19 +49,20 @@ pub(crate) struct Prepared<'s> {
 
 impl<'s> Prepared<'s> {
     /// Builds what every run shares, its templates keeping the types
-    /// `policy` lets them, taking the destinations `carried` from an earlier
-    /// set-up for the nodes that have not changed since; with `buffers`, every
-    /// run plans the CapacityBuffers' virtual pods too.
-    pub(crate) fn new(
+    /// `policy` lets them, taking what an earlier set-up `carried` where the
+    /// cluster has not changed since (see [`carry`](super::carry)); with
+    /// `buffers`, every run plans the CapacityBuffers' virtual pods too.
+    pub(crate) fn carrying(
         snapshot: &'s Snapshot,
-        carried: Option<&Carried>,
+        carried: Option<&CarriedSetup>,
         policy: MinValuesPolicy,
         buffers: bool,
     ) -> Prepared<'s> {
         let setup = Setup::carrying(snapshot, carried, policy);
-        let nodes_by_name = carried
-            .and_then(Carried::take_names)
-            .map_or_else(|| NodeNames::of(snapshot), |names| names.extended(snapshot));
+        let nodes_by_name = carried.and_then(CarriedSetup::take_names).map_or_else(
+            || NodeNames::of(snapshot),
+            |names| names.carried_over(snapshot),
+        );
         // The unit tests hold every index carried so to a fresh one.
         #[cfg(test)]
         assert_eq!(
@@ -72,7 +72,7 @@ impl<'s> Prepared<'s> {
         );
         // Set-ups over copies of one cluster follow this one: what it stores
         // is kept for them.
-        let labels_read = carried.map(Carried::take_labels).unwrap_or_default();
+        let labels_read = carried.map(CarriedSetup::take_labels).unwrap_or_default();
         let mut labels_read = labels_read.keeping_pods();
         let updated = carried.and_then(|c| {
             let t = c.take_topology()?;
@@ -205,10 +205,11 @@ impl<'s> Prepared<'s> {
         scheduler
     }
 
-    /// The destinations, stored labels and topology base to carry to a
-    /// later copy of this cluster (see [`Setup::carry`]). The base is
-    /// carried when no run holds it any more.
-    pub(crate) fn carry(self, previous: Carried) -> Carried {
+    /// What this set-up read, to carry to a later copy of this cluster: the
+    /// destinations and pods' index (see [`Setup::carry`]), the stored
+    /// labels, the topology base (when no run holds it any more), the node
+    /// index by name and the pending pods.
+    pub(crate) fn carry(self, previous: CarriedSetup) -> CarriedSetup {
         let labels = self
             .labels_read
             .into_inner()
@@ -231,18 +232,18 @@ impl<'s> Prepared<'s> {
 
 /// The indices of the snapshot's pending pods, in order. A set-up over an
 /// earlier copy of the cluster (`carried`) knew the pods pending then; of
-/// the others, only those moved since can be pending now (a plan binds pods
-/// to nodes, and notes every pod it moves).
-fn pending_pods(snapshot: &Snapshot, carried: Option<&Carried>) -> Vec<usize> {
+/// the others, only those noted moved since can be pending now (a plan binds
+/// pods to nodes, see [`carry`](super::carry)).
+fn pending_pods(snapshot: &Snapshot, carried: Option<&CarriedSetup>) -> Vec<usize> {
     let is_pending_at = |i: usize| snapshot.pods.get(i).is_some_and(is_pending);
     let every_pending = || {
         (0..snapshot.pods.len())
             .filter(|&i| is_pending_at(i))
             .collect()
     };
-    let pending: Vec<usize> = match carried.and_then(Carried::take_pending) {
+    let pending: Vec<usize> = match carried.and_then(CarriedSetup::take_pending) {
         Some(mut before) => {
-            before.extend_from_slice(carried.map_or(&[], Carried::moved));
+            before.extend_from_slice(carried.map_or(&[], CarriedSetup::moved));
             before.sort_unstable();
             before.dedup();
             before.retain(|&i| is_pending_at(i));

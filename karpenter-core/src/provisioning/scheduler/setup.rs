@@ -14,10 +14,8 @@ use k8s_openapi::api::core::v1::Taint;
 
 use rayon::prelude::*;
 
-use super::carried::{Carried, TopologySources};
+use super::carry::{BoundPods, CarriedSetup, NodeNames, TopologySources};
 use super::existing::{ExistingNode, is_destination};
-use super::names::NodeNames;
-use super::pods_by_node::BoundPods;
 use super::reasons::{PoolSkipped, SkippedPool};
 use crate::fast_hash::HashSet;
 use crate::provisioning::demand::daemons::{DaemonPod, daemon_pods};
@@ -155,7 +153,7 @@ impl<'s> Setup<'s> {
     /// earlier set-up for the nodes that have not changed since.
     pub(crate) fn carrying(
         snapshot: &'s Snapshot,
-        carried: Option<&Carried>,
+        carried: Option<&CarriedSetup>,
         policy: MinValuesPolicy,
     ) -> Setup<'s> {
         let well_known = &snapshot.well_known_labels;
@@ -176,7 +174,7 @@ impl<'s> Setup<'s> {
         let bound = carried
             .and_then(|c| {
                 let bound = c.take_bound()?;
-                bound.rebound(&snapshot.pods, c.moved())
+                bound.carried_over(&snapshot.pods, c.moved())
             })
             .unwrap_or_else(|| BoundPods::new(&snapshot.pods));
         // The unit tests hold every index updated so to a fresh one.
@@ -188,6 +186,15 @@ impl<'s> Setup<'s> {
         );
         let carried = carried.and_then(|c| c.for_daemons(&daemons));
         let (existing, carried_unread) = read_destinations(snapshot, &bound, &daemons, carried);
+        // The unit tests hold every destination taken so to a fresh one.
+        #[cfg(test)]
+        if carried.is_some() {
+            assert_eq!(
+                existing,
+                read_destinations(snapshot, &bound, &daemons, None).0,
+                "a carried destination differs"
+            );
+        }
         let reservations = Arc::new(ReservationBook::of(domain_pools.iter().map(|p| p.types)));
         Setup {
             well_known,
@@ -212,7 +219,7 @@ impl<'s> Setup<'s> {
     /// later copy of `snapshot` (this set-up's), those of `previous` this
     /// set-up took kept as they are.
     #[cfg(test)]
-    pub(crate) fn carry(self, snapshot: &Snapshot, previous: Carried) -> Carried {
+    pub(crate) fn carry(self, snapshot: &Snapshot, previous: CarriedSetup) -> CarriedSetup {
         self.carry_knowing(snapshot, previous, false)
     }
 
@@ -221,9 +228,9 @@ impl<'s> Setup<'s> {
     pub(crate) fn carry_knowing(
         self,
         snapshot: &Snapshot,
-        previous: Carried,
+        previous: CarriedSetup,
         names_distinct: bool,
-    ) -> Carried {
+    ) -> CarriedSetup {
         let unread = &self.carried_unread;
         let destinations = self.existing.iter().map(|(i, destination)| {
             let taken = unread.get(*i).copied().unwrap_or(false);
@@ -500,7 +507,7 @@ fn read_destinations(
     snapshot: &Snapshot,
     bound: &BoundPods,
     daemons: &[DaemonPod],
-    carried: Option<&Carried>,
+    carried: Option<&CarriedSetup>,
 ) -> (Vec<(usize, Arc<ExistingNode>)>, Vec<bool>) {
     // Each node read on its own (their pods' requests parsed, their
     // labels made requirements), on the pool's threads, in node order.

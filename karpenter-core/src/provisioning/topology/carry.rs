@@ -1,16 +1,14 @@
-//! A topology base taken over by a later copy of its cluster.
-//!
-//! A disruption plan builds a topology base for each pass, and a fresh build
-//! reads every placed pod again: its labels, its node, its label pairs
-//! indexed. Between two passes a command moves a few hundred pods and
-//! changes a few hundred nodes. So a pass takes the base the pass before
-//! built and updates it for what changed ([`TopologyBase::carried_over`]),
-//! and the base costs what changed rather than the cluster.
+//! A topology base carried over to a later copy of its cluster
+//! ([`TopologyBase::carried_over`]): updated for the placed pods moved and the
+//! nodes read again since, instead of built afresh over every placed pod.
+//! What it is told is all that changed, by the invariant of the set-up that
+//! carries it (`provisioning/scheduler/carry/`); this is the base's own part
+//! of the update, beside the representation it updates.
 //!
 //! The update gives what a fresh build of the changed cluster gives (in unit
 //! tests every carried base is held to a fresh one, see
-//! [`TopologyBase::canonical`]). What it does not update it refuses, and
-//! the caller builds afresh: a pod that was not placed before, or a pod that
+//! [`TopologyBase::canonical`]). What it does not update it refuses, and the
+//! caller builds afresh: a pod that was not placed before, or a pod that
 //! carries a required anti-affinity term (the order of the inverse groups
 //! follows their carriers' placement order).
 

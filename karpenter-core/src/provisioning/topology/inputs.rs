@@ -35,8 +35,8 @@ pub(crate) struct ExistingView<'a> {
     /// Its taints.
     pub taints: &'a [Taint],
     /// Its labels as requirements, when the caller has read them already
-    /// (`Requirements::from_labels` of `labels`): a 5,000-node cluster's
-    /// labels are not read twice.
+    /// (`Requirements::from_labels` of `labels`): a big cluster's labels are
+    /// not read twice.
     pub requirements: Option<&'a Requirements>,
 }
 

@@ -35,9 +35,9 @@ impl StoredLabels {
 /// the strings they share.
 ///
 /// A disruption plan builds a base for each pass, over every placed pod,
-/// and storing each pod's labels was a third of each build. A pod is known
-/// again by its address: the memo holds the pod, so the address stays its
-/// own, and a pod shared by an `Arc` cannot change in place (a change
+/// and storing each pod's labels was a large share of each build. A pod is
+/// known again by its address: the memo holds the pod, so the address stays
+/// its own, and a pod shared by an `Arc` cannot change in place (a change
 /// copies it first, and the copy is a new pod to the memo).
 #[derive(Debug, Default)]
 pub(crate) struct LabelMemo {

@@ -16,7 +16,7 @@ use crate::disruption::allowances::Allowances;
 use crate::disruption::candidates::candidates;
 use crate::disruption::methods::Seed;
 use crate::pods::Pdbs;
-use crate::provisioning::Carried;
+use crate::provisioning::CarriedSetup;
 use crate::resources::ResourceList;
 use crate::snapshot::{ClusterNode, Snapshot};
 
@@ -158,7 +158,7 @@ fn decide(snapshot: &Snapshot, options: &DisruptionOptions) -> Result<Command, U
     assert_eq!(left.len(), 1, "node-a is the one candidate");
     let eventual = found.eventual();
     let taken = BTreeSet::new();
-    let carried = Carried::default();
+    let carried = CarriedSetup::default();
     let pdbs = Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets));
     let seed = Seed {
         carried: &carried,

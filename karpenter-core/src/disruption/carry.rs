@@ -1,32 +1,40 @@
-//! What one pass of a plan learnt of its candidates, carried to the next.
+//! What a plan carries from one pass to the next, so that a pass after the
+//! first costs what the commands before it changed rather than what the
+//! cluster holds ([`Carried`]): the candidates' assessments
+//! ([`CarriedCandidates`]), what the pass's simulator read ([`CarriedSetup`]),
+//! and the PodDisruptionBudgets, read once.
 //!
-//! A plan's passes see one cluster that each command changes a little: its
-//! nodes start deleting, its pods move to a few destinations, its
-//! replacements arrive. Assessing every node again each pass (grouping every
-//! pod by node, asking every pod's PodDisruptionBudgets and protections) was
-//! a third of a 10,000-node plan, whose passes grow with the nodes; reading
-//! every node's labels and gathering every node's pods again, even with the
-//! facts kept, was still a tenth. So the plan keeps the pods of each node and
-//! each node's whole assessment here ([`Outcome`]), and after each command
-//! forgets the nodes it touched ([`CarriedCandidates::apply`]): a pass
-//! assesses those again and takes the rest as they were.
+//! After each command the plan notes what it changed on both
+//! ([`Carried::note_changes`]). What a plan must note, what is checked rather
+//! than trusted, and why a pass that takes what was carried finds what a
+//! fresh pass finds, are written once, with the set-up carried
+//! (`provisioning/scheduler/carry/`, [`CarriedSetup`]).
 //!
-//! This is exact because a node's assessment reads only the node, its
-//! NodeClaim and its pods, besides what a plan never changes (the pools and
-//! their instance types, the PodDisruptionBudgets, the provider's drift, the
-//! time). A command changes the claims of the nodes it takes and the pods of
-//! the nodes it moves pods from and to, and no other node.
+//! The candidates take the same notes. A plan's passes see one cluster that
+//! each command changes a little: its nodes start deleting, its pods move to
+//! a few destinations, its replacements arrive. So the plan keeps the pods of
+//! each node and each node's whole assessment ([`Outcome`]), and forgets the
+//! nodes noted ([`CarriedCandidates::note_changes`]): a pass assesses those
+//! again and takes the rest as they were. This is exact because a node's
+//! assessment reads only the node, its NodeClaim and its pods, besides what a
+//! plan never changes for it (the pools; their instance types, whose
+//! offerings it reads available or not; the PodDisruptionBudgets; the
+//! provider's drift; the time), and the plan notes every node whose claim or
+//! pods a command changes. The unit tests hold every pass's carried
+//! assessments and budget counts to fresh ones (in the planner's `with_pass`,
+//! over the random plans of `disruption/planner/tests.rs`).
 
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::super::allowances::{Standing, Totals};
-use super::super::drift_detection::DriftReason;
-use super::super::plan::Blocked;
+use super::allowances::{Standing, Totals};
+use super::drift_detection::DriftReason;
+use super::plan::{Blocked, Command};
 use crate::fast_hash::HashMap;
 use crate::pods::PodBlock;
-use crate::pods::{PodInfo, bound_node, pod_key};
+use crate::pods::{Pdbs, PodInfo, bound_node, pod_key};
+use crate::provisioning::CarriedSetup;
 use crate::snapshot::Snapshot;
 
 use k8s_openapi::jiff::Timestamp;
@@ -42,8 +50,9 @@ pub(super) enum Outcome {
     Assessed(Box<Assessed>),
 }
 
-/// A node assessed as a candidate: what its [`Candidate`](super::Candidate)
-/// is made of, besides the node itself.
+/// A node assessed as a candidate: what its
+/// [`Candidate`](super::candidates::Candidate) is made of, besides the node
+/// itself.
 #[derive(Clone, Debug)]
 pub(super) struct Assessed {
     /// Its pool, as an index into the snapshot's pools (a plan never
@@ -76,7 +85,7 @@ pub(super) struct Facts {
     pub(super) pod_block: Option<PodBlock>,
 }
 
-/// A pod that a command moved, for [`CarriedCandidates::apply`].
+/// A pod that a command moved, for [`Carried::note_changes`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Move {
     /// Its index in the snapshot's pods.
@@ -85,6 +94,42 @@ pub(crate) struct Move {
     pub(crate) from: Option<String>,
     /// The node it is bound to now.
     pub(crate) to: String,
+}
+
+/// What a pass leaves for the next: the candidates' assessments and what its
+/// simulator read, with what every pass reads alike (see the module
+/// documentation).
+pub(super) struct Carried<'p> {
+    pub(super) candidates: CarriedCandidates,
+    pub(super) setup: CarriedSetup,
+    /// The PodDisruptionBudgets, read once: a plan never changes them.
+    pub(super) pdbs: Arc<Pdbs<'p>>,
+}
+
+impl<'p> Carried<'p> {
+    /// Nothing carried yet over `snapshot`.
+    pub(super) fn new(snapshot: &'p Snapshot) -> Carried<'p> {
+        Carried {
+            candidates: CarriedCandidates::new(snapshot),
+            setup: CarriedSetup::default(),
+            pdbs: Arc::new(Pdbs::new(&snapshot.pod_disruption_budgets)),
+        }
+    }
+
+    /// Notes that `command` was applied to `working`, moving the pods of
+    /// `moved`: the nodes it takes, the nodes it moves pods from and to, and
+    /// the pods it moves, which the next pass reads again.
+    pub(super) fn note_changes(&mut self, working: &Snapshot, command: &Command, moved: &[Move]) {
+        self.candidates
+            .note_changes(working, &command.candidates, moved);
+        let touched = moved
+            .iter()
+            .flat_map(|m| m.from.as_deref().into_iter().chain([m.to.as_str()]));
+        self.setup.note_changes(
+            moved.iter().map(|m| m.pod),
+            command.candidates.iter().map(String::as_str).chain(touched),
+        );
+    }
 }
 
 /// The pods of each node and the assessments of the nodes no command has
@@ -170,11 +215,11 @@ impl CarriedCandidates {
         self.outcomes[index] = Some((outcome, standing));
     }
 
-    /// Takes a command into account, once it is applied to `snapshot`: the
-    /// nodes it `took` and the pods it `moved` (each now bound to its new
-    /// node in `snapshot`). Their nodes are assessed again by the next pass;
-    /// the nodes it added are indexed.
-    pub(crate) fn apply(&mut self, snapshot: &Snapshot, took: &[String], moved: &[Move]) {
+    /// Notes a command, once it is applied to `snapshot`: the nodes it
+    /// `took` and the pods it `moved` (each now bound to its new node in
+    /// `snapshot`). Their nodes are assessed again by the next pass; the
+    /// nodes it added are indexed.
+    pub(crate) fn note_changes(&mut self, snapshot: &Snapshot, took: &[String], moved: &[Move]) {
         self.index_nodes(snapshot);
         for name in took {
             self.forget(name);

@@ -1,5 +1,6 @@
 //! A snapshot's nodes by name, an index a plan's set-ups carry from pass to
-//! pass.
+//! pass (see the [module documentation](super)): a plan only ever adds
+//! nodes, so the next set-up indexes only those added.
 
 use crate::fast_hash::HashMap;
 use crate::snapshot::Snapshot;
@@ -7,7 +8,7 @@ use crate::snapshot::Snapshot;
 /// A snapshot's node indices by name (several for a name that several nodes
 /// share). A plan's copies of a cluster only ever add nodes, so the index of
 /// one copy is carried to the next and extended by the nodes added
-/// ([`NodeNames::extended`]).
+/// ([`NodeNames::carried_over`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct NodeNames {
     by_name: HashMap<Box<str>, Vec<usize>>,
@@ -18,12 +19,13 @@ pub(crate) struct NodeNames {
 impl NodeNames {
     /// The index of `snapshot`'s nodes.
     pub(crate) fn of(snapshot: &Snapshot) -> NodeNames {
-        NodeNames::default().extended(snapshot)
+        NodeNames::default().carried_over(snapshot)
     }
 
     /// This index of an earlier copy of `snapshot`, whose nodes `snapshot`
-    /// starts with, extended by the nodes added since.
-    pub(crate) fn extended(mut self, snapshot: &Snapshot) -> NodeNames {
+    /// starts with, extended by the nodes added since (read afresh when
+    /// `snapshot` has fewer nodes than it indexed).
+    pub(crate) fn carried_over(mut self, snapshot: &Snapshot) -> NodeNames {
         if self.indexed > snapshot.nodes.len() {
             return NodeNames::of(snapshot);
         }

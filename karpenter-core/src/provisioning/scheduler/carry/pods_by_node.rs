@@ -1,13 +1,12 @@
 //! [`BoundPods`]: the snapshot's pods by the node they are bound to, as
 //! indices into its pods.
 //!
-//! Every scheduling set-up reads which pods each node runs. Hashing every
-//! pod's node name was a fifth of a later disruption pass's set-up, and a
-//! command rebinds a few hundred pods: a plan carries the index from one pass
-//! to the next and moves only the pods it notes as rebound
-//! ([`BoundPods::rebound`]). The index owns its names, so it outlives the
-//! copy of the cluster it was read from; the plan's copies share their pods'
-//! order (a plan never adds, removes or reorders a pod).
+//! Every scheduling set-up reads which pods each node runs, hashing every
+//! pod's node name, and a command rebinds a few hundred pods: a plan carries
+//! the index from one pass to the next and moves only the pods it notes as
+//! moved ([`BoundPods::carried_over`], see the [module
+//! documentation](super)). The index owns its names, so it outlives the copy
+//! of the cluster it was read from.
 
 use std::sync::Arc;
 
@@ -61,7 +60,11 @@ impl BoundPods {
     /// This index, for `pods` where those at `moved` may be bound elsewhere
     /// now (and no other changed). `None` when `pods` is not the list it
     /// was read from (another length).
-    pub(crate) fn rebound(mut self, pods: &[Arc<PodInfo>], moved: &[usize]) -> Option<BoundPods> {
+    pub(crate) fn carried_over(
+        mut self,
+        pods: &[Arc<PodInfo>],
+        moved: &[usize],
+    ) -> Option<BoundPods> {
         if pods.len() != self.node_of.len() {
             return None;
         }
@@ -137,7 +140,7 @@ mod tests {
                 now[at] = node;
                 moved.push(at);
             }
-            let updated = BoundPods::new(&pods(&before)).rebound(&pods(&now), &moved);
+            let updated = BoundPods::new(&pods(&before)).carried_over(&pods(&now), &moved);
             prop_assert_eq!(updated, Some(BoundPods::new(&pods(&now))));
         }
     }
