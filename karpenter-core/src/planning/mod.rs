@@ -6,7 +6,7 @@
 //! driver and the simulators all plan new claims, and must plan them the same
 //! way: one [`PlanningOptions`] is what each of their option types holds, so
 //! a new planning knob is added here once. With the `clap` feature,
-//! [`PlanningArgs`] is the group of command-line flags for it, which
+//! `PlanningArgs` is the group of command-line flags for it, which
 //! `karpenter-sim` and `karpenter-controller` both flatten.
 
 use crate::features::FeatureGates;

@@ -9,6 +9,7 @@
 mod args;
 #[cfg(feature = "azure")]
 mod azure;
+mod error;
 #[cfg(feature = "kwok")]
 mod instance_types;
 #[cfg(feature = "kwok")]
@@ -24,8 +25,9 @@ pub mod metrics;
 pub use args::{Args, AzureArgs, Listen, ProviderKind, parse_duration};
 #[cfg(feature = "azure")]
 pub use azure::TOKEN_VARIABLE;
+pub use error::RunError;
 #[cfg(feature = "kwok")]
 pub use instance_types::load_instance_types;
 #[cfg(feature = "kwok")]
 pub use kwok::{KWOK_ANNOTATION, KwokProvider, LAUNCHED_LABEL, PROVIDER_ID_PREFIX};
-pub use run::{RunError, run, run_until};
+pub use run::{run, run_until};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use karpenter_core::cloudprovider::CloudProvider;
 
 use super::args::{Args, ProviderKind};
-use super::run::RunError;
+use super::error::RunError;
 use crate::KubeCluster;
 
 /// The cloud the flags name, or [`RunError::ProviderNotCompiled`] when this

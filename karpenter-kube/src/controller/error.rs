@@ -1,0 +1,65 @@
+//! [`RunError`]: why the controller stopped, apart from the loop that
+//! returns it, so that the parts it names (the provider choice, the
+//! endpoints, leader election) and the loop all depend on it and not on
+//! each other.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use super::args::ProviderKind;
+use super::http::HttpError;
+use super::leader::LeaderError;
+use crate::SyncError;
+
+/// Why the controller stopped with an error.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// No cluster to talk to: the kubeconfig (or the in-cluster service
+    /// account) could not be read.
+    #[error("cannot configure the Kubernetes client from {from}")]
+    Config {
+        /// Where the configuration was looked for.
+        from: String,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// `--provider` names a cloud this binary was built without.
+    #[error(
+        "--provider {}: this karpenter-controller was built without it (karpenter-kube's `{}` feature)",
+        .0.name(),
+        .0.feature()
+    )]
+    ProviderNotCompiled(ProviderKind),
+    /// The fake cloud's instance types could not be read.
+    #[cfg(feature = "kwok")]
+    #[error(transparent)]
+    InstanceTypes(#[from] karpenter_scenario::LoadError),
+    /// The instance types file holds no InstanceType document.
+    #[error("{0}: no InstanceType documents (apiVersion karpenter.fake/v1alpha1)")]
+    NoInstanceTypes(PathBuf),
+    /// The Azure provider could not be set up.
+    #[error("the Azure provider: {0}")]
+    Azure(String),
+    /// An endpoint could not be served.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// The watches did not sync.
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+    /// Leader election failed.
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    /// `--leader-elect` without a namespace for the Lease.
+    #[error("--leader-elect needs --lease-namespace (or POD_NAMESPACE)")]
+    LeaseNamespace,
+    /// This replica lost the Lease: it stops so that it never acts beside
+    /// the new leader (its Deployment restarts it as a candidate).
+    #[error("lost the leader election Lease")]
+    LostLease,
+    /// With `--once`, the reconcile failed.
+    #[error("the reconcile failed")]
+    Reconcile(#[source] karpenter_core::Error),
+}
