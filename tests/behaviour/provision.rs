@@ -341,8 +341,16 @@ fn load(path: &Path) -> Result<Scenario, String> {
 /// The checks of the Expect document against its own file.
 fn validate(scenario: &Scenario) -> Vec<String> {
     let mut problems = Vec::new();
-    let doc = &scenario.expect_doc;
-    let expect = scenario.expect();
+    validate_header(&scenario.expect_doc, &mut problems);
+    validate_names(scenario, &mut problems);
+    validate_pod_lists(scenario.expect(), &mut problems);
+    validate_selectors(scenario, &mut problems);
+    validate_claim_names(scenario, &mut problems);
+    problems
+}
+
+/// The document's kind, name, `upstream` and `args`, and that it asserts something.
+fn validate_header(doc: &ExpectDoc, problems: &mut Vec<String>) {
     if doc.api_version != EXPECT_API_VERSION || doc.kind != EXPECT_KIND {
         problems.push(format!(
             "the expectation is {} {}, not {EXPECT_API_VERSION} {EXPECT_KIND}",
@@ -360,9 +368,14 @@ fn validate(scenario: &Scenario) -> Vec<String> {
             problems.push(format!("args: {arg} is set by the harness"));
         }
     }
-    if expect.is_empty() {
+    if doc.expect.is_empty() {
         problems.push("`expect` asserts nothing".to_string());
     }
+}
+
+/// The pods, static NodePools and existing nodes named are in the file.
+fn validate_names(scenario: &Scenario, problems: &mut Vec<String>) {
+    let expect = scenario.expect();
     for (key, pod) in expect.pod_refs() {
         if !scenario.pods.contains_key(pod) {
             problems.push(format!(
@@ -384,6 +397,10 @@ fn validate(scenario: &Scenario) -> Vec<String> {
             ));
         }
     }
+}
+
+/// The pod lists and groups do not contradict one another.
+fn validate_pod_lists(expect: &Expect, problems: &mut Vec<String>) {
     let scheduled: BTreeSet<_> = expect.scheduled.iter().collect();
     let unschedulable: BTreeSet<_> = expect.unschedulable.iter().collect();
     let ignored: BTreeSet<_> = expect.ignored.iter().collect();
@@ -410,6 +427,11 @@ fn validate(scenario: &Scenario) -> Vec<String> {
             ));
         }
     }
+}
+
+/// The `podsPerZone` and `maxSkew` selectors each match a pod of the file.
+fn validate_selectors(scenario: &Scenario, problems: &mut Vec<String>) {
+    let expect = scenario.expect();
     for (what, selector) in [
         (
             "podsPerZone",
@@ -423,7 +445,11 @@ fn validate(scenario: &Scenario) -> Vec<String> {
             problems.push(format!("expect.{what}.selector matches no pod in the file"));
         }
     }
-    for claim in &expect.claims {
+}
+
+/// The NodePools and instance types `claims` names are in the file.
+fn validate_claim_names(scenario: &Scenario, problems: &mut Vec<String>) {
+    for claim in &scenario.expect().claims {
         if let Some(pool) = &claim.node_pool
             && !scenario.node_pools.contains(pool)
         {
@@ -442,7 +468,6 @@ fn validate(scenario: &Scenario) -> Vec<String> {
             }
         }
     }
-    problems
 }
 
 // ---------------------------------------------------------------------------
@@ -541,11 +566,38 @@ fn strings(value: Option<&Value>) -> Vec<String> {
 /// Reads the output; inconsistencies (a pod placed twice, ...) are failures too.
 fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec<String>) -> Plan {
     let mut placement = BTreeMap::new();
-    let mut place = |pod: String, at: Place, failures: &mut Vec<String>| {
-        if let Some(before) = placement.insert(pod.clone(), at.clone()) {
-            failures.push(format!("output: {pod} is placed twice ({before} and {at})"));
-        }
-    };
+    let claims = read_claims(output, static_pools, &mut placement, failures);
+    read_existing_placements(output, &mut placement, failures);
+    let unschedulable = read_unschedulable(output, &placement, failures);
+    Plan {
+        claims,
+        static_removals: read_static_removals(output),
+        placement,
+        unschedulable,
+        total_price: output.get("totalPricePerHour").and_then(Value::as_f64),
+        buffers: read_buffers(output),
+    }
+}
+
+/// Records that `pod` is placed `at`; a pod placed twice is a failure.
+fn place(
+    placement: &mut BTreeMap<String, Place>,
+    pod: String,
+    at: Place,
+    failures: &mut Vec<String>,
+) {
+    if let Some(before) = placement.insert(pod.clone(), at.clone()) {
+        failures.push(format!("output: {pod} is placed twice ({before} and {at})"));
+    }
+}
+
+/// The output's `nodeClaims`, their pods placed on them.
+fn read_claims(
+    output: &Value,
+    static_pools: &BTreeSet<String>,
+    placement: &mut BTreeMap<String, Place>,
+    failures: &mut Vec<String>,
+) -> Vec<Claim> {
     let mut claims = Vec::new();
     match output.get("nodeClaims").and_then(Value::as_array) {
         Some(items) => {
@@ -565,29 +617,43 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
                     failures.push(format!("output: new claim #{i} holds no pods"));
                 }
                 for pod in pods {
-                    place(pod, Place::Claim(i), failures);
+                    place(placement, pod, Place::Claim(i), failures);
                 }
-                claims.push(Claim {
-                    node_pool: item
-                        .get("nodePool")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    instance_types: strings(item.get("instanceTypes")),
-                    requirements: item
-                        .get("requirements")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                    launch: item.get("launch").cloned().unwrap_or(Value::Null),
-                    min_values_relaxed: item
-                        .get("minValuesRelaxed")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                });
+                claims.push(read_claim(item));
             }
         }
         None => failures.push("output: no nodeClaims array".to_string()),
     }
+    claims
+}
+
+/// One entry of `nodeClaims`, as the checks read it.
+fn read_claim(item: &Value) -> Claim {
+    Claim {
+        node_pool: item
+            .get("nodePool")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        instance_types: strings(item.get("instanceTypes")),
+        requirements: item
+            .get("requirements")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        launch: item.get("launch").cloned().unwrap_or(Value::Null),
+        min_values_relaxed: item
+            .get("minValuesRelaxed")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+/// The output's `existingNodes`: their pods placed on them.
+fn read_existing_placements(
+    output: &Value,
+    placement: &mut BTreeMap<String, Place>,
+    failures: &mut Vec<String>,
+) {
     for item in output
         .get("existingNodes")
         .and_then(Value::as_array)
@@ -596,9 +662,17 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
     {
         let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
         for pod in strings(item.get("pods")) {
-            place(pod, Place::Existing(name.to_string()), failures);
+            place(placement, pod, Place::Existing(name.to_string()), failures);
         }
     }
+}
+
+/// The output's `unschedulable` pods and their reasons; one also placed is a failure.
+fn read_unschedulable(
+    output: &Value,
+    placement: &BTreeMap<String, Place>,
+    failures: &mut Vec<String>,
+) -> BTreeMap<String, String> {
     let mut unschedulable = BTreeMap::new();
     for item in output
         .get("unschedulable")
@@ -618,8 +692,12 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
         }
         unschedulable.insert(pod.to_string(), reason.to_string());
     }
-    let total_price = output.get("totalPricePerHour").and_then(Value::as_f64);
-    let static_removals = output
+    unschedulable
+}
+
+/// The NodeClaims the output's `staticRemovals` remove, in order.
+fn read_static_removals(output: &Value) -> Vec<String> {
+    output
         .get("staticRemovals")
         .and_then(Value::as_array)
         .into_iter()
@@ -629,22 +707,18 @@ fn read_plan(output: &Value, static_pools: &BTreeSet<String>, failures: &mut Vec
                 .and_then(Value::as_str)
                 .map(str::to_string)
         })
-        .collect();
-    let buffers = output
+        .collect()
+}
+
+/// The output's `capacityBuffers` entries, by buffer.
+fn read_buffers(output: &Value) -> BTreeMap<String, Value> {
+    output
         .get("capacityBuffers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|b| Some((b.get("buffer")?.as_str()?.to_string(), b.clone())))
-        .collect();
-    Plan {
-        claims,
-        static_removals,
-        placement,
-        unschedulable,
-        total_price,
-        buffers,
-    }
+        .collect()
 }
 
 fn selects(selector: &BTreeMap<String, String>, labels: &BTreeMap<String, String>) -> bool {
@@ -748,16 +822,43 @@ fn price_differs(actual: Option<f64>, want: f64) -> bool {
     actual.is_none_or(|a| (a - want).abs() > PRICE_TOLERANCE)
 }
 
-/// Every assertion of the scenario against the plan; the failures.
+/// Every assertion of the scenario against the plan; the failures, in the
+/// order of the checks listed here.
 fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
     let expect = scenario.expect();
     let mut f = Vec::new();
+    check_pods_named(scenario, plan, &mut f);
+    check_claim_counts(expect, plan, &mut f);
+    check_capacity_buffers(expect, plan, &mut f);
+    check_static_removals(expect, plan, &mut f);
+    check_scheduled(expect, plan, &mut f);
+    check_unschedulable(expect, plan, &mut f);
+    check_ignored(expect, plan, &mut f);
+    check_all_scheduled(expect, plan, &mut f);
+    check_reasons(expect, plan, &mut f);
+    check_same_claim(expect, plan, &mut f);
+    check_different_claims(expect, plan, &mut f);
+    check_existing_placements(expect, plan, &mut f);
+    check_pods_per_zone(scenario, plan, &mut f);
+    check_max_skew(scenario, plan, &mut f);
+    for want in &expect.claims {
+        check_claim(want, plan, &mut f);
+    }
+    check_total_price(expect, plan, &mut f);
+    f
+}
 
+/// Every pod the output names is one of the file's.
+fn check_pods_named(scenario: &Scenario, plan: &Plan, f: &mut Vec<String>) {
     for pod in plan.placement.keys().chain(plan.unschedulable.keys()) {
         if !scenario.pods.contains_key(pod) {
             f.push(format!("output names pod {pod}, which is not in the file"));
         }
     }
+}
+
+/// `newClaims` and `staticLaunches`: how many claims the plan launches.
+fn check_claim_counts(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     if let Some(want) = expect.new_claims
         && plan.claims.len() != want
     {
@@ -771,6 +872,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             f.push(format!("staticLaunches: {pool}: want {want}, got {got}"));
         }
     }
+}
+
+/// `capacityBuffers`: each buffer's entry in the output, field by field.
+fn check_capacity_buffers(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for (buffer, fields) in &expect.capacity_buffers {
         let entry = plan.buffers.get(buffer);
         for (field, want) in fields {
@@ -793,6 +898,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             }
         }
     }
+}
+
+/// `staticRemovals`: the claims static NodePools remove, in order.
+fn check_static_removals(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     if let Some(want) = &expect.static_removals
         && *want != plan.static_removals
     {
@@ -801,6 +910,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             plan.static_removals
         ));
     }
+}
+
+/// `scheduled`: these pods are placed.
+fn check_scheduled(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for pod in &expect.scheduled {
         if !plan.placement.contains_key(pod) {
             let why = plan
@@ -812,6 +925,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             f.push(format!("scheduled: {pod} is not placed ({why})"));
         }
     }
+}
+
+/// `unschedulable`: these pods are listed as unschedulable, not placed.
+fn check_unschedulable(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for pod in &expect.unschedulable {
         if let Some(at) = plan.placement.get(pod) {
             f.push(format!("unschedulable: {pod} is placed on {at}"));
@@ -819,6 +936,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             f.push(format!("unschedulable: {pod} is not in `unschedulable`"));
         }
     }
+}
+
+/// `ignored`: these pods are neither placed nor unschedulable.
+fn check_ignored(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for pod in &expect.ignored {
         if let Some(at) = plan.placement.get(pod) {
             f.push(format!("ignored: {pod} is placed on {at}"));
@@ -827,6 +948,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             f.push(format!("ignored: {pod} is listed as unschedulable"));
         }
     }
+}
+
+/// `allScheduled`: whether no pod at all is unschedulable.
+fn check_all_scheduled(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     match expect.all_scheduled {
         Some(true) if !plan.unschedulable.is_empty() => f.push(format!(
             "allScheduled: true, but unschedulable: {:?}",
@@ -837,6 +962,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
         }
         _ => {}
     }
+}
+
+/// `reasonContains`: an unschedulable pod's reason holds the text.
+fn check_reasons(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for (pod, text) in &expect.reason_contains {
         match plan.unschedulable.get(pod) {
             Some(reason) if reason.to_lowercase().contains(&text.to_lowercase()) => {}
@@ -846,6 +975,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             None => f.push(format!("reasonContains: {pod} is not unschedulable")),
         }
     }
+}
+
+/// `sameClaim`: each group's pods are placed together.
+fn check_same_claim(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for group in &expect.same_claim {
         let places: Vec<_> = group.iter().map(|p| plan.placement.get(p)).collect();
         let all_same = places.iter().all(|p| p.is_some() && *p == places[0]);
@@ -863,6 +996,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             f.push(format!("sameClaim: not together: {}", shown.join(", ")));
         }
     }
+}
+
+/// `differentClaims`: each group's pods are placed, no two together.
+fn check_different_claims(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for group in &expect.different_claims {
         for (i, a) in group.iter().enumerate() {
             for b in &group[i + 1..] {
@@ -876,6 +1013,10 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             }
         }
     }
+}
+
+/// `onExistingNode`: these pods are placed on that existing node or claim.
+fn check_existing_placements(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     for (node, pods) in &expect.on_existing_node {
         let want = Place::Existing(node.clone());
         for pod in pods {
@@ -886,145 +1027,191 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             }
         }
     }
-    if let Some(ppz) = &expect.pods_per_zone {
-        let mut problems = Vec::new();
-        let mut got = count_domains(
-            scenario,
-            plan,
-            &ppz.selector,
-            ppz.namespace.as_deref(),
-            ZONE,
-            &mut problems,
-        );
-        f.extend(problems.into_iter().map(|p| format!("podsPerZone: {p}")));
-        got.retain(|_, n| *n > 0);
-        let mut want = ppz.counts.clone();
-        want.retain(|_, n| *n > 0);
-        if got != want {
-            f.push(format!("podsPerZone: want {want:?}, got {got:?}"));
-        }
+}
+
+/// `podsPerZone`: the selected pods' count in each zone, after the plan.
+fn check_pods_per_zone(scenario: &Scenario, plan: &Plan, f: &mut Vec<String>) {
+    let Some(ppz) = &scenario.expect().pods_per_zone else {
+        return;
+    };
+    let mut problems = Vec::new();
+    let mut got = count_domains(
+        scenario,
+        plan,
+        &ppz.selector,
+        ppz.namespace.as_deref(),
+        ZONE,
+        &mut problems,
+    );
+    f.extend(problems.into_iter().map(|p| format!("podsPerZone: {p}")));
+    got.retain(|_, n| *n > 0);
+    let mut want = ppz.counts.clone();
+    want.retain(|_, n| *n > 0);
+    if got != want {
+        f.push(format!("podsPerZone: want {want:?}, got {got:?}"));
     }
-    if let Some(ms) = &expect.max_skew {
-        let mut problems = Vec::new();
-        let mut got = count_domains(
-            scenario,
-            plan,
-            &ms.selector,
-            ms.namespace.as_deref(),
-            &ms.key,
-            &mut problems,
-        );
-        f.extend(problems.into_iter().map(|p| format!("maxSkew: {p}")));
-        for d in &ms.domains {
-            got.entry(d.clone()).or_insert(0);
-        }
-        let max = got.values().max().copied().unwrap_or(0);
-        let min = got.values().min().copied().unwrap_or(0);
-        if max - min > ms.skew {
-            f.push(format!(
-                "maxSkew: {} skew is {} (over {got:?}), more than {}",
-                ms.key,
-                max - min,
-                ms.skew
-            ));
-        }
+}
+
+/// `maxSkew`: the selected pods' spread over a key's domains, after the plan.
+fn check_max_skew(scenario: &Scenario, plan: &Plan, f: &mut Vec<String>) {
+    let Some(ms) = &scenario.expect().max_skew else {
+        return;
+    };
+    let mut problems = Vec::new();
+    let mut got = count_domains(
+        scenario,
+        plan,
+        &ms.selector,
+        ms.namespace.as_deref(),
+        &ms.key,
+        &mut problems,
+    );
+    f.extend(problems.into_iter().map(|p| format!("maxSkew: {p}")));
+    for d in &ms.domains {
+        got.entry(d.clone()).or_insert(0);
     }
-    for want in &expect.claims {
-        let claim = match plan.placement.get(&want.pod) {
-            Some(Place::Claim(i)) => &plan.claims[*i],
-            Some(at) => {
-                f.push(format!(
-                    "claims: {} is on {at}, not on a new claim",
-                    want.pod
-                ));
-                continue;
-            }
-            None => {
-                f.push(format!("claims: {} is not placed", want.pod));
-                continue;
-            }
-        };
-        let who = format!("claims[{}]", want.pod);
-        if let Some(pool) = &want.node_pool
-            && claim.node_pool.as_ref() != Some(pool)
-        {
+    let max = got.values().max().copied().unwrap_or(0);
+    let min = got.values().min().copied().unwrap_or(0);
+    if max - min > ms.skew {
+        f.push(format!(
+            "maxSkew: {} skew is {} (over {got:?}), more than {}",
+            ms.key,
+            max - min,
+            ms.skew
+        ));
+    }
+}
+
+/// `claims`: the new claim holding the pod is as described.
+fn check_claim(want: &ClaimCheck, plan: &Plan, f: &mut Vec<String>) {
+    let claim = match plan.placement.get(&want.pod) {
+        Some(Place::Claim(i)) => &plan.claims[*i],
+        Some(at) => {
             f.push(format!(
-                "{who}: nodePool is {:?}, want {pool}",
-                claim.node_pool
+                "claims: {} is on {at}, not on a new claim",
+                want.pod
             ));
+            return;
         }
-        for it in &want.instance_types_include {
-            if !claim.instance_types.contains(it) {
-                f.push(format!(
-                    "{who}: instanceTypes lack {it}: {:?}",
-                    claim.instance_types
-                ));
-            }
+        None => {
+            f.push(format!("claims: {} is not placed", want.pod));
+            return;
         }
-        for it in &want.instance_types_exclude {
-            if claim.instance_types.contains(it) {
-                f.push(format!(
-                    "{who}: instanceTypes include {it}: {:?}",
-                    claim.instance_types
-                ));
-            }
-        }
-        if let Some(exactly) = &want.instance_types_exactly
-            && &claim.instance_types != exactly
-        {
+    };
+    let who = format!("claims[{}]", want.pod);
+    check_claim_pool(&who, want, claim, f);
+    check_claim_instance_types(&who, want, claim, f);
+    if let Some(launch) = &want.launch {
+        check_claim_launch(&who, launch, claim, f);
+    }
+    check_claim_min_values_relaxed(&who, want, claim, f);
+    check_claim_requirements(&who, want, claim, f);
+}
+
+/// `claims[].nodePool`: the NodePool the claim comes from.
+fn check_claim_pool(who: &str, want: &ClaimCheck, claim: &Claim, f: &mut Vec<String>) {
+    if let Some(pool) = &want.node_pool
+        && claim.node_pool.as_ref() != Some(pool)
+    {
+        f.push(format!(
+            "{who}: nodePool is {:?}, want {pool}",
+            claim.node_pool
+        ));
+    }
+}
+
+/// `claims[].instanceTypes*`: the instance types the claim lists.
+fn check_claim_instance_types(who: &str, want: &ClaimCheck, claim: &Claim, f: &mut Vec<String>) {
+    for it in &want.instance_types_include {
+        if !claim.instance_types.contains(it) {
             f.push(format!(
-                "{who}: instanceTypes are {:?}, want exactly {exactly:?}",
+                "{who}: instanceTypes lack {it}: {:?}",
                 claim.instance_types
             ));
         }
-        if let Some(launch) = &want.launch {
-            for (field, value) in [
-                ("instanceType", &launch.instance_type),
-                ("zone", &launch.zone),
-                ("capacityType", &launch.capacity_type),
-            ] {
-                if let Some(value) = value
-                    && launch_str(claim, field) != Some(value.as_str())
-                {
-                    f.push(format!(
-                        "{who}: launch.{field} is {:?}, want {value}",
-                        launch_str(claim, field)
-                    ));
-                }
-            }
-            if let Some(price) = launch.price {
-                let actual = claim.launch.get("price").and_then(Value::as_f64);
-                if price_differs(actual, price) {
-                    f.push(format!("{who}: launch.price is {actual:?}, want {price}"));
-                }
-            }
-        }
-        if let Some(relaxed) = want.min_values_relaxed
-            && claim.min_values_relaxed != relaxed
-        {
+    }
+    for it in &want.instance_types_exclude {
+        if claim.instance_types.contains(it) {
             f.push(format!(
-                "{who}: minValuesRelaxed is {}, want {relaxed}",
-                claim.min_values_relaxed
+                "{who}: instanceTypes include {it}: {:?}",
+                claim.instance_types
             ));
         }
-        for req in &want.requirements_include {
-            if !claim
-                .requirements
-                .iter()
-                .any(|r| requirement_matches(r, req))
-            {
-                f.push(format!(
-                    "{who}: no requirement {} {} {:?}{} in {}",
-                    req.key,
-                    req.operator,
-                    req.values,
-                    req.min_values
-                        .map_or(String::new(), |m| format!(" minValues {m}")),
-                    Value::Array(claim.requirements.clone())
-                ));
-            }
+    }
+    if let Some(exactly) = &want.instance_types_exactly
+        && &claim.instance_types != exactly
+    {
+        f.push(format!(
+            "{who}: instanceTypes are {:?}, want exactly {exactly:?}",
+            claim.instance_types
+        ));
+    }
+}
+
+/// `claims[].launch`: what the claim launches, and at what price.
+fn check_claim_launch(who: &str, launch: &LaunchCheck, claim: &Claim, f: &mut Vec<String>) {
+    for (field, value) in [
+        ("instanceType", &launch.instance_type),
+        ("zone", &launch.zone),
+        ("capacityType", &launch.capacity_type),
+    ] {
+        if let Some(value) = value
+            && launch_str(claim, field) != Some(value.as_str())
+        {
+            f.push(format!(
+                "{who}: launch.{field} is {:?}, want {value}",
+                launch_str(claim, field)
+            ));
         }
     }
+    if let Some(price) = launch.price {
+        let actual = claim.launch.get("price").and_then(Value::as_f64);
+        if price_differs(actual, price) {
+            f.push(format!("{who}: launch.price is {actual:?}, want {price}"));
+        }
+    }
+}
+
+/// `claims[].minValuesRelaxed`: whether the claim's `minValues` were lowered.
+fn check_claim_min_values_relaxed(
+    who: &str,
+    want: &ClaimCheck,
+    claim: &Claim,
+    f: &mut Vec<String>,
+) {
+    if let Some(relaxed) = want.min_values_relaxed
+        && claim.min_values_relaxed != relaxed
+    {
+        f.push(format!(
+            "{who}: minValuesRelaxed is {}, want {relaxed}",
+            claim.min_values_relaxed
+        ));
+    }
+}
+
+/// `claims[].requirementsInclude`: requirements the claim carries.
+fn check_claim_requirements(who: &str, want: &ClaimCheck, claim: &Claim, f: &mut Vec<String>) {
+    for req in &want.requirements_include {
+        if !claim
+            .requirements
+            .iter()
+            .any(|r| requirement_matches(r, req))
+        {
+            f.push(format!(
+                "{who}: no requirement {} {} {:?}{} in {}",
+                req.key,
+                req.operator,
+                req.values,
+                req.min_values
+                    .map_or(String::new(), |m| format!(" minValues {m}")),
+                Value::Array(claim.requirements.clone())
+            ));
+        }
+    }
+}
+
+/// `totalPricePerHour`: the plan's price.
+fn check_total_price(expect: &Expect, plan: &Plan, f: &mut Vec<String>) {
     if let Some(want) = expect.total_price_per_hour
         && price_differs(plan.total_price, want)
     {
@@ -1033,7 +1220,6 @@ fn check(scenario: &Scenario, plan: &Plan) -> Vec<String> {
             plan.total_price
         ));
     }
-    f
 }
 
 /// A short picture of the plan, printed with a failing scenario's failures.

@@ -956,81 +956,91 @@ fn provider_azure_plans_in_every_region_with_prices() {
     let catalog = karpenter::azure::Catalog::embedded();
     let basic = azure_basic();
     for region in catalog.regions().filter(|r| r.has_prices) {
-        let args = [
-            "provision",
-            "-f",
-            &basic,
-            "--provider",
-            "azure",
-            "--region",
-            &region.name,
-            "-o",
-            "json",
-        ];
-        let output = sim(&args);
-        assert_status(&output, 0);
-        let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
-        let claims = plan["nodeClaims"].as_array().expect("claims");
-        assert!(!claims.is_empty(), "{}", region.name);
-        assert!(
-            plan["unschedulable"].as_array().is_some_and(Vec::is_empty),
-            "{}",
-            region.name
-        );
-        for claim in claims {
-            let launch = &claim["launch"];
-            let size = launch["instanceType"].as_str().expect("a size");
-            // The pool asks for D-family VMs; the price is the region's.
-            assert!(size.starts_with("Standard_D"), "{}: {size}", region.name);
-            let sku = catalog.sku(size).expect("in the catalog");
-            let price = karpenter::azure::instancetype::price(catalog, sku, &region.name);
-            assert_eq!(
-                launch["price"].as_f64(),
-                Some(price),
-                "{} {size}",
-                region.name
-            );
-            let zone = launch["zone"].as_str().expect("a zone");
-            assert!(
-                zone == "0" || zone.starts_with(&format!("{}-", region.name)),
-                "{zone}"
-            );
-            // As the provider's create ranks them: never regional (zone 0)
-            // where the claim allows a zonal offering of the size at the same
-            // price (a zonal spread may pin a claim to the domain "0").
-            let zones = claim["requirements"]
-                .as_array()
-                .expect("requirements")
-                .iter()
-                .find(|r| r["key"] == "topology.kubernetes.io/zone")
-                .map(|r| r["values"].clone());
-            let allows = |z: &str| {
-                zones
-                    .as_ref()
-                    .is_none_or(|v| v.as_array().is_some_and(|v| v.iter().any(|x| x == z)))
-            };
-            if zone == "0" {
-                let settings = karpenter::azure::instancetype::Settings::for_region(&region.name);
-                let it = karpenter::azure::instancetype::instance_type(catalog, sku, &settings)
-                    .expect("offered");
-                let capacity = launch["capacityType"].as_str().expect("a capacity type");
-                assert!(
-                    !it.offerings.iter().any(|o| o.available
-                        && o.zone != "0"
-                        && allows(&o.zone)
-                        && o.capacity_type == capacity
-                        && o.price == price),
-                    "{}: {size} launched regional beside a zonal offering",
-                    region.name
-                );
-            }
-        }
+        check_azure_region_plan(catalog, &basic, &region.name);
     }
-    // The same input gives the same plan; disrupt runs on the catalog too.
+    check_azure_repeats_and_other_commands_run(&basic);
+}
+
+/// Plans the Azure example in `region`: every pod placed, every claim's
+/// launch as `check_azure_launch` wants it.
+fn check_azure_region_plan(catalog: &karpenter::azure::Catalog, basic: &str, region: &str) {
     let args = [
         "provision",
         "-f",
-        &basic,
+        basic,
+        "--provider",
+        "azure",
+        "--region",
+        region,
+        "-o",
+        "json",
+    ];
+    let output = sim(&args);
+    assert_status(&output, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let claims = plan["nodeClaims"].as_array().expect("claims");
+    assert!(!claims.is_empty(), "{region}");
+    assert!(
+        plan["unschedulable"].as_array().is_some_and(Vec::is_empty),
+        "{region}"
+    );
+    for claim in claims {
+        check_azure_launch(catalog, region, claim);
+    }
+}
+
+/// One claim's launch: a D-family size at the region's price, in one of the
+/// region's zones, regional only where no zonal offering matches.
+fn check_azure_launch(catalog: &karpenter::azure::Catalog, region: &str, claim: &Value) {
+    let launch = &claim["launch"];
+    let size = launch["instanceType"].as_str().expect("a size");
+    // The pool asks for D-family VMs; the price is the region's.
+    assert!(size.starts_with("Standard_D"), "{region}: {size}");
+    let sku = catalog.sku(size).expect("in the catalog");
+    let price = karpenter::azure::instancetype::price(catalog, sku, region);
+    assert_eq!(launch["price"].as_f64(), Some(price), "{region} {size}");
+    let zone = launch["zone"].as_str().expect("a zone");
+    assert!(
+        zone == "0" || zone.starts_with(&format!("{region}-")),
+        "{zone}"
+    );
+    // As the provider's create ranks them: never regional (zone 0)
+    // where the claim allows a zonal offering of the size at the same
+    // price (a zonal spread may pin a claim to the domain "0").
+    let zones = claim["requirements"]
+        .as_array()
+        .expect("requirements")
+        .iter()
+        .find(|r| r["key"] == "topology.kubernetes.io/zone")
+        .map(|r| r["values"].clone());
+    let allows = |z: &str| {
+        zones
+            .as_ref()
+            .is_none_or(|v| v.as_array().is_some_and(|v| v.iter().any(|x| x == z)))
+    };
+    if zone == "0" {
+        let settings = karpenter::azure::instancetype::Settings::for_region(region);
+        let it = karpenter::azure::instancetype::instance_type(catalog, sku, &settings)
+            .expect("offered");
+        let capacity = launch["capacityType"].as_str().expect("a capacity type");
+        assert!(
+            !it.offerings.iter().any(|o| o.available
+                && o.zone != "0"
+                && allows(&o.zone)
+                && o.capacity_type == capacity
+                && o.price == price),
+            "{region}: {size} launched regional beside a zonal offering"
+        );
+    }
+}
+
+/// The same input gives the same plan; disrupt and summary run on the
+/// catalog too.
+fn check_azure_repeats_and_other_commands_run(basic: &str) {
+    let args = [
+        "provision",
+        "-f",
+        basic,
         "--provider",
         "azure",
         "-o",
@@ -1040,7 +1050,7 @@ fn provider_azure_plans_in_every_region_with_prices() {
     let output = sim(&[
         "disrupt",
         "-f",
-        &basic,
+        basic,
         "--provider",
         "azure",
         "--now",

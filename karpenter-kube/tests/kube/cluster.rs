@@ -233,6 +233,34 @@ fn workload(namespace: &str, name: &str, replicas: i32, cpu: &str) -> serde_json
 async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
     let server = ApiServer::start().await.expect("the server starts");
     let client = client(&server);
+    let deployment = create_buffer_template_and_deployment(&client).await;
+
+    // By default none are read (the CRD is optional, the workloads many).
+    let plain = synced(&server).await;
+    assert_no_buffer_nor_what_it_names_is_read(&server, &plain).await;
+
+    let options = KubeClusterOptions::default().with_capacity_buffers(true);
+    let watching = KubeCluster::with_options(client.clone(), options);
+    watching
+        .wait_until_synced(SYNC)
+        .await
+        .expect("the watches sync");
+    assert_the_buffer_and_what_it_names_are_read(&watching, &deployment).await;
+
+    assert_new_workloads_and_deletions_arrive(&server, &watching).await;
+    // The cluster without the option still reads none.
+    assert!(
+        plain
+            .scalable_workloads()
+            .await
+            .expect("workloads")
+            .is_empty()
+    );
+}
+
+/// Creates, in `shop`, a CapacityBuffer of two `chunk`s, the PodTemplate
+/// `chunk` and a Deployment `web` of four pods; the Deployment as created.
+async fn create_buffer_template_and_deployment(client: &kube::Client) -> Deployment {
     let params = kube::api::PostParams::default();
     let buffer: CapacityBuffer = serde_json::from_value(json!({
         "apiVersion": "autoscaling.x-k8s.io/v1beta1",
@@ -260,9 +288,12 @@ async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
         .create(&params, &deployment)
         .await
         .expect("created");
+    deployment
+}
 
-    // By default none are read (the CRD is optional, the workloads many).
-    let plain = synced(&server).await;
+/// A cluster without the option reads no buffer, template or workload, and
+/// does not even list them.
+async fn assert_no_buffer_nor_what_it_names_is_read(server: &ApiServer, plain: &KubeCluster) {
     assert!(plain.capacity_buffers().await.expect("buffers").is_empty());
     assert!(plain.pod_templates().await.expect("templates").is_empty());
     assert!(
@@ -283,13 +314,14 @@ async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
         let listed = (group.to_owned(), resource.to_owned(), "list".to_owned());
         assert!(!used.contains(&listed), "{resource} not even listed");
     }
+}
 
-    let options = KubeClusterOptions::default().with_capacity_buffers(true);
-    let watching = KubeCluster::with_options(client.clone(), options);
-    watching
-        .wait_until_synced(SYNC)
-        .await
-        .expect("the watches sync");
+/// A cluster with the option reads the buffer, its template and the
+/// Deployment, and resolves the buffer to two chunks.
+async fn assert_the_buffer_and_what_it_names_are_read(
+    watching: &KubeCluster,
+    deployment: &Deployment,
+) {
     let buffers = watching.capacity_buffers().await.expect("buffers");
     assert_eq!(buffers.len(), 1);
     assert_eq!(buffers[0].metadata.name.as_deref(), Some("headroom"));
@@ -313,7 +345,7 @@ async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
     assert_eq!(web.replicas, Some(4));
     assert_eq!(
         web,
-        &karpenter_core::capacity_buffers::ScalableWorkload::from(&deployment)
+        &karpenter_core::capacity_buffers::ScalableWorkload::from(deployment)
     );
     // What the driver makes of them: the buffer resolves to two chunks.
     let resolved = CapacityBuffers::new(buffers, templates, workloads);
@@ -323,9 +355,12 @@ async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
         resolved.states()
     );
     assert_eq!(resolved.virtual_pod_count(), 2);
+}
 
-    // The other kinds, and changes, arrive through the watches: the
-    // workloads read Deployments, then StatefulSets, then ReplicaSets.
+/// The other kinds, and changes, arrive through the watches: the workloads
+/// read Deployments, then StatefulSets, then ReplicaSets; a deleted buffer
+/// goes.
+async fn assert_new_workloads_and_deletions_arrive(server: &ApiServer, watching: &KubeCluster) {
     let set: StatefulSet = serde_json::from_value(workload("shop", "db", 2, "1")).expect("a set");
     server.put(&set).expect("put");
     let replicas: ReplicaSet =
@@ -351,14 +386,6 @@ async fn capacity_buffers_and_what_they_name_are_watched_only_when_asked() {
             .is_empty()
     })
     .await;
-    // The cluster without the option still reads none.
-    assert!(
-        plain
-            .scalable_workloads()
-            .await
-            .expect("workloads")
-            .is_empty()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

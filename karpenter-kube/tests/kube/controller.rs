@@ -92,16 +92,7 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
     let mut world = World::new("lifecycle").await;
     world.add_pool(json!({"team": "a"}));
     world.want("web", 6, "1");
-    // Writes meet stale copies now and then: each is read afresh and made
-    // again.
-    for kind in ["/nodeclaims/", "/nodes/"] {
-        world.server.inject(
-            Fault::new(409, "Conflict")
-                .method("PUT")
-                .path_contains(kind)
-                .times(2),
-        );
-    }
+    inject_write_conflicts(&world);
     let metrics = free_port();
     let health = free_port();
     // With NodeOverlay and CapacityBuffer on, the controller watches
@@ -116,7 +107,32 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
         "NodeOverlay=true,CapacityBuffer=true",
     ]);
 
-    // Provisioning: every pod runs on nodes the controller launched.
+    let provisioned = assert_every_pod_runs_on_launched_nodes(&world).await;
+    assert_events_metrics_and_readiness(&world, &metrics, &health).await;
+    assert_a_scale_down_is_consolidated(&mut world).await;
+    assert!(provisioned >= 1);
+    assert_the_drifted_pool_is_rolled(&mut world).await;
+
+    controller.stop().await.expect("a clean stop");
+    assert_every_grant_is_used(&world);
+}
+
+/// Writes meet stale copies now and then: each is read afresh and made
+/// again.
+fn inject_write_conflicts(world: &World) {
+    for kind in ["/nodeclaims/", "/nodes/"] {
+        world.server.inject(
+            Fault::new(409, "Conflict")
+                .method("PUT")
+                .path_contains(kind)
+                .times(2),
+        );
+    }
+}
+
+/// Provisioning: every pod runs on nodes the controller launched, whose
+/// claims are complete, and it bound nothing itself; how many claims.
+async fn assert_every_pod_runs_on_launched_nodes(world: &World) -> usize {
     world
         .until("provisioning", LIMIT, |w| {
             let claims: Vec<NodeClaim> = w.server.list();
@@ -150,9 +166,12 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
         assert!(!used.contains(&(String::new(), "pods".into(), verb.into())));
         assert!(!used.contains(&(String::new(), "pods/binding".into(), verb.into())));
     }
-    let provisioned = world.claim_names().len();
-    // What users look for: the decisions as Kubernetes Events, the counts
-    // as metrics, readiness once synced.
+    world.claim_names().len()
+}
+
+/// What users look for: the decisions as Kubernetes Events, the counts as
+/// metrics, readiness once synced.
+async fn assert_events_metrics_and_readiness(world: &World, metrics: &str, health: &str) {
     // Events are published in the background: the last may land a moment
     // after the claim it is about.
     let wanted = ["Nominated", "Launched", "Registered", "Initialized"];
@@ -169,7 +188,7 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
             wanted.iter().all(|r| seen.contains(*r))
         })
         .await;
-    let scraped = get(&metrics, "/metrics").await;
+    let scraped = get(metrics, "/metrics").await;
     assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
     assert!(
         scraped.contains(
@@ -178,10 +197,11 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
         "{scraped}"
     );
     assert!(scraped.contains("karpenter_scheduler_scheduling_duration_seconds_count"));
-    assert!(get(&health, "/readyz").await.starts_with("HTTP/1.1 200"));
+    assert!(get(health, "/readyz").await.starts_with("HTTP/1.1 200"));
+}
 
-    // Consolidation: after a scale-down to one small pod, one node is
-    // enough.
+/// Consolidation: after a scale-down to one small pod, one node is enough.
+async fn assert_a_scale_down_is_consolidated(world: &mut World) {
     world.desired.clear();
     world.want("web", 1, "1");
     world
@@ -189,10 +209,11 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
             w.all_running() && w.claims_and_nodes_match() && w.claim_names().len() == 1
         })
         .await;
-    assert!(provisioned >= 1);
+}
 
-    // Drift: the pool's template changes; the node is replaced by one with
-    // the new label, its pod moved there.
+/// Drift: the pool's template changes; the node is replaced by one with the
+/// new label, its pod moved there.
+async fn assert_the_drifted_pool_is_rolled(world: &mut World) {
     world.want("web", 3, "1");
     world
         .until("growing again", LIMIT, |w| {
@@ -222,11 +243,13 @@ async fn the_controller_provisions_consolidates_and_rolls_a_drifted_pool() {
         before.is_disjoint(&after),
         "{before:?} were all replaced by {after:?}"
     );
+}
 
-    controller.stop().await.expect("a clean stop");
-    let used = assert_allowed(&world);
-    // What a running controller exercises: every ClusterRule verb but the
-    // Lease's (no --leader-elect here) and the Azure provider's.
+/// Every request was one deploy/ allows, and a running controller exercises
+/// every ClusterRule verb but the Lease's (no --leader-elect here) and the
+/// Azure provider's.
+fn assert_every_grant_is_used(world: &World) {
+    let used = assert_allowed(world);
     let unused: Vec<_> = granted()
         .difference(&used)
         .filter(|(group, _, _)| group != "coordination.k8s.io" && group != "karpenter.azure.com")

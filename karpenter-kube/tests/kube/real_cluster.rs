@@ -12,11 +12,12 @@ use std::time::Duration;
 use clap::Parser;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use karpenter_core::api::{ConditionStatus, NodeClaim, NodePool, condition_types};
-use karpenter_kube::controller::{Args, run_until};
+use karpenter_kube::controller::{Args, RunError, run_until};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 const VARIABLE: &str = "KARPENTER_E2E_KUBECONFIG";
 
@@ -48,8 +49,39 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
     let suffix = std::process::id();
     let name = format!("e2e-{suffix}");
     let client = client(&kubeconfig).await;
-    let post = PostParams::default();
 
+    create_namespace_and_pool(&client, &name).await;
+    let (stop, controller) = start_controller(&kubeconfig);
+    let pods = create_pods(&client, &name).await;
+    let claims: Api<NodeClaim> = Api::all(client.clone());
+    let ours = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
+    wait_until_initialized(&claims, &ours).await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    let launched = nodes
+        .list(&ListParams::default().labels(&format!("e2e={name}")))
+        .await
+        .expect("nodes");
+    assert!(!launched.items.is_empty());
+
+    pods.delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("the pods go");
+    eventually(
+        "the empty nodes removed",
+        Duration::from_secs(300),
+        async || claims.list(&ours).await.is_ok_and(|l| l.items.is_empty()),
+    )
+    .await;
+
+    let _ = stop.send(true);
+    controller.await.expect("the task").expect("a clean stop");
+    delete_pool_and_namespace(&client, &name).await;
+}
+
+/// Creates the namespace `name` and a NodePool `name` whose nodes carry the
+/// label and taint `e2e=name`, consolidated as soon as they are empty.
+async fn create_namespace_and_pool(client: &Client, name: &str) {
+    let post = PostParams::default();
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": name}})).expect("a namespace");
@@ -76,13 +108,17 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
     }))
     .expect("a NodePool");
     pools.create(&post, &pool).await.expect("the NodePool");
+}
 
+/// Starts the controller on the kubeconfig's cluster with the fake
+/// provider's instance types; the sender that stops it, and its task.
+fn start_controller(kubeconfig: &str) -> (watch::Sender<bool>, JoinHandle<Result<(), RunError>>) {
     let types =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/fake/instance-types.yaml");
     let args = Args::try_parse_from([
         "karpenter-controller",
         "--kubeconfig",
-        &kubeconfig,
+        kubeconfig,
         "--instance-types",
         types.to_str().expect("utf-8"),
         "--metrics-addr",
@@ -95,8 +131,14 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
     .expect("flags");
     let (stop, stopping) = watch::channel(false);
     let controller = tokio::spawn(run_until(args, stopping));
+    (stop, controller)
+}
 
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &name);
+/// Creates three pods in namespace `name` that only the pool's nodes take;
+/// the namespace's pods.
+async fn create_pods(client: &Client, name: &str) -> Api<Pod> {
+    let post = PostParams::default();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), name);
     for i in 0..3 {
         let pod: Pod = serde_json::from_value(json!({
             "metadata": {"name": format!("pause-{i}")},
@@ -110,17 +152,16 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
         .expect("a pod");
         pods.create(&post, &pod).await.expect("a pod");
     }
-    let claims: Api<NodeClaim> = Api::all(client.clone());
-    let ours = ListParams::default().labels(&format!("karpenter.sh/nodepool={name}"));
+    pods
+}
+
+/// Waits (at most three minutes) until the pool has claims, all initialized.
+async fn wait_until_initialized(claims: &Api<NodeClaim>, ours: &ListParams) {
     eventually(
         "nodes launched and initialized",
         Duration::from_secs(180),
         async || {
-            let listed = claims
-                .list(&ours)
-                .await
-                .map(|l| l.items)
-                .unwrap_or_default();
+            let listed = claims.list(ours).await.map(|l| l.items).unwrap_or_default();
             !listed.is_empty()
                 && listed.iter().all(|c| {
                     c.status
@@ -136,31 +177,18 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
         },
     )
     .await;
-    let nodes: Api<Node> = Api::all(client.clone());
-    let launched = nodes
-        .list(&ListParams::default().labels(&format!("e2e={name}")))
-        .await
-        .expect("nodes");
-    assert!(!launched.items.is_empty());
+}
 
-    pods.delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await
-        .expect("the pods go");
-    eventually(
-        "the empty nodes removed",
-        Duration::from_secs(300),
-        async || claims.list(&ours).await.is_ok_and(|l| l.items.is_empty()),
-    )
-    .await;
-
-    let _ = stop.send(true);
-    controller.await.expect("the task").expect("a clean stop");
+/// Deletes the NodePool and the namespace `create_namespace_and_pool` made.
+async fn delete_pool_and_namespace(client: &Client, name: &str) {
+    let pools: Api<NodePool> = Api::all(client.clone());
     pools
-        .delete(&name, &DeleteParams::default())
+        .delete(name, &DeleteParams::default())
         .await
         .expect("the NodePool goes");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces
-        .delete(&name, &DeleteParams::default())
+        .delete(name, &DeleteParams::default())
         .await
         .expect("the namespace goes");
 }
