@@ -73,10 +73,6 @@
 //! chooses (tokio's blocking pool with the `tokio` feature), so that planning
 //! does not hold an async executor's thread.
 
-// No function over 100 lines (the project's rule); kept here until the
-// workspace lints carry it.
-#![warn(clippy::too_many_lines)]
-
 pub mod api;
 pub mod capacity_buffers;
 pub mod cloudprovider;

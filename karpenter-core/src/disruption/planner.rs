@@ -238,6 +238,11 @@ pub fn single_node_options(
 
 /// The command multi-node consolidation would start on the snapshot at
 /// `now`, as the first consolidation pass of a plan would find it.
+///
+/// A benchmark hook (`benches/disruption.rs` and the profiling example time
+/// the method alone), hidden from the documentation: embedders ask
+/// [`plan_disruption_with`] or [`first_command`].
+#[doc(hidden)]
 pub fn multi_node_command(snapshot: &Snapshot, now: Timestamp) -> Option<Command> {
     first_pass(snapshot, now, |pass| MultiNode.next_command(pass))
 }

@@ -14,7 +14,6 @@
 //!
 //! Run one area with a filter on its module, e.g.
 //! `cargo test -p karpenter-core --test properties provisioning::`.
-#![warn(clippy::too_many_lines)]
 
 mod disruption;
 mod overlay;
