@@ -1,9 +1,10 @@
 //! The pod as the engine plans with it: [`PodInfo`], what a k8s-openapi
-//! [`Pod`] says that planning reads, a tenth of its size.
+//! [`Pod`] says that planning reads, and much smaller.
 //!
-//! A `Pod` is 2.4 kB before anything is set, and each of its containers
-//! 2.3 kB more: 75,000 pods of a big cluster take half a gigabyte, most of it
-//! images, commands, probes and statuses no plan reads. A `PodInfo` keeps
+//! A `Pod` is large even before anything is set, and grows with each
+//! container: a big cluster's pods were most of a plan's memory, most of it
+//! images, commands, probes and statuses no plan reads (the figures are in
+//! `docs/performance.md`, "Pods as planning reads them"). A `PodInfo` keeps
 //! the pod's metadata, its node, the four things of its status planning
 //! asks about, and its spec trimmed to what scheduling reads. The trimmed
 //! spec is shared: replicas of one template point at one copy (the spec's
@@ -25,9 +26,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 /// its node, the part of its status planning asks about, and its spec
 /// trimmed to what scheduling reads and shared between replicas.
 ///
-/// A k8s-openapi `Pod` is 2.4 kB before anything is set, and each container
-/// 2.3 kB more: 75,000 pods take half a gigabyte, most of it images,
-/// commands, probes and statuses no plan reads. This is kube-scheduler's
+/// A k8s-openapi `Pod` carries images, commands, probes and statuses no plan
+/// reads (see the module documentation). This is kube-scheduler's
 /// `PodInfo` idea, the scheduler's view of a pod built once when it is read.
 /// The fields keep the names and types `Pod` gives them; build one with
 /// [`PodInfo::of`], or with a [`PodInterner`] to share the specs of many.
