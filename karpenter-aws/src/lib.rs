@@ -5,3 +5,14 @@
 //! data, sources in `data/SOURCES.md`), instance types as upstream builds
 //! them for an `EC2NodeClass`, and the `karpenter.k8s.aws/v1` `EC2NodeClass`
 //! itself.
+//!
+//! The [`Catalog`] holds, offline, the 1,382 instance types of upstream's
+//! generated reference page with every `karpenter.k8s.aws/*` label, the VPC
+//! and ENI limits, the network bandwidth table and the static on-demand
+//! price tables (us-east-1, us-gov-east-1, us-gov-west-1, cn-north-1); it is
+//! parsed once, on first use, and a broken data file is a [`CatalogError`]
+//! naming the file, line and column.
+
+mod catalog;
+
+pub use catalog::{Catalog, CatalogError, CatalogProblem};
