@@ -12,7 +12,19 @@
 //! price tables (us-east-1, us-gov-east-1, us-gov-west-1, cn-north-1); it is
 //! parsed once, on first use, and a broken data file is a [`CatalogError`]
 //! naming the file, line and column.
+//!
+//! [`instance_types`] turns the catalog into the engine's
+//! `InstanceType`s for a region as upstream builds them for an
+//! `EC2NodeClass` with `amiFamily: AL2023` and no kubelet settings: every
+//! `karpenter.k8s.aws/*` label as a requirement (`DoesNotExist` where the type
+//! has none), arch, os and region; capacity less kube-reserved and the
+//! eviction thresholds by upstream's formulas (ENI-limited pods, 7.5 % VM
+//! memory overhead, a 20 GiB root volume), and the extended resources
+//! (`vpc.amazonaws.com/pod-eni`, EFA, GPUs, Neuron). Offerings (zones,
+//! capacity types, prices) and the NodeClass's own settings come next.
 
 mod catalog;
+mod instancetype;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
+pub use instancetype::{InstanceTypeError, instance_type, instance_types, labels};

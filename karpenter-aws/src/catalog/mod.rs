@@ -4,9 +4,6 @@
 //! price tables, as described in `data/SOURCES.md`. Built once, on first
 //! use; no network is needed.
 
-// The instance types (next) read the records; until then they look unused.
-#![allow(dead_code, unused_imports)]
-
 mod error;
 mod records;
 pub(crate) mod table;
@@ -17,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 pub use error::{CatalogError, CatalogProblem};
-pub(crate) use records::{Arch, LABEL_COLUMNS, TypeRecord, VpcLimits};
+pub(crate) use records::{Arch, TypeRecord, VpcLimits};
 
 use table::Table;
 

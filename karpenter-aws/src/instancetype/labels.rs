@@ -1,0 +1,61 @@
+//! The labels upstream puts on an instance type's requirements
+//! (`pkg/apis/v1/labels.go`, `computeRequirements` in
+//! `pkg/providers/instancetype/types.go`): every `karpenter.k8s.aws/*` label
+//! the type has a value for, `DoesNotExist` on those it has none for, and the
+//! well-known upstream labels.
+
+use karpenter_core::scheduling::{
+    LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, LABEL_WINDOWS_BUILD, Requirement,
+};
+
+use crate::catalog::{Catalog, TypeRecord};
+
+/// The label domain upstream owns; users may not invent keys in it.
+pub const DOMAIN: &str = "karpenter.k8s.aws";
+/// Network bandwidth in Mbps, from upstream's bandwidth table.
+pub const INSTANCE_NETWORK_BANDWIDTH: &str = "karpenter.k8s.aws/instance-network-bandwidth";
+/// `default` or `dedicated`; both allowed on every type.
+pub const INSTANCE_TENANCY: &str = "karpenter.k8s.aws/instance-tenancy";
+/// The capacity reservation a reserved offering launches into.
+pub const CAPACITY_RESERVATION_ID: &str = "karpenter.k8s.aws/capacity-reservation-id";
+/// `default` or `capacity-block`.
+pub const CAPACITY_RESERVATION_TYPE: &str = "karpenter.k8s.aws/capacity-reservation-type";
+/// Whether the reservation may be interrupted.
+pub const CAPACITY_RESERVATION_INTERRUPTIBLE: &str =
+    "karpenter.k8s.aws/capacity-reservation-interruptible";
+
+/// The requirements of `record` in `region` at AL2023 defaults, besides the
+/// instance-type label (the engine adds it) and the zone and capacity-type
+/// ones (the offerings give them).
+pub(crate) fn requirements(
+    catalog: &Catalog,
+    record: &TypeRecord,
+    region: &str,
+) -> Vec<Requirement> {
+    let mut requirements = vec![
+        Requirement::in_values(LABEL_ARCH_STABLE, [record.arch.as_str()]),
+        Requirement::in_values(LABEL_OS_STABLE, [record.os]),
+        Requirement::in_values(LABEL_TOPOLOGY_REGION, [region]),
+        // Set only for Windows AMI families.
+        Requirement::does_not_exist(LABEL_WINDOWS_BUILD),
+        Requirement::in_values(INSTANCE_TENANCY, ["default", "dedicated"]),
+        // No NodeClass capacity reservations yet: upstream says so with
+        // `DoesNotExist` on the type as well as on its offerings.
+        Requirement::does_not_exist(CAPACITY_RESERVATION_ID),
+        Requirement::does_not_exist(CAPACITY_RESERVATION_TYPE),
+        Requirement::does_not_exist(CAPACITY_RESERVATION_INTERRUPTIBLE),
+    ];
+    requirements.extend(record.labels().map(|(column, value)| {
+        let key = format!("{DOMAIN}/{column}");
+        match value {
+            Some(value) => Requirement::in_values(&key, [value]),
+            None => Requirement::does_not_exist(&key),
+        }
+    }));
+    let bandwidth = catalog.bandwidth_mbps(record.name).map(|b| b.to_string());
+    requirements.push(match bandwidth {
+        Some(mbps) => Requirement::in_values(INSTANCE_NETWORK_BANDWIDTH, [mbps]),
+        None => Requirement::does_not_exist(INSTANCE_NETWORK_BANDWIDTH),
+    });
+    requirements
+}

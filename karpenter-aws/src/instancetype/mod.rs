@@ -1,0 +1,85 @@
+//! EC2 instance types as the engine's instance types, as upstream's
+//! instance-type provider builds them (`pkg/providers/instancetype/`), for
+//! now at AL2023 defaults: an `EC2NodeClass` with `amiFamily: AL2023`, no
+//! kubelet settings, no block device mappings, reserved ENIs 0 and a VM
+//! memory overhead of 7.5 %. No offerings yet, so no zone or capacity type
+//! is available.
+
+pub mod labels;
+pub(crate) mod resources;
+#[cfg(test)]
+mod tests;
+
+use karpenter_core::cloudprovider::InstanceType;
+use thiserror::Error;
+
+use crate::catalog::{Catalog, TypeRecord};
+
+/// A request for instance types the catalog cannot answer.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum InstanceTypeError {
+    /// The region is not an AWS region name (`us-east-1`, `us-gov-west-1`).
+    #[error("region {0:?} is not an AWS region name")]
+    Region(String),
+    /// The catalog has no instance type of that name.
+    #[error("unknown instance type {0:?}")]
+    UnknownType(String),
+}
+
+/// Every instance type of `catalog` in `region`, by name, at AL2023
+/// defaults.
+pub fn instance_types(
+    catalog: &Catalog,
+    region: &str,
+) -> Result<Vec<InstanceType>, InstanceTypeError> {
+    check_region(region)?;
+    Ok(catalog
+        .records()
+        .map(|record| build(catalog, record, region))
+        .collect())
+}
+
+/// The instance type `name` of `catalog` in `region`, at AL2023 defaults.
+pub fn instance_type(
+    catalog: &Catalog,
+    name: &str,
+    region: &str,
+) -> Result<InstanceType, InstanceTypeError> {
+    check_region(region)?;
+    let record = catalog
+        .record(name)
+        .ok_or_else(|| InstanceTypeError::UnknownType(name.to_owned()))?;
+    Ok(build(catalog, record, region))
+}
+
+fn build(catalog: &Catalog, record: &TypeRecord, region: &str) -> InstanceType {
+    let mut instance_type = InstanceType::new(
+        record.name,
+        std::iter::empty::<(&str, &str)>(),
+        Vec::new(),
+        resources::capacity(catalog, record),
+        resources::overhead(catalog, record),
+    );
+    for requirement in labels::requirements(catalog, record, region) {
+        instance_type.requirements.add(requirement);
+    }
+    instance_type
+}
+
+/// Whether `region` reads as an AWS region: lowercase words joined by `-`,
+/// the last a number (`us-east-1`, `ap-southeast-5`, `us-gov-west-1`).
+fn check_region(region: &str) -> Result<(), InstanceTypeError> {
+    let parts: Vec<&str> = region.split('-').collect();
+    let well_formed = parts.len() >= 3
+        && parts
+            .last()
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        && parts[..parts.len() - 1]
+            .iter()
+            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase()));
+    if well_formed {
+        Ok(())
+    } else {
+        Err(InstanceTypeError::Region(region.to_owned()))
+    }
+}

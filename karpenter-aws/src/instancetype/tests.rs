@@ -1,0 +1,90 @@
+use karpenter_core::scheduling::{LABEL_ARCH_STABLE, LABEL_TOPOLOGY_REGION, Operator};
+
+use super::resources::{
+    RESOURCE_NVIDIA_GPU, eni_limited_pods, kube_reserved_cpu_millis, kube_reserved_memory_mib,
+    memory_capacity_mib,
+};
+use super::*;
+use crate::catalog::Arch;
+
+#[test]
+fn kube_reserved_cpu_is_tiered_by_core() {
+    let reserved: Vec<i64> = [1, 2, 4, 8, 96]
+        .into_iter()
+        .map(kube_reserved_cpu_millis)
+        .collect();
+    assert_eq!(reserved, [60, 70, 80, 90, 310]);
+}
+
+#[test]
+fn memory_loses_the_vm_share_and_gravitons_cma() {
+    // 8192 − ceil(614.4)
+    assert_eq!(memory_capacity_mib(8192, Arch::Amd64, 0.075), 7577);
+    // (4096 − 64) − ceil(302.4)
+    assert_eq!(memory_capacity_mib(4096, Arch::Arm64, 0.075), 3729);
+    assert_eq!(kube_reserved_memory_mib(29), 574);
+}
+
+#[test]
+fn pods_are_eni_limited_and_reserved_enis_can_leave_none() {
+    let catalog = Catalog::embedded().unwrap();
+    let m5 = catalog.record("m5.large").unwrap();
+    assert_eq!(eni_limited_pods(catalog, m5, 0), 29);
+    assert_eq!(eni_limited_pods(catalog, m5, 1), 20);
+    assert_eq!(eni_limited_pods(catalog, m5, 3), 0);
+    assert_eq!(eni_limited_pods(catalog, m5, 9), 0);
+}
+
+#[test]
+fn labels_are_requirements_and_absent_ones_do_not_exist() {
+    let catalog = Catalog::embedded().unwrap();
+    let g5 = instance_type(catalog, "g5.12xlarge", "us-west-2").unwrap();
+    let has = |t: &InstanceType, key: &str, value: &str| t.requirements.get(key).has(value);
+    assert!(has(&g5, "karpenter.k8s.aws/instance-gpu-name", "a10g"));
+    assert!(has(&g5, "karpenter.k8s.aws/instance-family", "g5"));
+    assert!(has(&g5, LABEL_TOPOLOGY_REGION, "us-west-2"));
+    assert!(has(&g5, LABEL_ARCH_STABLE, "amd64"));
+    assert!(has(&g5, "node.kubernetes.io/instance-type", "g5.12xlarge"));
+    assert_eq!(g5.allocatable().get(RESOURCE_NVIDIA_GPU), 4000);
+
+    let m5 = instance_type(catalog, "m5.metal", "us-west-2").unwrap();
+    let absent = m5.requirements.get("karpenter.k8s.aws/instance-gpu-name");
+    assert_eq!(absent.operator(), Operator::DoesNotExist);
+    // Bare metal has the hypervisor label, empty.
+    assert!(has(&m5, "karpenter.k8s.aws/instance-hypervisor", ""));
+    assert!(has(&m5, labels::INSTANCE_TENANCY, "dedicated"));
+    let reservation = m5.requirements.get(labels::CAPACITY_RESERVATION_ID);
+    assert_eq!(reservation.operator(), Operator::DoesNotExist);
+
+    // The bandwidth comes from upstream's table, which has moved on from
+    // the page for g7.
+    let g7 = instance_type(catalog, "g7.2xlarge", "us-east-1").unwrap();
+    assert!(has(&g7, labels::INSTANCE_NETWORK_BANDWIDTH, "40000"));
+    let p2 = instance_type(catalog, "p2.xlarge", "us-east-1").unwrap();
+    let vague = p2.requirements.get(labels::INSTANCE_NETWORK_BANDWIDTH);
+    assert_eq!(vague.operator(), Operator::DoesNotExist);
+}
+
+#[test]
+fn bad_requests_are_errors() {
+    let catalog = Catalog::embedded().unwrap();
+    assert_eq!(
+        instance_type(catalog, "m5.huge", "us-east-1").unwrap_err(),
+        InstanceTypeError::UnknownType("m5.huge".into())
+    );
+    for region in ["", "useast1", "us-east-", "US-east-1", "us--1"] {
+        assert_eq!(
+            instance_types(catalog, region).unwrap_err(),
+            InstanceTypeError::Region(region.into())
+        );
+    }
+    assert!(instance_types(catalog, "us-gov-west-1").is_ok());
+}
+
+#[test]
+fn the_same_input_gives_the_same_types() {
+    let catalog = Catalog::embedded().unwrap();
+    let first = instance_types(catalog, "eu-west-1").unwrap();
+    let second = instance_types(catalog, "eu-west-1").unwrap();
+    assert_eq!(format!("{first:?}"), format!("{second:?}"));
+}
