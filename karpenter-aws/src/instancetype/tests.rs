@@ -1,11 +1,124 @@
+use std::collections::BTreeMap;
+
+use karpenter_core::resources::parse_milli;
 use karpenter_core::scheduling::{LABEL_ARCH_STABLE, LABEL_TOPOLOGY_REGION, Operator};
 
 use super::resources::{
-    RESOURCE_NVIDIA_GPU, eni_limited_pods, kube_reserved_cpu_millis, kube_reserved_memory_mib,
-    memory_capacity_mib,
+    RESOURCE_AMD_GPU, RESOURCE_EFA, RESOURCE_HABANA_GAUDI, RESOURCE_NEURON, RESOURCE_NEURON_CORE,
+    RESOURCE_NVIDIA_GPU, RESOURCE_POD_ENI, eni_limited_pods, kube_reserved_cpu_millis,
+    kube_reserved_memory_mib, memory_capacity_mib,
 };
 use super::*;
-use crate::catalog::Arch;
+use crate::catalog::table::Table;
+use crate::catalog::{Arch, INSTANCE_TYPES};
+
+/// The page's allocatable columns for every type: name → resource → text.
+fn published_allocatable() -> BTreeMap<&'static str, BTreeMap<&'static str, &'static str>> {
+    const RESOURCES: [&str; 11] = [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "pods",
+        "vpc.amazonaws.com/pod-eni",
+        "vpc.amazonaws.com/efa",
+        "nvidia.com/gpu",
+        "amd.com/gpu",
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+        "habana.ai/gaudi",
+    ];
+    let table = Table::new("instance-types.csv", INSTANCE_TYPES).unwrap();
+    let name = table.column("name").unwrap();
+    let columns: Vec<(&str, usize)> = RESOURCES
+        .iter()
+        .map(|r| {
+            let column: &'static str = Box::leak(format!("alloc_{r}").into_boxed_str());
+            (*r, table.column(column).unwrap())
+        })
+        .collect();
+    table
+        .rows()
+        .map(|row| {
+            let row = row.unwrap();
+            let values = columns.iter().map(|&(r, c)| (r, row.text(c))).collect();
+            (row.text(name), values)
+        })
+        .collect()
+}
+
+/// The quantity the page shows, in milli-units (absent: 0).
+fn milli(text: &str) -> i64 {
+    if text.is_empty() {
+        0
+    } else {
+        parse_milli(text).unwrap()
+    }
+}
+
+/// Types whose computed allocatable `resource` differs from the page's.
+fn differing(resource: &str) -> Vec<String> {
+    let catalog = Catalog::embedded().unwrap();
+    let published = published_allocatable();
+    instance_types(catalog, "us-east-1")
+        .unwrap()
+        .iter()
+        .filter(|t| t.allocatable().get(resource) != milli(published[t.name.as_str()][resource]))
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+#[test]
+fn every_types_allocatable_cpu_memory_and_pods_are_upstreams_at_al2023_defaults() {
+    let catalog = Catalog::embedded().unwrap();
+    assert_eq!(instance_types(catalog, "us-east-1").unwrap().len(), 1382);
+    // Pods come from the VPC limits for 1,363 types; for the 19 the table
+    // lacks, the catalog keeps the page's count (the data gives their ENIs
+    // no other way), so for those only cpu and memory are computed here.
+    for resource in ["cpu", "memory", "pods", "ephemeral-storage"] {
+        assert_eq!(differing(resource), Vec::<String>::new(), "{resource}");
+    }
+}
+
+#[test]
+fn extended_resources_are_upstreams_but_for_the_stale_pod_eni_rows() {
+    for resource in [
+        RESOURCE_EFA,
+        RESOURCE_NVIDIA_GPU,
+        RESOURCE_AMD_GPU,
+        RESOURCE_NEURON,
+        RESOURCE_NEURON_CORE,
+        RESOURCE_HABANA_GAUDI,
+    ] {
+        assert_eq!(differing(resource), Vec::<String>::new(), "{resource}");
+    }
+    // The page predates the VPC limits table upstream reads pod ENIs from.
+    // 56 types the page shows without branch ENIs are trunking-compatible
+    // there now, and upstream at the pinned commit (so this crate) gives
+    // them the table's branch ENIs; 3 types of the old v1.0 page that showed
+    // branch ENIs are no longer in the table, so upstream gives them none.
+    let catalog = Catalog::embedded().unwrap();
+    let published = published_allocatable();
+    let differing = differing(RESOURCE_POD_ENI);
+    let (in_table, dropped): (Vec<&String>, Vec<&String>) = differing
+        .iter()
+        .partition(|name| catalog.vpc_limits(name).is_some());
+    assert_eq!(in_table.len(), 56);
+    for name in in_table {
+        assert_eq!(published[name.as_str()][RESOURCE_POD_ENI], "", "{name}");
+        let limits = catalog.vpc_limits(name).unwrap();
+        assert!(limits.pod_eni > 0, "{name}");
+        let computed = instance_type(catalog, name, "us-east-1").unwrap();
+        assert_eq!(
+            computed.allocatable().get(RESOURCE_POD_ENI),
+            i64::from(limits.pod_eni) * 1000
+        );
+    }
+    assert_eq!(dropped, ["g3.4xlarge", "g3.8xlarge", "g3s.xlarge"]);
+    for name in dropped {
+        let computed = instance_type(catalog, name, "us-east-1").unwrap();
+        assert_eq!(computed.allocatable().get(RESOURCE_POD_ENI), 0, "{name}");
+    }
+}
 
 #[test]
 fn kube_reserved_cpu_is_tiered_by_core() {
