@@ -5,3 +5,7 @@
 //! data, sources in `data/SOURCES.md`), instance types as upstream builds
 //! them for an `EC2NodeClass`, and the `karpenter.k8s.aws/v1` `EC2NodeClass`
 //! itself.
+
+pub mod nodeclass;
+
+pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
