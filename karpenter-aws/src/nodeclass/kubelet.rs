@@ -50,11 +50,19 @@ pub struct KubeletConfiguration {
     pub eviction_max_pod_grace_period: Option<i64>,
     /// Disk usage, in percent, above which image garbage collection always
     /// runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "imageGCHighThresholdPercent",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub image_gc_high_threshold_percent: Option<i64>,
     /// Disk usage, in percent, below which image garbage collection never
     /// runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "imageGCLowThresholdPercent",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub image_gc_low_threshold_percent: Option<i64>,
     /// Whether CPU CFS quotas enforce container CPU limits.
     #[serde(

@@ -141,7 +141,38 @@ fn the_full_manifest_reads_into_typed_fields() {
         kubelet.kube_reserved.as_ref().map(|m| m["cpu"].as_str()),
         Some("vcpus * 10")
     );
-    assert!(kubelet.other.contains_key("serializeImagePulls"));
+    // Only fields no version types are left in `other`.
+    assert_eq!(
+        kubelet.other.keys().collect::<Vec<_>>(),
+        ["serializeImagePulls"]
+    );
+    assert_eq!(kubelet.image_gc_high_threshold_percent, Some(85));
+    assert_eq!(kubelet.image_gc_low_threshold_percent, Some(80));
+    assert_eq!(kubelet.cpu_cfs_quota, Some(true));
+    for (name, other) in [
+        ("spec", &spec.other),
+        (
+            "ebs",
+            &spec.block_device_mappings.as_ref().expect("mappings")[0]
+                .ebs
+                .as_ref()
+                .expect("ebs")
+                .other,
+        ),
+        (
+            "metadataOptions",
+            &spec.metadata_options.as_ref().expect("options").other,
+        ),
+        (
+            "connectionTracking",
+            &spec.connection_tracking.as_ref().expect("tracking").other,
+        ),
+    ] {
+        assert!(
+            other.keys().all(|k| k == "someNewField"),
+            "{name}: {other:?}"
+        );
+    }
     let mapping = &spec.block_device_mappings.as_ref().expect("mappings")[0];
     assert!(mapping.is_root_volume());
     let ebs = mapping.ebs.as_ref().expect("ebs");
@@ -158,7 +189,18 @@ fn the_full_manifest_reads_into_typed_fields() {
     let status = class.status.as_ref().expect("status");
     let reservation = &status.capacity_reservations.as_ref().expect("reservations")[0];
     assert!(reservation.is_capacity_block() && reservation.is_expiring());
+    assert_eq!(
+        status.other.keys().collect::<Vec<_>>(),
+        ["statusFromTheFuture"]
+    );
+    assert!(reservation.other.is_empty(), "{:?}", reservation.other);
+    assert!(
+        status.subnets.as_ref().expect("subnets")[0]
+            .other
+            .is_empty()
+    );
     let ami = &status.amis.as_ref().expect("amis")[0];
+    assert!(ami.other.is_empty(), "{:?}", ami.other);
     assert_eq!(ami.requirements[0].key, "kubernetes.io/arch");
     assert_eq!(class.extra.get("topLevelExtra"), Some(&json!("kept")));
     assert_eq!(class.validate(), Ok(()));
