@@ -24,9 +24,15 @@
 //! memory, pods and ephemeral storage equal upstream's published figures for
 //! all 1,382 types. Offerings (zones, capacity types, prices) and the
 //! NodeClass's own settings come next.
+//!
+//! The [`EC2NodeClass`] (`karpenter.k8s.aws/v1`) reads and writes back every
+//! field of upstream's CRD without loss, and [`EC2NodeClass::validate`]
+//! applies the CRD's rules, naming the field of each problem.
 
 mod catalog;
 mod instancetype;
+pub mod nodeclass;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::{InstanceTypeError, instance_type, instance_types, labels};
+pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
