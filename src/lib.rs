@@ -30,6 +30,9 @@
 //!   requirement algebra, the planners, the provider and cluster traits, the
 //!   driver);
 //! - `azure`: [`azure`], the Azure provider and its HTTP client;
+//! - `aws`: `aws` (the `karpenter-aws` crate), the AWS provider as far as it
+//!   is built: the embedded EC2 catalog, instance types at AL2023 defaults,
+//!   the `EC2NodeClass`;
 //! - `fake`: [`fake`], the in-memory provider and cluster for tests and
 //!   benchmarks, with the conformance suite and workload generators;
 //! - `scenario` (with `azure` and `fake`): [`scenario`] (the `karpenter-scenario`
@@ -50,6 +53,8 @@
 //! final binary should do), enable one `k8s-openapi` version feature yourself, and take
 //! only the parts you use.
 
+#[cfg(feature = "aws")]
+pub use karpenter_aws as aws;
 #[cfg(feature = "azure")]
 pub use karpenter_azure as azure;
 pub use karpenter_core as core;
