@@ -9,6 +9,7 @@ mod devices;
 mod family;
 mod kubelet;
 mod network;
+mod other_fields;
 mod spec;
 mod status;
 mod validation;

@@ -3,7 +3,7 @@
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::{Deserialize, Serialize};
 
-use super::spec::OtherFields;
+use super::other_fields::OtherFields;
 
 /// A volume attached to nodes (`spec.blockDeviceMappings[]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::OtherFields;
+use super::other_fields::OtherFields;
 
 /// The kubelet's configuration on an EC2NodeClass's nodes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

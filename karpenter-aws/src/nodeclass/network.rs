@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::spec::OtherFields;
+use super::other_fields::OtherFields;
 
 /// A network interface of launched instances (`spec.networkInterfaces[]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

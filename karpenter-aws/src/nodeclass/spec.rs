@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::devices::{BlockDeviceMapping, MetadataOptions};
 use super::kubelet::KubeletConfiguration;
 use super::network::{ConnectionTracking, CpuOptions, NetworkInterface, PlacementGroupSelector};
-
-/// Fields an object does not know, kept as written.
-pub type OtherFields = BTreeMap<String, serde_json::Value>;
+pub use super::other_fields::OtherFields;
 
 /// Tags, as a term selects them or as launched resources carry them.
 pub type Tags = BTreeMap<String, String>;

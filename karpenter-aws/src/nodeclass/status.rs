@@ -5,7 +5,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use karpenter_core::api::Condition;
 use serde::{Deserialize, Serialize};
 
-use super::spec::OtherFields;
+use super::other_fields::OtherFields;
 
 /// Condition types an EC2NodeClass's `Ready` rests on.
 pub mod condition_types {
