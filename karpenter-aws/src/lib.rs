@@ -22,8 +22,11 @@
 //! memory overhead, a 20 GiB root volume), and the extended resources
 //! (`vpc.amazonaws.com/pod-eni`, EFA, GPUs, Neuron). Their allocatable cpu,
 //! memory, pods and ephemeral storage equal upstream's published figures for
-//! all 1,382 types. Offerings (zones, capacity types, prices) and the
-//! NodeClass's own settings come next.
+//! all 1,382 types. [`instance_types_for`] gives them the offerings of an
+//! `EC2NodeClass`: on-demand and spot in each zone of its subnets, priced
+//! from the static tables (us-east-1's for a region without one), and, with
+//! the `ReservedCapacity` gate, its capacity reservations. The NodeClass's
+//! own settings (AMI family, kubelet, block devices) come next.
 //!
 //! The [`EC2NodeClass`] (`karpenter.k8s.aws/v1`) reads and writes back every
 //! field of upstream's CRD without loss, and [`EC2NodeClass::validate`]
@@ -34,5 +37,8 @@ mod instancetype;
 pub mod nodeclass;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
-pub use instancetype::{InstanceTypeError, instance_type, instance_types, labels};
+pub use instancetype::{
+    FALLBACK_PRICE_REGION, InstanceTypeError, OfferingOptions, Zone, instance_type, instance_types,
+    instance_types_for, labels, on_demand_price, zones,
+};
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};

@@ -16,6 +16,9 @@ pub const DOMAIN: &str = "karpenter.k8s.aws";
 pub const INSTANCE_NETWORK_BANDWIDTH: &str = "karpenter.k8s.aws/instance-network-bandwidth";
 /// `default` or `dedicated`; both allowed on every type.
 pub const INSTANCE_TENANCY: &str = "karpenter.k8s.aws/instance-tenancy";
+/// The zone's ID (`use1-az1`), the same physical zone in every account;
+/// each offering requires the ID of its zone when the subnets name it.
+pub const TOPOLOGY_ZONE_ID: &str = "topology.k8s.aws/zone-id";
 /// The capacity reservation a reserved offering launches into.
 pub const CAPACITY_RESERVATION_ID: &str = "karpenter.k8s.aws/capacity-reservation-id";
 /// `default` or `capacity-block`.

@@ -2,18 +2,25 @@
 //! instance-type provider builds them (`pkg/providers/instancetype/`), for
 //! now at AL2023 defaults: an `EC2NodeClass` with `amiFamily: AL2023`, no
 //! kubelet settings, no block device mappings, reserved ENIs 0 and a VM
-//! memory overhead of 7.5 %. No offerings yet, so no zone or capacity type
-//! is available.
+//! memory overhead of 7.5 %. [`instance_types`] gives no offerings, so no
+//! zone or capacity type is available; [`instance_types_for`] gives each type
+//! the offerings of an `EC2NodeClass`'s zones and capacity reservations.
 
 pub mod labels;
+pub(crate) mod offerings;
 pub(crate) mod resources;
 #[cfg(test)]
 mod tests;
 
-use karpenter_core::cloudprovider::InstanceType;
+use std::collections::BTreeSet;
+
+use karpenter_core::cloudprovider::{InstanceType, Offering};
 use thiserror::Error;
 
 use crate::catalog::{Catalog, TypeRecord};
+use crate::nodeclass::EC2NodeClass;
+
+pub use offerings::{FALLBACK_PRICE_REGION, OfferingOptions, Zone, on_demand_price, zones};
 
 /// A request for instance types the catalog cannot answer.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -35,7 +42,43 @@ pub fn instance_types(
     check_region(region)?;
     Ok(catalog
         .records()
-        .map(|record| build(catalog, record, region))
+        .map(|record| build(catalog, record, region, Vec::new()))
+        .collect())
+}
+
+/// Every instance type of `catalog` in `region`, by name, at AL2023
+/// defaults, with its offerings for `nodeclass`: on-demand and spot in each
+/// zone of the NodeClass's resolved subnets, and (with
+/// `options.reserved_capacity`) one reserved offering per capacity
+/// reservation of the type in its status. A type with no price has no
+/// on-demand or spot offering.
+pub fn instance_types_for(
+    catalog: &Catalog,
+    region: &str,
+    nodeclass: &EC2NodeClass,
+    options: &OfferingOptions,
+) -> Result<Vec<InstanceType>, InstanceTypeError> {
+    check_region(region)?;
+    let zones = offerings::zones(nodeclass);
+    let reservations = nodeclass
+        .status
+        .as_ref()
+        .and_then(|s| s.capacity_reservations.as_deref())
+        .unwrap_or_default();
+    Ok(catalog
+        .records()
+        .map(|record| {
+            let mut offered = offerings::offerings(catalog, region, record.name, &zones, options);
+            offered.extend(offerings::reserved_offerings(
+                catalog,
+                region,
+                record.name,
+                &zones,
+                reservations,
+                options,
+            ));
+            build(catalog, record, region, offered)
+        })
         .collect())
 }
 
@@ -49,19 +92,34 @@ pub fn instance_type(
     let record = catalog
         .record(name)
         .ok_or_else(|| InstanceTypeError::UnknownType(name.to_owned()))?;
-    Ok(build(catalog, record, region))
+    Ok(build(catalog, record, region, Vec::new()))
 }
 
-fn build(catalog: &Catalog, record: &TypeRecord, region: &str) -> InstanceType {
+fn build(
+    catalog: &Catalog,
+    record: &TypeRecord,
+    region: &str,
+    offerings: Vec<Offering>,
+) -> InstanceType {
     let mut instance_type = InstanceType::new(
         record.name,
         std::iter::empty::<(&str, &str)>(),
-        Vec::new(),
+        offerings,
         resources::capacity(catalog, record),
         resources::overhead(catalog, record),
     );
+    // The engine derived the keys the offerings carry (the reservation
+    // labels among them) from the available offerings; the type's own
+    // `DoesNotExist` on those keys would hide a reserved offering.
+    let offered: BTreeSet<String> = instance_type
+        .offerings
+        .iter()
+        .flat_map(|o| o.requirements.keys().map(str::to_owned))
+        .collect();
     for requirement in labels::requirements(catalog, record, region) {
-        instance_type.requirements.add(requirement);
+        if !offered.contains(requirement.key()) {
+            instance_type.requirements.add(requirement);
+        }
     }
     instance_type
 }
