@@ -7,6 +7,7 @@
 
 mod devices;
 mod family;
+mod hash;
 mod kubelet;
 mod network;
 mod other_fields;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use devices::{BlockDevice, BlockDeviceMapping, MetadataOptions, ResolvedMetadataOptions};
 pub use family::{Alias, AmiFamily};
+pub use hash::{HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION, UPSTREAM_HASH_VERSION};
 pub use kubelet::{KubeletConfiguration, MaxPods};
 pub use network::{ConnectionTracking, CpuOptions, NetworkInterface, PlacementGroupSelector};
 pub use spec::{
