@@ -30,7 +30,10 @@
 //!
 //! The [`EC2NodeClass`] (`karpenter.k8s.aws/v1`) reads and writes back every
 //! field of upstream's CRD without loss, and [`EC2NodeClass::validate`]
-//! applies the CRD's rules, naming the field of each problem.
+//! applies the CRD's rules, naming the field of each problem. Its static
+//! drift hash ([`EC2NodeClass::static_hash`], a scheme of our own over
+//! upstream's hashed fields) and the drift decision
+//! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
 
 mod catalog;
 mod instancetype;

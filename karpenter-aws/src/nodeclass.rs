@@ -6,7 +6,9 @@
 //! CRD's validation rules.
 
 mod devices;
+mod drift;
 mod family;
+mod hash;
 mod kubelet;
 mod network;
 mod other_fields;
@@ -21,7 +23,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 pub use devices::{BlockDevice, BlockDeviceMapping, MetadataOptions, ResolvedMetadataOptions};
+pub use drift::{
+    DriftError, DriftReason, LaunchedInstance, PLACEMENT_GROUP_ID_LABEL, drift, dynamic_drift,
+    static_drift,
+};
 pub use family::{Alias, AmiFamily};
+pub use hash::{HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION, UPSTREAM_HASH_VERSION};
 pub use kubelet::{KubeletConfiguration, MaxPods};
 pub use network::{ConnectionTracking, CpuOptions, NetworkInterface, PlacementGroupSelector};
 pub use spec::{
