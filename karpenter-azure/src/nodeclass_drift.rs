@@ -5,10 +5,9 @@
 //! class lists.
 
 use std::fmt;
-use std::hash::Hasher;
 
 use k8s_openapi::api::core::v1::Node;
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{NodeClaim, fnv1a64};
 
 use crate::nodeclass::AKSNodeClass;
 
@@ -68,21 +67,6 @@ impl fmt::Display for DriftReason {
     }
 }
 
-/// The 64-bit FNV-1a hash.
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-}
-
 /// Drops what the hash ignores: null, `false`, `0`, empty strings, lists and
 /// maps (unset and zero are the same spec), and sorts lists (order does not
 /// matter).
@@ -117,9 +101,7 @@ impl AKSNodeClass {
             map.remove("tags");
         }
         let text = canonical(&spec).map(|v| v.to_string()).unwrap_or_default();
-        let mut hasher = Fnv(0xcbf2_9ce4_8422_2325);
-        hasher.write(text.as_bytes());
-        hasher.finish().to_string()
+        fnv1a64(text.as_bytes()).to_string()
     }
 }
 

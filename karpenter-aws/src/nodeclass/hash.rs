@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use karpenter_core::api::NodeClaim;
 use karpenter_core::api::{Conditions as _, condition_types};
+use karpenter_core::api::{NodeClaim, fnv1a64};
 use serde_json::Value;
 
 use super::EC2NodeClass;
@@ -213,13 +213,6 @@ fn canonical(value: &Value) -> Option<Value> {
         }
         other => Some(other.clone()),
     }
-}
-
-/// The 64-bit FNV-1a hash: small, stable across platforms and releases.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -96,6 +96,7 @@ pub use nodepool::{
 pub use object::API_VERSION;
 pub use quantities::Quantities;
 pub use requirement::NodeSelectorRequirementWithMinValues;
+pub use template_hash::fnv1a64;
 
 /// Fields a type does not know, by name, kept so that they are written back.
 ///

@@ -279,8 +279,16 @@ impl Encoder {
     }
 }
 
-/// FNV-1a, 64 bits (the variant Go's `hash/fnv` calls `New64a`).
-fn fnv1a64(bytes: &[u8]) -> u64 {
+/// FNV-1a, 64 bits (the variant Go's `hash/fnv` calls `New64a`): the stable
+/// hash behind every drift hash of this workspace (the NodePool template
+/// hash here, the providers' node class hashes), small and the same on every
+/// platform and release.
+///
+/// ```
+/// assert_eq!(karpenter_core::api::fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+/// assert_eq!(karpenter_core::api::fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+/// ```
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {
