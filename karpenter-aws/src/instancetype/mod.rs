@@ -9,16 +9,20 @@
 pub mod labels;
 pub(crate) mod offerings;
 pub(crate) mod resources;
+pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeSet;
 
 use karpenter_core::cloudprovider::{InstanceType, Offering};
+use karpenter_core::resources::QuantityError;
 use thiserror::Error;
 
 use crate::catalog::{Catalog, TypeRecord};
 use crate::nodeclass::EC2NodeClass;
+
+use self::settings::NodeSettings;
 
 pub use offerings::{FALLBACK_PRICE_REGION, OfferingOptions, Zone, on_demand_price, zones};
 
@@ -31,6 +35,23 @@ pub enum InstanceTypeError {
     /// The catalog has no instance type of that name.
     #[error("unknown instance type {0:?}")]
     UnknownType(String),
+    /// A NodeClass field holding a quantity does not hold one.
+    #[error("{field}: {source}")]
+    Setting {
+        /// The field, e.g. `spec.kubelet.kubeReserved[memory]`.
+        field: String,
+        /// Why the quantity was rejected.
+        #[source]
+        source: QuantityError,
+    },
+    /// An eviction threshold ending in `%` is not a percentage from 0 to 100.
+    #[error("{field}: {value:?} is not a percentage from 0% to 100%")]
+    Percentage {
+        /// The field, e.g. `spec.kubelet.evictionHard[memory.available]`.
+        field: String,
+        /// The value as written.
+        value: String,
+    },
 }
 
 /// Every instance type of `catalog` in `region`, by name, at AL2023
@@ -40,18 +61,22 @@ pub fn instance_types(
     region: &str,
 ) -> Result<Vec<InstanceType>, InstanceTypeError> {
     check_region(region)?;
+    let settings = NodeSettings::default();
     Ok(catalog
         .records()
-        .map(|record| build(catalog, record, region, Vec::new()))
+        .map(|record| build(catalog, record, region, &settings, Vec::new()))
         .collect())
 }
 
-/// Every instance type of `catalog` in `region`, by name, at AL2023
-/// defaults, with its offerings for `nodeclass`: on-demand and spot in each
+/// Every instance type of `catalog` in `region`, by name, with the capacity
+/// and overhead `nodeclass` gives it (AMI family, kubelet `maxPods`,
+/// `podsPerCore`, `kubeReserved`, `systemReserved`, `evictionHard`, block
+/// device mappings and `instanceStorePolicy`) and its offerings: on-demand and spot in each
 /// zone of the NodeClass's resolved subnets, and (with
 /// `options.reserved_capacity`) one reserved offering per capacity
 /// reservation of the type in its status. A type with no price has no
-/// on-demand or spot offering.
+/// on-demand or spot offering. A kubelet or volume size value that is not a
+/// quantity (or percentage) is an error naming its field.
 pub fn instance_types_for(
     catalog: &Catalog,
     region: &str,
@@ -59,6 +84,7 @@ pub fn instance_types_for(
     options: &OfferingOptions,
 ) -> Result<Vec<InstanceType>, InstanceTypeError> {
     check_region(region)?;
+    let settings = NodeSettings::of(nodeclass)?;
     let zones = offerings::zones(nodeclass);
     let reservations = nodeclass
         .status
@@ -77,7 +103,7 @@ pub fn instance_types_for(
                 reservations,
                 options,
             ));
-            build(catalog, record, region, offered)
+            build(catalog, record, region, &settings, offered)
         })
         .collect())
 }
@@ -92,21 +118,30 @@ pub fn instance_type(
     let record = catalog
         .record(name)
         .ok_or_else(|| InstanceTypeError::UnknownType(name.to_owned()))?;
-    Ok(build(catalog, record, region, Vec::new()))
+    Ok(build(
+        catalog,
+        record,
+        region,
+        &NodeSettings::default(),
+        Vec::new(),
+    ))
 }
 
 fn build(
     catalog: &Catalog,
     record: &TypeRecord,
     region: &str,
+    settings: &NodeSettings,
     offerings: Vec<Offering>,
 ) -> InstanceType {
+    let capacity = resources::capacity(catalog, record, settings);
+    let overhead = resources::overhead(catalog, record, settings, &capacity);
     let mut instance_type = InstanceType::new(
         record.name,
         std::iter::empty::<(&str, &str)>(),
         offerings,
-        resources::capacity(catalog, record),
-        resources::overhead(catalog, record),
+        capacity,
+        overhead,
     );
     // The engine derived the keys the offerings carry (the reservation
     // labels among them) from the available offerings; the type's own

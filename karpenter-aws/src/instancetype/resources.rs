@@ -1,13 +1,15 @@
 //! Capacity and overhead as upstream computes them
-//! (`pkg/providers/instancetype/types.go`) for an AL2023 node class with no
-//! kubelet settings, no block device mappings and no network interfaces:
-//! memory less the VM's share, ENI-limited pods, tiered kube-reserved CPU,
-//! kube-reserved memory by ENI-limited pods, the kubelet's default hard
-//! eviction thresholds, and AL2023's 20 GiB root volume.
+//! (`pkg/providers/instancetype/types.go`) under a NodeClass's settings
+//! ([`NodeSettings`]; network interfaces not yet): memory less the VM's
+//! share, pods by `maxPods`, ENIs and `podsPerCore`, the kubelet's volume,
+//! tiered kube-reserved CPU, kube-reserved memory by pods, system-reserved,
+//! and the hard eviction thresholds.
 
 use karpenter_core::resources::ResourceList;
 
 use crate::catalog::{Arch, Catalog, TypeRecord};
+
+use super::settings::{NodeSettings, Threshold};
 
 /// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
 pub(crate) const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
@@ -19,14 +21,15 @@ const RESERVED_ENIS: u32 = 0;
 const EVICTION_MEMORY_MIB: i64 = 100;
 /// The kubelet's default `nodefs.available` hard eviction threshold, percent.
 const EVICTION_NODEFS_PERCENT: f64 = 10.0;
-/// AL2023's default root volume (`/dev/xvda`), which holds the kubelet's
-/// and containerd's data.
-const AL2023_ROOT_VOLUME_BYTES: i64 = 20 * GIB;
+/// Pods for a family without ENI-limited density (the kubelet's default).
+const DEFAULT_PODS: i64 = 110;
 /// Kube-reserved ephemeral storage by default.
 const KUBE_RESERVED_EPHEMERAL_BYTES: i64 = GIB;
 
 /// `vpc.amazonaws.com/pod-eni`.
 pub(crate) const RESOURCE_POD_ENI: &str = "vpc.amazonaws.com/pod-eni";
+/// `vpc.amazonaws.com/PrivateIPv4Address`: Windows pods' addresses.
+pub(crate) const RESOURCE_PRIVATE_IPV4_ADDRESS: &str = "vpc.amazonaws.com/PrivateIPv4Address";
 /// `vpc.amazonaws.com/efa`.
 pub(crate) const RESOURCE_EFA: &str = "vpc.amazonaws.com/efa";
 /// `nvidia.com/gpu`.
@@ -98,17 +101,64 @@ pub(crate) fn kube_reserved_memory_mib(eni_limited_pods: i64) -> i64 {
     11 * eni_limited_pods + 255
 }
 
-/// What a node of the type has.
-pub(crate) fn capacity(catalog: &Catalog, record: &TypeRecord) -> ResourceList {
+/// Pods a node of the type runs: `maxPods` when set, else the ENI-limited
+/// count (110 for a family without ENI-limited density), capped at
+/// `podsPerCore` per vCPU where the family honours it.
+pub(crate) fn pods(catalog: &Catalog, record: &TypeRecord, settings: &NodeSettings) -> i64 {
+    let count = match settings.max_pods {
+        Some(max_pods) => max_pods.max(0),
+        None if settings.eni_limited_pod_density() => {
+            eni_limited_pods(catalog, record, RESERVED_ENIS)
+        }
+        None => DEFAULT_PODS,
+    };
+    match settings.pods_per_core {
+        Some(per_core) if per_core > 0 && settings.pods_per_core_enabled() => {
+            count.min(per_core.saturating_mul(i64::from(record.vcpus)))
+        }
+        _ => count,
+    }
+}
+
+/// The volume, in bytes, holding the kubelet's data: with `RAID0` the local
+/// NVMe disks (decimal GB) of a type that has them, else the NodeClass's.
+fn ephemeral_storage_bytes(record: &TypeRecord, settings: &NodeSettings) -> i64 {
+    let local_gb = record
+        .label("instance-local-nvme")
+        .and_then(|gb| gb.parse::<i64>().ok());
+    match local_gb {
+        Some(gb) if settings.raid0 => gb.saturating_mul(1_000_000_000),
+        _ => settings.volume_bytes,
+    }
+}
+
+/// What a node of the type has under `settings`.
+pub(crate) fn capacity(
+    catalog: &Catalog,
+    record: &TypeRecord,
+    settings: &NodeSettings,
+) -> ResourceList {
     let mut capacity = ResourceList::new();
     capacity.set("cpu", i64::from(record.vcpus) * MILLI);
     let memory = memory_capacity_mib(record.memory_mib, record.arch, VM_MEMORY_OVERHEAD_PERCENT);
     capacity.set("memory", memory * MIB * MILLI);
-    capacity.set("ephemeral-storage", AL2023_ROOT_VOLUME_BYTES * MILLI);
-    let pods = eni_limited_pods(catalog, record, RESERVED_ENIS);
-    capacity.set("pods", pods * MILLI);
+    let storage = ephemeral_storage_bytes(record, settings);
+    capacity.set("ephemeral-storage", storage.saturating_mul(MILLI));
+    capacity.set(
+        "pods",
+        pods(catalog, record, settings).saturating_mul(MILLI),
+    );
     for (resource, count) in devices(catalog, record) {
         capacity.set(resource, count * MILLI);
+    }
+    // Windows pods take their addresses from the VPC resource controller,
+    // which advertises one per secondary address of the first ENI; upstream
+    // offers Windows on amd64 only.
+    if settings.family.is_windows() && record.arch == Arch::Amd64 {
+        let addresses = catalog
+            .vpc_limits(record.name)
+            .map_or(0, |l| i64::from(l.ipv4_per_interface.saturating_sub(1)));
+        capacity.set(RESOURCE_PRIVATE_IPV4_ADDRESS, addresses * MILLI);
     }
     capacity
 }
@@ -148,19 +198,77 @@ fn devices(catalog: &Catalog, record: &TypeRecord) -> Vec<(&'static str, i64)> {
     devices
 }
 
-/// What the system keeps: kube-reserved cpu, memory and ephemeral storage
-/// plus the hard eviction thresholds for memory and the root volume.
-pub(crate) fn overhead(catalog: &Catalog, record: &TypeRecord) -> ResourceList {
+/// Kube-reserved resources in milli-units: tiered CPU, 11 MiB per pod plus
+/// 255 MiB, 1 GiB of ephemeral storage, each replaced by `kubeReserved`'s
+/// value where it gives one. The pods are the ENI-limited count (no reserved
+/// ENIs) for the families that size memory by it, else the node's pods.
+pub(crate) fn kube_reserved(
+    catalog: &Catalog,
+    record: &TypeRecord,
+    settings: &NodeSettings,
+) -> ResourceList {
+    let pods = if settings.eni_limited_memory_overhead() {
+        eni_limited_pods(catalog, record, 0)
+    } else {
+        pods(catalog, record, settings)
+    };
+    let mut reserved = ResourceList::new();
+    reserved.set("cpu", kube_reserved_cpu_millis(record.vcpus));
+    reserved.set("memory", kube_reserved_memory_mib(pods) * MIB * MILLI);
+    reserved.set("ephemeral-storage", KUBE_RESERVED_EPHEMERAL_BYTES * MILLI);
+    for (resource, milli) in &settings.kube_reserved {
+        reserved.set(resource, *milli);
+    }
+    reserved
+}
+
+/// The hard eviction thresholds in milli-units: 100 MiB of memory and 10 %
+/// of the kubelet's volume, each replaced by `evictionHard`'s
+/// `memory.available` or `nodefs.available` (an amount, or a percentage of
+/// the node's capacity).
+pub(crate) fn eviction_threshold(capacity: &ResourceList, settings: &NodeSettings) -> ResourceList {
+    let memory_bytes = capacity.get("memory") / MILLI;
+    let storage_bytes = capacity.get("ephemeral-storage") / MILLI;
+    let memory = match settings.eviction_memory {
+        Some(threshold) => threshold.milli_of(memory_bytes),
+        None => EVICTION_MEMORY_MIB * MIB * MILLI,
+    };
+    let storage = match settings.eviction_nodefs {
+        Some(threshold) => threshold.milli_of(storage_bytes),
+        None => Threshold::Percent(EVICTION_NODEFS_PERCENT).milli_of(storage_bytes),
+    };
+    let mut threshold = ResourceList::new();
+    threshold.set("memory", memory);
+    threshold.set("ephemeral-storage", storage);
+    threshold
+}
+
+/// What the system keeps: kube-reserved, system-reserved and the hard
+/// eviction thresholds, summed over the resources the node has (upstream
+/// subtracts only those from capacity, so a reserved `pid` changes nothing).
+pub(crate) fn overhead(
+    catalog: &Catalog,
+    record: &TypeRecord,
+    settings: &NodeSettings,
+    capacity: &ResourceList,
+) -> ResourceList {
+    let mut system = ResourceList::new();
+    for (resource, milli) in &settings.system_reserved {
+        system.set(resource, *milli);
+    }
+    let parts = [
+        kube_reserved(catalog, record, settings),
+        system,
+        eviction_threshold(capacity, settings),
+    ];
     let mut overhead = ResourceList::new();
-    overhead.set("cpu", kube_reserved_cpu_millis(record.vcpus));
-    let pods = eni_limited_pods(catalog, record, RESERVED_ENIS);
-    let memory_mib = kube_reserved_memory_mib(pods) + EVICTION_MEMORY_MIB;
-    overhead.set("memory", memory_mib * MIB * MILLI);
-    let eviction_storage =
-        (AL2023_ROOT_VOLUME_BYTES as f64 / 100.0 * EVICTION_NODEFS_PERCENT).ceil() as i64;
-    overhead.set(
-        "ephemeral-storage",
-        (KUBE_RESERVED_EPHEMERAL_BYTES + eviction_storage) * MILLI,
-    );
+    for (resource, capacity_milli) in capacity.iter() {
+        let total = parts
+            .iter()
+            .fold(0_i64, |sum, part| sum.saturating_add(part.get(resource)));
+        if capacity_milli != 0 {
+            overhead.set(resource, total);
+        }
+    }
     overhead
 }
