@@ -8,7 +8,8 @@ use karpenter_core::scheduling::{
     LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, LABEL_WINDOWS_BUILD, Requirement,
 };
 
-use crate::catalog::{Catalog, TypeRecord};
+use crate::catalog::{Arch, Catalog, TypeRecord};
+use crate::nodeclass::AmiFamily;
 
 /// The label domain upstream owns; users may not invent keys in it.
 pub const DOMAIN: &str = "karpenter.k8s.aws";
@@ -27,20 +28,42 @@ pub const CAPACITY_RESERVATION_TYPE: &str = "karpenter.k8s.aws/capacity-reservat
 pub const CAPACITY_RESERVATION_INTERRUPTIBLE: &str =
     "karpenter.k8s.aws/capacity-reservation-interruptible";
 
-/// The requirements of `record` in `region` at AL2023 defaults, besides the
-/// instance-type label (the engine adds it) and the zone and capacity-type
-/// ones (the offerings give them).
+/// The Windows build (`node.kubernetes.io/windows-build`) of a Windows
+/// family's nodes.
+fn windows_build(family: AmiFamily) -> Option<&'static str> {
+    match family {
+        AmiFamily::Windows2019 => Some("10.0.17763"),
+        AmiFamily::Windows2022 => Some("10.0.20348"),
+        AmiFamily::Windows2025 => Some("10.0.26100"),
+        _ => None,
+    }
+}
+
+/// The requirements of `record` in `region` for nodes of `family`, besides
+/// the instance-type label (the engine adds it) and the zone and
+/// capacity-type ones (the offerings give them).
 pub(crate) fn requirements(
     catalog: &Catalog,
     record: &TypeRecord,
     region: &str,
+    family: AmiFamily,
 ) -> Vec<Requirement> {
+    // Upstream's Windows images are amd64 only: an arm64 type gets no OS a
+    // pod could select, which leaves it unusable for that NodeClass.
+    let os: &[&str] = match (family.is_windows(), record.arch) {
+        (false, _) => &[record.os],
+        (true, Arch::Amd64) => &["windows"],
+        (true, Arch::Arm64) => &[],
+    };
+    let build = match windows_build(family) {
+        Some(build) => Requirement::in_values(LABEL_WINDOWS_BUILD, [build]),
+        None => Requirement::does_not_exist(LABEL_WINDOWS_BUILD),
+    };
     let mut requirements = vec![
         Requirement::in_values(LABEL_ARCH_STABLE, [record.arch.as_str()]),
-        Requirement::in_values(LABEL_OS_STABLE, [record.os]),
+        Requirement::in_values(LABEL_OS_STABLE, os.iter().copied()),
         Requirement::in_values(LABEL_TOPOLOGY_REGION, [region]),
-        // Set only for Windows AMI families.
-        Requirement::does_not_exist(LABEL_WINDOWS_BUILD),
+        build,
         Requirement::in_values(INSTANCE_TENANCY, ["default", "dedicated"]),
         // No NodeClass capacity reservations yet: upstream says so with
         // `DoesNotExist` on the type as well as on its offerings.

@@ -151,7 +151,7 @@ fn build(
         .iter()
         .flat_map(|o| o.requirements.keys().map(str::to_owned))
         .collect();
-    for requirement in labels::requirements(catalog, record, region) {
+    for requirement in labels::requirements(catalog, record, region, settings.family) {
         if !offered.contains(requirement.key()) {
             instance_type.requirements.add(requirement);
         }

@@ -107,9 +107,11 @@ pub(crate) fn kube_reserved_memory_mib(eni_limited_pods: i64) -> i64 {
 pub(crate) fn pods(catalog: &Catalog, record: &TypeRecord, settings: &NodeSettings) -> i64 {
     let count = match settings.max_pods {
         Some(max_pods) => max_pods.max(0),
-        None if settings.eni_limited_pod_density() => {
-            eni_limited_pods(catalog, record, RESERVED_ENIS)
-        }
+        None if settings.eni_limited_pod_density() => eni_limited_pods(
+            catalog,
+            record,
+            RESERVED_ENIS.saturating_add(settings.efa_only_default_card),
+        ),
         None => DEFAULT_PODS,
     };
     match settings.pods_per_core {
@@ -150,6 +152,9 @@ pub(crate) fn capacity(
     );
     for (resource, count) in devices(catalog, record) {
         capacity.set(resource, count * MILLI);
+    }
+    if let Some(efa) = settings.efa_interfaces {
+        capacity.set(RESOURCE_EFA, efa.saturating_mul(MILLI));
     }
     // Windows pods take their addresses from the VPC resource controller,
     // which advertises one per secondary address of the first ENI; upstream
@@ -208,7 +213,7 @@ pub(crate) fn kube_reserved(
     settings: &NodeSettings,
 ) -> ResourceList {
     let pods = if settings.eni_limited_memory_overhead() {
-        eni_limited_pods(catalog, record, 0)
+        eni_limited_pods(catalog, record, settings.efa_only_default_card)
     } else {
         pods(catalog, record, settings)
     };

@@ -18,6 +18,8 @@ const DEFAULT_VOLUME_BYTES: i64 = 20 * GIB;
 const WINDOWS_VOLUME_BYTES: i64 = 50 * GIB;
 /// `instanceStorePolicy` that stripes the local NVMe disks for the kubelet.
 const RAID0: &str = "RAID0";
+/// The interface type that carries EFA traffic only, no IP.
+const EFA_ONLY: &str = "efa-only";
 /// The kubelet's memory eviction signal.
 const MEMORY_AVAILABLE: &str = "memory.available";
 /// The kubelet's root filesystem eviction signal.
@@ -70,6 +72,12 @@ pub(crate) struct NodeSettings {
     pub(crate) volume_bytes: i64,
     /// Whether `instanceStorePolicy: RAID0` puts it on the local NVMe disks.
     pub(crate) raid0: bool,
+    /// `efa-only` interfaces on network card 0: each takes an ENI the VPC
+    /// CNI could have given pods.
+    pub(crate) efa_only_default_card: u32,
+    /// With `networkInterfaces`, the `efa-only` interfaces over every card,
+    /// which replace the type's EFA count.
+    pub(crate) efa_interfaces: Option<i64>,
 }
 
 impl Default for NodeSettings {
@@ -86,6 +94,8 @@ impl Default for NodeSettings {
             eviction_nodefs: None,
             volume_bytes: DEFAULT_VOLUME_BYTES,
             raid0: false,
+            efa_only_default_card: 0,
+            efa_interfaces: None,
         }
     }
 }
@@ -103,6 +113,12 @@ impl NodeSettings {
             raid0: spec.instance_store_policy.as_deref() == Some(RAID0),
             ..NodeSettings::default()
         };
+        if let Some(interfaces) = &spec.network_interfaces {
+            let efa_only = || interfaces.iter().filter(|i| i.interface_type == EFA_ONLY);
+            let on_card0 = efa_only().filter(|i| i.network_card_index == 0).count();
+            settings.efa_only_default_card = u32::try_from(on_card0).unwrap_or(u32::MAX);
+            settings.efa_interfaces = Some(i64::try_from(efa_only().count()).unwrap_or(i64::MAX));
+        }
         if let Some(kubelet) = &spec.kubelet {
             settings.read_kubelet(kubelet)?;
         }

@@ -373,3 +373,55 @@ fn unreadable_settings_name_their_field() {
         "{err}"
     );
 }
+
+fn with_interfaces(interfaces: Value) -> EC2NodeClass {
+    nodeclass(json!({ "networkInterfaces": interfaces }))
+}
+
+#[test]
+fn efa_only_interfaces_on_card_0_take_enis_from_pods() {
+    // m6idn.32xlarge: 8 ENIs on card 0, 50 addresses each.
+    let elsewhere = with_interfaces(json!([
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}
+    ]));
+    let it = of(&types(&elsewhere), "m6idn.32xlarge").clone();
+    assert_eq!(pods(&it), 394);
+    assert_eq!(it.capacity.get("vpc.amazonaws.com/efa"), 1000);
+    let on_card0 = with_interfaces(json!([
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+        {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"}
+    ]));
+    let it = of(&types(&on_card0), "m6idn.32xlarge").clone();
+    assert_eq!(pods(&it), 345);
+    // Kube-reserved memory follows the same ENI-limited count.
+    assert_eq!(reserved_of(&on_card0, "m6idn.32xlarge").memory, q("4050Mi"));
+}
+
+#[test]
+fn windows_families_label_os_and_build_on_amd64_only() {
+    use karpenter_core::scheduling::{LABEL_OS_STABLE, LABEL_WINDOWS_BUILD, Requirements};
+    let selects = |it: &InstanceType, key: &str, value: &str| {
+        let mut wanted = Requirements::new();
+        wanted.add(karpenter_core::scheduling::Requirement::in_values(
+            key,
+            [value],
+        ));
+        it.requirements.intersects(&wanted).is_ok()
+    };
+    let windows = types(&family("Windows2022", json!({})));
+    let amd64 = of(&windows, "m5.large");
+    assert!(selects(amd64, LABEL_OS_STABLE, "windows"));
+    assert!(!selects(amd64, LABEL_OS_STABLE, "linux"));
+    assert!(selects(amd64, LABEL_WINDOWS_BUILD, "10.0.20348"));
+    let arm64 = of(&windows, "m6g.large");
+    assert!(!selects(arm64, LABEL_OS_STABLE, "windows"));
+    assert!(!selects(arm64, LABEL_OS_STABLE, "linux"));
+    let linux = types(&nodeclass(json!({})));
+    assert!(selects(of(&linux, "m5.large"), LABEL_OS_STABLE, "linux"));
+    assert!(!selects(
+        of(&linux, "m5.large"),
+        LABEL_WINDOWS_BUILD,
+        "10.0.20348"
+    ));
+}
