@@ -17,6 +17,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+use karpenter_aws::EC2NodeClass;
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::pods::{PodInfo, PodInterner};
@@ -57,6 +58,8 @@ pub enum Kind {
     Namespace,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     AKSNodeClass,
+    /// `karpenter.k8s.aws/v1` `EC2NodeClass`.
+    EC2NodeClass,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
     InstanceType,
     /// `karpenter.sh/v1alpha1` `NodeOverlay` (read with the `NodeOverlay`
@@ -78,7 +81,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order a summary lists them.
-    pub const ALL: [Kind; 19] = [
+    pub const ALL: [Kind; 20] = [
         Kind::NodePool,
         Kind::NodeClaim,
         Kind::Node,
@@ -94,6 +97,7 @@ impl Kind {
         Kind::StorageClass,
         Kind::CSINode,
         Kind::AKSNodeClass,
+        Kind::EC2NodeClass,
         Kind::InstanceType,
         Kind::NodeOverlay,
         Kind::CapacityBuffer,
@@ -114,6 +118,7 @@ impl Kind {
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::StorageClass | Kind::CSINode => "storage.k8s.io/v1",
             Kind::AKSNodeClass => AKSNodeClass::API_VERSION,
+            Kind::EC2NodeClass => EC2NodeClass::API_VERSION,
             Kind::InstanceType => InstanceTypeDocument::API_VERSION,
             Kind::NodeOverlay => NodeOverlay::API_VERSION,
             Kind::CapacityBuffer => CapacityBuffer::API_VERSION,
@@ -135,6 +140,7 @@ impl Kind {
             Kind::CSINode => "CSINode",
             Kind::Namespace => "Namespace",
             Kind::AKSNodeClass => "AKSNodeClass",
+            Kind::EC2NodeClass => "EC2NodeClass",
             Kind::InstanceType => "InstanceType",
             Kind::NodeOverlay => "NodeOverlay",
             Kind::CapacityBuffer => "CapacityBuffer",
@@ -173,6 +179,7 @@ pub enum Object {
     CSINode(Box<CSINode>),
     Namespace(Box<Namespace>),
     AKSNodeClass(Box<AKSNodeClass>),
+    EC2NodeClass(Box<EC2NodeClass>),
     InstanceType(Box<InstanceTypeDocument>),
     NodeOverlay(Box<NodeOverlay>),
     CapacityBuffer(Box<CapacityBuffer>),
@@ -198,6 +205,7 @@ impl Object {
             Object::CSINode(_) => Kind::CSINode,
             Object::Namespace(_) => Kind::Namespace,
             Object::AKSNodeClass(_) => Kind::AKSNodeClass,
+            Object::EC2NodeClass(_) => Kind::EC2NodeClass,
             Object::InstanceType(_) => Kind::InstanceType,
             Object::NodeOverlay(_) => Kind::NodeOverlay,
             Object::CapacityBuffer(_) => Kind::CapacityBuffer,
@@ -374,6 +382,7 @@ fn read_object<'de, D: Deserializer<'de>>(
         Kind::CSINode => Object::CSINode(boxed(rest)?),
         Kind::Namespace => Object::Namespace(boxed(rest)?),
         Kind::AKSNodeClass => Object::AKSNodeClass(boxed(rest)?),
+        Kind::EC2NodeClass => Object::EC2NodeClass(boxed(rest)?),
         Kind::InstanceType => Object::InstanceType(boxed(rest)?),
         Kind::NodeOverlay => Object::NodeOverlay(boxed(rest)?),
         Kind::CapacityBuffer => Object::CapacityBuffer(boxed(rest)?),

@@ -73,6 +73,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+use karpenter_aws::EC2NodeClass;
 use karpenter_azure::AKSNodeClass;
 use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::pods::PodInfo;
@@ -169,6 +170,9 @@ pub struct Scenario {
     pub namespaces: Vec<Sourced<Namespace>>,
     /// `karpenter.azure.com/v1beta1` `AKSNodeClass`.
     pub aks_node_classes: Vec<Sourced<AKSNodeClass>>,
+    /// `karpenter.k8s.aws/v1` `EC2NodeClass`, checked against its CRD's
+    /// rules by [`Scenario::validate`].
+    pub ec2_node_classes: Vec<Sourced<EC2NodeClass>>,
     /// `karpenter.fake/v1alpha1` `InstanceType`.
     pub instance_types: Vec<Sourced<InstanceTypeDocument>>,
     /// `karpenter.sh/v1alpha1` `NodeOverlay` (only with the `NodeOverlay`
@@ -249,6 +253,7 @@ impl Scenario {
             Kind::CSINode => self.csi_nodes.len(),
             Kind::Namespace => self.namespaces.len(),
             Kind::AKSNodeClass => self.aks_node_classes.len(),
+            Kind::EC2NodeClass => self.ec2_node_classes.len(),
             Kind::InstanceType => self.instance_types.len(),
             Kind::NodeOverlay => self.node_overlays.len(),
             Kind::CapacityBuffer => self.capacity_buffers.len(),
@@ -307,6 +312,7 @@ impl Scenario {
             Kind::CSINode => self.csi_nodes.reserve(additional),
             Kind::Namespace => self.namespaces.reserve(additional),
             Kind::AKSNodeClass => self.aks_node_classes.reserve(additional),
+            Kind::EC2NodeClass => self.ec2_node_classes.reserve(additional),
             Kind::InstanceType => self.instance_types.reserve(additional),
             Kind::NodeOverlay => self.node_overlays.reserve(additional),
             Kind::CapacityBuffer => self.capacity_buffers.reserve(additional),
@@ -334,6 +340,7 @@ impl Scenario {
             Object::CSINode(o) => put(&mut self.csi_nodes, *o, source),
             Object::Namespace(o) => put(&mut self.namespaces, *o, source),
             Object::AKSNodeClass(o) => put(&mut self.aks_node_classes, *o, source),
+            Object::EC2NodeClass(o) => put(&mut self.ec2_node_classes, *o, source),
             Object::InstanceType(o) => put(&mut self.instance_types, *o, source),
             Object::NodeOverlay(o) => put(&mut self.node_overlays, *o, source),
             Object::CapacityBuffer(o) => put(&mut self.capacity_buffers, *o, source),

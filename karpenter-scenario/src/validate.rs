@@ -69,6 +69,7 @@ impl Scenario {
         })?;
         check_all(Kind::InstanceType, &self.instance_types, instance_type)?;
         check_all(Kind::CSINode, &self.csi_nodes, csi_node)?;
+        check_all(Kind::EC2NodeClass, &self.ec2_node_classes, ec2_node_class)?;
         check_all(Kind::Namespace, &self.namespaces, namespace)?;
         check_all(
             Kind::CapacityBuffer,
@@ -97,6 +98,7 @@ impl Scenario {
         unique(Kind::DaemonSet, &self.daemon_sets, |o| &o.metadata)?;
         unique(Kind::InstanceType, &self.instance_types, |o| &o.metadata)?;
         unique(Kind::AKSNodeClass, &self.aks_node_classes, |o| &o.metadata)?;
+        unique(Kind::EC2NodeClass, &self.ec2_node_classes, |o| &o.metadata)?;
         unique(Kind::CSINode, &self.csi_nodes, |o| &o.metadata)?;
         unique(Kind::Namespace, &self.namespaces, |o| &o.metadata)?;
         unique(Kind::CapacityBuffer, &self.capacity_buffers, |o| {
@@ -273,8 +275,33 @@ has_metadata!(
     k8s_openapi::api::apps::v1::Deployment,
     k8s_openapi::api::apps::v1::StatefulSet,
     k8s_openapi::api::apps::v1::ReplicaSet,
-    InstanceTypeDocument
+    InstanceTypeDocument,
+    karpenter_aws::EC2NodeClass
 );
+
+/// The EC2NodeClass CRD's rules and upstream's kubelet checks: the first
+/// problem names the field, and the message lists the others too, so one
+/// run shows everything to fix (as the API server lists every failed rule).
+fn ec2_node_class(class: &karpenter_aws::EC2NodeClass) -> Checked {
+    let Err(invalid) = class.validate() else {
+        return Ok(());
+    };
+    let mut problems = invalid.problems.iter();
+    let Some(first) = problems.next() else {
+        return Ok(());
+    };
+    let field = format!("spec.{}", first.field());
+    let full = first.to_string();
+    let mut message = full
+        .strip_prefix(&format!("{field}: "))
+        .unwrap_or(&full)
+        .to_string();
+    let others: Vec<String> = problems.map(ToString::to_string).collect();
+    if !others.is_empty() {
+        message.push_str(&format!("; also {}", others.join("; ")));
+    }
+    Err(Problem { field, message })
+}
 
 /// The CapacityBuffer CRD's rules: one reference at most, a template's
 /// buffer says how many chunks, names and counts as the schema has them,
