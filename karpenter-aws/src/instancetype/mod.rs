@@ -86,6 +86,9 @@ pub fn instance_types_for(
     check_region(region)?;
     let settings = NodeSettings::of(nodeclass)?;
     let zones = offerings::zones(nodeclass);
+    // One price table for every type, and one price for both kinds of
+    // offering of a type.
+    let table = offerings::price_table(catalog, region);
     let reservations = nodeclass
         .status
         .as_ref()
@@ -94,11 +97,13 @@ pub fn instance_types_for(
     Ok(catalog
         .records()
         .map(|record| {
-            let mut offered = offerings::offerings(catalog, region, record.name, &zones, options);
+            let on_demand = catalog
+                .on_demand_price(table, record.name)
+                .map(|(price, _)| price);
+            let mut offered = offerings::offerings(record.name, on_demand, &zones, options);
             offered.extend(offerings::reserved_offerings(
-                catalog,
-                region,
                 record.name,
+                on_demand,
                 &zones,
                 reservations,
                 options,

@@ -90,28 +90,33 @@ pub fn zones(nodeclass: &EC2NodeClass) -> Vec<Zone> {
 /// with a table that lacks the type has no price for it (upstream falls back
 /// by table, not by type).
 pub fn on_demand_price(catalog: &Catalog, region: &str, instance_type: &str) -> Option<f64> {
-    let table = if catalog.priced_regions().any(|r| r == region) {
-        region
-    } else {
-        FALLBACK_PRICE_REGION
-    };
+    let table = price_table(catalog, region);
     catalog
         .on_demand_price(table, instance_type)
         .map(|(price, _)| price)
 }
 
-/// The on-demand and spot offerings of `instance_type` in `region`, one of
-/// each per zone in `zones` that has a price. Each requires its zone's ID
-/// (when known) and, not being reserved, the absence of the reservation
-/// labels. A type with no price has none.
+/// The region whose static table prices `region`'s types: its own, or
+/// us-east-1's when it has none.
+pub(crate) fn price_table<'a>(catalog: &Catalog, region: &'a str) -> &'a str {
+    if catalog.priced_regions().any(|r| r == region) {
+        region
+    } else {
+        FALLBACK_PRICE_REGION
+    }
+}
+
+/// The on-demand and spot offerings of `instance_type`, whose on-demand
+/// price is `on_demand` ([`on_demand_price`]), one of each per zone in
+/// `zones` that has a price. Each requires its zone's ID (when known) and,
+/// not being reserved, the absence of the reservation labels. A type with no
+/// price has none.
 pub(crate) fn offerings(
-    catalog: &Catalog,
-    region: &str,
     instance_type: &str,
+    on_demand: Option<f64>,
     zones: &[Zone],
     options: &OfferingOptions,
 ) -> Vec<Offering> {
-    let on_demand = on_demand_price(catalog, region, instance_type);
     let mut offerings = Vec::new();
     for zone in zones {
         let spot = match &options.spot_prices {
@@ -141,15 +146,14 @@ pub(crate) fn offerings(
 }
 
 /// With the `ReservedCapacity` gate, one reserved offering per reservation
-/// in `reservations` for `instance_type`, in its zone: priced at on-demand
-/// over ten million (0 without an on-demand price), requiring its ID, type
+/// in `reservations` for `instance_type`, in its zone: priced at its
+/// `on_demand` price over ten million (0 without one), requiring its ID, type
 /// (`default` or `capacity-block`), interruptibility and zone ID, and
 /// available only while it can start instances, is not expiring and its
 /// zone is one of `zones`.
 pub(crate) fn reserved_offerings(
-    catalog: &Catalog,
-    region: &str,
     instance_type: &str,
+    on_demand: Option<f64>,
     zones: &[Zone],
     reservations: &[CapacityReservation],
     options: &OfferingOptions,
@@ -157,8 +161,7 @@ pub(crate) fn reserved_offerings(
     if !options.reserved_capacity {
         return Vec::new();
     }
-    let price =
-        on_demand_price(catalog, region, instance_type).map_or(0.0, |p| p / RESERVED_PRICE_DIVISOR);
+    let price = on_demand.map_or(0.0, |p| p / RESERVED_PRICE_DIVISOR);
     reservations
         .iter()
         .filter(|r| r.instance_type == instance_type && !r.id.is_empty())

@@ -73,7 +73,12 @@ fn on_demand_prices_are_the_regions_table() {
     for name in ["m5.large", "c5.xlarge", "t3.micro"] {
         let (table, currency) = catalog().on_demand_price(REGION, name).expect(name);
         assert_eq!(currency, "USD");
-        let offered = offerings(catalog(), REGION, name, &two_zones(), &options);
+        let offered = offerings(
+            name,
+            on_demand_price(catalog(), REGION, name),
+            &two_zones(),
+            &options,
+        );
         assert_eq!(offered.len(), 4, "{name}: on-demand and spot in two zones");
         for zone in ["us-east-1a", "us-east-1b"] {
             assert_eq!(price_of(&offered, zone, "on-demand"), Some(table), "{name}");
@@ -102,9 +107,8 @@ fn a_region_without_a_table_is_priced_from_us_east_1() {
     );
     assert!(
         offerings(
-            catalog(),
-            "us-gov-west-1",
             "a1.large",
+            on_demand_price(catalog(), "us-gov-west-1", "a1.large"),
             &two_zones(),
             &OfferingOptions::default()
         )
@@ -116,9 +120,8 @@ fn a_region_without_a_table_is_priced_from_us_east_1() {
 fn spot_is_on_demand_until_a_spot_price_is_given() {
     let zones = two_zones();
     let unknown = offerings(
-        catalog(),
-        REGION,
         "m5.large",
+        on_demand_price(catalog(), REGION, "m5.large"),
         &zones,
         &OfferingOptions::default(),
     );
@@ -136,7 +139,12 @@ fn spot_is_on_demand_until_a_spot_price_is_given() {
         ),
         ..OfferingOptions::default()
     };
-    let known = offerings(catalog(), REGION, "m5.large", &zones, &options);
+    let known = offerings(
+        "m5.large",
+        on_demand_price(catalog(), REGION, "m5.large"),
+        &zones,
+        &options,
+    );
     assert_eq!(price_of(&known, "us-east-1a", "spot"), Some(0.0321));
     // Once prices are known, a zone without one has no spot offering.
     assert_eq!(price_of(&known, "us-east-1b", "spot"), None);
@@ -150,9 +158,8 @@ fn a_type_without_a_price_has_no_offering() {
     assert_eq!(catalog().on_demand_price(REGION, name), None);
     assert!(
         offerings(
-            catalog(),
-            REGION,
             name,
+            on_demand_price(catalog(), REGION, name),
             &two_zones(),
             &OfferingOptions::default()
         )
@@ -173,9 +180,8 @@ fn a_type_without_a_price_has_no_offering() {
 #[test]
 fn offerings_carry_zone_id_and_no_reservation() {
     let offered = offerings(
-        catalog(),
-        REGION,
         "m5.large",
+        on_demand_price(catalog(), REGION, "m5.large"),
         &two_zones(),
         &OfferingOptions::default(),
     );
