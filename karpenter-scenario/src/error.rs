@@ -84,3 +84,12 @@ impl fmt::Display for Where<'_> {
         Ok(())
     }
 }
+
+/// An error's text without the `field: ` it starts with: a `LoadError`
+/// names the field apart, and saying it twice reads badly.
+pub(crate) fn message_after_field(text: &str, field: &str) -> String {
+    text.strip_prefix(field)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(text)
+        .to_owned()
+}

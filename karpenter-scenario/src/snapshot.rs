@@ -11,6 +11,7 @@ use karpenter_core::api::{CapacityBuffer, NodeOverlay};
 use karpenter_core::capacity_buffers::{CapacityBuffers, Readiness, ScalableWorkload};
 use karpenter_core::overlay;
 
+use super::error::message_after_field;
 use super::{LoadError, Scenario, Source, Sourced, Warning};
 
 /// The objects of a list, without where they came from.
@@ -116,12 +117,7 @@ impl Scenario {
             .map(|document| {
                 document.to_instance_type().map_err(|e| {
                     let field = e.path().unwrap_or_default().to_string();
-                    // The error's text starts with its path, which `field` already says.
-                    let text = e.to_string();
-                    let message = text
-                        .strip_prefix(&format!("{field}: "))
-                        .unwrap_or(&text)
-                        .to_string();
+                    let message = message_after_field(&e.to_string(), &field);
                     LoadError::Invalid {
                         origin: document.source.clone(),
                         object: format!("InstanceType {}", document.name()),

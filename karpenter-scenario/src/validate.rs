@@ -13,6 +13,7 @@ use karpenter_core::resources::{self, QuantityError, ResourceList};
 use karpenter_core::scheduling::{self, Requirement, WellKnownLabels};
 use karpenter_fake::InstanceTypeDocument;
 
+use super::error::message_after_field;
 use super::{Kind, LoadError, Scenario, Source, Sourced};
 
 /// The capacity types an offering may have.
@@ -40,11 +41,7 @@ impl Problem {
     /// A quantity error whose path is the field.
     fn at(error: QuantityError) -> Self {
         let field = error.path().unwrap_or_default().to_string();
-        let full = error.to_string();
-        let message = full
-            .strip_prefix(&format!("{field}: "))
-            .unwrap_or(&full)
-            .to_string();
+        let message = message_after_field(&error.to_string(), &field);
         Problem { field, message }
     }
 }
@@ -291,11 +288,7 @@ fn ec2_node_class(class: &karpenter_aws::EC2NodeClass) -> Checked {
         return Ok(());
     };
     let field = format!("spec.{}", first.field());
-    let full = first.to_string();
-    let mut message = full
-        .strip_prefix(&format!("{field}: "))
-        .unwrap_or(&full)
-        .to_string();
+    let mut message = message_after_field(&first.to_string(), &field);
     let others: Vec<String> = problems.map(ToString::to_string).collect();
     if !others.is_empty() {
         message.push_str(&format!("; also {}", others.join("; ")));
