@@ -41,7 +41,8 @@ pub mod nodeclass;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::{
-    FALLBACK_PRICE_REGION, InstanceTypeError, OfferingOptions, Zone, instance_type, instance_types,
-    instance_types_for, labels, on_demand_price, zones,
+    DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, FALLBACK_PRICE_REGION, InstanceTypeError,
+    InstanceTypeOptions, Zone, instance_type, instance_types, instance_types_for, labels,
+    on_demand_price, zones,
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};

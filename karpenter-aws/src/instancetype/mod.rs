@@ -24,7 +24,10 @@ use crate::nodeclass::EC2NodeClass;
 
 use self::settings::NodeSettings;
 
-pub use offerings::{FALLBACK_PRICE_REGION, OfferingOptions, Zone, on_demand_price, zones};
+pub use offerings::{
+    DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, FALLBACK_PRICE_REGION, InstanceTypeOptions, Zone,
+    on_demand_price, zones,
+};
 
 /// A request for instance types the catalog cannot answer.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -81,7 +84,7 @@ pub fn instance_types_for(
     catalog: &Catalog,
     region: &str,
     nodeclass: &EC2NodeClass,
-    options: &OfferingOptions,
+    options: &InstanceTypeOptions,
 ) -> Result<Vec<InstanceType>, InstanceTypeError> {
     check_region(region)?;
     let settings = NodeSettings::of(nodeclass)?;

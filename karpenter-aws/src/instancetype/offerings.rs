@@ -46,9 +46,10 @@ impl Zone {
     }
 }
 
-/// What decides offerings beyond the catalog and the NodeClass.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct OfferingOptions {
+/// What decides instance types beyond the catalog and the NodeClass: the
+/// provider's options and what it has learned from EC2.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceTypeOptions {
     /// Spot prices per hour by (instance type, zone). `None` before any is
     /// known: spot is then priced as on-demand in every zone, as upstream
     /// does until its first spot price refresh. `Some`: a (type, zone)
@@ -62,6 +63,27 @@ pub struct OfferingOptions {
     /// it; a reservation missing here counts 0 and its offering is
     /// unavailable, as upstream's before it has read the count.
     pub reservation_capacity: BTreeMap<String, u32>,
+    /// Upstream's `--reserved-enis`: network interfaces kept back from pods
+    /// on every node when pods are ENI-limited (default 0).
+    pub reserved_enis: u32,
+    /// Upstream's `--vm-memory-overhead-percent`: the share of a type's
+    /// memory the hypervisor keeps (default 0.075).
+    pub vm_memory_overhead_percent: f64,
+}
+
+/// Upstream's default `--vm-memory-overhead-percent`.
+pub const DEFAULT_VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
+
+impl Default for InstanceTypeOptions {
+    fn default() -> Self {
+        InstanceTypeOptions {
+            spot_prices: None,
+            reserved_capacity: false,
+            reservation_capacity: BTreeMap::new(),
+            reserved_enis: 0,
+            vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+        }
+    }
 }
 
 /// The zones of `nodeclass`'s resolved subnets, by name, each once (a zone
@@ -115,7 +137,7 @@ pub(crate) fn offerings(
     instance_type: &str,
     on_demand: Option<f64>,
     zones: &[Zone],
-    options: &OfferingOptions,
+    options: &InstanceTypeOptions,
 ) -> Vec<Offering> {
     let mut offerings = Vec::new();
     for zone in zones {
@@ -156,7 +178,7 @@ pub(crate) fn reserved_offerings(
     on_demand: Option<f64>,
     zones: &[Zone],
     reservations: &[CapacityReservation],
-    options: &OfferingOptions,
+    options: &InstanceTypeOptions,
 ) -> Vec<Offering> {
     if !options.reserved_capacity {
         return Vec::new();

@@ -69,7 +69,7 @@ fn zones_come_from_the_subnets_once_each_by_name() {
 
 #[test]
 fn on_demand_prices_are_the_regions_table() {
-    let options = OfferingOptions::default();
+    let options = InstanceTypeOptions::default();
     for name in ["m5.large", "c5.xlarge", "t3.micro"] {
         let (table, currency) = catalog().on_demand_price(REGION, name).expect(name);
         assert_eq!(currency, "USD");
@@ -110,7 +110,7 @@ fn a_region_without_a_table_is_priced_from_us_east_1() {
             "a1.large",
             on_demand_price(catalog(), "us-gov-west-1", "a1.large"),
             &two_zones(),
-            &OfferingOptions::default()
+            &InstanceTypeOptions::default()
         )
         .is_empty()
     );
@@ -123,7 +123,7 @@ fn spot_is_on_demand_until_a_spot_price_is_given() {
         "m5.large",
         on_demand_price(catalog(), REGION, "m5.large"),
         &zones,
-        &OfferingOptions::default(),
+        &InstanceTypeOptions::default(),
     );
     for zone in &zones {
         assert_eq!(
@@ -131,13 +131,13 @@ fn spot_is_on_demand_until_a_spot_price_is_given() {
             price_of(&unknown, &zone.name, "on-demand")
         );
     }
-    let options = OfferingOptions {
+    let options = InstanceTypeOptions {
         spot_prices: Some(
             [(("m5.large".to_owned(), "us-east-1a".to_owned()), 0.0321)]
                 .into_iter()
                 .collect(),
         ),
-        ..OfferingOptions::default()
+        ..InstanceTypeOptions::default()
     };
     let known = offerings(
         "m5.large",
@@ -161,7 +161,7 @@ fn a_type_without_a_price_has_no_offering() {
             name,
             on_demand_price(catalog(), REGION, name),
             &two_zones(),
-            &OfferingOptions::default()
+            &InstanceTypeOptions::default()
         )
         .is_empty()
     );
@@ -169,7 +169,7 @@ fn a_type_without_a_price_has_no_offering() {
         catalog(),
         REGION,
         &nodeclass(json!([])),
-        &OfferingOptions::default(),
+        &InstanceTypeOptions::default(),
     )
     .expect("instance types");
     let hpc = all.iter().find(|t| t.name == name).expect(name);
@@ -183,7 +183,7 @@ fn offerings_carry_zone_id_and_no_reservation() {
         "m5.large",
         on_demand_price(catalog(), REGION, "m5.large"),
         &two_zones(),
-        &OfferingOptions::default(),
+        &InstanceTypeOptions::default(),
     );
     for offering in &offered {
         let labels = offering.all_requirements();
@@ -213,11 +213,11 @@ fn reserved_offerings_need_the_gate() {
         reservation("cr-2", "c5.xlarge", "us-east-1a")
     ]));
     let capacity = [("cr-1".to_owned(), 3)].into_iter().collect();
-    let off = OfferingOptions {
+    let off = InstanceTypeOptions {
         reservation_capacity: capacity,
-        ..OfferingOptions::default()
+        ..InstanceTypeOptions::default()
     };
-    let on = OfferingOptions {
+    let on = InstanceTypeOptions {
         reserved_capacity: true,
         ..off.clone()
     };
@@ -281,10 +281,10 @@ fn reserved_offerings_are_unavailable_when_full_expiring_or_out_of_zone() {
         .into_iter()
         .map(|(id, n)| (id.to_owned(), n))
         .collect();
-    let options = OfferingOptions {
+    let options = InstanceTypeOptions {
         reserved_capacity: true,
         reservation_capacity: capacity,
-        ..OfferingOptions::default()
+        ..InstanceTypeOptions::default()
     };
     let types = instance_types_for(catalog(), REGION, &class, &options).expect("types");
     let m5 = m5_large(&types);
@@ -322,10 +322,10 @@ fn reserved_offerings_are_unavailable_when_full_expiring_or_out_of_zone() {
 #[test]
 fn instance_types_for_is_deterministic_and_offers_the_subnet_zones() {
     let class = nodeclass(json!([reservation("cr-1", "m5.large", "us-east-1a")]));
-    let options = OfferingOptions {
+    let options = InstanceTypeOptions {
         reserved_capacity: true,
         reservation_capacity: [("cr-1".to_owned(), 1)].into_iter().collect(),
-        ..OfferingOptions::default()
+        ..InstanceTypeOptions::default()
     };
     let first = instance_types_for(catalog(), REGION, &class, &options).expect("types");
     let second = instance_types_for(catalog(), REGION, &class, &options).expect("types");

@@ -10,7 +10,7 @@ use crate::catalog::{Arch, Catalog};
 use crate::instancetype::resources::{
     RESOURCE_PRIVATE_IPV4_ADDRESS, eni_limited_pods, eviction_threshold, kube_reserved,
 };
-use crate::instancetype::{OfferingOptions, instance_types, instance_types_for};
+use crate::instancetype::{InstanceTypeOptions, instance_types, instance_types_for};
 
 const REGION: &str = "us-east-1";
 
@@ -53,7 +53,7 @@ fn family(family: &str, kubelet: Value) -> EC2NodeClass {
 }
 
 fn types(class: &EC2NodeClass) -> Vec<InstanceType> {
-    instance_types_for(catalog(), REGION, class, &OfferingOptions::default()).expect("types")
+    instance_types_for(catalog(), REGION, class, &InstanceTypeOptions::default()).expect("types")
 }
 
 fn of<'a>(types: &'a [InstanceType], name: &str) -> &'a InstanceType {
@@ -349,7 +349,7 @@ fn windows_amd64_types_offer_private_ipv4_addresses() {
 #[test]
 fn unreadable_settings_name_their_field() {
     let bad = kubelet(json!({"kubeReserved": {"memory": "lots"}}));
-    let err = instance_types_for(catalog(), REGION, &bad, &OfferingOptions::default())
+    let err = instance_types_for(catalog(), REGION, &bad, &InstanceTypeOptions::default())
         .expect_err("bad quantity");
     assert!(
         err.to_string()
