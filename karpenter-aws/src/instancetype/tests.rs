@@ -1,3 +1,5 @@
+mod options;
+
 use std::collections::BTreeMap;
 
 use karpenter_core::resources::parse_milli;
