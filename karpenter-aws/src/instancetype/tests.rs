@@ -1,3 +1,4 @@
+mod well_known;
 mod options;
 
 use std::collections::BTreeMap;
