@@ -1,7 +1,8 @@
 //! Capacity and overhead as upstream computes them
 //! (`pkg/providers/instancetype/types.go`) under a NodeClass's settings
-//! ([`NodeSettings`]; network interfaces not yet): memory less the VM's
-//! share, pods by `maxPods`, ENIs and `podsPerCore`, the kubelet's volume,
+//! and the provider's options ([`NodeSettings`]): memory less the VM's
+//! share, pods by `maxPods`, ENIs (less reserved and `efa-only` ones) and
+//! `podsPerCore`, the kubelet's volume,
 //! tiered kube-reserved CPU, kube-reserved memory by pods, system-reserved,
 //! and the hard eviction thresholds.
 

@@ -1,5 +1,5 @@
-mod well_known;
 mod options;
+mod well_known;
 
 use std::collections::BTreeMap;
 
