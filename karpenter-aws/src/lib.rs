@@ -25,8 +25,12 @@
 //! all 1,382 types. [`instance_types_for`] gives them the offerings of an
 //! `EC2NodeClass`: on-demand and spot in each zone of its subnets, priced
 //! from the static tables (us-east-1's for a region without one), and, with
-//! the `ReservedCapacity` gate, its capacity reservations. The NodeClass's
-//! own settings (AMI family, kubelet, block devices) come next.
+//! the `ReservedCapacity` gate, its capacity reservations, sized by the
+//! NodeClass's settings (AMI family, kubelet, block devices, network
+//! interfaces) and the provider's options (reserved ENIs, VM memory
+//! overhead). A type the NodeClass cannot run keeps its offerings, all
+//! unavailable, as upstream's. [`well_known_labels`] is the engine's
+//! well-known label set with every AWS label.
 //!
 //! The [`EC2NodeClass`] (`karpenter.k8s.aws/v1`) reads and writes back every
 //! field of upstream's CRD without loss, and [`EC2NodeClass::validate`]
@@ -40,6 +44,7 @@ mod instancetype;
 pub mod nodeclass;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
+pub use instancetype::labels::well_known_labels;
 pub use instancetype::{
     DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, FALLBACK_PRICE_REGION, InstanceTypeError,
     InstanceTypeOptions, Zone, instance_type, instance_types, instance_types_for, labels,

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 pub use error::{CatalogError, CatalogProblem};
-pub(crate) use records::{Arch, TypeRecord, VpcLimits};
+pub(crate) use records::{Arch, LABEL_COLUMNS, TypeRecord, VpcLimits};
 
 use table::Table;
 

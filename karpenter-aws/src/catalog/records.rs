@@ -103,6 +103,8 @@ impl TypeRecord {
 pub(crate) struct VpcLimits {
     /// The most ENIs the default network card takes.
     pub(crate) default_card_interfaces: u32,
+    /// Every network card as (index, most ENIs it takes), in table order.
+    pub(crate) network_cards: Vec<(u32, u32)>,
     /// IPv4 addresses per ENI.
     pub(crate) ipv4_per_interface: u32,
     /// Branch ENIs for pods (`vpc.amazonaws.com/pod-eni`): the table's
@@ -122,8 +124,20 @@ pub(crate) fn vpc_limits(table: &Table) -> Result<BTreeMap<&'static str, VpcLimi
     for row in table.rows() {
         let row = row?;
         let default_index: u32 = row.required_number(default_card)?;
+        let network_cards = network_cards(&row, cards)?;
+        let default_card_interfaces = network_cards
+            .iter()
+            .find(|(index, _)| *index == default_index)
+            .map(|(_, interfaces)| *interfaces)
+            .ok_or_else(|| {
+                row.error(
+                    cards,
+                    CatalogProblem::NetworkCards(row.text(cards).to_owned()),
+                )
+            })?;
         let record = VpcLimits {
-            default_card_interfaces: card_interfaces(&row, cards, default_index)?,
+            default_card_interfaces,
+            network_cards,
             ipv4_per_interface: row.required_number(ipv4)?,
             pod_eni: if row.boolean(trunking)? {
                 row.required_number(branch)?
@@ -136,18 +150,18 @@ pub(crate) fn vpc_limits(table: &Table) -> Result<BTreeMap<&'static str, VpcLimi
     Ok(limits)
 }
 
-/// The interfaces of card `index` in a `index:maxInterfaces;…` cell.
-fn card_interfaces(row: &Row, column: usize, index: u32) -> Result<u32, CatalogError> {
+/// The cards of an `index:maxInterfaces;…` cell.
+fn network_cards(row: &Row, column: usize) -> Result<Vec<(u32, u32)>, CatalogError> {
     let text = row.text(column);
     let bad = || row.error(column, CatalogProblem::NetworkCards(text.to_owned()));
-    for card in text.split(';') {
-        let (card_index, interfaces) = card.split_once(':').ok_or_else(bad)?;
-        let card_index: u32 = card_index.parse().map_err(|_| bad())?;
-        if card_index == index {
-            return interfaces.parse().map_err(|_| bad());
-        }
-    }
-    Err(bad())
+    text.split(';')
+        .map(|card| {
+            let (index, interfaces) = card.split_once(':').ok_or_else(bad)?;
+            let index = index.parse().map_err(|_| bad())?;
+            let interfaces = interfaces.parse().map_err(|_| bad())?;
+            Ok((index, interfaces))
+        })
+        .collect()
 }
 
 /// `network-bandwidth.csv`: the types with a bandwidth in Mbps (those with

@@ -6,9 +6,10 @@
 
 use karpenter_core::scheduling::{
     LABEL_ARCH_STABLE, LABEL_OS_STABLE, LABEL_TOPOLOGY_REGION, LABEL_WINDOWS_BUILD, Requirement,
+    WellKnownLabels,
 };
 
-use crate::catalog::{Arch, Catalog, TypeRecord};
+use crate::catalog::{Arch, Catalog, LABEL_COLUMNS, TypeRecord};
 use crate::nodeclass::AmiFamily;
 
 /// The label domain upstream owns; users may not invent keys in it.
@@ -27,6 +28,44 @@ pub const CAPACITY_RESERVATION_TYPE: &str = "karpenter.k8s.aws/capacity-reservat
 /// Whether the reservation may be interrupted.
 pub const CAPACITY_RESERVATION_INTERRUPTIBLE: &str =
     "karpenter.k8s.aws/capacity-reservation-interruptible";
+
+/// Whether the type supports Nitro Enclaves (`true`/`false`). Upstream's
+/// main sets it on every type; the catalog's data predates it, so no type
+/// carries it here yet, but NodePools may name it.
+pub const NITRO_SANDBOX: &str = "karpenter.k8s.aws/nitro-sandbox";
+/// The placement group a node launches into, once the NodeClass resolves
+/// one.
+pub const PLACEMENT_GROUP_ID: &str = "karpenter.k8s.aws/placement-group-id";
+/// The partition of a partition placement group.
+pub const PLACEMENT_GROUP_PARTITION: &str = "karpenter.k8s.aws/placement-group-partition";
+/// Whether the family is a `-flex` one; upstream sets it from the name.
+const CAPABILITY_FLEX_COLUMN: &str = "instance-capability-flex";
+
+/// The well-known labels with AWS's: every `karpenter.k8s.aws/*` label
+/// upstream registers (those the instance types carry, the capacity
+/// reservation and placement group ones, `nitro-sandbox`), the zone ID, and
+/// `default`/`dedicated` as the only known tenancies. A NodePool may require
+/// any of them without a type defining it; the engine treats an undefined
+/// well-known label as a value no type offers.
+pub fn well_known_labels() -> WellKnownLabels {
+    let columns = LABEL_COLUMNS.iter().map(|c| format!("{DOMAIN}/{c}"));
+    WellKnownLabels::core()
+        .clone()
+        .with_all(columns)
+        .with_all([
+            INSTANCE_NETWORK_BANDWIDTH,
+            TOPOLOGY_ZONE_ID,
+            CAPACITY_RESERVATION_ID,
+            CAPACITY_RESERVATION_TYPE,
+            CAPACITY_RESERVATION_INTERRUPTIBLE,
+            NITRO_SANDBOX,
+            PLACEMENT_GROUP_ID,
+            PLACEMENT_GROUP_PARTITION,
+            LABEL_TOPOLOGY_REGION,
+            LABEL_WINDOWS_BUILD,
+        ])
+        .with_known_values(INSTANCE_TENANCY, ["default", "dedicated"])
+}
 
 /// The Windows build (`node.kubernetes.io/windows-build`) of a Windows
 /// family's nodes.
@@ -73,6 +112,12 @@ pub(crate) fn requirements(
     ];
     requirements.extend(record.labels().map(|(column, value)| {
         let key = format!("{DOMAIN}/{column}");
+        // Older pages left the flex label out; upstream sets it on every
+        // type from the family's name.
+        let value = match value {
+            None if column == CAPABILITY_FLEX_COLUMN => Some(flex(record)),
+            value => value,
+        };
         match value {
             Some(value) => Requirement::in_values(&key, [value]),
             None => Requirement::does_not_exist(&key),
@@ -84,4 +129,14 @@ pub(crate) fn requirements(
         None => Requirement::does_not_exist(INSTANCE_NETWORK_BANDWIDTH),
     });
     requirements
+}
+
+/// `true` when the type's family (the name before the `.`) is a `-flex` one.
+fn flex(record: &TypeRecord) -> &'static str {
+    let family = record.name.split('.').next().unwrap_or_default();
+    if family.contains("-flex") {
+        "true"
+    } else {
+        "false"
+    }
 }

@@ -6,6 +6,7 @@
 //! zone or capacity type is available; [`instance_types_for`] gives each type
 //! the offerings of an `EC2NodeClass`'s zones and capacity reservations.
 
+pub(crate) mod compatibility;
 pub mod labels;
 pub(crate) mod offerings;
 pub(crate) mod resources;
@@ -22,6 +23,7 @@ use thiserror::Error;
 use crate::catalog::{Catalog, TypeRecord};
 use crate::nodeclass::EC2NodeClass;
 
+use self::compatibility::{Compatibility, TypeFacts};
 use self::settings::NodeSettings;
 
 pub use offerings::{
@@ -55,6 +57,14 @@ pub enum InstanceTypeError {
         /// The value as written.
         value: String,
     },
+    /// A provider option holds a value no instance type follows from.
+    #[error("{option}: {value} is not a finite number of 0 or more")]
+    Option {
+        /// The option, e.g. `--vm-memory-overhead-percent`.
+        option: &'static str,
+        /// The value given.
+        value: String,
+    },
 }
 
 /// Every instance type of `catalog` in `region`, by name, at AL2023
@@ -78,8 +88,13 @@ pub fn instance_types(
 /// zone of the NodeClass's resolved subnets, and (with
 /// `options.reserved_capacity`) one reserved offering per capacity
 /// reservation of the type in its status. A type with no price has no
-/// on-demand or spot offering. A kubelet or volume size value that is not a
-/// quantity (or percentage) is an error naming its field.
+/// on-demand or spot offering. A type the NodeClass cannot run (`a1.*` with
+/// AL2023, `networkInterfaces` it cannot host, `connectionTracking` off
+/// Nitro) keeps its offerings, all unavailable. `options.reserved_enis` and
+/// `options.vm_memory_overhead_percent` shape pods and memory as upstream's
+/// flags of those names. A kubelet or volume size value that is not a
+/// quantity (or percentage) is an error naming its field, and an overhead
+/// percentage that is negative or not finite one naming the option.
 pub fn instance_types_for(
     catalog: &Catalog,
     region: &str,
@@ -87,8 +102,9 @@ pub fn instance_types_for(
     options: &InstanceTypeOptions,
 ) -> Result<Vec<InstanceType>, InstanceTypeError> {
     check_region(region)?;
-    let settings = NodeSettings::of(nodeclass)?;
+    let settings = NodeSettings::of(nodeclass)?.with_options(options)?;
     let zones = offerings::zones(nodeclass);
+    let compatibility = Compatibility::of(nodeclass);
     // One price table for every type, and one price for both kinds of
     // offering of a type.
     let table = offerings::price_table(catalog, region);
@@ -111,6 +127,11 @@ pub fn instance_types_for(
                 reservations,
                 options,
             ));
+            // Upstream keeps a type the NodeClass cannot run, with every
+            // offering unavailable.
+            if !compatibility.allows(&TypeFacts::of(catalog, record)) {
+                offered = offered.into_iter().map(Offering::unavailable).collect();
+            }
             build(catalog, record, region, &settings, offered)
         })
         .collect())

@@ -63,11 +63,15 @@ pub struct InstanceTypeOptions {
     /// it; a reservation missing here counts 0 and its offering is
     /// unavailable, as upstream's before it has read the count.
     pub reservation_capacity: BTreeMap<String, u32>,
-    /// Upstream's `--reserved-enis`: network interfaces kept back from pods
-    /// on every node when pods are ENI-limited (default 0).
+    /// Upstream's `--reserved-enis`: network interfaces of the default card
+    /// kept back from pods on every node when pods are ENI-limited (default
+    /// 0). Kube-reserved memory, which the Amazon Linux and Custom families
+    /// size by ENI-limited pods, ignores it, as upstream's does.
     pub reserved_enis: u32,
     /// Upstream's `--vm-memory-overhead-percent`: the share of a type's
-    /// memory the hypervisor keeps (default 0.075).
+    /// memory the hypervisor keeps, rounded up to a whole MiB (default
+    /// 0.075). A negative, NaN or infinite value is an
+    /// [`InstanceTypeError::Option`](super::InstanceTypeError::Option).
     pub vm_memory_overhead_percent: f64,
 }
 

@@ -1,7 +1,8 @@
 //! Capacity and overhead as upstream computes them
 //! (`pkg/providers/instancetype/types.go`) under a NodeClass's settings
-//! ([`NodeSettings`]; network interfaces not yet): memory less the VM's
-//! share, pods by `maxPods`, ENIs and `podsPerCore`, the kubelet's volume,
+//! and the provider's options ([`NodeSettings`]): memory less the VM's
+//! share, pods by `maxPods`, ENIs (less reserved and `efa-only` ones) and
+//! `podsPerCore`, the kubelet's volume,
 //! tiered kube-reserved CPU, kube-reserved memory by pods, system-reserved,
 //! and the hard eviction thresholds.
 
@@ -11,12 +12,8 @@ use crate::catalog::{Arch, Catalog, TypeRecord};
 
 use super::settings::{NodeSettings, Threshold};
 
-/// The share of memory the VM keeps (`--vm-memory-overhead-percent`).
-pub(crate) const VM_MEMORY_OVERHEAD_PERCENT: f64 = 0.075;
 /// Memory the Graviton firmware keeps (CMA), MiB.
 const ARM64_RESERVED_MIB: u64 = 64;
-/// ENIs kept back from pods (`--reserved-enis`).
-const RESERVED_ENIS: u32 = 0;
 /// The kubelet's default `memory.available` hard eviction threshold, MiB.
 const EVICTION_MEMORY_MIB: i64 = 100;
 /// The kubelet's default `nodefs.available` hard eviction threshold, percent.
@@ -49,15 +46,17 @@ const GIB: i64 = 1 << 30;
 const MILLI: i64 = 1000;
 
 /// Memory capacity in MiB: EC2's MiB less 64 on arm64, less the VM's share
-/// of that, rounded up (in floating point, as upstream).
+/// of that, rounded up (in floating point, as upstream); never below 0 (an
+/// overhead of 100 % or more leaves nothing).
 pub(crate) fn memory_capacity_mib(memory_mib: u64, arch: Arch, overhead_percent: f64) -> i64 {
     let usable = match arch {
         Arch::Arm64 => memory_mib.saturating_sub(ARM64_RESERVED_MIB),
         Arch::Amd64 => memory_mib,
     };
-    let usable = i64::try_from(usable).unwrap_or(i64::MAX / MIB);
+    let usable = i64::try_from(usable).map_or(i64::MAX / MIB, |mib| mib.min(i64::MAX / MIB));
+    // `as` saturates a float too large for i64 (and reads NaN as 0).
     let kept = ((usable * MIB) as f64 * overhead_percent / MIB as f64).ceil() as i64;
-    usable - kept
+    usable.saturating_sub(kept).max(0)
 }
 
 /// Pods by ENIs: the default network card's ENIs less the reserved ones,
@@ -110,7 +109,9 @@ pub(crate) fn pods(catalog: &Catalog, record: &TypeRecord, settings: &NodeSettin
         None if settings.eni_limited_pod_density() => eni_limited_pods(
             catalog,
             record,
-            RESERVED_ENIS.saturating_add(settings.efa_only_default_card),
+            settings
+                .reserved_enis
+                .saturating_add(settings.efa_only_default_card),
         ),
         None => DEFAULT_PODS,
     };
@@ -142,7 +143,11 @@ pub(crate) fn capacity(
 ) -> ResourceList {
     let mut capacity = ResourceList::new();
     capacity.set("cpu", i64::from(record.vcpus) * MILLI);
-    let memory = memory_capacity_mib(record.memory_mib, record.arch, VM_MEMORY_OVERHEAD_PERCENT);
+    let memory = memory_capacity_mib(
+        record.memory_mib,
+        record.arch,
+        settings.vm_memory_overhead_percent,
+    );
     capacity.set("memory", memory * MIB * MILLI);
     let storage = ephemeral_storage_bytes(record, settings);
     capacity.set("ephemeral-storage", storage.saturating_mul(MILLI));

@@ -9,6 +9,7 @@ use karpenter_core::resources::{QuantityError, milli_value, parse_milli};
 use crate::nodeclass::{AmiFamily, BlockDeviceMapping, EC2NodeClass, KubeletConfiguration};
 
 use super::InstanceTypeError;
+use super::offerings::{DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, InstanceTypeOptions};
 
 const GIB: i64 = 1 << 30;
 /// Upstream's `DefaultEBS` volume size, which most families' root or data
@@ -20,6 +21,8 @@ const WINDOWS_VOLUME_BYTES: i64 = 50 * GIB;
 const RAID0: &str = "RAID0";
 /// The interface type that carries EFA traffic only, no IP.
 const EFA_ONLY: &str = "efa-only";
+/// The option [`InstanceTypeOptions::vm_memory_overhead_percent`] stands for.
+const VM_MEMORY_OVERHEAD_PERCENT_FLAG: &str = "--vm-memory-overhead-percent";
 /// The kubelet's memory eviction signal.
 const MEMORY_AVAILABLE: &str = "memory.available";
 /// The kubelet's root filesystem eviction signal.
@@ -78,6 +81,10 @@ pub(crate) struct NodeSettings {
     /// With `networkInterfaces`, the `efa-only` interfaces over every card,
     /// which replace the type's EFA count.
     pub(crate) efa_interfaces: Option<i64>,
+    /// `--reserved-enis`: ENIs of the default card kept back from pods.
+    pub(crate) reserved_enis: u32,
+    /// `--vm-memory-overhead-percent`, checked to be finite and 0 or more.
+    pub(crate) vm_memory_overhead_percent: f64,
 }
 
 impl Default for NodeSettings {
@@ -96,6 +103,8 @@ impl Default for NodeSettings {
             raid0: false,
             efa_only_default_card: 0,
             efa_interfaces: None,
+            reserved_enis: 0,
+            vm_memory_overhead_percent: DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
         }
     }
 }
@@ -123,6 +132,28 @@ impl NodeSettings {
             settings.read_kubelet(kubelet)?;
         }
         Ok(settings)
+    }
+
+    /// The settings with the provider's `options` that shape resources:
+    /// reserved ENIs and the VM memory overhead. Upstream's options
+    /// validation refuses a negative overhead; a NaN or infinite one (which a
+    /// flag parser would also accept) is refused too, since no memory figure
+    /// follows from it. An overhead of 1 or more is upstream's to allow; it
+    /// leaves no memory.
+    pub(crate) fn with_options(
+        mut self,
+        options: &InstanceTypeOptions,
+    ) -> Result<Self, InstanceTypeError> {
+        let percent = options.vm_memory_overhead_percent;
+        if !percent.is_finite() || percent < 0.0 {
+            return Err(InstanceTypeError::Option {
+                option: VM_MEMORY_OVERHEAD_PERCENT_FLAG,
+                value: percent.to_string(),
+            });
+        }
+        self.vm_memory_overhead_percent = percent;
+        self.reserved_enis = options.reserved_enis;
+        Ok(self)
     }
 
     fn read_kubelet(&mut self, kubelet: &KubeletConfiguration) -> Result<(), InstanceTypeError> {

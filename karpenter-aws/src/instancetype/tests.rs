@@ -1,3 +1,6 @@
+mod options;
+mod well_known;
+
 use std::collections::BTreeMap;
 
 use karpenter_core::resources::parse_milli;
