@@ -5,6 +5,20 @@
 //!
 //! No queue or EC2 client lives here: a caller receives the messages and
 //! statuses, and carries out the [`ClaimAction`]s.
+//!
+//! ```
+//! use karpenter_aws::interruption::{Kind, actions, parse};
+//!
+//! let body = r#"{"version": "0", "source": "aws.ec2",
+//!     "detail-type": "EC2 Spot Instance Interruption Warning",
+//!     "detail": {"instance-id": "i-0abc", "instance-action": "terminate"}}"#;
+//! let message = parse(body)?;
+//! assert_eq!(message.kind(), Kind::SpotInterrupted);
+//! assert_eq!(message.instance_ids(), ["i-0abc"]);
+//! // No NodeClaim runs on i-0abc, so there is nothing to do.
+//! assert!(actions(&message, &[]).is_empty());
+//! # Ok::<(), karpenter_aws::interruption::ParseError>(())
+//! ```
 
 mod action;
 mod envelope;

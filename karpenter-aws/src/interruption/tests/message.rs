@@ -276,3 +276,33 @@ fn details_with_missing_or_mistyped_fields_are_errors_naming_the_field() {
         assert!(source.to_string().contains(field), "{body}: {source}");
     }
 }
+
+#[test]
+fn no_body_panics_however_cut_or_nested() {
+    let bodies = [
+        spot("i-0aaa"),
+        state_change("stopped"),
+        health("EC2", "scheduledChange", &["i-0aaa", "i-0bbb"]),
+    ];
+    for body in &bodies {
+        for cut in (0..=body.len()).filter(|&cut| body.is_char_boundary(cut)) {
+            // Every prefix reads as a message or an error, never a panic; a
+            // prefix short of the whole body is never a complete object.
+            let result = parse(&body[..cut]);
+            assert_eq!(
+                result.is_ok(),
+                cut == body.len() || cut == 0,
+                "{}",
+                &body[..cut]
+            );
+        }
+    }
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert!(matches!(parse(&deep), Err(ParseError::Envelope(_))));
+    let deep_detail = format!(
+        r#"{{"version":"0","source":"aws.ec2","detail-type":"EC2 Instance Rebalance Recommendation","detail":{}{}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    assert!(parse(&deep_detail).is_err());
+}
