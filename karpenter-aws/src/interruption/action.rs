@@ -65,12 +65,14 @@ pub struct ClaimAction {
     pub disposition: Disposition,
     /// The events to publish on the NodeClaim (and its Node), in order.
     pub events: Vec<EventReason>,
-    /// A spot interruption's offering, to mark unavailable for a while: the
-    /// NodeClaim's instance type and zone, as spot. `None` when a label is
-    /// missing.
+    /// A spot interruption's offering, to mark unavailable (upstream keeps
+    /// such marks 3 minutes, with the kind as the reason): the NodeClaim's
+    /// instance type and zone, as spot. `None` when a label is missing.
     pub mark_unavailable: Option<OfferingKey>,
     /// A capacity reservation interruption's reservation, to mark as having
-    /// no capacity left. `None` when the NodeClaim has no reservation label.
+    /// no capacity left (upstream sets its available count to 0 until the
+    /// reservations are next described). `None` when the NodeClaim has no
+    /// reservation label.
     pub exhaust_reservation: Option<String>,
     /// Whether to set the NodeClaim's termination-timestamp annotation to
     /// now (a forceful termination of a NodeClaim without one).
@@ -129,14 +131,6 @@ fn claim_action(kind: Kind, instance_id: &str, claim: &NodeClaim) -> ClaimAction
         .into_iter()
         .chain(delete.then_some(EventReason::TerminatingOnInterruption))
         .collect();
-    let has_termination_timestamp =
-        claim
-            .metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|annotations| {
-                annotations.contains_key(NODE_CLAIM_TERMINATION_TIMESTAMP_ANNOTATION_KEY)
-            });
     ClaimAction {
         claim: claim.name().unwrap_or_default().to_owned(),
         instance_id: instance_id.to_owned(),
@@ -150,7 +144,7 @@ fn claim_action(kind: Kind, instance_id: &str, claim: &NodeClaim) -> ClaimAction
             .then(|| label(claim, CAPACITY_RESERVATION_ID).map(str::to_owned))
             .flatten(),
         set_termination_timestamp: disposition == Disposition::ForcefulTermination
-            && !has_termination_timestamp,
+            && !has_termination_timestamp(claim),
         delete,
     }
 }
@@ -162,6 +156,18 @@ fn spot_offering(claim: &NodeClaim) -> Option<OfferingKey> {
     let instance_type = label(claim, LABEL_INSTANCE_TYPE_STABLE)?;
     let zone = label(claim, LABEL_TOPOLOGY_ZONE)?;
     Some(OfferingKey::new(instance_type, zone, CAPACITY_TYPE_SPOT))
+}
+
+/// Whether `claim` already has a termination timestamp, which upstream
+/// leaves as it is.
+fn has_termination_timestamp(claim: &NodeClaim) -> bool {
+    claim
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|annotations| {
+            annotations.contains_key(NODE_CLAIM_TERMINATION_TIMESTAMP_ANNOTATION_KEY)
+        })
 }
 
 /// The non-empty value of `claim`'s label `key`.

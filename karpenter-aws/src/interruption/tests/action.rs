@@ -50,7 +50,12 @@ fn cluster() -> Vec<NodeClaim> {
         claim(
             "cr-c",
             Some("aws:///us-west-2c/i-0cr"),
-            &[(CAPACITY_RESERVATION_ID, "cr-0123456789abcdef0")],
+            &[
+                (LABEL_INSTANCE_TYPE_STABLE, "p5.48xlarge"),
+                (LABEL_TOPOLOGY_ZONE, "us-west-2c"),
+                (CAPACITY_TYPE_LABEL_KEY, "reserved"),
+                (CAPACITY_RESERVATION_ID, "cr-0123456789abcdef0"),
+            ],
         ),
         claim("pending", None, &[]),
     ]
@@ -208,6 +213,13 @@ fn every_named_instance_is_acted_on_in_the_messages_order() {
         found
             .iter()
             .all(|action| action.events[0] == EventReason::InstanceUnhealthy)
+    );
+    // Only their own kinds mark offerings or reservations.
+    assert!(found.iter().all(|action| action.mark_unavailable.is_none()));
+    assert!(
+        found
+            .iter()
+            .all(|action| action.exhaust_reservation.is_none())
     );
 }
 
