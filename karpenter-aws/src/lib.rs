@@ -38,10 +38,17 @@
 //! drift hash ([`EC2NodeClass::static_hash`], a scheme of our own over
 //! upstream's hashed fields) and the drift decision
 //! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
+//!
+//! [`interruption`] reads the interruption queue's EventBridge messages and
+//! decides, as a value, what each does to the cluster's NodeClaims, and
+//! which instances the instance-status poll finds unhealthy;
+//! [`repair_policies`] are upstream's node repair conditions.
 
 mod catalog;
 mod instancetype;
+pub mod interruption;
 pub mod nodeclass;
+mod repair;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::labels::well_known_labels;
@@ -51,3 +58,4 @@ pub use instancetype::{
     on_demand_price, zones,
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
+pub use repair::repair_policies;
