@@ -9,10 +9,11 @@
 //! `benches/scheduling.rs`) under 250 ms.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use karpenter::aws::{Catalog, EC2NodeClass, InstanceTypeOptions, instance_types_for};
+use karpenter::aws::{
+    Catalog, EC2NodeClass, InstanceTypeOptions, instance_types_for, well_known_labels,
+};
 use karpenter::core::cloudprovider::InstanceType;
 use karpenter::core::provisioning::plan_provisioning;
-use karpenter::core::scheduling::WellKnownLabels;
 use karpenter::fake::generate::workload;
 
 /// As the binaries plan (see `karpenter-sim`).
@@ -54,15 +55,6 @@ fn types(class: &EC2NodeClass) -> Vec<InstanceType> {
     .expect("us-east-1 types")
 }
 
-/// Every label key the types carry, so that pods may select any of them.
-fn well_known_labels(types: &[InstanceType]) -> WellKnownLabels {
-    let keys: std::collections::BTreeSet<String> = types
-        .iter()
-        .flat_map(|t| t.requirements.keys().map(str::to_owned))
-        .collect();
-    WellKnownLabels::core().clone().with_all(keys)
-}
-
 fn instance_types(c: &mut Criterion) {
     let class = node_class();
     // The catalog is parsed once per process, as a provider does.
@@ -77,7 +69,7 @@ fn instance_types(c: &mut Criterion) {
 
 fn schedule(c: &mut Criterion) {
     let types = types(&node_class());
-    let labels = well_known_labels(&types);
+    let labels = well_known_labels();
     let mut group = c.benchmark_group("aws/schedule");
     group.sample_size(10);
     let n = 20_000;
