@@ -34,9 +34,14 @@
 //! drift hash ([`EC2NodeClass::static_hash`], a scheme of our own over
 //! upstream's hashed fields) and the drift decision
 //! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
+//!
+//! [`launch`] holds the launch decisions as pure functions: the launch
+//! filters and the 60-type cut, the capacity type, the subnet per zone, the
+//! launch templates, the `CreateFleet` request and what EC2's errors mean.
 
 mod catalog;
 mod instancetype;
+pub mod launch;
 pub mod nodeclass;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
