@@ -3,7 +3,8 @@
 //! insufficient capacity, what each marks unavailable, the `CreateError`
 //! reason a failure carries.
 
-use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_SPOT};
+use karpenter_core::cloudprovider::OfferingKey;
+use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_SPOT, RequirementError};
 use thiserror::Error;
 
 /// The EC2 error codes upstream treats as insufficient capacity: the core
@@ -129,6 +130,31 @@ pub enum LaunchError {
         /// What happened.
         message: String,
     },
+    /// An AMI of the NodeClass's status has requirements that cannot be
+    /// read, so no type can be matched to it.
+    #[error("status.amis[{index}].requirements of {id}: {source}")]
+    AmiRequirements {
+        /// Its position in `status.amis`.
+        index: usize,
+        /// The AMI ID.
+        id: String,
+        /// What is wrong with them.
+        #[source]
+        source: RequirementError,
+    },
+}
+
+impl LaunchError {
+    /// The reason the core writes on the claim: `InsufficientCapacity`, a
+    /// `CreateError` reason, or `LaunchFailed` for unreadable AMI
+    /// requirements (upstream's reason for template resolution failures).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            LaunchError::InsufficientCapacity(_) => "InsufficientCapacity",
+            LaunchError::Create { reason, .. } => reason,
+            LaunchError::AmiRequirements { .. } => "LaunchFailed",
+        }
+    }
 }
 
 /// Upstream's (reason, message) for an EC2 error's text (`code: message`,
@@ -280,6 +306,21 @@ pub fn fleet_outcome(errors: &[FleetError]) -> LaunchError {
 }
 
 impl UnavailableMark {
+    /// The engine's key of the offering an [`UnavailableMark::Offering`]
+    /// names, to record in
+    /// [`UnavailableOfferings`](karpenter_core::cloudprovider::UnavailableOfferings);
+    /// `None` for the other marks.
+    pub fn offering_key(&self) -> Option<OfferingKey> {
+        match self {
+            UnavailableMark::Offering {
+                instance_type,
+                zone,
+                capacity_type,
+            } => Some(OfferingKey::new(instance_type, zone, capacity_type)),
+            _ => None,
+        }
+    }
+
     /// Whether this mark is about spot capacity.
     pub fn is_spot(&self) -> bool {
         match self {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use karpenter_core::api::fnv1a64;
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::resources::{PODS, ResourceList};
-use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, Requirements};
+use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, Operator, Requirements};
 use serde::Serialize;
 
 use super::errors::LaunchError;
@@ -82,8 +82,9 @@ struct Key {
 /// # Errors
 ///
 /// [`LaunchError::Create`] (`LaunchFailed`) when the NodeClass's status has
-/// no AMI, an AMI's requirements cannot be read (naming
-/// `status.amis[i].requirements`), or no type meets any AMI's requirements.
+/// no AMI or no type meets any AMI's requirements;
+/// [`LaunchError::AmiRequirements`] when an AMI's requirements cannot be
+/// read.
 pub fn launch_templates(
     nodeclass: &EC2NodeClass,
     instance_types: &[InstanceType],
@@ -94,10 +95,7 @@ pub fn launch_templates(
     let efa_requested = requests.get(RESOURCE_EFA) != 0;
     let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
     for it in instance_types {
-        let Some((image_id, _)) = amis
-            .iter()
-            .find(|(_, r)| it.requirements.is_intersecting(r))
-        else {
+        let Some((image_id, _)) = amis.iter().find(|(_, r)| meets(it, r)) else {
             continue;
         };
         let key = Key {
@@ -161,6 +159,18 @@ fn launch_failed(message: String) -> LaunchError {
     }
 }
 
+/// Whether `it` meets an AMI's `requirements`, as upstream's
+/// `Compatible`: they intersect, and a label the AMI requires present is
+/// one the type defines (the type defines every well-known label, so
+/// upstream's allowance for undefined well-known labels changes nothing).
+fn meets(it: &InstanceType, requirements: &Requirements) -> bool {
+    it.requirements.is_intersecting(requirements)
+        && requirements.iter().all(|r| {
+            matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist)
+                || it.requirements.contains_key(r.key())
+        })
+}
+
 /// The status AMIs with their requirements, in status order.
 fn ami_requirements(nodeclass: &EC2NodeClass) -> Result<Vec<(String, Requirements)>, LaunchError> {
     let amis = nodeclass
@@ -176,7 +186,11 @@ fn ami_requirements(nodeclass: &EC2NodeClass) -> Result<Vec<(String, Requirement
         .map(|(i, ami)| {
             Requirements::from_node_selector_requirements(&ami.requirements)
                 .map(|r| (ami.id.clone(), r))
-                .map_err(|e| launch_failed(format!("status.amis[{i}].requirements: {e}")))
+                .map_err(|source| LaunchError::AmiRequirements {
+                    index: i,
+                    id: ami.id.clone(),
+                    source,
+                })
         })
         .collect()
 }

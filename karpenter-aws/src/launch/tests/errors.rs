@@ -73,6 +73,16 @@ fn spot_and_on_demand_errors_mark_offerings_subnets_and_spot() {
         ]
     );
     assert!(marks[0].is_spot() && marks[3].is_spot() && !marks[2].is_spot());
+    let key = marks[0].offering_key().expect("an offering");
+    assert_eq!(
+        (
+            key.instance_type.as_str(),
+            key.zone.as_str(),
+            key.capacity_type.as_str()
+        ),
+        ("m5.large", "us-west-2a", "spot")
+    );
+    assert_eq!(marks[2].offering_key(), None);
     let on_demand = unavailable_marks(&errors[..1], "on-demand", |_, _| None);
     assert!(!on_demand[0].is_spot());
 }

@@ -115,12 +115,35 @@ fn missing_or_unusable_amis_are_launch_failures() {
         }
     };
     expect_failure(json!({}), "no amis");
+    // A label the type does not define is not met (NotIn of it is).
+    expect_failure(
+        json!({"amis": [{"id": "ami-custom", "requirements": [{"key": "example.com/custom", "operator": "In", "values": ["x"]}]}]}),
+        "ami-custom",
+    );
+    let not_in = nodeclass(
+        json!({"amis": [{"id": "ami-not-in", "requirements": [{"key": "example.com/custom", "operator": "NotIn", "values": ["x"]}]}]}),
+    );
+    let templates =
+        launch_templates(&not_in, &types, "on-demand", &ResourceList::new()).expect("met");
+    assert_eq!(templates[0].image_id, "ami-not-in");
     expect_failure(
         json!({"amis": [{"id": "ami-arm", "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]}),
         "ami-arm",
     );
-    expect_failure(
-        json!({"amis": [{"id": "ami-bad", "requirements": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["x", "y"]}]}]}),
-        "status.amis[0].requirements",
+    let bad = nodeclass(json!({"amis": [
+        {"id": "ami-ok", "requirements": []},
+        {"id": "ami-bad", "requirements": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["x", "y"]}]}
+    ]}));
+    let err = launch_templates(&bad, &types, "on-demand", &ResourceList::new())
+        .expect_err("unreadable requirements");
+    assert!(
+        matches!(&err, LaunchError::AmiRequirements { index: 1, id, .. } if id == "ami-bad"),
+        "{err}"
     );
+    assert!(
+        err.to_string().contains("status.amis[1].requirements"),
+        "{err}"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+    assert_eq!(err.reason(), "LaunchFailed");
 }
