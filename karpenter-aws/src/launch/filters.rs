@@ -104,7 +104,8 @@ pub(crate) fn exotic(requirements: &Requirements, types: Vec<InstanceType>) -> V
 /// When the claim allows both spot and on-demand (and has no `minValues`),
 /// drops spot offerings dearer than the cheapest compatible available
 /// on-demand offering: on-demand would be both cheaper and safer. A type
-/// left with nothing available is dropped.
+/// left with nothing available is dropped (upstream keeps one whose only
+/// offerings left are unavailable; it could not launch either way).
 pub(crate) fn spot_offering(
     requirements: &Requirements,
     types: Vec<InstanceType>,

@@ -65,7 +65,10 @@ impl InFlightIps {
     }
 
     /// Gives back the addresses [`reserve`](Self::reserve) took from
-    /// `subnet` for a launch that started no instance there.
+    /// `subnet` for a launch that started no instance there. Upstream gives
+    /// them back only while EC2's count is the one the estimate started
+    /// from; here the caller calls [`clear`](Self::clear) on a fresh count,
+    /// so an estimate always starts from the count in hand.
     pub fn release(
         &mut self,
         subnet: &SubnetInfo,

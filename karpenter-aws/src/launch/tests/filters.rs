@@ -211,6 +211,7 @@ fn capacity_type_prefers_reserved_then_spot_then_on_demand() {
     ];
     let all = capacity_types(&["reserved", "spot", "on-demand"]);
     assert_eq!(capacity_type(&all, &types), "reserved");
+    assert_eq!(capacity_type(&requirements(vec![]), &types), "reserved");
     assert_eq!(
         capacity_type(&capacity_types(&["spot", "on-demand"]), &types),
         "spot"
