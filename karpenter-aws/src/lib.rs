@@ -43,10 +43,15 @@
 //! decides, as a value, what each does to the cluster's NodeClaims, and
 //! which instances the instance-status poll finds unhealthy;
 //! [`repair_policies`] are upstream's node repair conditions.
+//!
+//! [`launch`] holds the launch decisions as pure functions: the launch
+//! filters and the 60-type cut, the capacity type, the subnet per zone, the
+//! launch templates, the `CreateFleet` request and what EC2's errors mean.
 
 mod catalog;
 mod instancetype;
 pub mod interruption;
+pub mod launch;
 pub mod nodeclass;
 mod repair;
 
