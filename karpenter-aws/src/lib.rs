@@ -38,6 +38,7 @@
 mod catalog;
 mod instancetype;
 pub mod nodeclass;
+mod rank;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::{
@@ -46,3 +47,4 @@ pub use instancetype::{
     on_demand_price, zones,
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
+pub use rank::LAUNCH_RANK;
