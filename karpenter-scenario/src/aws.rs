@@ -15,8 +15,7 @@ use std::sync::Arc;
 
 use karpenter_aws::nodeclass::{AmiSelectorTerm, Subnet};
 use karpenter_aws::{
-    Catalog, EC2NodeClass, EC2NodeClassStatus, InstanceTypeError, InstanceTypeOptions,
-    instance_types_for,
+    Catalog, EC2NodeClass, EC2NodeClassStatus, InstanceTypeError, instance_types_for,
 };
 use karpenter_core::api::NodePool;
 use karpenter_core::cloudprovider::InstanceType;
@@ -25,6 +24,9 @@ use karpenter_core::snapshot::Snapshot;
 
 use super::{LoadError, Scenario, Source, Sourced};
 
+pub use karpenter_aws::{
+    DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, FALLBACK_PRICE_REGION, InstanceTypeOptions,
+};
 pub use spot_prices::{parse_spot_prices, read_spot_prices};
 
 /// The API group of upstream's node class.
@@ -159,6 +161,12 @@ pub fn check_aws_region(region: &str) -> Result<(), LoadError> {
         Err(error @ InstanceTypeError::Region(_)) => Err(type_error(None, error)),
         _ => Ok(()),
     }
+}
+
+/// Whether `region` has a price table of its own in the embedded catalog;
+/// a region without one is priced from [`FALLBACK_PRICE_REGION`]'s.
+pub fn has_own_prices(region: &str) -> Result<bool, LoadError> {
+    Ok(embedded_catalog()?.priced_regions().any(|r| r == region))
 }
 
 fn embedded_catalog() -> Result<&'static Catalog, LoadError> {

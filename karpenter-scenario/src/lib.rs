@@ -50,7 +50,7 @@
 //! ```
 
 mod aliases;
-mod aws;
+pub mod aws;
 mod azure;
 mod document;
 mod error;

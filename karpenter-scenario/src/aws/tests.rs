@@ -310,3 +310,10 @@ fn spot_price_files_read_and_their_errors_name_line_and_field() {
     );
     assert!(error("").contains("header"));
 }
+
+#[test]
+fn only_the_shipped_tables_are_a_regions_own() {
+    assert!(has_own_prices("us-east-1").unwrap());
+    assert!(has_own_prices("us-gov-west-1").unwrap());
+    assert!(!has_own_prices("eu-west-1").unwrap());
+}
