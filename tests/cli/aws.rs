@@ -276,3 +276,35 @@ fn replay_refuses_the_aws_provider_for_now() {
         stderr(&output)
     );
 }
+
+#[test]
+fn the_provider_options_are_checked_and_only_for_aws() {
+    let file = example("eks-basic.yaml");
+    let over = sim(&[
+        "provision",
+        "-f",
+        &file,
+        "--vm-memory-overhead-percent",
+        "1.5",
+    ]);
+    assert_eq!(over.status.code(), Some(2), "{}", stderr(&over));
+    assert!(
+        stderr(&over).contains("--vm-memory-overhead-percent"),
+        "{}",
+        stderr(&over)
+    );
+    let set = [
+        "--vm-memory-overhead-percent",
+        "0.08",
+        "--reserved-enis",
+        "1",
+    ];
+    let ok = sim(&[&["provision", "-f", &file][..], &set[..]].concat());
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let azure = sim(&[
+        &["summary", "-f", &file, "--provider", "azure"][..],
+        &set[..],
+    ]
+    .concat());
+    assert_eq!(azure.status.code(), Some(2), "{}", stderr(&azure));
+}
