@@ -53,14 +53,16 @@ mod instancetype;
 pub mod interruption;
 pub mod launch;
 pub mod nodeclass;
+mod rank;
 mod repair;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::labels::well_known_labels;
 pub use instancetype::{
     DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, FALLBACK_PRICE_REGION, InstanceTypeError,
-    InstanceTypeOptions, Zone, instance_type, instance_types, instance_types_for, labels,
-    on_demand_price, zones,
+    InstanceTypeOptions, Zone, check_region, instance_type, instance_types, instance_types_for,
+    labels, on_demand_price, zones,
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
+pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;

@@ -36,12 +36,18 @@ impl Scenario {
         let mut result = AzureInstanceTypes::default();
         for pool in &self.node_pools {
             let pool_name = pool.name().unwrap_or_default().to_owned();
-            let wanted = pool
-                .spec
-                .template
-                .spec
-                .node_class_ref
-                .as_ref()
+            let reference = pool.spec.template.spec.node_class_ref.as_ref();
+            // A pool for another cloud's node class is planned with Azure's
+            // defaults; saying that the input lacks an AKSNodeClass would
+            // mislead (the run wants `--provider aws`).
+            if let Some(r) = reference.filter(|r| r.kind == "EC2NodeClass") {
+                result.warnings.push(format!(
+                    "NodePool {pool_name} names EC2NodeClass {}, an AWS node class:                      --provider azure plans it with Azure's defaults (--provider aws reads it)",
+                    r.name
+                ));
+            }
+            let wanted = reference
+                .filter(|r| r.kind != "EC2NodeClass")
                 .map(|r| r.name.clone());
             let sourced = wanted.as_deref().and_then(|name| {
                 self.aks_node_classes

@@ -58,6 +58,19 @@ pub enum LoadError {
         /// What is wrong.
         message: String,
     },
+    /// A cloud provider cannot serve the run: a setting it does not take
+    /// (an AWS region name that is not one), or its embedded catalog is
+    /// broken.
+    #[error("{provider} provider: {message}")]
+    Provider {
+        /// The provider (`aws`).
+        provider: String,
+        /// What is wrong.
+        message: String,
+        /// The provider's own error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 }
 
 /// The position part of a parse error's message.

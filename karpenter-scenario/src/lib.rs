@@ -6,7 +6,8 @@
 //! [`Scenario::from_str`]) reads the files, then [`Scenario::to_snapshot`] makes
 //! the engine's [`Snapshot`](karpenter_core::Snapshot) with the instance types of
 //! the fake cloud's `InstanceType` documents ([`Scenario::fake_instance_types`])
-//! or of Azure's catalog ([`Scenario::azure_instance_types`]). [`Trace`] reads a
+//! or of Azure's catalog ([`Scenario::azure_instance_types`]) or AWS's
+//! ([`Scenario::aws_instance_types`]). [`Trace`] reads a
 //! replay's trace. Errors ([`LoadError`]) name the file, the document and the
 //! field. The umbrella crate re-exports this one as `karpenter::scenario`.
 //!
@@ -30,7 +31,7 @@
 //! documents), `state` and `document` (each document by its kind), `split` and
 //! `parallel` (a big list's items on several threads), `gates` (kinds behind
 //! feature gates), `validate` (field values serde cannot check), then
-//! `snapshot` and `azure` (the objects as the engine's snapshot); `trace` is
+//! `snapshot`, `azure` and `aws` (the objects as the engine's snapshot); `trace` is
 //! the replay's trace document.
 //!
 //! ```
@@ -49,6 +50,7 @@
 //! ```
 
 mod aliases;
+pub mod aws;
 mod azure;
 mod document;
 mod error;
@@ -79,6 +81,9 @@ use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::pods::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
+pub use aws::{
+    AwsInstanceTypes, check_aws_region, default_ec2_node_class, parse_spot_prices, read_spot_prices,
+};
 pub use azure::AzureInstanceTypes;
 pub use document::{Kind, Object};
 pub use error::LoadError;

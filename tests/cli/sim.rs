@@ -1173,7 +1173,7 @@ fn a_region_on_a_fake_run_changes_nothing_and_says_so() {
     assert_contains(
         &stderr(&regional),
         &[
-            "warning: --region westeurope is for the Azure provider",
+            "warning: --region westeurope is for the cloud providers",
             "fake provider",
         ],
     );

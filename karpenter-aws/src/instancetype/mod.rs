@@ -188,9 +188,10 @@ fn build(
     instance_type
 }
 
-/// Whether `region` reads as an AWS region: lowercase words joined by `-`,
-/// the last a number (`us-east-1`, `ap-southeast-5`, `us-gov-west-1`).
-fn check_region(region: &str) -> Result<(), InstanceTypeError> {
+/// Checks that `region` reads as an AWS region: lowercase words joined by
+/// `-`, the last a number (`us-east-1`, `ap-southeast-5`, `us-gov-west-1`).
+/// Every function here that takes a region checks it so.
+pub fn check_region(region: &str) -> Result<(), InstanceTypeError> {
     let parts: Vec<&str> = region.split('-').collect();
     let well_formed = parts.len() >= 3
         && parts

@@ -10,14 +10,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use karpenter::core::Snapshot;
-use karpenter::core::features::{FeatureGate, FeatureGates};
 use karpenter::core::planning::{Packing, PlanningArgs};
 use karpenter::scenario::{LoadOptions, Scenario};
 use karpenter::sim::{Summary, Timings, disruption_table, plan_table};
 
 mod progress;
+mod provider;
 mod replay;
+
+use provider::{Chosen, resolve_provider};
 
 /// Planning allocates many small objects on several threads; mimalloc does
 /// that in about half the time glibc's malloc takes.
@@ -58,12 +59,16 @@ struct CommonArgs {
     #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
     /// Where instance types come from: the input's InstanceType documents (fake, the
-    /// default when there are some) or the embedded Azure catalog.
+    /// default when there are some), the embedded AWS catalog (the default when
+    /// there are EC2NodeClass documents) or the embedded Azure catalog.
     #[arg(long, value_enum)]
     provider: Option<Provider>,
-    /// The Azure region (with --provider azure; default eastus).
+    /// The region (azure: default eastus; aws: default us-east-1).
     #[arg(long, value_name = "R")]
     region: Option<String>,
+    /// AWS options: spot prices, the VM memory overhead, reserved ENIs.
+    #[command(flatten)]
+    aws: provider::AwsArgs,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     output: Output,
@@ -110,6 +115,7 @@ struct DisruptArgs {
 enum Provider {
     Fake,
     Azure,
+    Aws,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -278,126 +284,6 @@ fn load(common: &CommonArgs) -> Result<(Scenario, Timings), Failure> {
         eprintln!("warning: {warning}");
     }
     Ok((scenario, timings))
-}
-
-/// The provider a run takes its instance types from.
-enum Chosen {
-    /// The input's InstanceType documents.
-    Fake,
-    /// The embedded Azure catalog in a region.
-    Azure(String),
-}
-
-impl Chosen {
-    /// The snapshot of `scenario` with this provider's instance types (and,
-    /// for Azure, its well-known labels and drift verdicts); warnings go to
-    /// standard error.
-    /// The scenario as the chosen provider offers it under `gates`.
-    fn snapshot(&self, scenario: Scenario, gates: FeatureGates) -> Result<Snapshot, Failure> {
-        let mut snapshot = self.snapshot_ungated(scenario)?;
-        // Upstream's providers list reserved offerings only with the gate on.
-        if !gates.is_on(FeatureGate::ReservedCapacity) {
-            let withheld = snapshot.withhold_reservations();
-            if withheld > 0 {
-                eprintln!(
-                    "warning: {withheld} reserved offering(s) left out: the ReservedCapacity \
-                     feature gate is off (--feature-gates ReservedCapacity=true)"
-                );
-            }
-        }
-        Ok(snapshot)
-    }
-
-    fn snapshot_ungated(&self, scenario: Scenario) -> Result<Snapshot, Failure> {
-        let bad = |e: karpenter::scenario::LoadError| Failure::BadInput(e.to_string());
-        match self {
-            Chosen::Fake => {
-                let types = scenario.fake_instance_types().map_err(bad)?;
-                let (snapshot, warnings) = scenario.into_snapshot_and_warnings(types);
-                for warning in &warnings {
-                    eprintln!("warning: {warning}");
-                }
-                Ok(snapshot)
-            }
-            Chosen::Azure(region) => {
-                let (snapshot, warnings) = scenario.into_azure_snapshot(region).map_err(bad)?;
-                for warning in &warnings {
-                    eprintln!("warning: {warning}");
-                }
-                Ok(snapshot)
-            }
-        }
-    }
-
-    /// The provider's repair policies.
-    fn repair_policies(&self) -> Vec<karpenter::core::cloudprovider::RepairPolicy> {
-        match self {
-            Chosen::Fake => karpenter::fake::repair_policies(),
-            Chosen::Azure(_) => karpenter::azure::repair_policies(),
-        }
-    }
-}
-
-/// The Azure region of a run that names none.
-const DEFAULT_REGION: &str = "eastus";
-
-/// Which provider the run uses, as the format says: `--provider`, else fake when the
-/// input has InstanceType documents, else Azure; with a line describing it.
-fn resolve_provider(common: &CommonArgs, scenario: &Scenario) -> Result<(Chosen, String), Failure> {
-    let fake = match common.provider {
-        Some(Provider::Fake) => true,
-        Some(Provider::Azure) => false,
-        None => !scenario.instance_types.is_empty(),
-    };
-    if fake {
-        if scenario.instance_types.is_empty() {
-            return Err(Failure::BadInput(
-                "--provider fake takes its instance types from InstanceType documents \
-                 (karpenter.fake/v1alpha1), and the input has none"
-                    .to_string(),
-            ));
-        }
-        if let Some(region) = &common.region {
-            // Said, not refused: the run is still the one asked for, but a
-            // reader expecting that region's prices must know it has none.
-            eprintln!(
-                "warning: --region {region} is for the Azure provider; this run uses the fake \
-                 provider and the prices of the input's InstanceType documents"
-            );
-        }
-        let line = format!(
-            "fake ({} instance types from the input)",
-            scenario.instance_types.len()
-        );
-        return Ok((Chosen::Fake, line));
-    }
-    let wanted = common.region.as_deref().unwrap_or(DEFAULT_REGION);
-    let catalog = karpenter::azure::Catalog::embedded();
-    let Some(region) = catalog.region(wanted) else {
-        let priced: Vec<&str> = catalog
-            .regions()
-            .filter(|r| r.has_prices)
-            .map(|r| r.name.as_str())
-            .collect();
-        return Err(Failure::BadInput(format!(
-            "--region {}: not an Azure region the embedded catalog knows; regions with prices: {}",
-            wanted,
-            priced.join(", ")
-        )));
-    };
-    let prices = if region.has_prices {
-        "its own prices".to_owned()
-    } else {
-        format!(
-            "{}'s prices (it has no price table)",
-            karpenter::azure::instancetype::FALLBACK_PRICE_REGION
-        )
-    };
-    let line = format!(
-        "azure, region {} ({} zones, {prices})",
-        region.name, region.zone_count
-    );
-    Ok((Chosen::Azure(region.name.clone()), line))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String, Failure> {

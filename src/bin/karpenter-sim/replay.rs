@@ -204,6 +204,12 @@ fn load(
     let cloud = match chosen {
         Chosen::Fake => ReplayCloud::Fake,
         Chosen::Azure(region) => ReplayCloud::Azure { region },
+        Chosen::Aws(..) => {
+            return Err(Failure::BadInput(
+                "replay does not run the AWS provider yet (provision, disrupt and summary do);                  replay this input with --provider fake or --provider azure"
+                    .to_owned(),
+            ));
+        }
     };
     Ok((scenario, trace, cloud))
 }
