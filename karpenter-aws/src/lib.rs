@@ -36,6 +36,7 @@
 //! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
 
 mod catalog;
+pub mod ec2;
 mod instancetype;
 pub mod nodeclass;
 
