@@ -34,6 +34,12 @@
 //! drift hash ([`EC2NodeClass::static_hash`], a scheme of our own over
 //! upstream's hashed fields) and the drift decision
 //! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
+//!
+//! [`ec2`] holds the AWS calls the provider makes, behind the traits
+//! [`ec2::Ec2Api`] (EC2 and the Pricing API) and [`ec2::QueueApi`] (the
+//! interruption queue), shaped after the AWS SDK for Rust, and their
+//! deterministic in-memory implementations [`ec2::InMemoryEc2`] and
+//! [`ec2::InMemoryQueue`] for tests and simulation.
 
 mod catalog;
 pub mod ec2;

@@ -110,8 +110,8 @@ pub struct DescribeInstanceStatusInput {
     /// The instances (all when empty).
     pub instance_ids: Vec<String>,
     /// Filters (`instance-status.status`, `system-status.status`,
-    /// `event.code`); a status matches any filter, as upstream sends one
-    /// call per filter.
+    /// `event.code`); upstream sends one call per filter, since a status
+    /// must match every filter of a call.
     pub filters: Vec<super::types::Filter>,
     /// Whether instances that are not running are included.
     pub include_all_instances: bool,

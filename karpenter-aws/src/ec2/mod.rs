@@ -1,7 +1,7 @@
 //! The AWS calls the provider makes: EC2 (and the Pricing API's on-demand
 //! prices) behind [`Ec2Api`], the interruption queue (SQS) behind
 //! [`QueueApi`], with in-memory implementations for tests and simulation
-//! ([`InMemoryQueue`]).
+//! ([`InMemoryEc2`], [`InMemoryQueue`]).
 //!
 //! The inputs and outputs are named after the AWS SDK for Rust's
 //! (`aws-sdk-ec2`, `aws-sdk-pricing`, `aws-sdk-sqs`) and hold only the fields
@@ -10,10 +10,13 @@
 mod error;
 mod fleet;
 mod instances;
-// mod memory;
+mod memory;
 mod pricing;
 mod queue;
 mod types;
+
+#[cfg(test)]
+mod tests;
 
 use async_trait::async_trait;
 
@@ -29,7 +32,7 @@ pub use instances::{
     DescribeInstancesOutput, Instance, InstanceState, InstanceStateChange, InstanceStatus,
     InstanceStatusEvent, TerminateInstancesInput, TerminateInstancesOutput,
 };
-// pub use memory::InMemoryEc2;
+pub use memory::InMemoryEc2;
 pub use pricing::{
     GetProductsInput, GetProductsOutput, PriceListError, PricingFilter, on_demand_prices,
 };

@@ -131,3 +131,34 @@ pub fn on_demand_prices(price_list: &[String]) -> Result<BTreeMap<String, f64>, 
     }
     Ok(prices)
 }
+/// A price-list document pricing `instance_type` at `price` per hour in
+/// `currency`, shaped as `GetProducts` returns them.
+pub(crate) fn price_document(
+    region: &str,
+    instance_type: &str,
+    price: f64,
+    currency: &str,
+) -> String {
+    let sku = format!("{region}.{instance_type}");
+    serde_json::json!({
+        "product": {
+            "productFamily": "Compute Instance",
+            "attributes": {
+                "instanceType": instance_type,
+                "regionCode": region,
+                "operatingSystem": "Linux",
+                "tenancy": "Shared",
+                "preInstalledSw": "NA",
+                "capacitystatus": "Used",
+            },
+            "sku": sku,
+        },
+        "terms": {"OnDemand": {format!("{sku}.JRTCKXETXF"): {"priceDimensions": {
+            format!("{sku}.JRTCKXETXF.6YS6EN2CT7"): {
+                "unit": "Hrs",
+                "pricePerUnit": {currency: format!("{price}")},
+            }
+        }}}},
+    })
+    .to_string()
+}
