@@ -47,8 +47,15 @@
 //! [`launch`] holds the launch decisions as pure functions: the launch
 //! filters and the 60-type cut, the capacity type, the subnet per zone, the
 //! launch templates, the `CreateFleet` request and what EC2's errors mean.
+//!
+//! [`ec2`] holds the AWS calls the provider makes, behind the traits
+//! [`ec2::Ec2Api`] (EC2 and the Pricing API) and [`ec2::QueueApi`] (the
+//! interruption queue), shaped after the AWS SDK for Rust, and their
+//! deterministic in-memory implementations [`ec2::InMemoryEc2`] and
+//! [`ec2::InMemoryQueue`] for tests and simulation.
 
 mod catalog;
+pub mod ec2;
 mod instancetype;
 pub mod interruption;
 pub mod launch;

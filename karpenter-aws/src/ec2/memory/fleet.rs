@@ -1,0 +1,268 @@
+//! `CreateFleet` in memory: overrides tried in the order the allocation
+//! strategy gives, each launching until the target is met or it fails.
+
+use super::catalog::{catalog, spot};
+use super::{State, Template};
+use crate::ec2::{
+    CreateFleetError, CreateFleetInput, CreateFleetInstance, CreateFleetOutput, Ec2Error,
+    FleetLaunchTemplateOverrides, Instance, InstanceState, Operation, SpotAllocationStrategy, Tag,
+    TagSpecification, TargetCapacityType,
+};
+
+/// Why one override could not launch: EC2's code and message.
+type Refusal = (&'static str, String);
+
+/// One override with what it launches from.
+struct Candidate<'a> {
+    overrides: &'a FleetLaunchTemplateOverrides,
+    template: Template,
+    /// Lower is tried first.
+    rank: f64,
+}
+
+/// Runs `CreateFleet` against `state`.
+pub(super) fn create_fleet(
+    state: &mut State,
+    input: &CreateFleetInput,
+) -> Result<CreateFleetOutput, Ec2Error> {
+    let candidates = candidates(state, input)?;
+    state.counters.fleet += 1;
+    let mut output = CreateFleetOutput {
+        fleet_id: format!(
+            "fleet-{:08x}-0000-4000-8000-000000000000",
+            state.counters.fleet
+        ),
+        ..CreateFleetOutput::default()
+    };
+    let kind = input.default_target_capacity_type;
+    let lifecycle = if kind == TargetCapacityType::Spot {
+        "spot"
+    } else {
+        "on-demand"
+    };
+    let mut remaining = input.total_target_capacity;
+    for candidate in candidates {
+        if remaining == 0 {
+            break;
+        }
+        let mut launched = Vec::new();
+        let mut refusal = None;
+        while remaining > 0 {
+            match launch(state, &candidate, input) {
+                Ok(id) => {
+                    launched.push(id);
+                    remaining -= 1;
+                }
+                Err(why) => {
+                    refusal = Some(why);
+                    break;
+                }
+            }
+        }
+        if !launched.is_empty() {
+            output.instances.push(CreateFleetInstance {
+                instance_ids: launched,
+                instance_type: candidate.overrides.instance_type.clone(),
+                launch_template_and_overrides: candidate.overrides.clone(),
+                lifecycle: lifecycle.to_owned(),
+            });
+        }
+        if let Some((code, message)) = refusal {
+            output.errors.push(CreateFleetError {
+                error_code: code.to_owned(),
+                error_message: message,
+                launch_template_and_overrides: candidate.overrides.clone(),
+                lifecycle: lifecycle.to_owned(),
+            });
+        }
+    }
+    Ok(output)
+}
+
+/// The overrides in the order they are tried; an unknown launch template
+/// fails the call.
+fn candidates<'a>(
+    state: &State,
+    input: &'a CreateFleetInput,
+) -> Result<Vec<Candidate<'a>>, Ec2Error> {
+    let by_price = input.default_target_capacity_type == TargetCapacityType::Spot
+        && input.spot_allocation_strategy != SpotAllocationStrategy::CapacityOptimizedPrioritized;
+    let catalog = catalog(Operation::CreateFleet)?;
+    let mut candidates = Vec::new();
+    for config in &input.launch_template_configs {
+        let name = &config.launch_template_name;
+        let template = state.templates.get(name).cloned().ok_or_else(|| {
+            Ec2Error::service(
+                Operation::CreateFleet,
+                "InvalidLaunchTemplateName.NotFoundException",
+                format!(
+                    "The specified launch template, with template name {name}, does not exist."
+                ),
+            )
+        })?;
+        for overrides in &config.overrides {
+            let rank = if by_price {
+                spot(
+                    state,
+                    catalog,
+                    &overrides.instance_type,
+                    &overrides.availability_zone,
+                )
+            } else {
+                // Upstream sets each override's priority to its price, so
+                // lowest-price and prioritized both follow it.
+                overrides.priority
+            };
+            candidates.push(Candidate {
+                overrides,
+                template: template.clone(),
+                rank: rank.unwrap_or(f64::INFINITY),
+            });
+        }
+    }
+    // A stable sort: equal ranks keep the input's order.
+    candidates.sort_by(|a, b| a.rank.total_cmp(&b.rank));
+    Ok(candidates)
+}
+
+/// Launches one instance of `candidate`; its ID, or why not.
+fn launch(
+    state: &mut State,
+    candidate: &Candidate<'_>,
+    input: &CreateFleetInput,
+) -> Result<String, Refusal> {
+    let overrides = candidate.overrides;
+    let instance_type = overrides.instance_type.as_str();
+    let subnet = state.subnets.get(&overrides.subnet_id).ok_or_else(|| {
+        (
+            "InvalidSubnetID.NotFound",
+            format!("The subnet ID '{}' does not exist", overrides.subnet_id),
+        )
+    })?;
+    let zone = subnet.availability_zone.clone();
+    if subnet.available_ip_address_count == 0 {
+        return Err((
+            "InsufficientFreeAddressesInSubnet",
+            format!(
+                "There are not enough free addresses in subnet '{}'",
+                subnet.subnet_id
+            ),
+        ));
+    }
+    let image_id = overrides
+        .image_id
+        .clone()
+        .or_else(|| candidate.template.data.image_id.clone())
+        .ok_or(("MissingParameter", "No image ID was given".to_owned()))?;
+    if !state.images.contains_key(&image_id) {
+        return Err((
+            "InvalidAMIID.NotFound",
+            format!("The image id '[{image_id}]' does not exist"),
+        ));
+    }
+    let offered = catalog(Operation::CreateFleet).is_ok_and(|c| c.contains(instance_type));
+    if !offered {
+        return Err((
+            "Unsupported",
+            format!("{instance_type} is not supported in {zone}"),
+        ));
+    }
+    let kind = input.default_target_capacity_type;
+    let reservation = reservation_for(state, instance_type, &zone, input)?;
+    let key = (instance_type.to_owned(), zone.clone(), kind);
+    if state.capacity.get(&key) == Some(&0) {
+        return Err((
+            "InsufficientInstanceCapacity",
+            format!(
+                "We currently do not have sufficient {instance_type} capacity in the Availability Zone you requested ({zone})."
+            ),
+        ));
+    }
+    // Every check passed: take the capacity, the address and the place.
+    if let Some(left) = state.capacity.get_mut(&key) {
+        *left -= 1;
+    }
+    if let Some(subnet) = state.subnets.get_mut(&overrides.subnet_id) {
+        subnet.available_ip_address_count -= 1;
+    }
+    if let Some(r) = reservation
+        .as_ref()
+        .and_then(|id| state.reservations.get_mut(id))
+    {
+        r.available_instance_count -= 1;
+    }
+    state.counters.instance += 1;
+    let instance_id = format!("i-{:017x}", state.counters.instance);
+    let tags = instance_tags(
+        &input.tag_specifications,
+        &candidate.template.data.tag_specifications,
+    );
+    let instance = Instance {
+        instance_id: instance_id.clone(),
+        instance_type: instance_type.to_owned(),
+        image_id,
+        state: InstanceState::Running,
+        launch_time: state.now,
+        availability_zone: zone,
+        subnet_id: overrides.subnet_id.clone(),
+        instance_lifecycle: (kind == TargetCapacityType::Spot).then(|| "spot".to_owned()),
+        capacity_reservation_id: reservation,
+        tags,
+    };
+    state.instances.insert(instance_id.clone(), instance);
+    Ok(instance_id)
+}
+
+/// The reservation a launch of `instance_type` in `zone` runs in: needed
+/// for capacity blocks and interruptible reservations, taken when there is
+/// one for on-demand with `use_capacity_reservations_first`.
+fn reservation_for(
+    state: &State,
+    instance_type: &str,
+    zone: &str,
+    input: &CreateFleetInput,
+) -> Result<Option<String>, Refusal> {
+    let kind = input.default_target_capacity_type;
+    let wanted = |r: &&crate::ec2::CapacityReservation| {
+        let fits = match kind {
+            TargetCapacityType::CapacityBlock => r.reservation_type == "capacity-block",
+            TargetCapacityType::ReservedCapacity => r.interruptible,
+            TargetCapacityType::OnDemand => {
+                input.use_capacity_reservations_first
+                    && r.reservation_type != "capacity-block"
+                    && !r.interruptible
+            }
+            TargetCapacityType::Spot => false,
+        };
+        fits && r.instance_type == instance_type
+            && r.availability_zone == zone
+            && r.state == "active"
+            && r.available_instance_count > 0
+    };
+    let found = state.reservations.values().find(wanted);
+    match (found, kind) {
+        (Some(r), _) => Ok(Some(r.capacity_reservation_id.clone())),
+        (None, TargetCapacityType::CapacityBlock | TargetCapacityType::ReservedCapacity) => Err((
+            "ReservationCapacityExceeded",
+            format!("No capacity reservation has room for {instance_type} in {zone}"),
+        )),
+        (None, _) => Ok(None),
+    }
+}
+
+/// The tags an instance gets: the template's `instance` tags, then the
+/// fleet's, a later key replacing an earlier one.
+fn instance_tags(fleet: &[TagSpecification], template: &[TagSpecification]) -> Vec<Tag> {
+    let mut tags: Vec<Tag> = Vec::new();
+    let specified = template
+        .iter()
+        .chain(fleet)
+        .filter(|s| s.resource_type == "instance");
+    for tag in specified.flat_map(|s| &s.tags) {
+        match tags.iter_mut().find(|t| t.key == tag.key) {
+            Some(existing) => existing.value.clone_from(&tag.value),
+            None => tags.push(tag.clone()),
+        }
+    }
+    tags
+}

@@ -1,0 +1,165 @@
+//! The AWS calls the provider makes: EC2 (and the Pricing API's on-demand
+//! prices) behind [`Ec2Api`], the interruption queue (SQS) behind
+//! [`QueueApi`], with in-memory implementations for tests and simulation
+//! ([`InMemoryEc2`], [`InMemoryQueue`]).
+//!
+//! The inputs and outputs are named after the AWS SDK for Rust's
+//! (`aws-sdk-ec2`, `aws-sdk-pricing`, `aws-sdk-sqs`) and hold only the fields
+//! the provider uses, so an SDK-backed implementation maps them one to one.
+
+mod error;
+mod fleet;
+mod instances;
+mod memory;
+mod pricing;
+mod queue;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+
+pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, Operation};
+pub use fleet::{
+    CreateFleetError, CreateFleetInput, CreateFleetInstance, CreateFleetOutput,
+    CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, FleetLaunchTemplateConfig,
+    FleetLaunchTemplateOverrides, LaunchTemplate, LaunchTemplateData, OnDemandAllocationStrategy,
+    SpotAllocationStrategy, TagSpecification, TargetCapacityType,
+};
+pub use instances::{
+    CreateTagsInput, DescribeInstanceStatusInput, DescribeInstanceStatusOutput,
+    DescribeInstancesOutput, Instance, InstanceState, InstanceStateChange, InstanceStatus,
+    InstanceStatusEvent, TerminateInstancesInput, TerminateInstancesOutput,
+};
+pub use memory::InMemoryEc2;
+pub use pricing::{
+    GetProductsInput, GetProductsOutput, PriceListError, PricingFilter, on_demand_prices,
+};
+pub use queue::{InMemoryQueue, Message, QueueApi, ReceiveMessageInput};
+pub use types::{
+    CapacityReservation, DescribeCapacityReservationsInput, DescribeCapacityReservationsOutput,
+    DescribeImagesInput, DescribeImagesOutput, DescribeInput, DescribeInstanceTypeOfferingsInput,
+    DescribeInstanceTypeOfferingsOutput, DescribeInstanceTypesInput, DescribeInstanceTypesOutput,
+    DescribeSecurityGroupsInput, DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput,
+    DescribeSpotPriceHistoryOutput, DescribeSubnetsInput, DescribeSubnetsOutput, Filter, Image,
+    InstanceTypeInfo, InstanceTypeOffering, LocationType, SecurityGroup, SpotPrice, Subnet, Tag,
+};
+
+/// What the provider asks of EC2 and of the Pricing API, one method per
+/// operation.
+///
+/// The contract an implementation keeps:
+///
+/// - **Every page.** A describe call returns all matching resources; the
+///   implementation follows `NextToken` itself (an SDK-backed one may cap
+///   the pages it reads, and says so).
+/// - **Filters.** A resource is returned when it is named in the input's
+///   IDs (or none are named) and matches every [`Filter`]; a filter matches
+///   when the field has any of its values. Naming an ID that does not
+///   exist is EC2's `*.NotFound` error, as EC2 answers.
+/// - **Errors.** A refusal is [`Ec2Error::Service`] with EC2's code and
+///   message, throttling is [`Ec2Error::Throttling`], and a failure to
+///   reach the service is [`Ec2Error::Transport`] keeping its cause.
+/// - **CreateFleet** is always `Type=instant`: the call launches what it
+///   can now and answers with the instances launched and one error per
+///   override that could not launch; running out of capacity is such an
+///   error, not a failed call. A launch template the input names that does
+///   not exist fails the call with
+///   `InvalidLaunchTemplateName.NotFoundException`.
+/// - **Determinism.** Given the same state and input, the same answer, in
+///   the same order.
+#[async_trait]
+pub trait Ec2Api: Send + Sync {
+    /// `DescribeInstanceTypes`.
+    async fn describe_instance_types(
+        &self,
+        input: DescribeInstanceTypesInput,
+    ) -> Result<DescribeInstanceTypesOutput, Ec2Error>;
+
+    /// `DescribeInstanceTypeOfferings`.
+    async fn describe_instance_type_offerings(
+        &self,
+        input: DescribeInstanceTypeOfferingsInput,
+    ) -> Result<DescribeInstanceTypeOfferingsOutput, Ec2Error>;
+
+    /// `DescribeSubnets` (filters `subnet-id`, `availability-zone`,
+    /// `tag:<key>`, ...).
+    async fn describe_subnets(
+        &self,
+        input: DescribeSubnetsInput,
+    ) -> Result<DescribeSubnetsOutput, Ec2Error>;
+
+    /// `DescribeSecurityGroups` (filters `group-id`, `group-name`,
+    /// `tag:<key>`, ...).
+    async fn describe_security_groups(
+        &self,
+        input: DescribeSecurityGroupsInput,
+    ) -> Result<DescribeSecurityGroupsOutput, Ec2Error>;
+
+    /// `DescribeImages`.
+    async fn describe_images(
+        &self,
+        input: DescribeImagesInput,
+    ) -> Result<DescribeImagesOutput, Ec2Error>;
+
+    /// `DescribeCapacityReservations` (filters `state`, `instance-type`,
+    /// `availability-zone`, `tag:<key>`, ...).
+    async fn describe_capacity_reservations(
+        &self,
+        input: DescribeCapacityReservationsInput,
+    ) -> Result<DescribeCapacityReservationsOutput, Ec2Error>;
+
+    /// `CreateFleet` of `Type=instant`.
+    async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error>;
+
+    /// `CreateLaunchTemplate`; a name already taken is
+    /// `InvalidLaunchTemplateName.AlreadyExistsException`.
+    async fn create_launch_template(
+        &self,
+        input: CreateLaunchTemplateInput,
+    ) -> Result<LaunchTemplate, Ec2Error>;
+
+    /// `DescribeLaunchTemplates`; a name that does not exist is
+    /// `InvalidLaunchTemplateName.NotFoundException`.
+    async fn describe_launch_templates(
+        &self,
+        input: DescribeLaunchTemplatesInput,
+    ) -> Result<Vec<LaunchTemplate>, Ec2Error>;
+
+    /// `DeleteLaunchTemplate` by name; the template deleted.
+    async fn delete_launch_template(&self, name: &str) -> Result<LaunchTemplate, Ec2Error>;
+
+    /// `DescribeInstances` by IDs and filters (`instance-state-name`,
+    /// `tag:<key>`, ...); terminated instances stay listed as EC2 lists
+    /// them for a while.
+    async fn describe_instances(
+        &self,
+        input: DescribeInput,
+    ) -> Result<DescribeInstancesOutput, Ec2Error>;
+
+    /// `TerminateInstances`.
+    async fn terminate_instances(
+        &self,
+        input: TerminateInstancesInput,
+    ) -> Result<TerminateInstancesOutput, Ec2Error>;
+
+    /// `CreateTags`.
+    async fn create_tags(&self, input: CreateTagsInput) -> Result<(), Ec2Error>;
+
+    /// `DescribeSpotPriceHistory`: the current price per (type, zone).
+    async fn describe_spot_price_history(
+        &self,
+        input: DescribeSpotPriceHistoryInput,
+    ) -> Result<DescribeSpotPriceHistoryOutput, Ec2Error>;
+
+    /// `DescribeInstanceStatus`, for the impaired-instance poll.
+    async fn describe_instance_status(
+        &self,
+        input: DescribeInstanceStatusInput,
+    ) -> Result<DescribeInstanceStatusOutput, Ec2Error>;
+
+    /// The Pricing API's `GetProducts`; [`on_demand_prices`] reads its
+    /// documents.
+    async fn get_products(&self, input: GetProductsInput) -> Result<GetProductsOutput, Ec2Error>;
+}
