@@ -41,7 +41,9 @@
 //!
 //! [`interruption`] reads the interruption queue's EventBridge messages and
 //! decides, as a value, what each does to the cluster's NodeClaims, and
-//! which instances the instance-status poll finds unhealthy;
+//! which instances the instance-status poll finds unhealthy; its
+//! [`interruption::poll_queue`] and [`interruption::poll_instance_status`]
+//! run one pass of each loop over [`ec2::QueueApi`] and [`ec2::Ec2Api`];
 //! [`repair_policies`] are upstream's node repair conditions.
 //!
 //! [`launch`] holds the launch decisions as pure functions: the launch

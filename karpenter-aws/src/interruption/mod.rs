@@ -1,10 +1,17 @@
-//! Interruption handling, as pure decisions: reading the EventBridge events
-//! of the interruption queue ([`parse`]), what the provider does to the
-//! cluster's NodeClaims for each ([`actions`]), and which instances the
-//! instance-status poll finds unhealthy ([`unhealthy`], [`status_actions`]).
+//! Interruption handling: reading the EventBridge events of the
+//! interruption queue ([`parse`]), what the provider does to the cluster's
+//! NodeClaims for each ([`actions`]), and which instances the
+//! instance-status poll finds unhealthy ([`unhealthy`], [`status_actions`]),
+//! all as pure decisions; and the two loops' passes over the AWS APIs that
+//! feed them.
 //!
-//! No queue or EC2 client lives here: a caller receives the messages and
-//! statuses, and carries out the [`ClaimAction`]s.
+//! [`poll_queue`] is one pass of the queue loop over a
+//! [`QueueApi`](crate::ec2::QueueApi): it receives, reads, hands each
+//! [`ClaimAction`] to the caller's [`InterruptionHandler`], and deletes what
+//! is done with. [`poll_instance_status`] is one poll of
+//! `DescribeInstanceStatus` over an [`Ec2Api`](crate::ec2::Ec2Api),
+//! returning the actions. Carrying the actions out (events, offering marks,
+//! NodeClaim deletion) and the timing of the loops are the caller's.
 //!
 //! ```
 //! use karpenter_aws::interruption::{Kind, actions, parse};
@@ -23,8 +30,10 @@
 mod action;
 mod envelope;
 mod error;
+mod instance_status;
 mod kind;
 mod message;
+mod queue;
 mod reason;
 mod status;
 
@@ -34,8 +43,10 @@ pub use envelope::{
     StateChangeDetail,
 };
 pub use error::ParseError;
+pub use instance_status::{StatusPoll, instance_health, poll_instance_status, status_filters};
 pub use kind::Kind;
 pub use message::{Message, parse};
+pub use queue::{InterruptionHandler, QueuePass, RECEIVE, poll_queue};
 pub use reason::EventReason;
 pub use status::{
     InstanceHealth, SCHEDULED_EVENT_CODES, UNHEALTHY_THRESHOLD, Unhealthy, status_actions,

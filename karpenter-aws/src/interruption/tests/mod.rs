@@ -1,7 +1,11 @@
 //! Tests of interruption handling: messages, actions, the status poll.
 
 mod action;
+mod live;
+mod log;
 mod message;
+mod poll;
+mod queue;
 mod status;
 
 use std::collections::BTreeMap;
