@@ -105,9 +105,10 @@ pub struct CreateFleetInput {
     pub spot_allocation_strategy: SpotAllocationStrategy,
     /// `OnDemandOptions.AllocationStrategy`, read for the other fleets.
     pub on_demand_allocation_strategy: OnDemandAllocationStrategy,
-    /// `OnDemandOptions.CapacityReservationOptions.UsageStrategy =
-    /// use-capacity-reservations-first`.
-    pub use_capacity_reservations_first: bool,
+    /// `ReservedCapacityOptions.ReservationTypes =
+    /// [interruptible-capacity-reservation]`, set with
+    /// [`TargetCapacityType::ReservedCapacity`].
+    pub interruptible_capacity_reservation: bool,
     /// Tags for the instance, volume and fleet.
     pub tag_specifications: Vec<TagSpecification>,
     /// `Context`, from the NodeClass.
@@ -164,6 +165,37 @@ pub struct LaunchTemplateData {
     pub user_data: Option<String>,
     /// Tags for the resources launched from it.
     pub tag_specifications: Vec<TagSpecification>,
+    /// `CapacityReservationSpecification.CapacityReservationTarget`: the
+    /// reservation a reserved launch must run in.
+    pub capacity_reservation_id: Option<String>,
+    /// `CapacityReservationSpecification.CapacityReservationPreference`.
+    pub capacity_reservation_preference: Option<CapacityReservationPreference>,
+    /// `InstanceMarketOptions.MarketType`, for capacity blocks and
+    /// interruptible reservations.
+    pub market_type: Option<MarketType>,
+}
+
+/// `CapacityReservationPreference`: which reservations a launch may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapacityReservationPreference {
+    /// Only the targeted reservation (upstream's reserved launches).
+    CapacityReservationsOnly,
+    /// Any open reservation that fits (EC2's default).
+    Open,
+    /// None (upstream's on-demand and spot launches once reservations are
+    /// targeted).
+    None,
+}
+
+/// `InstanceMarketOptions.MarketType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarketType {
+    /// Spot.
+    Spot,
+    /// A capacity block.
+    CapacityBlock,
+    /// An interruptible capacity reservation.
+    InterruptibleCapacityReservation,
 }
 
 /// `CreateLaunchTemplate`'s input.
@@ -198,4 +230,11 @@ pub struct DescribeLaunchTemplatesInput {
     pub launch_template_names: Vec<String>,
     /// Filters (`tag:<key>`, `launch-template-name`).
     pub filters: Vec<super::types::Filter>,
+}
+
+/// `DescribeLaunchTemplatesOutput`: every page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DescribeLaunchTemplatesOutput {
+    /// The templates.
+    pub launch_templates: Vec<LaunchTemplate>,
 }

@@ -22,9 +22,10 @@ use async_trait::async_trait;
 
 pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, Operation};
 pub use fleet::{
-    CreateFleetError, CreateFleetInput, CreateFleetInstance, CreateFleetOutput,
-    CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, FleetLaunchTemplateConfig,
-    FleetLaunchTemplateOverrides, LaunchTemplate, LaunchTemplateData, OnDemandAllocationStrategy,
+    CapacityReservationPreference, CreateFleetError, CreateFleetInput, CreateFleetInstance,
+    CreateFleetOutput, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput,
+    DescribeLaunchTemplatesOutput, FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides,
+    LaunchTemplate, LaunchTemplateData, MarketType, OnDemandAllocationStrategy,
     SpotAllocationStrategy, TagSpecification, TargetCapacityType,
 };
 pub use instances::{
@@ -125,7 +126,7 @@ pub trait Ec2Api: Send + Sync {
     async fn describe_launch_templates(
         &self,
         input: DescribeLaunchTemplatesInput,
-    ) -> Result<Vec<LaunchTemplate>, Ec2Error>;
+    ) -> Result<DescribeLaunchTemplatesOutput, Ec2Error>;
 
     /// `DeleteLaunchTemplate` by name; the template deleted.
     async fn delete_launch_template(&self, name: &str) -> Result<LaunchTemplate, Ec2Error>;

@@ -1,6 +1,6 @@
 //! The interruption queue (SQS) behind [`QueueApi`], and [`InMemoryQueue`].
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -66,6 +66,21 @@ struct QueueState {
     messages: VecDeque<Stored>,
     next_message: u64,
     next_receipt: u64,
+    faults: BTreeMap<Operation, VecDeque<Ec2Error>>,
+}
+
+impl QueueState {
+    /// The error injected for `operation`'s next call, if any.
+    fn take_fault(&mut self, operation: Operation) -> Result<(), Ec2Error> {
+        match self
+            .faults
+            .get_mut(&operation)
+            .and_then(VecDeque::pop_front)
+        {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
 }
 
 /// An SQS queue in memory on its own clock: receives never wait, and time
@@ -114,6 +129,17 @@ impl InMemoryQueue {
         }
     }
 
+    /// Makes the next call of `operation` (`ReceiveMessage` or
+    /// `DeleteMessage`) fail with `error`; several fail the next calls in
+    /// turn.
+    pub fn fail_next(&self, operation: Operation, error: Ec2Error) {
+        self.lock()
+            .faults
+            .entry(operation)
+            .or_default()
+            .push_back(error);
+    }
+
     /// How many messages the queue holds, hidden or not.
     pub fn len(&self) -> usize {
         self.lock().messages.len()
@@ -128,6 +154,8 @@ impl InMemoryQueue {
 #[async_trait]
 impl QueueApi for InMemoryQueue {
     async fn receive_message(&self, input: ReceiveMessageInput) -> Result<Vec<Message>, Ec2Error> {
+        let mut state = self.lock();
+        state.take_fault(Operation::ReceiveMessage)?;
         let wanted = usize::try_from(input.max_number_of_messages).unwrap_or(MAX_MESSAGES);
         if !(1..=MAX_MESSAGES).contains(&wanted) {
             return Err(Ec2Error::service(
@@ -139,7 +167,6 @@ impl QueueApi for InMemoryQueue {
         let visibility = input.visibility_timeout.map_or(DEFAULT_VISIBILITY, |s| {
             SignedDuration::from_secs(i64::from(s))
         });
-        let mut state = self.lock();
         let now = state.now;
         let until = now.saturating_add(visibility).unwrap_or(now);
         let mut received = Vec::new();
@@ -166,6 +193,7 @@ impl QueueApi for InMemoryQueue {
 
     async fn delete_message(&self, receipt_handle: &str) -> Result<(), Ec2Error> {
         let mut state = self.lock();
+        state.take_fault(Operation::DeleteMessage)?;
         let position = state.messages.iter().position(|m| {
             m.hidden
                 .as_ref()

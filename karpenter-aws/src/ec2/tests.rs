@@ -186,3 +186,15 @@ async fn both_traits_work_as_trait_objects() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn queue_faults_fail_the_next_call_and_leave_messages_alone() {
+    let queue = InMemoryQueue::new(Timestamp::UNIX_EPOCH);
+    queue.push("a");
+    let denied = Ec2Error::service(Operation::ReceiveMessage, "AccessDenied", "no");
+    queue.fail_next(Operation::ReceiveMessage, denied);
+    let err = queue.receive_message(receive(1, None)).await.unwrap_err();
+    assert_eq!(err.code(), Some("AccessDenied"));
+    let got = queue.receive_message(receive(1, None)).await.unwrap();
+    assert_eq!(got.len(), 1, "the failed call hid nothing");
+}

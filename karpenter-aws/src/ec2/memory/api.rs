@@ -12,10 +12,11 @@ use crate::ec2::{
     DescribeCapacityReservationsOutput, DescribeImagesInput, DescribeImagesOutput, DescribeInput,
     DescribeInstanceStatusInput, DescribeInstanceStatusOutput, DescribeInstanceTypeOfferingsInput,
     DescribeInstanceTypeOfferingsOutput, DescribeInstanceTypesInput, DescribeInstanceTypesOutput,
-    DescribeInstancesOutput, DescribeLaunchTemplatesInput, DescribeSecurityGroupsOutput,
-    DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, DescribeSubnetsOutput, Ec2Api,
-    Ec2Error, GetProductsInput, GetProductsOutput, InstanceState, InstanceStateChange,
-    LaunchTemplate, Operation, TerminateInstancesInput, TerminateInstancesOutput,
+    DescribeInstancesOutput, DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput,
+    DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput,
+    DescribeSubnetsOutput, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput, InstanceState,
+    InstanceStateChange, LaunchTemplate, Operation, TerminateInstancesInput,
+    TerminateInstancesOutput,
 };
 
 impl InMemoryEc2 {
@@ -153,7 +154,7 @@ impl Ec2Api for InMemoryEc2 {
     async fn describe_launch_templates(
         &self,
         input: DescribeLaunchTemplatesInput,
-    ) -> Result<Vec<LaunchTemplate>, Ec2Error> {
+    ) -> Result<DescribeLaunchTemplatesOutput, Ec2Error> {
         let operation = Operation::DescribeLaunchTemplates;
         let state = self.begin(operation)?;
         let templates: BTreeMap<String, LaunchTemplate> = state
@@ -165,12 +166,13 @@ impl Ec2Api for InMemoryEc2 {
             ids: input.launch_template_names,
             filters: input.filters,
         };
-        select(
+        let launch_templates = select(
             &templates,
             &by_name,
             operation,
             "InvalidLaunchTemplateName.NotFoundException",
-        )
+        )?;
+        Ok(DescribeLaunchTemplatesOutput { launch_templates })
     }
 
     async fn delete_launch_template(&self, name: &str) -> Result<LaunchTemplate, Ec2Error> {

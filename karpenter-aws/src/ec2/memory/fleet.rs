@@ -1,12 +1,13 @@
 //! `CreateFleet` in memory: overrides tried in the order the allocation
 //! strategy gives, each launching until the target is met or it fails.
 
-use super::catalog::{catalog, spot};
+use super::catalog::{architecture, catalog, spot};
 use super::{State, Template};
 use crate::ec2::{
-    CreateFleetError, CreateFleetInput, CreateFleetInstance, CreateFleetOutput, Ec2Error,
-    FleetLaunchTemplateOverrides, Instance, InstanceState, Operation, SpotAllocationStrategy, Tag,
-    TagSpecification, TargetCapacityType,
+    CapacityReservation, CreateFleetError, CreateFleetInput, CreateFleetInstance,
+    CreateFleetOutput, Ec2Error, FleetLaunchTemplateOverrides, Instance, InstanceState,
+    LaunchTemplateData, Operation, SpotAllocationStrategy, Tag, TagSpecification,
+    TargetCapacityType,
 };
 
 /// Why one override could not launch: EC2's code and message.
@@ -154,21 +155,33 @@ fn launch(
         .clone()
         .or_else(|| candidate.template.data.image_id.clone())
         .ok_or(("MissingParameter", "No image ID was given".to_owned()))?;
-    if !state.images.contains_key(&image_id) {
-        return Err((
-            "InvalidAMIID.NotFound",
-            format!("The image id '[{image_id}]' does not exist"),
-        ));
-    }
-    let offered = catalog(Operation::CreateFleet).is_ok_and(|c| c.contains(instance_type));
-    if !offered {
+    let image_arch = match state.images.get(&image_id) {
+        Some(image) => image.architecture.as_str(),
+        None => {
+            return Err((
+                "InvalidAMIID.NotFound",
+                format!("The image id '[{image_id}]' does not exist"),
+            ));
+        }
+    };
+    let catalog = catalog(Operation::CreateFleet).ok();
+    let Some(record) = catalog.and_then(|c| c.record(instance_type)) else {
         return Err((
             "Unsupported",
             format!("{instance_type} is not supported in {zone}"),
         ));
+    };
+    let type_arch = architecture(record.arch);
+    if !image_arch.is_empty() && image_arch != type_arch {
+        return Err((
+            "InvalidParameterValue",
+            format!(
+                "The architecture '{type_arch}' of the specified instance type does not match the architecture '{image_arch}' of the specified AMI."
+            ),
+        ));
     }
     let kind = input.default_target_capacity_type;
-    let reservation = reservation_for(state, instance_type, &zone, input)?;
+    let reservation = reservation_for(state, instance_type, &zone, kind, &candidate.template.data)?;
     let key = (instance_type.to_owned(), zone.clone(), kind);
     if state.capacity.get(&key) == Some(&0) {
         return Err((
@@ -213,40 +226,47 @@ fn launch(
     Ok(instance_id)
 }
 
-/// The reservation a launch of `instance_type` in `zone` runs in: needed
-/// for capacity blocks and interruptible reservations, taken when there is
-/// one for on-demand with `use_capacity_reservations_first`.
+/// The reservation a launch of `instance_type` in `zone` from `data` runs
+/// in: the one the template targets, which must have room for it, or
+/// else, for capacity blocks and interruptible reservations, the first of
+/// that kind with room; none for other launches.
 fn reservation_for(
     state: &State,
     instance_type: &str,
     zone: &str,
-    input: &CreateFleetInput,
+    kind: TargetCapacityType,
+    data: &LaunchTemplateData,
 ) -> Result<Option<String>, Refusal> {
-    let kind = input.default_target_capacity_type;
-    let wanted = |r: &&crate::ec2::CapacityReservation| {
-        let fits = match kind {
-            TargetCapacityType::CapacityBlock => r.reservation_type == "capacity-block",
-            TargetCapacityType::ReservedCapacity => r.interruptible,
-            TargetCapacityType::OnDemand => {
-                input.use_capacity_reservations_first
-                    && r.reservation_type != "capacity-block"
-                    && !r.interruptible
-            }
-            TargetCapacityType::Spot => false,
-        };
-        fits && r.instance_type == instance_type
+    let has_room = |r: &CapacityReservation| {
+        r.instance_type == instance_type
             && r.availability_zone == zone
             && r.state == "active"
             && r.available_instance_count > 0
     };
-    let found = state.reservations.values().find(wanted);
-    match (found, kind) {
-        (Some(r), _) => Ok(Some(r.capacity_reservation_id.clone())),
-        (None, TargetCapacityType::CapacityBlock | TargetCapacityType::ReservedCapacity) => Err((
+    let found = if let Some(id) = &data.capacity_reservation_id {
+        state.reservations.get(id).filter(|r| has_room(r))
+    } else {
+        state.reservations.values().find(|r| {
+            let kind_fits = match kind {
+                TargetCapacityType::CapacityBlock => r.reservation_type == "capacity-block",
+                TargetCapacityType::ReservedCapacity => r.interruptible,
+                TargetCapacityType::OnDemand | TargetCapacityType::Spot => return false,
+            };
+            kind_fits && has_room(r)
+        })
+    };
+    let needed = data.capacity_reservation_id.is_some()
+        || matches!(
+            kind,
+            TargetCapacityType::CapacityBlock | TargetCapacityType::ReservedCapacity
+        );
+    match found {
+        Some(r) => Ok(Some(r.capacity_reservation_id.clone())),
+        None if needed => Err((
             "ReservationCapacityExceeded",
             format!("No capacity reservation has room for {instance_type} in {zone}"),
         )),
-        (None, _) => Ok(None),
+        None => Ok(None),
     }
 }
 

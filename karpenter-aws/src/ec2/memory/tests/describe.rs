@@ -163,6 +163,7 @@ async fn launch_templates_are_created_found_and_deleted_by_name() {
         ec2.describe_launch_templates(by_name.clone())
             .await
             .unwrap()
+            .launch_templates
             .len(),
         1
     );

@@ -164,3 +164,74 @@ async fn price_capacity_optimized_ignores_priorities() {
         "subnet-a"
     );
 }
+
+#[tokio::test]
+async fn an_image_of_another_architecture_is_refused() {
+    let ec2 = ready(5).await;
+    let out = ec2
+        .create_fleet(fleet(
+            TargetCapacityType::OnDemand,
+            vec![choice("m6g.large", "a", 1.0)],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(out.errors[0].error_code, "InvalidParameterValue");
+    assert!(out.instances.is_empty());
+}
+
+#[tokio::test]
+async fn a_template_targeting_a_reservation_launches_only_into_it() {
+    let ec2 = ready(5).await;
+    ec2.add_capacity_reservation(CapacityReservation {
+        capacity_reservation_id: "cr-odcr".into(),
+        instance_type: "m5.large".into(),
+        availability_zone: "us-east-1a".into(),
+        available_instance_count: 1,
+        state: "active".into(),
+        reservation_type: "default".into(),
+        ..CapacityReservation::default()
+    });
+    let targeted = CreateLaunchTemplateInput {
+        launch_template_name: "reserved".into(),
+        launch_template_data: LaunchTemplateData {
+            image_id: Some("ami-amd64".into()),
+            capacity_reservation_id: Some("cr-odcr".into()),
+            ..LaunchTemplateData::default()
+        },
+        ..CreateLaunchTemplateInput::default()
+    };
+    ec2.create_launch_template(targeted).await.unwrap();
+    let reserved = |instance_type: &str| {
+        let mut input = fleet(
+            TargetCapacityType::OnDemand,
+            vec![choice(instance_type, "a", 1.0)],
+        );
+        input.launch_template_configs[0].launch_template_name = "reserved".into();
+        input
+    };
+    let other_type = ec2.create_fleet(reserved("m5.xlarge")).await.unwrap();
+    assert_eq!(
+        other_type.errors[0].error_code,
+        "ReservationCapacityExceeded"
+    );
+    let out = ec2.create_fleet(reserved("m5.large")).await.unwrap();
+    assert_eq!(out.instances.len(), 1);
+    assert_eq!(
+        ec2.instances()[0].capacity_reservation_id.as_deref(),
+        Some("cr-odcr")
+    );
+    let full = ec2.create_fleet(reserved("m5.large")).await.unwrap();
+    assert_eq!(full.errors[0].error_code, "ReservationCapacityExceeded");
+    let plain = ec2
+        .create_fleet(fleet(
+            TargetCapacityType::OnDemand,
+            vec![choice("m5.large", "a", 1.0)],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.instances.len(),
+        1,
+        "an untargeted on-demand launch needs no reservation"
+    );
+}
