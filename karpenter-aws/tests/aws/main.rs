@@ -1,0 +1,7 @@
+//! The AWS crate's integration tests, one binary: the provider over the
+//! in-memory EC2 (`common` sets it up), the conformance suite among them.
+
+mod common;
+
+mod provider;
+mod readback;
