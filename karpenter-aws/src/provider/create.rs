@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{ConditionStatus, NodeClaim};
 use karpenter_core::cloudprovider::{
     CloudProviderError, DEFAULT_UNAVAILABLE_TTL, InstanceType, OfferingKey, choose_offering,
     hydrate, requests_of, requirements_of,
@@ -33,6 +33,8 @@ use crate::nodeclass::{EC2NodeClass, HASH_ANNOTATION, HASH_VERSION_ANNOTATION};
 const TEMPLATE_NOT_FOUND: &str = "InvalidLaunchTemplateName.NotFoundException";
 /// The code `CreateLaunchTemplate` answers when the name is taken.
 const TEMPLATE_EXISTS: &str = "InvalidLaunchTemplateName.AlreadyExistsException";
+/// The condition that says a class is ready.
+const READY: &str = "Ready";
 /// The tag naming the cluster a launch template belongs to.
 const TEMPLATE_CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
@@ -51,11 +53,35 @@ fn launch_error(error: LaunchError, offerings: Vec<OfferingKey>) -> CloudProvide
     }
 }
 
-/// Why the class cannot launch yet, naming the empty status field: upstream
-/// launches only from a ready class, whose status has resolved subnets,
-/// security groups and AMIs.
+/// Why the class cannot launch yet, as upstream's `Create` decides: its
+/// `Ready` condition `False` (not ready, with its message) or `Unknown` (a
+/// `NodeClassReadinessUnknown` create error); then, whatever the
+/// condition says, a status without resolved subnets, security groups or
+/// AMIs (not ready, naming the empty field), which a launch needs.
 pub(super) fn not_ready(class: &EC2NodeClass) -> Option<CloudProviderError> {
+    let name = class.metadata.name.clone().unwrap_or_default();
     let status = class.status.as_ref();
+    let ready = status
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.type_ == READY);
+    if let Some(ready) = ready {
+        let message = ready.message.clone().unwrap_or_default();
+        match ready.status {
+            ConditionStatus::False => {
+                return Some(CloudProviderError::NodeClassNotReady { name, message });
+            }
+            ConditionStatus::Unknown => {
+                return Some(CloudProviderError::Create {
+                    reason: "NodeClassReadinessUnknown".to_owned(),
+                    message: format!("the EC2NodeClass is in Ready=Unknown: {message}"),
+                    source: None,
+                });
+            }
+            ConditionStatus::True => {}
+        }
+    }
     let missing = [
         (
             "status.subnets",
@@ -79,7 +105,7 @@ pub(super) fn not_ready(class: &EC2NodeClass) -> Option<CloudProviderError> {
     .into_iter()
     .find(|(_, empty)| *empty)?;
     Some(CloudProviderError::NodeClassNotReady {
-        name: class.metadata.name.clone().unwrap_or_default(),
+        name,
         message: format!("{}: nothing resolved yet", missing.0),
     })
 }
@@ -119,16 +145,17 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
     /// [`CloudProvider::create`](karpenter_core::cloudprovider::CloudProvider::create).
     pub(super) async fn launch(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
         let name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
-        let class = self
-            .node_class(name)
-            .ok_or_else(|| CloudProviderError::Create {
-                reason: "NodeClassResolutionFailed".to_owned(),
-                message: format!(
-                    "resolving node class {:?}: not found",
-                    name.unwrap_or_default()
-                ),
-                source: None,
-            })?;
+        // Upstream: a class that cannot be found means no capacity for the
+        // claim at all.
+        let class =
+            self.node_class(name)
+                .ok_or_else(|| CloudProviderError::InsufficientCapacity {
+                    offerings: Vec::new(),
+                    message: format!(
+                        "resolving nodeclass {:?}: not found",
+                        name.unwrap_or_default()
+                    ),
+                })?;
         if let Some(error) = not_ready(&class) {
             return Err(error);
         }
@@ -370,6 +397,9 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                 source: None,
             });
         };
+        if let Some(id) = offering.reservation_id() {
+            self.count_reserved_launch(id);
+        }
         let mut launched = hydrate(
             claim,
             instance_type,

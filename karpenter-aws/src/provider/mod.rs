@@ -10,6 +10,7 @@ mod drift;
 mod fleet_input;
 mod prices;
 mod readback;
+mod reservations;
 mod unavailable;
 
 use std::collections::BTreeMap;
@@ -166,16 +167,6 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         name.and_then(|n| lock(&self.node_classes).get(n).cloned())
     }
 
-    /// The class of a pool or claim, or not-ready when it is not known:
-    /// nothing can be launched or listed from it until it is.
-    fn known_class(&self, name: Option<&str>) -> Result<EC2NodeClass, CloudProviderError> {
-        self.node_class(name)
-            .ok_or_else(|| CloudProviderError::NodeClassNotReady {
-                name: name.unwrap_or_default().to_owned(),
-                message: "the EC2NodeClass was not found".to_owned(),
-            })
-    }
-
     /// The instance types of `class` with the unavailable marks applied.
     fn types_for(&self, class: &EC2NodeClass) -> Result<Arc<[InstanceType]>, CloudProviderError> {
         let name = class.metadata.name.clone().unwrap_or_default();
@@ -262,8 +253,12 @@ impl<E: Ec2Api> CloudProvider for AwsCloudProvider<E> {
             .node_class_ref
             .as_ref()
             .map(|r| r.name.as_str());
-        let class = self.known_class(name)?;
-        self.types_for(&class)
+        // Upstream: a pool whose class cannot be found has no types (and
+        // an event says so), not an error.
+        match self.node_class(name) {
+            Some(class) => self.types_for(&class),
+            None => Ok(Arc::from(Vec::new())),
+        }
     }
 
     async fn is_drifted(&self, claim: &NodeClaim) -> Result<Option<String>, CloudProviderError> {

@@ -177,10 +177,9 @@ async fn a_reservation_with_room_is_launched_into_first() {
     });
     let options = InstanceTypeOptions {
         reserved_capacity: true,
-        reservation_capacity: [("cr-1".to_owned(), 1)].into(),
         ..InstanceTypeOptions::default()
     };
-    let (provider, _clock) = provider_with(&ec2, options);
+    let (provider, clock) = provider_with(&ec2, options);
     let mut status = ready_status();
     status["capacityReservations"] = json!([{
         "id": "cr-1", "instanceType": "m5.large", "availabilityZone": "us-east-1b",
@@ -188,10 +187,40 @@ async fn a_reservation_with_room_is_launched_into_first() {
         "reservationType": "default", "state": "active",
     }]);
     provider.apply_node_class(class(status));
+    let reserved = |types: &[InstanceType]| {
+        types
+            .iter()
+            .filter(|t| t.name == "m5.large")
+            .flat_map(|t| &t.offerings)
+            .find(|o| o.reservation_id() == Some("cr-1"))
+            .map(|o| o.available)
+    };
+    // Before EC2's count is read the reservation has no room.
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(reserved(&types), Some(false));
+    assert_eq!(
+        provider
+            .refresh_capacity_reservations()
+            .await
+            .expect("read"),
+        1
+    );
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(reserved(&types), Some(true));
+    // An interruption naming the reservation exhausts it for three minutes.
+    provider.mark_reservation_exhausted("cr-1");
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(reserved(&types), Some(false));
+    clock.advance(SignedDuration::from_secs(180));
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(reserved(&types), Some(true));
     let launched = provider
         .create(&claim("web-1", json!([is_in(TYPE, &["m5.large"])])))
         .await
         .expect("a launch");
+    // Its one instance counted down: no room left until the next read.
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(reserved(&types), Some(false));
     assert_eq!(label(&launched, CAPACITY), "reserved");
     assert_eq!(label(&launched, ZONE), "us-east-1b");
     assert_eq!(
@@ -270,9 +299,37 @@ async fn a_class_not_ready_or_unknown_launches_nothing() {
         }
         other => panic!("expected not ready, got {other:?}"),
     }
+    // Ready=False: not ready, with the condition's message.
+    let mut status = ready_status();
+    status["conditions"] =
+        json!([{"type": "Ready", "status": "False", "message": "AMIs not found"}]);
+    provider.apply_node_class(class(status));
+    match provider.create(&claim("web-1", json!([]))).await {
+        Err(CloudProviderError::NodeClassNotReady { message, .. }) => {
+            assert_eq!(message, "AMIs not found");
+        }
+        other => panic!("expected not ready, got {other:?}"),
+    }
+    // Ready=Unknown: a create error upstream names.
+    let mut status = ready_status();
+    status["conditions"] = json!([{"type": "Ready", "status": "Unknown"}]);
+    provider.apply_node_class(class(status));
+    match provider.create(&claim("web-1", json!([]))).await {
+        Err(CloudProviderError::Create { reason, .. }) => {
+            assert_eq!(reason, "NodeClassReadinessUnknown");
+        }
+        other => panic!("expected a create error, got {other:?}"),
+    }
+    // An unknown class: no types for its pool, no capacity for its claim.
+    let types = provider.instance_types(&pool_of("missing")).await;
+    assert!(types.expect("no error").is_empty());
+    let mut orphan = claim("web-2", json!([]));
+    if let Some(r) = orphan.spec.node_class_ref.as_mut() {
+        r.name = "missing".into();
+    }
     assert!(matches!(
-        provider.instance_types(&pool_of("missing")).await,
-        Err(CloudProviderError::NodeClassNotReady { .. })
+        provider.create(&orphan).await,
+        Err(CloudProviderError::InsufficientCapacity { .. })
     ));
     assert!(ec2.instances().is_empty());
 }
@@ -290,4 +347,61 @@ async fn refreshed_prices_reach_the_offerings() {
     let types = provider.instance_types(&pool()).await.expect("types");
     let (_, price) = cheapest(&types, &["m5.large"], "us-east-1a", "spot");
     assert!((price - 0.0123).abs() < 1e-9, "{price}");
+}
+
+#[tokio::test]
+async fn a_zone_whose_subnets_are_full_is_unavailable() {
+    let ec2 = ec2();
+    ec2.add_subnet(karpenter_aws::ec2::Subnet {
+        subnet_id: "subnet-b".into(),
+        vpc_id: "vpc-1".into(),
+        availability_zone: "us-east-1b".into(),
+        available_ip_address_count: 0,
+        ..Default::default()
+    });
+    let (provider, _clock) = provider(&ec2);
+    let pinned = claim(
+        "web-1",
+        json!([is_in(TYPE, &["m5.large"]), is_in(ZONE, &["us-east-1b"])]),
+    );
+    assert!(matches!(
+        provider.create(&pinned).await,
+        Err(CloudProviderError::InsufficientCapacity { .. })
+    ));
+    let types = provider.instance_types(&pool()).await.expect("types");
+    let in_zone = |zone: &str| {
+        types
+            .iter()
+            .flat_map(|t| &t.offerings)
+            .filter(move |o| o.zone == zone)
+            .any(|o| o.available)
+    };
+    assert!(!in_zone("us-east-1b"), "every offering in the full zone");
+    assert!(in_zone("us-east-1a"));
+}
+
+#[tokio::test]
+async fn interruption_marks_make_offerings_and_reservations_unavailable() {
+    let ec2 = ec2();
+    let (provider, clock) = provider(&ec2);
+    provider.mark_unavailable(karpenter_core::cloudprovider::OfferingKey::new(
+        "m5.large",
+        "us-east-1a",
+        "spot",
+    ));
+    let available = |types: &[InstanceType], zone: &str, capacity_type: &str| {
+        types
+            .iter()
+            .filter(|t| t.name == "m5.large")
+            .flat_map(|t| &t.offerings)
+            .find(|o| o.zone == zone && o.capacity_type == capacity_type)
+            .map(|o| o.available)
+    };
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(available(&types, "us-east-1a", "spot"), Some(false));
+    assert_eq!(available(&types, "us-east-1b", "spot"), Some(true));
+    assert_eq!(available(&types, "us-east-1a", "on-demand"), Some(true));
+    clock.advance(SignedDuration::from_secs(180));
+    let types = provider.instance_types(&pool()).await.expect("types");
+    assert_eq!(available(&types, "us-east-1a", "spot"), Some(true));
 }
