@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use karpenter_core::api::{ConditionStatus, NodeClaim};
+use karpenter_core::api::NodeClaim;
 use karpenter_core::cloudprovider::{
     CloudProviderError, DEFAULT_UNAVAILABLE_TTL, InstanceType, OfferingKey, choose_offering,
     hydrate, requests_of, requirements_of,
@@ -17,10 +17,10 @@ use karpenter_core::scheduling::{
     Requirement, Requirements,
 };
 
+use super::ready::not_ready;
 use super::{AwsCloudProvider, api_error, create_fleet_input, lock};
 use crate::ec2::{
-    CreateFleetInput, CreateFleetInstance, CreateFleetOutput, CreateLaunchTemplateInput,
-    DescribeInput, DescribeLaunchTemplatesInput, Ec2Api, Ec2Error, LaunchTemplateData, Tag,
+    CreateFleetInput, CreateFleetInstance, CreateFleetOutput, DescribeInput, Ec2Api, Ec2Error,
 };
 use crate::launch::{
     FleetError, FleetInputs, InFlightIps, LaunchError, LaunchTemplate, SubnetInfo, UnavailableMark,
@@ -31,12 +31,6 @@ use crate::nodeclass::{EC2NodeClass, HASH_ANNOTATION, HASH_VERSION_ANNOTATION};
 
 /// The code `CreateFleet` answers when a launch template it names is gone.
 const TEMPLATE_NOT_FOUND: &str = "InvalidLaunchTemplateName.NotFoundException";
-/// The code `CreateLaunchTemplate` answers when the name is taken.
-const TEMPLATE_EXISTS: &str = "InvalidLaunchTemplateName.AlreadyExistsException";
-/// The condition that says a class is ready.
-const READY: &str = "Ready";
-/// The tag naming the cluster a launch template belongs to.
-const TEMPLATE_CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
 /// A launch error as the core hears it; `offerings` are the ones an
 /// insufficient-capacity error names.
@@ -51,63 +45,6 @@ fn launch_error(error: LaunchError, offerings: Vec<OfferingKey>) -> CloudProvide
             source: Some(Box::new(other)),
         },
     }
-}
-
-/// Why the class cannot launch yet, as upstream's `Create` decides: its
-/// `Ready` condition `False` (not ready, with its message) or `Unknown` (a
-/// `NodeClassReadinessUnknown` create error); then, whatever the
-/// condition says, a status without resolved subnets, security groups or
-/// AMIs (not ready, naming the empty field), which a launch needs.
-pub(super) fn not_ready(class: &EC2NodeClass) -> Option<CloudProviderError> {
-    let name = class.metadata.name.clone().unwrap_or_default();
-    let status = class.status.as_ref();
-    let ready = status
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default()
-        .iter()
-        .find(|c| c.type_ == READY);
-    if let Some(ready) = ready {
-        let message = ready.message.clone().unwrap_or_default();
-        match ready.status {
-            ConditionStatus::False => {
-                return Some(CloudProviderError::NodeClassNotReady { name, message });
-            }
-            ConditionStatus::Unknown => {
-                return Some(CloudProviderError::Create {
-                    reason: "NodeClassReadinessUnknown".to_owned(),
-                    message: format!("the EC2NodeClass is in Ready=Unknown: {message}"),
-                    source: None,
-                });
-            }
-            ConditionStatus::True => {}
-        }
-    }
-    let missing = [
-        (
-            "status.subnets",
-            status
-                .and_then(|s| s.subnets.as_ref())
-                .is_none_or(Vec::is_empty),
-        ),
-        (
-            "status.securityGroups",
-            status
-                .and_then(|s| s.security_groups.as_ref())
-                .is_none_or(Vec::is_empty),
-        ),
-        (
-            "status.amis",
-            status
-                .and_then(|s| s.amis.as_ref())
-                .is_none_or(Vec::is_empty),
-        ),
-    ]
-    .into_iter()
-    .find(|(_, empty)| *empty)?;
-    Some(CloudProviderError::NodeClassNotReady {
-        name,
-        message: format!("{}: nothing resolved yet", missing.0),
-    })
 }
 
 /// A `CreateFleet` error in the launch decisions' terms.
@@ -288,76 +225,6 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         // Each launch reads fresh counts, so no estimate of launches in
         // flight is carried between them.
         zonal_subnets(&infos, &InFlightIps::new()).map_err(|e| launch_error(e, Vec::new()))
-    }
-
-    /// Makes the launch templates EC2 does not have (all of them when
-    /// `recreate`); a name another launch took meanwhile is fine.
-    async fn ensure_templates(
-        &self,
-        class: &EC2NodeClass,
-        templates: &[LaunchTemplate],
-        recreate: bool,
-    ) -> Result<(), CloudProviderError> {
-        for template in templates {
-            if !recreate && self.template_exists(&template.name).await? {
-                continue;
-            }
-            let input = self.template_input(class, template);
-            match self.api.create_launch_template(input).await {
-                Ok(_) => {}
-                Err(e) if e.code() == Some(TEMPLATE_EXISTS) => {}
-                Err(e) => {
-                    return Err(CloudProviderError::Create {
-                        reason: "LaunchTemplateCreationFailed".to_owned(),
-                        message: format!("creating launch template {}", template.name),
-                        source: Some(Box::new(e)),
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether EC2 has the launch template `name`.
-    async fn template_exists(&self, name: &str) -> Result<bool, CloudProviderError> {
-        let input = DescribeLaunchTemplatesInput {
-            launch_template_names: vec![name.to_owned()],
-            filters: Vec::new(),
-        };
-        match self.api.describe_launch_templates(input).await {
-            Ok(found) => Ok(found.iter().any(|t| t.launch_template_name == name)),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(api_error("describing launch templates", e)),
-        }
-    }
-
-    /// What EC2 is asked to make for `template`.
-    fn template_input(
-        &self,
-        class: &EC2NodeClass,
-        template: &LaunchTemplate,
-    ) -> CreateLaunchTemplateInput {
-        let status = class.status.as_ref();
-        let security_group_ids = status
-            .and_then(|s| s.security_groups.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .map(|g| g.id.clone())
-            .collect();
-        CreateLaunchTemplateInput {
-            launch_template_name: template.name.clone(),
-            launch_template_data: LaunchTemplateData {
-                image_id: Some(template.image_id.clone()),
-                iam_instance_profile: status.and_then(|s| s.instance_profile.clone()),
-                security_group_ids,
-                user_data: None,
-                tag_specifications: Vec::new(),
-            },
-            tag_specifications: vec![crate::ec2::TagSpecification {
-                resource_type: "launch-template".to_owned(),
-                tags: vec![Tag::new(TEMPLATE_CLUSTER_TAG, &self.config.cluster_name)],
-            }],
-        }
     }
 
     /// The claim once `started` launched as instance `id`: the contract's

@@ -10,7 +10,9 @@ mod drift;
 mod fleet_input;
 mod prices;
 mod readback;
+mod ready;
 mod reservations;
+mod templates;
 mod unavailable;
 
 use std::collections::BTreeMap;
@@ -167,22 +169,26 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         name.and_then(|n| lock(&self.node_classes).get(n).cloned())
     }
 
+    /// The instance types of `class` at the current prices, before the
+    /// unavailable marks: made once per class and prices.
+    fn priced_for(&self, class: &EC2NodeClass) -> Result<Arc<[InstanceType]>, CloudProviderError> {
+        let name = class.metadata.name.clone().unwrap_or_default();
+        // Made while the cache is held: a price refresh clears it only
+        // after, so nothing made at the old prices stays.
+        let mut cache = lock(&self.priced_types);
+        match cache.get(&name) {
+            Some((made_from, types)) if made_from == class => Ok(Arc::clone(types)),
+            _ => {
+                let types: Arc<[InstanceType]> = self.priced(class)?.into();
+                cache.insert(name, (class.clone(), Arc::clone(&types)));
+                Ok(types)
+            }
+        }
+    }
+
     /// The instance types of `class` with the unavailable marks applied.
     fn types_for(&self, class: &EC2NodeClass) -> Result<Arc<[InstanceType]>, CloudProviderError> {
-        let name = class.metadata.name.clone().unwrap_or_default();
-        let priced = {
-            // Made while the cache is held: a price refresh clears it only
-            // after, so nothing made at the old prices stays.
-            let mut cache = lock(&self.priced_types);
-            match cache.get(&name) {
-                Some((made_from, types)) if made_from == class => Arc::clone(types),
-                _ => {
-                    let types: Arc<[InstanceType]> = self.priced(class)?.into();
-                    cache.insert(name, (class.clone(), Arc::clone(&types)));
-                    types
-                }
-            }
-        };
+        let priced = self.priced_for(class)?;
         let now = (self.clock)();
         let mut unavailable = lock(&self.unavailable);
         unavailable.expire(now);

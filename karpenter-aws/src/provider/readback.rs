@@ -130,12 +130,13 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         }
     }
 
-    /// The instance type `name` as the instance's class shapes it, else at
-    /// the catalog's defaults.
+    /// The instance type `name` as the instance's class shapes it (its
+    /// capacity and labels: the unavailable marks do not matter here),
+    /// else at the catalog's defaults.
     pub(super) fn type_of(&self, class: Option<&str>, name: &str) -> Option<InstanceType> {
         let shaped = self
             .node_class(class)
-            .and_then(|c| self.types_for(&c).ok())
+            .and_then(|c| self.priced_for(&c).ok())
             .and_then(|types| types.iter().find(|t| t.name == name).cloned());
         shaped.or_else(|| crate::instance_type(self.catalog, name, &self.config.region).ok())
     }

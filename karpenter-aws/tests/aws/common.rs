@@ -10,6 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 use karpenter_aws::ec2::{Image, InMemoryEc2, SecurityGroup, Subnet};
 use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, InstanceTypeOptions};
 use karpenter_core::api::{NodeClaim, NodePool};
+use karpenter_core::cloudprovider::InstanceType;
 use serde_json::{Value, json};
 
 pub(crate) const REGION: &str = "us-east-1";
@@ -178,4 +179,25 @@ pub(crate) fn is_in(key: &str, values: &[&str]) -> Value {
 /// The annotations of `class` as the provider stores it.
 pub(crate) fn annotations(claim: &NodeClaim) -> BTreeMap<String, String> {
     claim.metadata.annotations.clone().unwrap_or_default()
+}
+
+/// The cheapest available offering among `names` as `capacity_type` in
+/// `zone`, by the provider's own instance types.
+pub(crate) fn cheapest<'t>(
+    types: &'t [InstanceType],
+    names: &[&str],
+    zone: &str,
+    capacity_type: &str,
+) -> (&'t str, f64) {
+    types
+        .iter()
+        .filter(|t| names.contains(&t.name.as_str()))
+        .flat_map(|t| {
+            t.offerings
+                .iter()
+                .filter(|o| o.available && o.zone == zone && o.capacity_type == capacity_type)
+                .map(move |o| (t.name.as_str(), o.price))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("an available offering")
 }

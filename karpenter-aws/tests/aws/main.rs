@@ -3,5 +3,6 @@
 
 mod common;
 
+mod capacity;
 mod provider;
 mod readback;
