@@ -13,8 +13,8 @@ use karpenter_core::cloudprovider::{
 };
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
-    Requirement, Requirements,
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_TOPOLOGY_ZONE,
+    NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, NODE_POOL_LABEL_KEY, Requirement, Requirements,
 };
 
 use super::ready::not_ready;
@@ -156,7 +156,12 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             templates: &templates,
             subnets: &subnets,
             tags: &tags,
-            min_values_relaxed: false,
+            min_values_relaxed: claim
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY))
+                .is_some_and(|v| v == "true"),
         })
         .map_err(|e| launch_error(e, Vec::new()))?;
         let input = create_fleet_input(&request, &subnets);
