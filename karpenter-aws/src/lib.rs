@@ -55,6 +55,12 @@
 //! interruption queue), shaped after the AWS SDK for Rust, and their
 //! deterministic in-memory implementations [`ec2::InMemoryEc2`] and
 //! [`ec2::InMemoryQueue`] for tests and simulation.
+//!
+//! [`AwsCloudProvider`] is the engine's `CloudProvider` over an
+//! [`ec2::Ec2Api`]: the instance types of each applied `EC2NodeClass` with
+//! EC2's recent refusals marked unavailable, launches glued from
+//! [`launch`]'s decisions into one `CreateFleet`, instances read back as
+//! claims, drift, and price refreshes.
 
 mod catalog;
 pub mod ec2;
@@ -62,6 +68,7 @@ mod instancetype;
 pub mod interruption;
 pub mod launch;
 pub mod nodeclass;
+mod provider;
 mod rank;
 mod repair;
 
@@ -73,5 +80,8 @@ pub use instancetype::{
     labels, on_demand_price, zones,
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
+pub use provider::{
+    AwsCloudProvider, AwsConfig, PriceRefresh, PriceRefreshError, create_fleet_input,
+};
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;

@@ -1,0 +1,325 @@
+//! `create`: a claim launched as upstream's instance provider launches it,
+//! each step one of [`crate::launch`]'s decisions: the launch filters, the
+//! capacity type, a subnet per zone, the launch templates (made when
+//! missing), the `CreateFleet` request; EC2's errors marked unavailable
+//! and the claim hydrated from what started.
+
+use std::collections::BTreeMap;
+
+use karpenter_core::api::NodeClaim;
+use karpenter_core::cloudprovider::{
+    CloudProviderError, DEFAULT_UNAVAILABLE_TTL, InstanceType, OfferingKey, choose_offering,
+    hydrate, requests_of, requirements_of,
+};
+use karpenter_core::resources::ResourceList;
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_TOPOLOGY_ZONE,
+    NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, NODE_POOL_LABEL_KEY, Requirement, Requirements,
+};
+
+use super::ready::not_ready;
+use super::{AwsCloudProvider, api_error, create_fleet_input, lock};
+use crate::ec2::{
+    CreateFleetInput, CreateFleetInstance, CreateFleetOutput, DescribeInput, Ec2Api, Ec2Error,
+};
+use crate::launch::{
+    FleetError, FleetInputs, InFlightIps, LaunchError, LaunchTemplate, SubnetInfo, UnavailableMark,
+    capacity_type, filter_instance_types, fleet_outcome, fleet_request, launch_tags,
+    launch_templates, provider_id, unavailable_marks, zonal_subnets,
+};
+use crate::nodeclass::{EC2NodeClass, HASH_ANNOTATION, HASH_VERSION_ANNOTATION};
+
+/// The code `CreateFleet` answers when a launch template it names is gone.
+const TEMPLATE_NOT_FOUND: &str = "InvalidLaunchTemplateName.NotFoundException";
+
+/// A launch error as the core hears it; `offerings` are the ones an
+/// insufficient-capacity error names.
+fn launch_error(error: LaunchError, offerings: Vec<OfferingKey>) -> CloudProviderError {
+    match error {
+        LaunchError::InsufficientCapacity(message) => {
+            CloudProviderError::InsufficientCapacity { offerings, message }
+        }
+        other => CloudProviderError::Create {
+            reason: other.reason().to_owned(),
+            message: other.to_string(),
+            source: Some(Box::new(other)),
+        },
+    }
+}
+
+/// A `CreateFleet` error in the launch decisions' terms.
+fn fleet_error(error: &crate::ec2::CreateFleetError) -> FleetError {
+    let o = &error.launch_template_and_overrides;
+    FleetError {
+        code: error.error_code.clone(),
+        message: error.error_message.clone(),
+        instance_type: o.instance_type.clone(),
+        zone: o.availability_zone.clone(),
+        subnet_id: Some(o.subnet_id.clone()).filter(|s| !s.is_empty()),
+    }
+}
+
+/// The reservation the reserved offering of `instance_type` in `zone`
+/// among `types` launches into.
+fn reservation_of(types: &[InstanceType], instance_type: &str, zone: &str) -> Option<String> {
+    types
+        .iter()
+        .filter(|t| t.name == instance_type)
+        .flat_map(|t| &t.offerings)
+        .find(|o| o.zone == zone && o.capacity_type == CAPACITY_TYPE_RESERVED)
+        .and_then(|o| o.reservation_id().map(str::to_owned))
+}
+
+/// What a launch decided before calling EC2.
+struct Plan {
+    types: Vec<InstanceType>,
+    capacity_type: &'static str,
+    templates: Vec<LaunchTemplate>,
+    input: CreateFleetInput,
+}
+
+impl<E: Ec2Api> AwsCloudProvider<E> {
+    /// [`CloudProvider::create`](karpenter_core::cloudprovider::CloudProvider::create).
+    pub(super) async fn launch(&self, claim: &NodeClaim) -> Result<NodeClaim, CloudProviderError> {
+        let name = claim.spec.node_class_ref.as_ref().map(|r| r.name.as_str());
+        // Upstream: a class that cannot be found means no capacity for the
+        // claim at all.
+        let class =
+            self.node_class(name)
+                .ok_or_else(|| CloudProviderError::InsufficientCapacity {
+                    offerings: Vec::new(),
+                    message: format!(
+                        "resolving nodeclass {:?}: not found",
+                        name.unwrap_or_default()
+                    ),
+                })?;
+        if let Some(error) = not_ready(&class) {
+            return Err(error);
+        }
+        let requirements = requirements_of(claim)?;
+        let requests = requests_of(claim)?;
+        let plan = self.plan(&class, claim, &requirements, &requests).await?;
+        let output = self.fleet(&class, &plan).await?;
+        let errors: Vec<FleetError> = output.errors.iter().map(fleet_error).collect();
+        let marks = unavailable_marks(&errors, plan.capacity_type, |ty, zone| {
+            reservation_of(&plan.types, ty, zone)
+        });
+        lock(&self.unavailable).mark(&marks, (self.clock)(), DEFAULT_UNAVAILABLE_TTL);
+        let Some((started, id)) = output
+            .instances
+            .iter()
+            .find_map(|i| i.instance_ids.first().map(|id| (i, id)))
+        else {
+            let offerings = marked_offerings(&marks);
+            return Err(launch_error(fleet_outcome(&errors), offerings));
+        };
+        self.hydrated(claim, &class, &plan, started, id)
+    }
+
+    /// The launch decisions up to the `CreateFleet` input.
+    async fn plan(
+        &self,
+        class: &EC2NodeClass,
+        claim: &NodeClaim,
+        requirements: &Requirements,
+        requests: &ResourceList,
+    ) -> Result<Plan, CloudProviderError> {
+        let all = self.types_for(class)?;
+        let types = filter_instance_types(requirements, requests, &all).map_err(|e| {
+            // Name what the claim could have had, as the contract asks.
+            let wanted = choose_offering(
+                &all,
+                requirements,
+                requests,
+                &crate::well_known_labels(),
+                |a, b| crate::LAUNCH_RANK.compare(a, b),
+            );
+            launch_error(e, wanted.err().unwrap_or_default())
+        })?;
+        let capacity_type = capacity_type(requirements, &types);
+        let subnets = self.zonal_subnets(class).await?;
+        let templates = launch_templates(class, &types, capacity_type, requests)
+            .map_err(|e| launch_error(e, Vec::new()))?;
+        self.ensure_templates(class, &templates, false).await?;
+        let pool = claim
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+            .map_or("", String::as_str);
+        let tags = launch_tags(class, pool, &self.config.cluster_name);
+        let request = fleet_request(&FleetInputs {
+            nodeclass: class,
+            requirements,
+            capacity_type,
+            instance_types: &types,
+            templates: &templates,
+            subnets: &subnets,
+            tags: &tags,
+            min_values_relaxed: claim
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY))
+                .is_some_and(|v| v == "true"),
+        })
+        .map_err(|e| launch_error(e, Vec::new()))?;
+        let input = create_fleet_input(&request, &subnets);
+        Ok(Plan {
+            types,
+            capacity_type,
+            templates,
+            input,
+        })
+    }
+
+    /// `CreateFleet`, making the templates again and retrying once when
+    /// EC2 says one is gone (deleted behind the provider's back).
+    async fn fleet(
+        &self,
+        class: &EC2NodeClass,
+        plan: &Plan,
+    ) -> Result<CreateFleetOutput, CloudProviderError> {
+        let first = self.api.create_fleet(plan.input.clone()).await;
+        let output = match first {
+            Err(error) if error.code() == Some(TEMPLATE_NOT_FOUND) => {
+                self.ensure_templates(class, &plan.templates, true).await?;
+                self.api.create_fleet(plan.input.clone()).await
+            }
+            other => other,
+        };
+        output.map_err(|e| fleet_call_error(e, &plan.input, plan.capacity_type))
+    }
+
+    /// The subnet per zone a launch uses: the class's resolved subnets as
+    /// EC2 counts their free addresses now, less those out of addresses.
+    async fn zonal_subnets(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<BTreeMap<String, SubnetInfo>, CloudProviderError> {
+        let ids: Vec<String> = class
+            .status
+            .as_ref()
+            .and_then(|s| s.subnets.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
+        let described = self
+            .api
+            .describe_subnets(DescribeInput {
+                ids,
+                filters: Vec::new(),
+            })
+            .await
+            .map_err(|e| api_error("describing the EC2NodeClass's subnets", e))?;
+        let now = (self.clock)();
+        let unavailable = lock(&self.unavailable);
+        let infos: Vec<SubnetInfo> = described
+            .subnets
+            .into_iter()
+            .filter(|s| !unavailable.subnet_unavailable(&s.subnet_id, now))
+            .map(|s| SubnetInfo {
+                id: s.subnet_id,
+                zone: s.availability_zone,
+                zone_id: Some(s.availability_zone_id).filter(|z| !z.is_empty()),
+                available_ips: i64::from(s.available_ip_address_count),
+            })
+            .collect();
+        drop(unavailable);
+        // Each launch reads fresh counts, so no estimate of launches in
+        // flight is carried between them.
+        zonal_subnets(&infos, &InFlightIps::new()).map_err(|e| launch_error(e, Vec::new()))
+    }
+
+    /// The claim once `started` launched as instance `id`: the contract's
+    /// labels, capacity and allocatable, the offering's labels (zone ID,
+    /// reservation), the image, and the class's hash annotations.
+    fn hydrated(
+        &self,
+        claim: &NodeClaim,
+        class: &EC2NodeClass,
+        plan: &Plan,
+        started: &CreateFleetInstance,
+        id: &str,
+    ) -> Result<NodeClaim, CloudProviderError> {
+        let o = &started.launch_template_and_overrides;
+        let wanted: Requirements = [
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, [o.availability_zone.as_str()]),
+            Requirement::in_values(CAPACITY_TYPE_LABEL_KEY, [plan.capacity_type]),
+        ]
+        .into_iter()
+        .collect();
+        let found = plan
+            .types
+            .iter()
+            .filter(|t| t.name == started.instance_type)
+            .find_map(|t| {
+                t.available_offerings(&wanted)
+                    .next()
+                    .map(|offering| (t, offering))
+            });
+        let Some((instance_type, offering)) = found else {
+            return Err(CloudProviderError::Create {
+                reason: "LaunchFailed".to_owned(),
+                message: format!(
+                    "EC2 started {id} as {} in {}, which no offering of the launch names",
+                    started.instance_type, o.availability_zone
+                ),
+                source: None,
+            });
+        };
+        if let Some(id) = offering.reservation_id() {
+            self.count_reserved_launch(id);
+        }
+        let mut launched = hydrate(
+            claim,
+            instance_type,
+            offering,
+            provider_id(&o.availability_zone, id),
+        );
+        let status = launched.status.get_or_insert_with(Default::default);
+        status.image_id.clone_from(&o.image_id);
+        let annotations = launched
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new);
+        for key in [HASH_ANNOTATION, HASH_VERSION_ANNOTATION] {
+            let value = class.metadata.annotations.as_ref().and_then(|a| a.get(key));
+            if let Some(value) = value {
+                annotations.insert(key.to_owned(), value.clone());
+            }
+        }
+        Ok(launched)
+    }
+}
+
+/// The offerings an insufficient-capacity outcome names: those marked.
+fn marked_offerings(marks: &[UnavailableMark]) -> Vec<OfferingKey> {
+    marks
+        .iter()
+        .filter_map(UnavailableMark::offering_key)
+        .collect()
+}
+
+/// A `CreateFleet` call that failed as a whole: capacity codes are
+/// insufficient capacity for every override, the rest an API error.
+fn fleet_call_error(
+    error: Ec2Error,
+    input: &CreateFleetInput,
+    capacity_type: &str,
+) -> CloudProviderError {
+    if error.is_insufficient_capacity() {
+        let offerings = input
+            .launch_template_configs
+            .iter()
+            .flat_map(|c| &c.overrides)
+            .map(|o| OfferingKey::new(&o.instance_type, &o.availability_zone, capacity_type))
+            .collect();
+        return CloudProviderError::InsufficientCapacity {
+            offerings,
+            message: error.to_string(),
+        };
+    }
+    api_error("creating the fleet", error)
+}

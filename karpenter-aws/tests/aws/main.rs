@@ -1,0 +1,8 @@
+//! The AWS crate's integration tests, one binary: the provider over the
+//! in-memory EC2 (`common` sets it up), the conformance suite among them.
+
+mod common;
+
+mod capacity;
+mod provider;
+mod readback;
