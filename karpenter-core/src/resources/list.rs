@@ -244,6 +244,14 @@ impl ResourceList {
         !self.extended.is_empty()
     }
 
+    /// Whether some resource beyond the four fixed ones is negative: as an
+    /// allocatable, one that holds nothing (see [`fits`](Self::fits)). An
+    /// allocatable without such a resource holds requests of the four fixed
+    /// resources alone by those four amounts.
+    pub(crate) fn has_negative_extended(&self) -> bool {
+        self.extended.iter().any(|(_, milli)| *milli < 0)
+    }
+
     fn fixed_entries(&self) -> [(&'static str, i64); 4] {
         [
             (CPU, self.cpu),

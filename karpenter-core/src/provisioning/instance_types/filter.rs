@@ -133,8 +133,8 @@ pub(crate) fn describe_resources(list: &ResourceList) -> String {
 /// Where the candidate types' resources come from.
 pub(crate) struct Capacity<'a> {
     pub(crate) allocatable: &'a [ResourceList],
-    /// Each type's allocatable as its four fixed amounts, when it has nothing
-    /// else (see [`Template::fixed_allocatable`]); may be empty.
+    /// Each type's allocatable as its four fixed amounts, when nothing else
+    /// it has is negative (see [`Template::fixed_allocatable`]); may be empty.
     pub(crate) fixed: &'a [Option<[i64; 4]>],
     /// Each type's daemon group (out of range for a type never a candidate).
     pub(crate) group_of: &'a [usize],

@@ -27,8 +27,9 @@ struct GroupIndex {
 pub(crate) struct FitIndex {
     /// Per daemon group; `None` for a group whose overhead has other resources.
     groups: Vec<Option<GroupIndex>>,
-    /// The types not indexed (other resources in their allocatable or their
-    /// group's overhead, or no group): always asked one by one.
+    /// The types not indexed (a negative amount of another resource in their
+    /// allocatable, other resources in their group's overhead, or no group):
+    /// always asked one by one.
     pub(crate) irregular: Vec<usize>,
 }
 

@@ -129,16 +129,17 @@ mod tests {
     use crate::provisioning::demand::daemons::DaemonPod;
     use crate::scheduling::{LABEL_ARCH_STABLE, Requirement, WellKnownLabels};
 
-    /// A type: cpu, memory, pods, whether it has a GPU, whether it is arm64.
-    type TypeShape = (i64, i64, i64, bool, bool);
+    /// A type: cpu, memory, pods, its GPUs if any (a negative amount, an
+    /// over-committed remainder, holds nothing), whether it is arm64.
+    type TypeShape = (i64, i64, i64, Option<i64>, bool);
 
     fn instance_type(i: usize, (cpu, memory, pods, gpu, arm): TypeShape) -> InstanceType {
         let mut capacity = ResourceList::new();
         capacity.set("cpu", cpu);
         capacity.set("memory", memory);
         capacity.set("pods", pods);
-        if gpu {
-            capacity.set("nvidia.com/gpu", 1000);
+        if let Some(gpu) = gpu {
+            capacity.set("nvidia.com/gpu", gpu);
         }
         let arch = if arm { "arm64" } else { "amd64" };
         InstanceType::new(
@@ -180,7 +181,13 @@ mod tests {
         #[test]
         fn growth_agrees_with_the_full_filter(
             shapes in prop::collection::vec(
-                (0..16_000i64, 0..32_000i64, 0..8_000i64, any::<bool>(), any::<bool>()),
+                (
+                    0..16_000i64,
+                    0..32_000i64,
+                    0..8_000i64,
+                    prop::option::of(-1_000..2_000i64),
+                    any::<bool>(),
+                ),
                 1..40,
             ),
             daemons in prop::collection::vec((0..2_000i64, prop::option::of(any::<bool>())), 0..3),
@@ -218,6 +225,18 @@ mod tests {
                 let full = for_claim(
                     &template, &candidates, &next, unchanged, &pod, &grown_total, &[], &[],
                 );
+                // The full filter keeps exactly the candidates that meet the
+                // requirements and hold the requests with their daemons, as
+                // lists compare them (a negative GPU count holds nothing).
+                if let Ok(kept) = &full {
+                    let compatible = template.cache.compatible(template.types, &next);
+                    for &t in &candidates {
+                        let holds = template.daemon_groups.get(template.group_of[t]).is_some_and(
+                            |g| (&grown_total + &g.overhead).fits(&template.allocatable[t]),
+                        );
+                        prop_assert_eq!(kept.contains(&t), holds && compatible.contains(t), "type {}", t);
+                    }
+                }
                 let before = fitted.then_some(&total);
                 let fast = grown(&template, &options, &next, unchanged, before, &grown_total);
                 match (&full, &fast) {

@@ -61,7 +61,9 @@ pub(crate) struct Template<'s> {
     /// Daemon overhead groups.
     pub daemon_groups: Vec<DaemonGroup>,
     /// Each type's allocatable as amounts of cpu, memory, pods and ephemeral
-    /// storage, when it holds nothing else: fitting is then a few compares.
+    /// storage, when nothing else it holds is negative: requests of those four
+    /// alone then fit by a few compares (a provider's extended resources, such
+    /// as AWS's pod ENIs on nearly every type, do not matter to them).
     pub fixed_allocatable: Vec<Option<[i64; 4]>>,
     /// The group of each type in `types` (`usize::MAX` for types not in `options`).
     pub group_of: Vec<usize>,
@@ -199,7 +201,7 @@ impl<'s> Template<'s> {
         }
         let fixed_allocatable: Vec<Option<[i64; 4]>> = allocatable
             .iter()
-            .map(|a| (!a.has_extended()).then(|| a.fixed_amounts()))
+            .map(|a| (!a.has_negative_extended()).then(|| a.fixed_amounts()))
             .collect();
         let overheads: Vec<&ResourceList> = daemon_groups.iter().map(|g| &g.overhead).collect();
         let fit_index = FitIndex::new(&options, &group_of, &overheads, &fixed_allocatable);
