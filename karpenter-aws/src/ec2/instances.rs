@@ -55,6 +55,9 @@ pub struct Instance {
     pub availability_zone: String,
     /// Its subnet.
     pub subnet_id: String,
+    /// `SecurityGroups[].GroupId`: the groups its primary network
+    /// interface is in, which drift compares with the class's.
+    pub security_group_ids: Vec<String>,
     /// `spot` for spot; `None` for on-demand.
     pub instance_lifecycle: Option<String>,
     /// The reservation it runs in, if any.

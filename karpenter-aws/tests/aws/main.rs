@@ -4,5 +4,6 @@
 mod common;
 
 mod capacity;
+mod drift;
 mod provider;
 mod readback;
