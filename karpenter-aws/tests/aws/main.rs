@@ -5,5 +5,6 @@ mod common;
 
 mod capacity;
 mod drift;
+mod fleet;
 mod provider;
 mod readback;

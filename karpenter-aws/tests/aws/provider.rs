@@ -100,11 +100,16 @@ async fn a_template_gone_missing_is_made_again_and_the_fleet_retried_once() {
     ec2.fail_next(Operation::CreateFleet, gone());
     provider.create(&wanted()).await.expect("retried once");
     assert_eq!(ec2.instances().len(), 2);
+    // The refused call and its retry, asking the same.
+    let inputs = ec2.fleet_inputs();
+    assert_eq!(inputs.len(), 3);
+    assert_eq!(inputs[1], inputs[2]);
     // Twice in a row: one retry only.
     ec2.fail_next(Operation::CreateFleet, gone());
     ec2.fail_next(Operation::CreateFleet, gone());
     assert!(provider.create(&wanted()).await.is_err());
     assert_eq!(ec2.instances().len(), 2);
+    assert_eq!(ec2.fleet_inputs().len(), 5);
 }
 
 #[tokio::test]
