@@ -8,3 +8,4 @@ mod drift;
 mod fleet;
 mod provider;
 mod readback;
+mod subnets;
