@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::types::Tag;
+use super::filter::Tag;
 
 /// What capacity a fleet launches (`DefaultTargetCapacityType`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -229,7 +229,7 @@ pub struct DescribeLaunchTemplatesInput {
     /// Names.
     pub launch_template_names: Vec<String>,
     /// Filters (`tag:<key>`, `launch-template-name`).
-    pub filters: Vec<super::types::Filter>,
+    pub filters: Vec<super::filter::Filter>,
 }
 
 /// `DescribeLaunchTemplatesOutput`: every page.

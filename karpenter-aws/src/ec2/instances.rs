@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::types::Tag;
+use super::filter::Tag;
 
 /// An instance's state (`InstanceStateName`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,6 +55,9 @@ pub struct Instance {
     pub availability_zone: String,
     /// Its subnet.
     pub subnet_id: String,
+    /// `SecurityGroups[].GroupId`: the groups its primary network
+    /// interface is in, which drift compares with the class's.
+    pub security_group_ids: Vec<String>,
     /// `spot` for spot; `None` for on-demand.
     pub instance_lifecycle: Option<String>,
     /// The reservation it runs in, if any.
@@ -112,7 +115,7 @@ pub struct DescribeInstanceStatusInput {
     /// Filters (`instance-status.status`, `system-status.status`,
     /// `event.code`); upstream sends one call per filter, since a status
     /// must match every filter of a call.
-    pub filters: Vec<super::types::Filter>,
+    pub filters: Vec<super::filter::Filter>,
     /// Whether instances that are not running are included.
     pub include_all_instances: bool,
 }

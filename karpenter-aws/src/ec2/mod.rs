@@ -8,12 +8,15 @@
 //! the provider uses, so an SDK-backed implementation maps them one to one.
 
 mod error;
+mod filter;
 mod fleet;
+mod instance_types;
 mod instances;
 mod memory;
 mod pricing;
 mod queue;
-mod types;
+mod resources;
+mod spot_prices;
 
 #[cfg(test)]
 mod tests;
@@ -21,12 +24,18 @@ mod tests;
 use async_trait::async_trait;
 
 pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, Operation};
+pub use filter::{Filter, Tag};
 pub use fleet::{
     CapacityReservationPreference, CreateFleetError, CreateFleetInput, CreateFleetInstance,
     CreateFleetOutput, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput,
     DescribeLaunchTemplatesOutput, FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides,
     LaunchTemplate, LaunchTemplateData, MarketType, OnDemandAllocationStrategy,
     SpotAllocationStrategy, TagSpecification, TargetCapacityType,
+};
+pub use instance_types::{
+    DescribeInstanceTypeOfferingsInput, DescribeInstanceTypeOfferingsOutput,
+    DescribeInstanceTypesInput, DescribeInstanceTypesOutput, InstanceTypeInfo,
+    InstanceTypeOffering, LocationType,
 };
 pub use instances::{
     CreateTagsInput, DescribeInstanceStatusInput, DescribeInstanceStatusOutput,
@@ -38,14 +47,13 @@ pub use pricing::{
     GetProductsInput, GetProductsOutput, PriceListError, PricingFilter, on_demand_prices,
 };
 pub use queue::{InMemoryQueue, Message, QueueApi, ReceiveMessageInput};
-pub use types::{
+pub use resources::{
     CapacityReservation, DescribeCapacityReservationsInput, DescribeCapacityReservationsOutput,
-    DescribeImagesInput, DescribeImagesOutput, DescribeInput, DescribeInstanceTypeOfferingsInput,
-    DescribeInstanceTypeOfferingsOutput, DescribeInstanceTypesInput, DescribeInstanceTypesOutput,
-    DescribeSecurityGroupsInput, DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput,
-    DescribeSpotPriceHistoryOutput, DescribeSubnetsInput, DescribeSubnetsOutput, Filter, Image,
-    InstanceTypeInfo, InstanceTypeOffering, LocationType, SecurityGroup, SpotPrice, Subnet, Tag,
+    DescribeImagesInput, DescribeImagesOutput, DescribeInput, DescribeSecurityGroupsInput,
+    DescribeSecurityGroupsOutput, DescribeSubnetsInput, DescribeSubnetsOutput, Image,
+    SecurityGroup, Subnet,
 };
+pub use spot_prices::{DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, SpotPrice};
 
 /// What the provider asks of EC2 and of the Pricing API, one method per
 /// operation.

@@ -67,8 +67,8 @@ impl InFlightIps {
     /// Gives back the addresses [`reserve`](Self::reserve) took from
     /// `subnet` for a launch that started no instance there. Upstream gives
     /// them back only while EC2's count is the one the estimate started
-    /// from; here the caller calls [`clear`](Self::clear) on a fresh count,
-    /// so an estimate always starts from the count in hand.
+    /// from; the caller checks that (or [`forget`](Self::forget)s the
+    /// estimate on a fresh count).
     pub fn release(
         &mut self,
         subnet: &SubnetInfo,
@@ -78,6 +78,17 @@ impl InFlightIps {
         if let Some(left) = self.remaining.get_mut(&subnet.id) {
             *left += min_pods(instance_types, capacity_type, &subnet.zone);
         }
+    }
+
+    /// Whether an estimate is kept for the subnet `id`.
+    pub fn tracks(&self, id: &str) -> bool {
+        self.remaining.contains_key(id)
+    }
+
+    /// Forgets the estimate of the subnet `id`: EC2's count for it is
+    /// fresher.
+    pub fn forget(&mut self, id: &str) {
+        self.remaining.remove(id);
     }
 
     /// Forgets the estimates: EC2 has given fresh counts.

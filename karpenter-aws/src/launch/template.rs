@@ -10,8 +10,9 @@
 //! block devices, metadata options, ...) that only Go's type layout can
 //! reproduce. Ours is FNV-1a (64 bits) over a canonical JSON text of what
 //! we key on plus the NodeClass's static hash (which covers the rendered
-//! parts: block devices, metadata options, user data), so a template
-//! changes exactly when one of them does. kube- and system-reserved are the
+//! parts: block devices, metadata options, user data) and the security
+//! groups and instance profile of its status, so a template changes
+//! exactly when one of them does. kube- and system-reserved are the
 //! NodeClass's static values: CEL expressions are not evaluated here.
 
 use std::collections::BTreeMap;
@@ -124,6 +125,7 @@ pub fn launch_templates(
         .and_then(|k| k.system_reserved.clone())
         .unwrap_or_default();
     let class_hash = nodeclass.static_hash(None);
+    let resolved = Resolved::of(nodeclass);
     let mut templates = Vec::new();
     for (key, types) in groups {
         // A reserved group gets one template per reservation, as upstream.
@@ -144,7 +146,7 @@ pub fn launch_templates(
                 capacity_type: capacity_type.to_owned(),
                 reservation,
             };
-            template.name = template_name(&template, &class_hash);
+            template.name = template_name(&template, &class_hash, &resolved);
             templates.push(template);
         }
     }
@@ -221,12 +223,42 @@ fn reservations(it: &InstanceType, capacity_type: &str) -> Vec<TemplateReservati
     found
 }
 
-/// `karpenter.k8s.aws/<hash>` of what the template launches and the
-/// NodeClass it renders.
-fn template_name(template: &LaunchTemplate, class_hash: &str) -> String {
+/// What a template takes from the NodeClass's status rather than its
+/// spec: the static hash does not cover it, yet a template made before it
+/// changed must not be reused after (instances launched from it would come
+/// up in the old security groups).
+#[derive(Debug, Serialize)]
+struct Resolved {
+    /// Sorted: EC2 and drift treat the groups as a set.
+    security_group_ids: Vec<String>,
+    instance_profile: Option<String>,
+}
+
+impl Resolved {
+    fn of(nodeclass: &EC2NodeClass) -> Self {
+        let status = nodeclass.status.as_ref();
+        let mut security_group_ids: Vec<String> = status
+            .and_then(|s| s.security_groups.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .map(|g| g.id.clone())
+            .collect();
+        security_group_ids.sort_unstable();
+        security_group_ids.dedup();
+        Resolved {
+            security_group_ids,
+            instance_profile: status.and_then(|s| s.instance_profile.clone()),
+        }
+    }
+}
+
+/// `karpenter.k8s.aws/<hash>` of what the template launches, the NodeClass
+/// it renders and what that class resolved to.
+fn template_name(template: &LaunchTemplate, class_hash: &str, resolved: &Resolved) -> String {
     #[derive(Serialize)]
     struct Hashed<'a> {
         class: &'a str,
+        resolved: &'a Resolved,
         image_id: &'a str,
         instance_types: Vec<&'a str>,
         max_pods: i64,
@@ -242,6 +274,7 @@ fn template_name(template: &LaunchTemplate, class_hash: &str) -> String {
     instance_types.sort_unstable();
     let hashed = Hashed {
         class: class_hash,
+        resolved,
         image_id: &template.image_id,
         instance_types,
         max_pods: template.max_pods,

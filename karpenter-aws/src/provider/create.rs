@@ -19,13 +19,11 @@ use karpenter_core::scheduling::{
 
 use super::ready::not_ready;
 use super::{AwsCloudProvider, api_error, create_fleet_input, lock};
-use crate::ec2::{
-    CreateFleetInput, CreateFleetInstance, CreateFleetOutput, DescribeInput, Ec2Api, Ec2Error,
-};
+use crate::ec2::{CreateFleetInput, CreateFleetInstance, CreateFleetOutput, Ec2Api, Ec2Error};
 use crate::launch::{
-    FleetError, FleetInputs, InFlightIps, LaunchError, LaunchTemplate, SubnetInfo, UnavailableMark,
+    FleetError, FleetInputs, LaunchError, LaunchTemplate, SubnetInfo, UnavailableMark,
     capacity_type, filter_instance_types, fleet_outcome, fleet_request, launch_tags,
-    launch_templates, provider_id, unavailable_marks, zonal_subnets,
+    launch_templates, provider_id, unavailable_marks,
 };
 use crate::nodeclass::{EC2NodeClass, HASH_ANNOTATION, HASH_VERSION_ANNOTATION};
 
@@ -34,7 +32,7 @@ const TEMPLATE_NOT_FOUND: &str = "InvalidLaunchTemplateName.NotFoundException";
 
 /// A launch error as the core hears it; `offerings` are the ones an
 /// insufficient-capacity error names.
-fn launch_error(error: LaunchError, offerings: Vec<OfferingKey>) -> CloudProviderError {
+pub(super) fn launch_error(error: LaunchError, offerings: Vec<OfferingKey>) -> CloudProviderError {
     match error {
         LaunchError::InsufficientCapacity(message) => {
             CloudProviderError::InsufficientCapacity { offerings, message }
@@ -75,6 +73,8 @@ struct Plan {
     types: Vec<InstanceType>,
     capacity_type: &'static str,
     templates: Vec<LaunchTemplate>,
+    /// The subnet per zone, as chosen with the in-flight estimates.
+    subnets: BTreeMap<String, SubnetInfo>,
     input: CreateFleetInput,
 }
 
@@ -99,7 +99,15 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         let requirements = requirements_of(claim)?;
         let requests = requests_of(claim)?;
         let plan = self.plan(&class, claim, &requirements, &requests).await?;
-        let output = self.fleet(&class, &plan).await?;
+        let output = self.fleet(&class, &plan).await;
+        self.settle_subnets(
+            &plan.subnets,
+            &plan.input,
+            output.as_ref().ok(),
+            &plan.types,
+            plan.capacity_type,
+        );
+        let output = output?;
         let errors: Vec<FleetError> = output.errors.iter().map(fleet_error).collect();
         let marks = unavailable_marks(&errors, plan.capacity_type, |ty, zone| {
             reservation_of(&plan.types, ty, zone)
@@ -137,7 +145,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             launch_error(e, wanted.err().unwrap_or_default())
         })?;
         let capacity_type = capacity_type(requirements, &types);
-        let subnets = self.zonal_subnets(class).await?;
+        let subnets = self.zonal_subnets(class, &types, capacity_type).await?;
         let templates = launch_templates(class, &types, capacity_type, requests)
             .map_err(|e| launch_error(e, Vec::new()))?;
         self.ensure_templates(class, &templates, false).await?;
@@ -169,6 +177,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             types,
             capacity_type,
             templates,
+            subnets,
             input,
         })
     }
@@ -189,47 +198,6 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             other => other,
         };
         output.map_err(|e| fleet_call_error(e, &plan.input, plan.capacity_type))
-    }
-
-    /// The subnet per zone a launch uses: the class's resolved subnets as
-    /// EC2 counts their free addresses now, less those out of addresses.
-    async fn zonal_subnets(
-        &self,
-        class: &EC2NodeClass,
-    ) -> Result<BTreeMap<String, SubnetInfo>, CloudProviderError> {
-        let ids: Vec<String> = class
-            .status
-            .as_ref()
-            .and_then(|s| s.subnets.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .map(|s| s.id.clone())
-            .collect();
-        let described = self
-            .api
-            .describe_subnets(DescribeInput {
-                ids,
-                filters: Vec::new(),
-            })
-            .await
-            .map_err(|e| api_error("describing the EC2NodeClass's subnets", e))?;
-        let now = (self.clock)();
-        let unavailable = lock(&self.unavailable);
-        let infos: Vec<SubnetInfo> = described
-            .subnets
-            .into_iter()
-            .filter(|s| !unavailable.subnet_unavailable(&s.subnet_id, now))
-            .map(|s| SubnetInfo {
-                id: s.subnet_id,
-                zone: s.availability_zone,
-                zone_id: Some(s.availability_zone_id).filter(|z| !z.is_empty()),
-                available_ips: i64::from(s.available_ip_address_count),
-            })
-            .collect();
-        drop(unavailable);
-        // Each launch reads fresh counts, so no estimate of launches in
-        // flight is carried between them.
-        zonal_subnets(&infos, &InFlightIps::new()).map_err(|e| launch_error(e, Vec::new()))
     }
 
     /// The claim once `started` launched as instance `id`: the contract's

@@ -46,16 +46,6 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                 type_name,
             )
             .map_or_else(Requirements::new, |t| t.requirements);
-        // The described instance carries no security groups: it launched
-        // with the class's, so only a change there drifts it (statically).
-        let security_group_ids = class
-            .status
-            .as_ref()
-            .and_then(|s| s.security_groups.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .map(|g| g.id.clone())
-            .collect();
         let launched = LaunchedInstance {
             image_id: claim
                 .status
@@ -63,7 +53,9 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                 .and_then(|s| s.image_id.clone())
                 .unwrap_or_else(|| instance.image_id.clone()),
             instance_type_requirements: requirements,
-            security_group_ids,
+            // EC2's answer, not the class's: a group the class dropped or
+            // gained since launch shows as a difference here.
+            security_group_ids: instance.security_group_ids.clone(),
             subnet_id: instance.subnet_id.clone(),
             capacity_reservation_id: instance.capacity_reservation_id.clone(),
             placement_group_id: label(claim, PLACEMENT_GROUP_ID_LABEL).map(str::to_owned),

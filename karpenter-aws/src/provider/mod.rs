@@ -12,6 +12,7 @@ mod prices;
 mod readback;
 mod ready;
 mod reservations;
+mod subnets;
 mod templates;
 mod unavailable;
 
@@ -36,6 +37,7 @@ use crate::nodeclass::EC2NodeClass;
 pub use fleet_input::create_fleet_input;
 pub use prices::{PriceRefresh, PriceRefreshError};
 
+use self::subnets::SubnetEstimates;
 use self::unavailable::Unavailable;
 
 /// Where the provider launches.
@@ -68,6 +70,8 @@ pub struct AwsCloudProvider<E> {
     /// prices, which clear the cache) change.
     priced_types: Mutex<BTreeMap<String, PricedTypes>>,
     unavailable: Mutex<Unavailable>,
+    /// The addresses launches in flight are expected to take, per subnet.
+    subnet_estimates: Mutex<SubnetEstimates>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
@@ -117,6 +121,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             node_classes: Mutex::new(BTreeMap::new()),
             priced_types: Mutex::new(BTreeMap::new()),
             unavailable: Mutex::new(Unavailable::default()),
+            subnet_estimates: Mutex::new(SubnetEstimates::default()),
             clock: Box::new(Timestamp::now),
         })
     }

@@ -4,5 +4,8 @@
 mod common;
 
 mod capacity;
+mod drift;
+mod fleet;
 mod provider;
 mod readback;
+mod subnets;

@@ -1,5 +1,5 @@
 //! Launches: what `create` chooses and asks EC2 for, the template retry,
-//! drift, readiness and prices.
+//! readiness and prices.
 
 use karpenter_aws::ec2::{Ec2Api, Ec2Error, Operation};
 use karpenter_core::cloudprovider::{CloudProvider, CloudProviderError};
@@ -100,33 +100,16 @@ async fn a_template_gone_missing_is_made_again_and_the_fleet_retried_once() {
     ec2.fail_next(Operation::CreateFleet, gone());
     provider.create(&wanted()).await.expect("retried once");
     assert_eq!(ec2.instances().len(), 2);
+    // The refused call and its retry, asking the same.
+    let inputs = ec2.fleet_inputs();
+    assert_eq!(inputs.len(), 3);
+    assert_eq!(inputs[1], inputs[2]);
     // Twice in a row: one retry only.
     ec2.fail_next(Operation::CreateFleet, gone());
     ec2.fail_next(Operation::CreateFleet, gone());
     assert!(provider.create(&wanted()).await.is_err());
     assert_eq!(ec2.instances().len(), 2);
-}
-
-#[tokio::test]
-async fn a_new_ami_in_the_class_status_drifts_the_node() {
-    let ec2 = ec2();
-    let (provider, _clock) = provider(&ec2);
-    let launched = provider
-        .create(&claim("web-1", json!([is_in(TYPE, &["m5.large"])])))
-        .await
-        .expect("a launch");
-    assert_eq!(provider.is_drifted(&launched).await.expect("decided"), None);
-    let mut status = ready_status();
-    status["amis"][1]["id"] = json!("ami-new");
-    provider.apply_node_class(class(status));
-    assert_eq!(
-        provider
-            .is_drifted(&launched)
-            .await
-            .expect("decided")
-            .as_deref(),
-        Some("AMIDrift")
-    );
+    assert_eq!(ec2.fleet_inputs().len(), 5);
 }
 
 #[tokio::test]

@@ -111,6 +111,8 @@ impl Ec2Api for InMemoryEc2 {
     }
 
     async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error> {
+        // Recorded before any injected fault: the call was made either way.
+        self.lock().fleet_inputs.push(input.clone());
         let mut state = self.begin(Operation::CreateFleet)?;
         create_fleet(&mut state, &input)
     }

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{ACCOUNT, InMemoryEc2};
 use crate::ec2::{
-    CapacityReservation, Ec2Error, Image, InMemoryQueue, Instance, InstanceState, InstanceStatus,
-    InstanceStatusEvent, Operation, SecurityGroup, Subnet, TargetCapacityType,
+    CapacityReservation, CreateFleetInput, Ec2Error, Image, InMemoryQueue, Instance, InstanceState,
+    InstanceStatus, InstanceStatusEvent, Operation, SecurityGroup, Subnet, TargetCapacityType,
 };
 
 impl InMemoryEc2 {
@@ -95,6 +95,17 @@ impl InMemoryEc2 {
     /// Every instance, terminated ones included, by ID.
     pub fn instances(&self) -> Vec<Instance> {
         self.lock().instances.values().cloned().collect()
+    }
+
+    /// Every `CreateFleet` input received so far, oldest first, those
+    /// failed by an injected fault included.
+    pub fn fleet_inputs(&self) -> Vec<CreateFleetInput> {
+        self.lock().fleet_inputs.clone()
+    }
+
+    /// The last `CreateFleet` input received, if any.
+    pub fn last_fleet_input(&self) -> Option<CreateFleetInput> {
+        self.lock().fleet_inputs.last().cloned()
     }
 
     /// The subnet `id`, as it stands.

@@ -153,6 +153,7 @@ impl Filtered for Instance {
             "availability-zone" => one(&self.availability_zone),
             "subnet-id" => one(&self.subnet_id),
             "image-id" => one(&self.image_id),
+            "instance.group-id" => self.security_group_ids.clone(),
             _ => Vec::new(),
         }
     }

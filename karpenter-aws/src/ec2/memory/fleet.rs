@@ -218,6 +218,8 @@ fn launch(
         launch_time: state.now,
         availability_zone: zone,
         subnet_id: overrides.subnet_id.clone(),
+        // The fleet's overrides name no groups: the template's apply.
+        security_group_ids: candidate.template.data.security_group_ids.clone(),
         instance_lifecycle: (kind == TargetCapacityType::Spot).then(|| "spot".to_owned()),
         capacity_reservation_id: reservation,
         tags,

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use jiff::Timestamp;
 
 use super::{
-    CapacityReservation, Ec2Error, Image, InMemoryQueue, Instance, InstanceStatus, LaunchTemplate,
-    LaunchTemplateData, Operation, SecurityGroup, Subnet, TargetCapacityType,
+    CapacityReservation, CreateFleetInput, Ec2Error, Image, InMemoryQueue, Instance,
+    InstanceStatus, LaunchTemplate, LaunchTemplateData, Operation, SecurityGroup, Subnet,
+    TargetCapacityType,
 };
 
 /// The account every fake resource and event belongs to.
@@ -79,6 +80,9 @@ struct State {
     /// Spot prices set by a caller, per (type, zone).
     spot_prices: BTreeMap<(String, String), f64>,
     faults: BTreeMap<Operation, VecDeque<Ec2Error>>,
+    /// Every `CreateFleet` input received, in order, for callers to check
+    /// what was asked.
+    fleet_inputs: Vec<CreateFleetInput>,
     queue: Option<InMemoryQueue>,
     /// The last number used for each kind of ID.
     counters: Counters,

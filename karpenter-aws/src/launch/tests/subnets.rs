@@ -60,8 +60,13 @@ fn launches_in_flight_take_the_smallest_candidates_pod_count() {
     in_flight.release(&subnets[0], &types, "on-demand");
     assert_eq!(in_flight.available(&subnets[0]), 100);
     in_flight.reserve(&zonal, &types, "on-demand");
-    in_flight.clear();
+    assert!(in_flight.tracks("subnet-a2"));
+    in_flight.forget("subnet-a2");
+    assert!(!in_flight.tracks("subnet-a2"));
     assert_eq!(in_flight.available(&subnets[1]), 90);
+    assert!(in_flight.tracks("subnet-a1"));
+    in_flight.clear();
+    assert!(!in_flight.tracks("subnet-a1"));
 }
 
 #[test]

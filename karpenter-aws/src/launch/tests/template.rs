@@ -79,6 +79,28 @@ fn names_are_stable_and_change_with_what_they_key_on() {
 }
 
 #[test]
+fn names_change_with_the_resolved_security_groups_as_a_set() {
+    let with_groups = |groups: serde_json::Value| {
+        let mut status = status();
+        status["securityGroups"] = groups;
+        nodeclass(status)
+    };
+    let types = [instance_type("m5.xlarge", vec![on_demand("zone-a", 1.0)])];
+    let name = |class: &crate::EC2NodeClass| {
+        launch_templates(class, &types, "on-demand", &ResourceList::new()).expect("templates")[0]
+            .name
+            .clone()
+    };
+    let one = with_groups(json!([{"id": "sg-1"}]));
+    let two = with_groups(json!([{"id": "sg-1"}, {"id": "sg-2"}]));
+    let swapped = with_groups(json!([{"id": "sg-2"}, {"id": "sg-1"}]));
+    // A class whose groups changed must not reuse a template that would
+    // launch into the old ones; the order they resolved in does not count.
+    assert_ne!(name(&one), name(&two));
+    assert_eq!(name(&two), name(&swapped));
+}
+
+#[test]
 fn a_reserved_launch_gets_one_template_per_reservation() {
     let class = nodeclass(status());
     let types = [instance_type(
