@@ -7,6 +7,7 @@
 //! One test binary for the area, a module per subject: each binary links
 //! every dependency, and one link is cheaper in time and disk than four.
 
+mod aws;
 mod azure;
 mod events;
 mod grace_period;
