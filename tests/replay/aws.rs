@@ -198,6 +198,39 @@ fn an_interrupt_reaches_the_queue_takes_its_node_and_marks_its_offering() {
 }
 
 #[test]
+fn an_on_demand_interrupt_terminates_without_a_spot_mark() {
+    // The preferred pool launches the same offering on demand.
+    let text = ONE_SPOT_NODE.replace("values: [spot]", "values: [on-demand]");
+    let events = "  - {at: 30m, interrupt: {nodes: 1, capacityType: on-demand}}\n";
+    let options = aws("us-east-1").with_duration(std::time::Duration::from_secs(3600));
+    let run = replay(&scenario(&text), events, &options);
+    let launched = launches(&run);
+    let first = launched[0];
+    assert_eq!(
+        (first.1, first.2, first.4),
+        ("spot", "m5.2xlarge", "on-demand")
+    );
+    let interrupted = run.events.iter().find_map(|e| match e {
+        ReplayEvent::Disrupt {
+            reason,
+            candidates,
+            by,
+            ..
+        } if reason == "Interrupted" => Some((candidates.clone(), by.as_str())),
+        _ => None,
+    });
+    assert_eq!(interrupted, Some((vec![first.0.to_owned()], "cloud")));
+    // EC2 sends no spot warning for it, so nothing is marked: the pods go
+    // back to the same offering.
+    let next = launched[1];
+    assert_eq!(
+        (next.1, next.2, next.3, next.4),
+        ("spot", "m5.2xlarge", "us-east-1a", "on-demand")
+    );
+    assert_eq!(run.timeline.last().expect("samples").pods_running, 6);
+}
+
+#[test]
 fn the_same_input_gives_the_same_output() {
     let cluster = scenario(EKS);
     let events = "  - {at: 0s, scale: {deployment: web, replicas: 80}}\n  - {at: 20m, interrupt: {nodes: 2, capacityType: spot}}\n  - {at: 40m, drift: {nodePool: spot}}\n  - {at: 1h, scale: {deployment: web, replicas: 10}}\n";
@@ -230,4 +263,22 @@ fn a_fake_cluster_or_a_bad_region_is_refused() {
     .expect_err("refused");
     assert!(matches!(error, ReplayError::Input(_)), "{error:?}");
     assert!(error.to_string().contains("mars-north-1x"), "{error}");
+    // An instance launched before the replay cannot be put into the
+    // in-memory EC2 yet: said, naming the claim and its field.
+    let claim = "apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: old-1, labels: {karpenter.sh/nodepool: default}}\nspec:\n  nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n  requirements: []\nstatus: {providerID: 'aws:///us-east-1a/i-0123456789abcdef0'}\n";
+    let with_claim = scenario(&format!("{EKS}---\n{claim}"));
+    let error = run(
+        &with_claim,
+        &trace(events),
+        &aws("us-east-1"),
+        &mut |_, _| {},
+    )
+    .expect_err("refused");
+    let ReplayError::Input(LoadError::Invalid { object, field, .. }) = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(
+        (object.as_str(), field.as_str()),
+        ("NodeClaim old-1", "status.providerID")
+    );
 }

@@ -1,7 +1,7 @@
 //! Replays through the library (`karpenter::replay`): one test per trace
 //! event kind and disruption (`events`), terminationGracePeriod
-//! (`grace_period`), the driver's quiet skip (`quiet_skip`) and the Azure
-//! provider (`azure`), over the shared cluster and trace builders
+//! (`grace_period`), the driver's quiet skip (`quiet_skip`), the Azure
+//! provider (`azure`) and the AWS provider (`aws`), over the shared cluster and trace builders
 //! (`support`).
 //!
 //! One test binary for the area, a module per subject: each binary links
