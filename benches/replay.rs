@@ -7,7 +7,8 @@
 //! `cargo bench --bench replay`. Each sample is a whole replay, so a run
 //! takes minutes; `cargo bench --bench replay -- day` runs one.
 //! `replay/azure_workday` replays the example's working day on the Azure
-//! provider (`examples/replay/azure.yaml`).
+//! provider (`examples/replay/azure.yaml`), `replay/eks_workday` on the AWS
+//! provider (`examples/replay/eks.yaml`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use karpenter::replay::{ReplayCloud, ReplayOptions, run};
@@ -20,9 +21,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CLUSTER: &str = include_str!("../examples/replay/cluster.yaml");
 
-/// The example's working day, and its cluster on Azure.
+/// The example's working day, and its cluster on Azure and on EKS.
 const WORKDAY: &str = include_str!("../examples/replay/workday.yaml");
 const AZURE: &str = include_str!("../examples/replay/azure.yaml");
+const EKS: &str = include_str!("../examples/replay/eks.yaml");
 
 /// A day: the morning ramp to 1,400 web and 600 api pods, three spot
 /// interruptions, a failing node, a drift roll at noon, the evening
@@ -99,6 +101,13 @@ fn replay(c: &mut Criterion) {
     });
     group.bench_function("azure_workday", |b| {
         b.iter(|| run(&azure, &workday, &azure_options, &mut |_, _| {}).expect("replays"))
+    });
+    let eks = Scenario::from_str("eks.yaml", EKS, &options).expect("the EKS cluster");
+    let aws_options = ReplayOptions::default().with_cloud(ReplayCloud::Aws {
+        region: "us-east-1".into(),
+    });
+    group.bench_function("eks_workday", |b| {
+        b.iter(|| run(&eks, &workday, &aws_options, &mut |_, _| {}).expect("replays"))
     });
     group.finish();
 }

@@ -1,6 +1,7 @@
 //! The cloud a replay launches in: the fake provider on the scenario's
-//! instance types, or the Azure provider over an in-memory ARM on the
-//! embedded catalog; each with its instances, its clock and its price book.
+//! instance types, the Azure provider over an in-memory ARM or the AWS
+//! provider over an in-memory EC2, each on its embedded catalog; each with
+//! its instances, its clock and its price book.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -8,10 +9,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use jiff::Timestamp;
 use karpenter_azure::arm::InMemoryCompute;
 use karpenter_azure::{AdoptError, AzureCloudProvider, AzureConfig, NetworkOptions};
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType, OfferingKey};
+use karpenter_core::features::FeatureGate;
+use karpenter_core::planning::PlanningOptions;
 use karpenter_fake::FakeCloudProvider;
 
+use super::aws::AwsCloud;
 use super::{ReplayError, block_on};
 use crate::scenario::{LoadError, Scenario};
 
@@ -29,6 +33,16 @@ pub enum ReplayCloud {
         /// The region (`eastus`).
         region: String,
     },
+    /// The AWS provider over an in-memory EC2: the embedded catalog's
+    /// instance types in `region`, shaped and offered by each NodePool's
+    /// EC2NodeClass, at the region's on-demand prices (us-east-1's for a
+    /// region without a table; spot priced as on-demand); a spot
+    /// interruption reaches the provider as EC2's warning on its
+    /// interruption queue.
+    Aws {
+        /// The region (`us-east-1`).
+        region: String,
+    },
 }
 
 /// The subscription of a replayed Azure cluster whose NodeClaims name none.
@@ -42,6 +56,7 @@ pub(crate) enum Cloud {
         /// What the provider's failure cache reads as the time.
         clock: Arc<Mutex<Timestamp>>,
     },
+    Aws(Box<AwsCloud>),
 }
 
 /// What each offering costs per hour, by NodePool (NodeOverlays may change a
@@ -80,6 +95,7 @@ impl Cloud {
     pub(super) fn build(
         scenario: &Scenario,
         choice: &ReplayCloud,
+        planning: &PlanningOptions,
         start: Timestamp,
     ) -> Result<(Cloud, PriceBook, Vec<String>), ReplayError> {
         match choice {
@@ -107,6 +123,38 @@ impl Cloud {
                 };
                 Ok((cloud, PriceBook::of(&snapshot.instance_types), warnings))
             }
+            ReplayCloud::Aws { region } => {
+                if scenario.ec2_node_classes.is_empty() && !scenario.instance_types.is_empty() {
+                    return Err(ReplayError::Input(LoadError::Provider {
+                        provider: "aws".to_owned(),
+                        message: "the input is a fake provider's cluster (InstanceType \
+                                  documents, no EC2NodeClass): replay it on the fake provider"
+                            .to_owned(),
+                        source: None,
+                    }));
+                }
+                // Upstream's providers offer reservations only with the gate.
+                let options = karpenter_aws::InstanceTypeOptions {
+                    reserved_capacity: planning.feature_gates.is_on(FeatureGate::ReservedCapacity),
+                    ..karpenter_aws::InstanceTypeOptions::default()
+                };
+                // The planning side's view: its warnings, its errors naming
+                // the document and field, and (NodeOverlays applied) the
+                // prices the provider's offerings carry.
+                let (snapshot, warnings) = scenario.clone().into_aws_snapshot(region, &options)?;
+                let cloud = AwsCloud::build(scenario, region, options, start)?;
+                let prices = PriceBook::of(&snapshot.instance_types);
+                Ok((Cloud::Aws(Box::new(cloud)), prices, warnings))
+            }
+        }
+    }
+
+    /// `pool` as the cloud reads it: on AWS, a pool naming no EC2NodeClass
+    /// of the input is pointed at the default one.
+    pub(super) fn node_pool(&self, pool: NodePool) -> NodePool {
+        match self {
+            Cloud::Aws(aws) => aws.node_pool(pool),
+            Cloud::Fake(_) | Cloud::Azure { .. } => pool,
         }
     }
 
@@ -115,6 +163,7 @@ impl Cloud {
         match self {
             Cloud::Fake(fake) => fake.clone(),
             Cloud::Azure { provider, .. } => provider.clone(),
+            Cloud::Aws(aws) => aws.provider.clone(),
         }
     }
 
@@ -137,14 +186,44 @@ impl Cloud {
                 ),
                 other => other.to_string(),
             }),
+            // The in-memory EC2 starts instances only by launching them.
+            Cloud::Aws(_) => Err(
+                "a NodeClaim launched before the replay cannot be adopted on \
+                 AWS yet: replay this input without its NodeClaims, or with --provider fake"
+                    .to_owned(),
+            ),
         }
     }
 
-    /// Takes an interrupted instance away; whether it was there.
-    pub(super) fn reclaim(&self, provider_id: &str) -> bool {
-        match self {
+    /// Takes an interrupted instance away at the end of its notice; the
+    /// nodes that go with it (`node`, the one the interrupt hit, when the
+    /// instance was there). On AWS, the nodes of the claims the
+    /// interruption queue's message names, among `claims`.
+    pub(super) fn reclaim(
+        &self,
+        provider_id: &str,
+        node: &str,
+        claims: &[NodeClaim],
+    ) -> Vec<String> {
+        let taken = match self {
             Cloud::Fake(fake) => fake.reclaim(provider_id),
             Cloud::Azure { provider, .. } => provider.evict(provider_id),
+            Cloud::Aws(aws) => {
+                let gone = aws.reclaim(provider_id, claims);
+                return claims
+                    .iter()
+                    .filter(|c| gone.iter().any(|g| c.metadata.name.as_ref() == Some(g)))
+                    .map(|c| {
+                        (c.status.as_ref().and_then(|s| s.node_name.clone()))
+                            .unwrap_or_else(|| c.metadata.name.clone().unwrap_or_default())
+                    })
+                    .collect();
+            }
+        };
+        if taken {
+            vec![node.to_owned()]
+        } else {
+            Vec::new()
         }
     }
 
@@ -155,8 +234,12 @@ impl Cloud {
 
     /// Moves the provider's clock to `now`.
     pub(super) fn set_time(&self, now: Timestamp) {
-        if let Cloud::Azure { clock, .. } = self {
-            *clock.lock().unwrap_or_else(PoisonError::into_inner) = now;
+        match self {
+            Cloud::Azure { clock, .. } => {
+                *clock.lock().unwrap_or_else(PoisonError::into_inner) = now;
+            }
+            Cloud::Aws(aws) => aws.set_time(now),
+            Cloud::Fake(_) => {}
         }
     }
 }

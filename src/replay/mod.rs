@@ -8,8 +8,9 @@
 //! the in-memory cluster settle (nodes launched `launchDelay` ago register,
 //! pods bind where the plan put them), runs one
 //! [`reconcile`](karpenter_core::driver::Driver::reconcile) of the driver
-//! against the cloud ([`ReplayCloud`]: the fake provider, or the Azure
-//! provider over an in-memory ARM), and records the cluster. Time comes
+//! against the cloud ([`ReplayCloud`]: the fake provider, the Azure
+//! provider over an in-memory ARM, or the AWS provider over an in-memory
+//! EC2), and records the cluster. Time comes
 //! from the step, never from the wall clock: the same inputs and seed give
 //! the same [`Run`], byte for byte.
 //!
@@ -60,6 +61,7 @@
 //! ```
 
 mod actions;
+mod aws;
 mod cloud;
 mod output;
 mod record;
@@ -116,7 +118,8 @@ pub struct ReplayOptions {
     /// [`DriverOptions::with_quiet_skip`](karpenter_core::driver::DriverOptions::with_quiet_skip)):
     /// on by default; the run is the same either way, only faster.
     pub quiet_skip: bool,
-    /// The cloud nodes launch in: the fake provider (the default) or Azure.
+    /// The cloud nodes launch in: the fake provider (the default), Azure or
+    /// AWS.
     pub cloud: ReplayCloud,
 }
 
@@ -305,9 +308,13 @@ pub fn run(
         world.cloud.set_time(now);
         world.cluster.tick(now);
         for reclaim in acting.due_reclaims(now) {
-            if world.cloud.reclaim(&reclaim.provider_id) {
-                world.cluster.shut_down_node(&reclaim.node);
-                recorder.reclaimed(&reclaim.node, now);
+            let claims = world.cluster.node_claim_list();
+            for node in world
+                .cloud
+                .reclaim(&reclaim.provider_id, &reclaim.node, &claims)
+            {
+                world.cluster.shut_down_node(&node);
+                recorder.reclaimed(&node, now);
             }
         }
         while let Some(due) = due.get(next).filter(|d| d.at <= now) {

@@ -56,11 +56,12 @@ impl World {
         start: Timestamp,
         launch_delay: Duration,
     ) -> Result<World, ReplayError> {
-        let (cloud, prices, warnings) = Cloud::build(scenario, &options.cloud, start)?;
+        let (cloud, prices, warnings) =
+            Cloud::build(scenario, &options.cloud, &options.planning, start)?;
         let cluster = Arc::new(InMemoryCluster::new().with_registration_delay(launch_delay));
         cluster.tick(start);
         for pool in &scenario.node_pools {
-            cluster.apply_node_pool(pool.object.clone());
+            cluster.apply_node_pool(cloud.node_pool(pool.object.clone()));
         }
         for overlay in &scenario.node_overlays {
             cluster.apply_node_overlay(overlay.object.clone());

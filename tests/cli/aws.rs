@@ -263,18 +263,66 @@ fn azure_does_not_claim_an_ec2_pool_lacks_its_aks_node_class() {
 }
 
 #[test]
-fn replay_refuses_the_aws_provider_for_now() {
-    let trace =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/replay/morning.yaml");
-    let trace = trace.to_str().expect("a UTF-8 path");
-    let file = example("eks-basic.yaml");
-    let output = sim(&["replay", "-f", &file, "--trace", trace, "--provider", "aws"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("AWS provider"),
-        "{}",
-        stderr(&output)
+fn replay_runs_the_aws_provider_by_default_on_eks_manifests() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let path = |p: &str| root.join(p).to_str().expect("a UTF-8 path").to_owned();
+    let trace = path("tests/fixtures/replay/morning.yaml");
+    let eks = path("examples/replay/eks.yaml");
+    // EC2NodeClass documents and no InstanceType: AWS without being asked.
+    let args = [
+        "replay",
+        "-f",
+        &eks,
+        "--trace",
+        &trace,
+        "--duration",
+        "90m",
+        "--step",
+        "5m",
+    ];
+    let out = json(&sim(&[&args[..], &["-o", "json"]].concat()));
+    let run = &out["runs"][0];
+    assert_eq!(
+        run["flags"],
+        "--packing upstream --step 5m0s --provider aws --region us-east-1"
     );
+    let launched: Vec<&Value> = (run["events"].as_array().expect("events").iter())
+        .filter(|e| e["kind"] == "launch")
+        .collect();
+    assert!(!launched.is_empty(), "{run}");
+    for launch in launched {
+        let ty = launch["instanceType"].as_str().expect("a type");
+        assert!(
+            ["m5.", "c5.", "r5."].iter().any(|f| ty.starts_with(f)),
+            "{ty}"
+        );
+        let zone = launch["zone"].as_str().expect("a zone");
+        assert!(zone.starts_with("us-east-1"), "{zone}");
+    }
+    assert_eq!(run["totals"]["disruptions"]["Interrupted"], 2, "{run}");
+    // A fake provider's cluster, an unknown region and the options the
+    // replay does not take yet are bad input, said so.
+    let cluster = path("examples/replay/cluster.yaml");
+    let refused = [
+        sim(&[
+            "replay",
+            "-f",
+            &cluster,
+            "--trace",
+            &trace,
+            "--provider",
+            "aws",
+        ]),
+        sim(&[&args[..], &["--region", "nowhere"]].concat()),
+        sim(&[&args[..], &["--reserved-enis", "1"]].concat()),
+    ];
+    for (output, said) in refused
+        .iter()
+        .zip(["InstanceType", "nowhere", "--reserved-enis"])
+    {
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+        assert!(stderr(output).contains(said), "{}", stderr(output));
+    }
 }
 
 #[test]

@@ -84,7 +84,7 @@ const NOT_COMPARED: [&str; 13] = [
 
 impl ReplayArgs {
     /// The label of this run in the output: the flags that make it what
-    /// it is (the cloud named when it is Azure).
+    /// it is (the cloud named when it is Azure or AWS).
     fn label(&self, cloud: &ReplayCloud) -> String {
         let planning = &self.common.planning;
         let mut flags = vec![format!("--packing {}", planning.packing)];
@@ -111,8 +111,14 @@ impl ReplayArgs {
         if self.seed != 1 {
             flags.push(format!("--seed {}", self.seed));
         }
-        if let ReplayCloud::Azure { region } = cloud {
-            flags.push(format!("--provider azure --region {region}"));
+        match cloud {
+            ReplayCloud::Azure { region } => {
+                flags.push(format!("--provider azure --region {region}"));
+            }
+            ReplayCloud::Aws { region } => {
+                flags.push(format!("--provider aws --region {region}"));
+            }
+            _ => {}
         }
         flags.join(" ")
     }
@@ -204,11 +210,23 @@ fn load(
     let cloud = match chosen {
         Chosen::Fake => ReplayCloud::Fake,
         Chosen::Azure(region) => ReplayCloud::Azure { region },
-        Chosen::Aws(..) => {
-            return Err(Failure::BadInput(
-                "replay does not run the AWS provider yet (provision, disrupt and summary do);                  replay this input with --provider fake or --provider azure"
-                    .to_owned(),
-            ));
+        Chosen::Aws(region, options) => {
+            // The replay's provider prices spot as on-demand and sizes
+            // nodes at upstream's defaults: a run asking otherwise must not
+            // be answered as if it had been heard.
+            let defaults = karpenter::aws::InstanceTypeOptions::default();
+            if options.spot_prices.is_some()
+                || options.reserved_enis != defaults.reserved_enis
+                || options.vm_memory_overhead_percent != defaults.vm_memory_overhead_percent
+            {
+                return Err(Failure::BadInput(
+                    "replay does not take --spot-prices, --reserved-enis or \
+                     --vm-memory-overhead-percent yet (provision, disrupt and summary do); \
+                     the replay prices spot as on-demand at upstream's node defaults"
+                        .to_owned(),
+                ));
+            }
+            ReplayCloud::Aws { region }
         }
     };
     Ok((scenario, trace, cloud))
