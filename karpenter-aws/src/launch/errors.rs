@@ -7,25 +7,15 @@ use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_SPOT, RequirementError};
 use thiserror::Error;
 
-/// The EC2 error codes upstream treats as insufficient capacity: the core
-/// then retries the claim with other offerings instead of failing it.
-pub const INSUFFICIENT_CAPACITY_CODES: [&str; 8] = [
-    "InsufficientInstanceCapacity",
-    "MaxSpotInstanceCountExceeded",
-    "VcpuLimitExceeded",
-    "UnfulfillableCapacity",
-    "Unsupported",
-    "InsufficientFreeAddressesInSubnet",
-    "MaxFleetCountExceeded",
-    "ReservationCapacityExceeded",
-];
+use crate::ec2::INSUFFICIENT_CAPACITY_CODES;
 
 const INSUFFICIENT_FREE_ADDRESSES: &str = "InsufficientFreeAddressesInSubnet";
 const SPOT_ROLE_NOT_PERMITTED: &str = "AuthFailure.ServiceLinkedRoleCreationNotPermitted";
 /// Upstream recognises the spread placement group limit by its message only.
 const SPREAD_PLACEMENT_GROUP_LIMIT: &str = "limit of instances in this spread placement group";
 
-/// Whether `code` is one of [`INSUFFICIENT_CAPACITY_CODES`].
+/// Whether `code` is one of the codes upstream reads as insufficient
+/// capacity ([`INSUFFICIENT_CAPACITY_CODES`]).
 pub fn is_insufficient_capacity(code: &str) -> bool {
     INSUFFICIENT_CAPACITY_CODES.contains(&code)
 }

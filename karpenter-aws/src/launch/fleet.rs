@@ -18,33 +18,8 @@ use super::capacity_type::with_capacity_type;
 use super::errors::LaunchError;
 use super::subnets::SubnetInfo;
 use super::template::LaunchTemplate;
+use crate::ec2::TargetCapacityType;
 use crate::nodeclass::EC2NodeClass;
-
-/// The fleet's `DefaultTargetCapacityType`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TargetCapacityType {
-    /// `spot`.
-    Spot,
-    /// `on-demand`: on-demand launches and plain (non-interruptible)
-    /// capacity reservations, which EC2 fills as on-demand.
-    OnDemand,
-    /// `capacity-block`.
-    CapacityBlock,
-    /// `reserved-capacity`: interruptible capacity reservations.
-    ReservedCapacity,
-}
-
-impl TargetCapacityType {
-    /// The value EC2 takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetCapacityType::Spot => "spot",
-            TargetCapacityType::OnDemand => "on-demand",
-            TargetCapacityType::CapacityBlock => "capacity-block",
-            TargetCapacityType::ReservedCapacity => "reserved-capacity",
-        }
-    }
-}
 
 /// How EC2 picks among the overrides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,13 +31,12 @@ mod tests;
 
 pub use capacity_type::capacity_type;
 pub use errors::{
-    FleetError, INSUFFICIENT_CAPACITY_CODES, LaunchError, UnavailableMark, fleet_outcome,
-    is_insufficient_capacity, reason_message, unavailable_marks,
+    FleetError, LaunchError, UnavailableMark, fleet_outcome, is_insufficient_capacity,
+    reason_message, unavailable_marks,
 };
 pub use filters::filter_instance_types;
 pub use fleet::{
-    AllocationStrategy, FleetInputs, FleetOverride, FleetRequest, TargetCapacityType,
-    fleet_request, launch_tags,
+    AllocationStrategy, FleetInputs, FleetOverride, FleetRequest, fleet_request, launch_tags,
 };
 pub use provider_id::{ProviderIdError, parse_provider_id, provider_id};
 pub use subnets::{InFlightIps, SubnetInfo, min_pods, zonal_subnets};

@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 use crate::ec2::{
     CreateFleetInput, FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides,
     OnDemandAllocationStrategy, SpotAllocationStrategy, Tag, TagSpecification,
-    TargetCapacityType as Ec2CapacityType,
 };
-use crate::launch::{AllocationStrategy, FleetRequest, SubnetInfo, TargetCapacityType};
+use crate::launch::{AllocationStrategy, FleetRequest, SubnetInfo};
 
 /// The launch template version every config asks for.
 const LATEST: &str = "$Latest";
@@ -60,7 +59,7 @@ pub fn create_fleet_input(
     CreateFleetInput {
         launch_template_configs: configs,
         total_target_capacity: 1,
-        default_target_capacity_type: capacity_type(request.target_capacity_type),
+        default_target_capacity_type: request.target_capacity_type,
         spot_allocation_strategy: SpotAllocationStrategy::PriceCapacityOptimized,
         on_demand_allocation_strategy: match request.allocation_strategy {
             // Upstream's only other on-demand strategy, `prioritized`,
@@ -80,19 +79,10 @@ pub fn create_fleet_input(
     }
 }
 
-/// The SDK's value of a capacity type.
-fn capacity_type(target: TargetCapacityType) -> Ec2CapacityType {
-    match target {
-        TargetCapacityType::Spot => Ec2CapacityType::Spot,
-        TargetCapacityType::OnDemand => Ec2CapacityType::OnDemand,
-        TargetCapacityType::CapacityBlock => Ec2CapacityType::CapacityBlock,
-        TargetCapacityType::ReservedCapacity => Ec2CapacityType::ReservedCapacity,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ec2::TargetCapacityType;
     use crate::launch::FleetOverride;
 
     fn subnet(id: &str, zone: &str) -> SubnetInfo {
@@ -165,7 +155,7 @@ mod tests {
         assert_eq!(input.total_target_capacity, 1);
         assert_eq!(
             input.default_target_capacity_type,
-            Ec2CapacityType::OnDemand
+            TargetCapacityType::OnDemand
         );
         assert!(!input.interruptible_capacity_reservation);
         assert_eq!(input.context.as_deref(), Some("ctx"));
@@ -187,14 +177,14 @@ mod tests {
     fn capacity_types_map_and_interruptible_reservations_say_so() {
         let subnets = BTreeMap::new();
         let spot = create_fleet_input(&request("spot", TargetCapacityType::Spot), &subnets);
-        assert_eq!(spot.default_target_capacity_type, Ec2CapacityType::Spot);
+        assert_eq!(spot.default_target_capacity_type, TargetCapacityType::Spot);
         // A plain reservation launches as on-demand, into the reservation its
         // launch template targets.
         let reserved =
             create_fleet_input(&request("reserved", TargetCapacityType::OnDemand), &subnets);
         assert_eq!(
             reserved.default_target_capacity_type,
-            Ec2CapacityType::OnDemand
+            TargetCapacityType::OnDemand
         );
         assert!(!reserved.interruptible_capacity_reservation);
         let mut interruptible = request("reserved", TargetCapacityType::ReservedCapacity);
@@ -202,7 +192,7 @@ mod tests {
         let interruptible = create_fleet_input(&interruptible, &subnets);
         assert_eq!(
             interruptible.default_target_capacity_type,
-            Ec2CapacityType::ReservedCapacity
+            TargetCapacityType::ReservedCapacity
         );
         assert!(interruptible.interruptible_capacity_reservation);
         let block = create_fleet_input(
@@ -211,7 +201,7 @@ mod tests {
         );
         assert_eq!(
             block.default_target_capacity_type,
-            Ec2CapacityType::CapacityBlock
+            TargetCapacityType::CapacityBlock
         );
         assert!(!block.interruptible_capacity_reservation);
         // No subnet known for the zone: left empty rather than invented.

@@ -1,6 +1,7 @@
+use crate::ec2::INSUFFICIENT_CAPACITY_CODES;
 use crate::launch::{
-    FleetError, INSUFFICIENT_CAPACITY_CODES, LaunchError, UnavailableMark, fleet_outcome,
-    is_insufficient_capacity, parse_provider_id, provider_id, reason_message, unavailable_marks,
+    FleetError, LaunchError, UnavailableMark, fleet_outcome, is_insufficient_capacity,
+    parse_provider_id, provider_id, reason_message, unavailable_marks,
 };
 
 fn fleet_error(code: &str, message: &str, instance_type: &str, zone: &str) -> FleetError {

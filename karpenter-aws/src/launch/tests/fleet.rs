@@ -1,3 +1,4 @@
+use crate::ec2::TargetCapacityType;
 use std::collections::BTreeMap;
 
 use karpenter_core::resources::ResourceList;
@@ -6,8 +7,8 @@ use serde_json::json;
 
 use super::{capacity_types, instance_type, nodeclass, on_demand, reserved, spot};
 use crate::launch::{
-    AllocationStrategy, FleetInputs, InFlightIps, LaunchError, SubnetInfo, TargetCapacityType,
-    fleet_request, launch_tags, launch_templates, zonal_subnets,
+    AllocationStrategy, FleetInputs, InFlightIps, LaunchError, SubnetInfo, fleet_request,
+    launch_tags, launch_templates, zonal_subnets,
 };
 
 fn subnets() -> BTreeMap<String, SubnetInfo> {
