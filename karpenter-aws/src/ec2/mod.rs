@@ -8,6 +8,7 @@
 //! the provider uses, so an SDK-backed implementation maps them one to one.
 
 mod error;
+mod faults;
 mod filter;
 mod fleet;
 mod instance_types;

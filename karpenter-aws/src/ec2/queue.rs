@@ -1,11 +1,12 @@
 //! The interruption queue (SQS) behind [`QueueApi`], and [`InMemoryQueue`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 
+use super::faults::Faults;
 use super::{Ec2Error, Operation};
 
 /// SQS's cap on messages per receive.
@@ -66,20 +67,13 @@ struct QueueState {
     messages: VecDeque<Stored>,
     next_message: u64,
     next_receipt: u64,
-    faults: BTreeMap<Operation, VecDeque<Ec2Error>>,
+    faults: Faults,
 }
 
 impl QueueState {
     /// The error injected for `operation`'s next call, if any.
     fn take_fault(&mut self, operation: Operation) -> Result<(), Ec2Error> {
-        match self
-            .faults
-            .get_mut(&operation)
-            .and_then(VecDeque::pop_front)
-        {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        self.faults.take(operation)
     }
 }
 
@@ -133,11 +127,7 @@ impl InMemoryQueue {
     /// `DeleteMessage`) fail with `error`; several fail the next calls in
     /// turn.
     pub fn fail_next(&self, operation: Operation, error: Ec2Error) {
-        self.lock()
-            .faults
-            .entry(operation)
-            .or_default()
-            .push_back(error);
+        self.lock().faults.push(operation, error);
     }
 
     /// How many messages the queue holds, hidden or not.

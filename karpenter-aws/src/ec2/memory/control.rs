@@ -80,11 +80,7 @@ impl InMemoryEc2 {
     /// Makes the next call of `operation` fail with `error`; several
     /// injected for one operation fail its next calls in turn.
     pub fn fail_next(&self, operation: Operation, error: Ec2Error) {
-        self.lock()
-            .faults
-            .entry(operation)
-            .or_default()
-            .push_back(error);
+        self.lock().faults.push(operation, error);
     }
 
     /// Sends spot interruption warnings to `queue` from now on.

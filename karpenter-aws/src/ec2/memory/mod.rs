@@ -7,11 +7,12 @@ mod filter;
 mod fleet;
 mod lookup;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jiff::Timestamp;
 
+use super::faults::Faults;
 use super::{
     CapacityReservation, CreateFleetInput, Ec2Error, Image, InMemoryQueue, Instance,
     InstanceStatus, LaunchTemplate, LaunchTemplateData, Operation, SecurityGroup, Subnet,
@@ -79,7 +80,7 @@ struct State {
     capacity: BTreeMap<(String, String, TargetCapacityType), u32>,
     /// Spot prices set by a caller, per (type, zone).
     spot_prices: BTreeMap<(String, String), f64>,
-    faults: BTreeMap<Operation, VecDeque<Ec2Error>>,
+    faults: Faults,
     /// Every `CreateFleet` input received, in order, for callers to check
     /// what was asked.
     fleet_inputs: Vec<CreateFleetInput>,
@@ -99,14 +100,7 @@ struct Counters {
 impl State {
     /// The error injected for `operation`'s next call, if any.
     fn take_fault(&mut self, operation: Operation) -> Result<(), Ec2Error> {
-        match self
-            .faults
-            .get_mut(&operation)
-            .and_then(VecDeque::pop_front)
-        {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        self.faults.take(operation)
     }
 
     /// The ID of zone `name` (empty when the region has no such zone).
