@@ -35,7 +35,11 @@ pub use offerings::{
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum InstanceTypeError {
     /// The region is not an AWS region name (`us-east-1`, `us-gov-west-1`).
-    #[error("region {0:?} is not an AWS region name")]
+    #[error(
+        "region {0:?} is not an AWS region name: a partition's prefix ({prefixes}), \
+         words, and a number, as `us-east-1` or `us-gov-west-1`",
+        prefixes = REGION_PREFIXES.join(", ")
+    )]
     Region(String),
     /// The catalog has no instance type of that name.
     #[error("unknown instance type {0:?}")]
@@ -188,12 +192,23 @@ fn build(
     instance_type
 }
 
-/// Checks that `region` reads as an AWS region: lowercase words joined by
-/// `-`, the last a number (`us-east-1`, `ap-southeast-5`, `us-gov-west-1`).
-/// Every function here that takes a region checks it so.
+/// The first word of every AWS region name, by the AWS SDKs' partition
+/// rules (`aws`: us, eu, ap, sa, ca, me, af, il, mx; `aws-cn`: cn;
+/// `aws-us-gov` and the isolated partitions: us, eu; `aws-eusc`: eusc).
+const REGION_PREFIXES: [&str; 11] = [
+    "us", "eu", "ap", "sa", "ca", "me", "af", "il", "mx", "cn", "eusc",
+];
+
+/// Checks that `region` reads as an AWS region name as the AWS SDKs'
+/// partitions match them: a partition's prefix, lowercase words, and a
+/// number, joined by `-` (`us-east-1`, `ap-southeast-5`, `us-gov-west-1`).
+/// A region AWS has not opened yet passes if it is named so; upstream, too,
+/// takes any region its clients can reach. Every function here that takes a
+/// region checks it so.
 pub fn check_region(region: &str) -> Result<(), InstanceTypeError> {
     let parts: Vec<&str> = region.split('-').collect();
     let well_formed = parts.len() >= 3
+        && REGION_PREFIXES.contains(&parts[0])
         && parts
             .last()
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))

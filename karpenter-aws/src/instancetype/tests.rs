@@ -188,13 +188,34 @@ fn bad_requests_are_errors() {
         instance_type(catalog, "m5.huge", "us-east-1").unwrap_err(),
         InstanceTypeError::UnknownType("m5.huge".into())
     );
-    for region in ["", "useast1", "us-east-", "US-east-1", "us--1"] {
+    for region in [
+        "",
+        "useast1",
+        "us-east-",
+        "US-east-1",
+        "us--1",
+        "mars-north-1",
+        "eastus-west-1",
+    ] {
         assert_eq!(
             instance_types(catalog, region).unwrap_err(),
             InstanceTypeError::Region(region.into())
         );
     }
-    assert!(instance_types(catalog, "us-gov-west-1").is_ok());
+    for region in [
+        "us-gov-west-1",
+        "cn-northwest-1",
+        "il-central-1",
+        "mx-central-1",
+        "us-isob-east-1",
+        "eusc-de-east-1",
+    ] {
+        assert!(instance_types(catalog, region).is_ok(), "{region}");
+    }
+    let message = instance_types(catalog, "mars-north-1")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("us-gov-west-1"), "{message}");
 }
 
 #[test]

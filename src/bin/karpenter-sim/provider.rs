@@ -204,9 +204,8 @@ fn resolve_azure(common: &CommonArgs) -> Result<(Chosen, String), Failure> {
 
 fn resolve_aws(common: &CommonArgs) -> Result<(Chosen, String), Failure> {
     let region = common.region.as_deref().unwrap_or(DEFAULT_AWS_REGION);
-    aws::check_aws_region(region).map_err(|e| {
-        Failure::BadInput(format!("--region {region}: not an AWS region name ({e})"))
-    })?;
+    karpenter::aws::check_region(region)
+        .map_err(|e| Failure::BadInput(format!("--region {region}: {e}")))?;
     let own = aws::has_own_prices(region).map_err(|e| Failure::Internal(e.to_string()))?;
     let prices = if own {
         "its own on-demand prices".to_owned()
