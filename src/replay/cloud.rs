@@ -42,7 +42,78 @@ pub enum ReplayCloud {
     Aws {
         /// The region (`us-east-1`).
         region: String,
+        /// The provider's options: spot prices, reserved ENIs, the
+        /// hypervisor's share of memory.
+        options: AwsReplayOptions,
     },
+}
+
+/// The AWS provider's options a replay takes, as `karpenter-sim`'s
+/// `--spot-prices`, `--reserved-enis` and `--vm-memory-overhead-percent`
+/// give them. The planning side's price book, the provider's instance
+/// types and the in-memory EC2's spot prices are all made from these.
+///
+/// Equal when every field is, the memory overhead compared by its bits (as
+/// are the prices): [`ReplayCloud`] is `Eq`, and a float's `==` is not an
+/// equivalence (NaN is not equal to itself), while its bits are. Two
+/// options equal this way describe the same replay.
+#[derive(Clone, Debug)]
+pub struct AwsReplayOptions {
+    /// Spot prices per hour by (instance type, zone); a pair not listed
+    /// has no spot offering. `None`: spot is priced as on-demand, as
+    /// upstream does before its first spot price refresh.
+    pub spot_prices: Option<BTreeMap<(String, String), f64>>,
+    /// Network interfaces kept back from pods on every node (upstream's
+    /// `--reserved-enis`, default 0).
+    pub reserved_enis: u32,
+    /// The share of an instance's memory the hypervisor keeps (upstream's
+    /// `--vm-memory-overhead-percent`, default 0.075).
+    pub vm_memory_overhead_percent: f64,
+}
+
+impl Default for AwsReplayOptions {
+    fn default() -> Self {
+        AwsReplayOptions {
+            spot_prices: None,
+            reserved_enis: 0,
+            vm_memory_overhead_percent: karpenter_aws::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+        }
+    }
+}
+
+impl PartialEq for AwsReplayOptions {
+    fn eq(&self, other: &Self) -> bool {
+        let same_prices = match (&self.spot_prices, &other.spot_prices) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|((ka, pa), (kb, pb))| ka == kb && pa.to_bits() == pb.to_bits())
+            }
+            _ => false,
+        };
+        same_prices
+            && self.reserved_enis == other.reserved_enis
+            && self.vm_memory_overhead_percent.to_bits()
+                == other.vm_memory_overhead_percent.to_bits()
+    }
+}
+
+impl Eq for AwsReplayOptions {}
+
+impl AwsReplayOptions {
+    /// The provider's instance-type options: these, with reservations
+    /// offered only under the `ReservedCapacity` gate, as upstream's.
+    fn instance_type_options(&self, reserved_capacity: bool) -> karpenter_aws::InstanceTypeOptions {
+        karpenter_aws::InstanceTypeOptions {
+            spot_prices: self.spot_prices.clone(),
+            reserved_capacity,
+            reserved_enis: self.reserved_enis,
+            vm_memory_overhead_percent: self.vm_memory_overhead_percent,
+            ..karpenter_aws::InstanceTypeOptions::default()
+        }
+    }
 }
 
 /// The subscription of a replayed Azure cluster whose NodeClaims name none.
@@ -123,7 +194,10 @@ impl Cloud {
                 };
                 Ok((cloud, PriceBook::of(&snapshot.instance_types), warnings))
             }
-            ReplayCloud::Aws { region } => {
+            ReplayCloud::Aws {
+                region,
+                options: aws_options,
+            } => {
                 if scenario.ec2_node_classes.is_empty() && !scenario.instance_types.is_empty() {
                     return Err(ReplayError::Input(LoadError::Provider {
                         provider: "aws".to_owned(),
@@ -134,10 +208,9 @@ impl Cloud {
                     }));
                 }
                 // Upstream's providers offer reservations only with the gate.
-                let options = karpenter_aws::InstanceTypeOptions {
-                    reserved_capacity: planning.feature_gates.is_on(FeatureGate::ReservedCapacity),
-                    ..karpenter_aws::InstanceTypeOptions::default()
-                };
+                let options = aws_options.instance_type_options(
+                    planning.feature_gates.is_on(FeatureGate::ReservedCapacity),
+                );
                 // The planning side's view: its warnings, its errors naming
                 // the document and field, and (NodeOverlays applied) the
                 // prices the provider's offerings carry.
@@ -167,31 +240,50 @@ impl Cloud {
         }
     }
 
+    /// `claim` as the cloud reads it: on AWS, a claim naming no
+    /// EC2NodeClass of the input is pointed at the default one, as its
+    /// pool is.
+    pub(super) fn node_claim(&self, claim: NodeClaim) -> NodeClaim {
+        match self {
+            Cloud::Aws(aws) => aws.node_claim(claim),
+            Cloud::Fake(_) | Cloud::Azure { .. } => claim,
+        }
+    }
+
     /// Puts the instance of a claim launched before the replay into the
-    /// cloud: it runs there still.
-    pub(super) fn adopt(&self, claim: &NodeClaim) -> Result<(), String> {
+    /// cloud: it runs there still. Else the claim's field at fault and
+    /// what is wrong.
+    pub(super) fn adopt(&self, claim: &NodeClaim) -> Result<(), (String, String)> {
+        let provider_id = || "status.providerID".to_owned();
         match self {
             Cloud::Fake(fake) => {
                 fake.adopt(claim);
                 Ok(())
             }
-            Cloud::Azure { provider, .. } => provider.adopt(claim).map_err(|error| match error {
-                AdoptError::ForeignProviderId {
-                    provider_id,
-                    expected,
-                    ..
-                } => format!(
-                    "{provider_id} is not a VM of the replayed cluster's node resource group \
+            Cloud::Azure { provider, .. } => provider
+                .adopt(claim)
+                .map_err(|error| match error {
+                    AdoptError::ForeignProviderId {
+                        provider_id,
+                        expected,
+                        ..
+                    } => format!(
+                        "{provider_id} is not a VM of the replayed cluster's node resource group \
                      (the first Azure NodeClaim's): expected {expected}<vm name>"
-                ),
-                other => other.to_string(),
+                    ),
+                    other => other.to_string(),
+                })
+                .map_err(|message| (provider_id(), message)),
+            Cloud::Aws(aws) => aws.adopt(claim).map_err(|error| {
+                // The input error names the claim itself.
+                let name = claim.metadata.name.as_deref().unwrap_or_default();
+                let text = error.to_string();
+                let message = text
+                    .strip_prefix(&format!("NodeClaim {name}: "))
+                    .unwrap_or(&text)
+                    .to_owned();
+                (error.field(), message)
             }),
-            // The in-memory EC2 starts instances only by launching them.
-            Cloud::Aws(_) => Err(
-                "a NodeClaim launched before the replay cannot be adopted on \
-                 AWS yet: replay this input without its NodeClaims, or with --provider fake"
-                    .to_owned(),
-            ),
         }
     }
 
@@ -274,8 +366,13 @@ fn azure_config(scenario: &Scenario, region: &str) -> AzureConfig {
     }
 }
 
-/// A claim the cloud could not adopt, named as bad input.
-pub(super) fn not_adopted(scenario: &Scenario, index: usize, message: String) -> ReplayError {
+/// A claim the cloud could not adopt, named as bad input with the field at
+/// fault.
+pub(super) fn not_adopted(
+    scenario: &Scenario,
+    index: usize,
+    (field, message): (String, String),
+) -> ReplayError {
     let claim = &scenario.node_claims[index];
     ReplayError::Input(LoadError::Invalid {
         origin: claim.source.clone(),
@@ -283,7 +380,7 @@ pub(super) fn not_adopted(scenario: &Scenario, index: usize, message: String) ->
             "NodeClaim {}",
             claim.object.metadata.name.as_deref().unwrap_or_default()
         ),
-        field: "status.providerID".to_owned(),
+        field,
         message,
     })
 }

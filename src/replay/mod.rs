@@ -82,7 +82,7 @@ use thiserror::Error;
 use crate::scenario::{LoadError, Scenario, Trace};
 
 pub use actions::{GENERATION_ANNOTATION, INTERRUPTION_NOTICE};
-pub use cloud::ReplayCloud;
+pub use cloud::{AwsReplayOptions, ReplayCloud};
 pub use output::{DroppedCommand, Output, ReplayEvent, Run, Sample, Totals};
 pub use record::REASONS;
 

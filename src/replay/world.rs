@@ -104,10 +104,11 @@ impl World {
         }
         for (index, claim) in scenario.node_claims.iter().enumerate() {
             // A claim the cloud launched before the replay runs there still.
+            let claim = cloud.node_claim(claim.object.clone());
             cloud
-                .adopt(&claim.object)
-                .map_err(|message| not_adopted(scenario, index, message))?;
-            block_on(cluster.create_node_claim(claim.object.clone()))?;
+                .adopt(&claim)
+                .map_err(|refused| not_adopted(scenario, index, refused))?;
+            block_on(cluster.create_node_claim(claim))?;
         }
         for pod in &scenario.pods {
             cluster.apply_pod(pod.object.to_pod());
