@@ -248,3 +248,19 @@ fn a_bad_provider_id_is_named_as_bad_input() {
         "{error}"
     );
 }
+
+#[test]
+fn a_starting_node_drifts_with_its_pool() {
+    let scenario = started("aws:///us-east-1a/i-0000000000000a001");
+    let events = "  - {at: 20m, drift: {nodePool: spot}}\n";
+    let run = run(&scenario, &trace(events), &aws(), &mut |_, _| {}).expect("the replay runs");
+    let seen = disruptions(&run);
+    // Given its pool's hash at the start, as upstream's hash controller
+    // gives a claim hashed by another scheme: the pool's change drifts it.
+    assert!(
+        seen.iter()
+            .any(|(reason, candidates, _)| reason == "Drifted" && candidates == &["spot-old"]),
+        "{seen:?}"
+    );
+    assert_eq!(run.timeline.last().expect("samples").pods_running, 6);
+}
