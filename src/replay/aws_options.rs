@@ -74,3 +74,37 @@ impl AwsReplayOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn priced(price: f64) -> AwsReplayOptions {
+        AwsReplayOptions {
+            spot_prices: Some(BTreeMap::from([(
+                ("m5.large".to_owned(), "us-east-1a".to_owned()),
+                price,
+            )])),
+            ..AwsReplayOptions::default()
+        }
+    }
+
+    #[test]
+    fn equality_is_an_equivalence_over_the_floats_bits() {
+        // NaN equals itself here, so `Eq` holds for every value.
+        let nan = AwsReplayOptions {
+            vm_memory_overhead_percent: f64::NAN,
+            ..AwsReplayOptions::default()
+        };
+        assert_eq!(nan, nan.clone());
+        assert_ne!(nan, AwsReplayOptions::default());
+        assert_eq!(priced(0.1), priced(0.1));
+        assert_ne!(priced(0.1), priced(0.2));
+        assert_ne!(priced(0.1), AwsReplayOptions::default());
+        let enis = AwsReplayOptions {
+            reserved_enis: 1,
+            ..AwsReplayOptions::default()
+        };
+        assert_ne!(enis, AwsReplayOptions::default());
+    }
+}
