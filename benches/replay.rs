@@ -11,7 +11,7 @@
 //! provider (`examples/replay/eks.yaml`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use karpenter::replay::{ReplayCloud, ReplayOptions, run};
+use karpenter::replay::{AwsReplayOptions, ReplayCloud, ReplayOptions, run};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 
 /// As `karpenter-sim` replays (its allocator; the system's takes twice as
@@ -105,6 +105,7 @@ fn replay(c: &mut Criterion) {
     let eks = Scenario::from_str("eks.yaml", EKS, &options).expect("the EKS cluster");
     let aws_options = ReplayOptions::default().with_cloud(ReplayCloud::Aws {
         region: "us-east-1".into(),
+        options: AwsReplayOptions::default(),
     });
     group.bench_function("eks_workday", |b| {
         b.iter(|| run(&eks, &workday, &aws_options, &mut |_, _| {}).expect("replays"))

@@ -81,7 +81,7 @@ pub use instancetype::{
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
 pub use provider::{
-    AwsCloudProvider, AwsConfig, PriceRefresh, PriceRefreshError, create_fleet_input,
+    AdoptError, AwsCloudProvider, AwsConfig, PriceRefresh, PriceRefreshError, create_fleet_input,
 };
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;

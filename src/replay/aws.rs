@@ -14,8 +14,8 @@ use karpenter_aws::ec2::{
 };
 use karpenter_aws::interruption::{ClaimAction, InterruptionHandler, instance_id_of, poll_queue};
 use karpenter_aws::nodeclass::{Ami, condition_types};
-use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, InstanceTypeOptions};
-use karpenter_core::api::{Condition, ConditionStatus, NodeClaim, NodePool};
+use karpenter_aws::{AdoptError, AwsCloudProvider, AwsConfig, EC2NodeClass, InstanceTypeOptions};
+use karpenter_core::api::{Condition, ConditionStatus, NodeClaim, NodeClassReference, NodePool};
 use karpenter_core::cloudprovider::BoxError;
 use karpenter_scenario::default_ec2_node_class;
 
@@ -84,6 +84,10 @@ impl AwsCloud {
         ec2.set_now(start);
         let queue = InMemoryQueue::new(start);
         ec2.attach_queue(queue.clone());
+        // EC2 ranks spot launches by the same prices the provider offers.
+        for ((instance_type, zone), price) in options.spot_prices.iter().flatten() {
+            ec2.set_spot_price(instance_type, zone, *price);
+        }
         let mut options = options;
         for class in &ready {
             stock(&ec2, class, &mut options);
@@ -116,12 +120,26 @@ impl AwsCloud {
     /// `pool` as the provider reads it: pointed at the default EC2NodeClass
     /// when it names no EC2NodeClass of the input, as `provision` treats it.
     pub(super) fn node_pool(&self, mut pool: NodePool) -> NodePool {
-        let reference = pool
-            .spec
-            .template
-            .spec
-            .node_class_ref
-            .get_or_insert_default();
+        self.point(
+            pool.spec
+                .template
+                .spec
+                .node_class_ref
+                .get_or_insert_default(),
+        );
+        pool
+    }
+
+    /// `claim` as the provider reads it: pointed at the EC2NodeClass its
+    /// pool would be, so its instance is the class's.
+    pub(super) fn node_claim(&self, mut claim: NodeClaim) -> NodeClaim {
+        self.point(claim.spec.node_class_ref.get_or_insert_default());
+        claim
+    }
+
+    /// Points `reference` at the default EC2NodeClass unless it names one
+    /// of the input's.
+    fn point(&self, reference: &mut NodeClassReference) {
         let known = reference.group == GROUP
             && reference.kind == KIND
             && self.classes.contains(&reference.name);
@@ -130,7 +148,12 @@ impl AwsCloud {
             reference.kind = KIND.to_owned();
             reference.name.clone_from(&self.default_class);
         }
-        pool
+    }
+
+    /// Puts the instance of a claim launched before the replay into the
+    /// in-memory EC2, as the provider's launch leaves one.
+    pub(super) fn adopt(&self, claim: &NodeClaim) -> Result<(), AdoptError> {
+        self.provider.adopt(claim)
     }
 
     /// Moves the provider's and EC2's clocks to `now`.

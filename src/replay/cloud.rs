@@ -16,6 +16,7 @@ use karpenter_core::planning::PlanningOptions;
 use karpenter_fake::FakeCloudProvider;
 
 use super::aws::AwsCloud;
+use super::aws_options::AwsReplayOptions;
 use super::{ReplayError, block_on};
 use crate::scenario::{LoadError, Scenario};
 
@@ -42,6 +43,9 @@ pub enum ReplayCloud {
     Aws {
         /// The region (`us-east-1`).
         region: String,
+        /// The provider's options: spot prices, reserved ENIs, the
+        /// hypervisor's share of memory.
+        options: AwsReplayOptions,
     },
 }
 
@@ -123,7 +127,10 @@ impl Cloud {
                 };
                 Ok((cloud, PriceBook::of(&snapshot.instance_types), warnings))
             }
-            ReplayCloud::Aws { region } => {
+            ReplayCloud::Aws {
+                region,
+                options: aws_options,
+            } => {
                 if scenario.ec2_node_classes.is_empty() && !scenario.instance_types.is_empty() {
                     return Err(ReplayError::Input(LoadError::Provider {
                         provider: "aws".to_owned(),
@@ -134,10 +141,9 @@ impl Cloud {
                     }));
                 }
                 // Upstream's providers offer reservations only with the gate.
-                let options = karpenter_aws::InstanceTypeOptions {
-                    reserved_capacity: planning.feature_gates.is_on(FeatureGate::ReservedCapacity),
-                    ..karpenter_aws::InstanceTypeOptions::default()
-                };
+                let options = aws_options.instance_type_options(
+                    planning.feature_gates.is_on(FeatureGate::ReservedCapacity),
+                );
                 // The planning side's view: its warnings, its errors naming
                 // the document and field, and (NodeOverlays applied) the
                 // prices the provider's offerings carry.
@@ -167,31 +173,50 @@ impl Cloud {
         }
     }
 
+    /// `claim` as the cloud reads it: on AWS, a claim naming no
+    /// EC2NodeClass of the input is pointed at the default one, as its
+    /// pool is.
+    pub(super) fn node_claim(&self, claim: NodeClaim) -> NodeClaim {
+        match self {
+            Cloud::Aws(aws) => aws.node_claim(claim),
+            Cloud::Fake(_) | Cloud::Azure { .. } => claim,
+        }
+    }
+
     /// Puts the instance of a claim launched before the replay into the
-    /// cloud: it runs there still.
-    pub(super) fn adopt(&self, claim: &NodeClaim) -> Result<(), String> {
+    /// cloud: it runs there still. Else the claim's field at fault and
+    /// what is wrong.
+    pub(super) fn adopt(&self, claim: &NodeClaim) -> Result<(), (String, String)> {
+        let provider_id = || "status.providerID".to_owned();
         match self {
             Cloud::Fake(fake) => {
                 fake.adopt(claim);
                 Ok(())
             }
-            Cloud::Azure { provider, .. } => provider.adopt(claim).map_err(|error| match error {
-                AdoptError::ForeignProviderId {
-                    provider_id,
-                    expected,
-                    ..
-                } => format!(
-                    "{provider_id} is not a VM of the replayed cluster's node resource group \
+            Cloud::Azure { provider, .. } => provider
+                .adopt(claim)
+                .map_err(|error| match error {
+                    AdoptError::ForeignProviderId {
+                        provider_id,
+                        expected,
+                        ..
+                    } => format!(
+                        "{provider_id} is not a VM of the replayed cluster's node resource group \
                      (the first Azure NodeClaim's): expected {expected}<vm name>"
-                ),
-                other => other.to_string(),
+                    ),
+                    other => other.to_string(),
+                })
+                .map_err(|message| (provider_id(), message)),
+            Cloud::Aws(aws) => aws.adopt(claim).map_err(|error| {
+                // The input error names the claim itself.
+                let name = claim.metadata.name.as_deref().unwrap_or_default();
+                let text = error.to_string();
+                let message = text
+                    .strip_prefix(&format!("NodeClaim {name}: "))
+                    .unwrap_or(&text)
+                    .to_owned();
+                (error.field(), message)
             }),
-            // The in-memory EC2 starts instances only by launching them.
-            Cloud::Aws(_) => Err(
-                "a NodeClaim launched before the replay cannot be adopted on \
-                 AWS yet: replay this input without its NodeClaims, or with --provider fake"
-                    .to_owned(),
-            ),
         }
     }
 
@@ -274,8 +299,13 @@ fn azure_config(scenario: &Scenario, region: &str) -> AzureConfig {
     }
 }
 
-/// A claim the cloud could not adopt, named as bad input.
-pub(super) fn not_adopted(scenario: &Scenario, index: usize, message: String) -> ReplayError {
+/// A claim the cloud could not adopt, named as bad input with the field at
+/// fault.
+pub(super) fn not_adopted(
+    scenario: &Scenario,
+    index: usize,
+    (field, message): (String, String),
+) -> ReplayError {
     let claim = &scenario.node_claims[index];
     ReplayError::Input(LoadError::Invalid {
         origin: claim.source.clone(),
@@ -283,7 +313,7 @@ pub(super) fn not_adopted(scenario: &Scenario, index: usize, message: String) ->
             "NodeClaim {}",
             claim.object.metadata.name.as_deref().unwrap_or_default()
         ),
-        field: "status.providerID".to_owned(),
+        field,
         message,
     })
 }

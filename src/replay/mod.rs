@@ -62,6 +62,7 @@
 
 mod actions;
 mod aws;
+mod aws_options;
 mod cloud;
 mod output;
 mod record;
@@ -82,6 +83,7 @@ use thiserror::Error;
 use crate::scenario::{LoadError, Scenario, Trace};
 
 pub use actions::{GENERATION_ANNOTATION, INTERRUPTION_NOTICE};
+pub use aws_options::AwsReplayOptions;
 pub use cloud::ReplayCloud;
 pub use output::{DroppedCommand, Output, ReplayEvent, Run, Sample, Totals};
 pub use record::REASONS;

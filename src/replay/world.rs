@@ -1,11 +1,12 @@
 //! The replay's world: the in-memory cluster holding the scenario's objects,
 //! the cloud holding its instances, and the driver between them.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use karpenter_core::api::NodeClaim;
+use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::cluster::Cluster;
 use karpenter_core::driver::{Driver, DriverOptions};
@@ -102,12 +103,29 @@ impl World {
         for node in &scenario.nodes {
             cluster.apply_node(node.object.clone());
         }
+        let pools: BTreeMap<String, NodePool> = (scenario.node_pools.iter())
+            .map(|p| {
+                let mut pool = cloud.node_pool(p.object.clone());
+                pool.annotate_hash();
+                (pool.metadata.name.clone().unwrap_or_default(), pool)
+            })
+            .collect();
         for (index, claim) in scenario.node_claims.iter().enumerate() {
             // A claim the cloud launched before the replay runs there still.
+            let mut claim = cloud.node_claim(claim.object.clone());
+            // Hashed by another scheme (upstream's) or not at all: the
+            // hash controller gives it its pool's hash, so a later change
+            // of the pool drifts it as it drifts a launched one.
+            let pool = (claim.metadata.labels.as_ref())
+                .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+                .and_then(|name| pools.get(name));
+            if let Some(pool) = pool {
+                pool.rehash_claim(&mut claim);
+            }
             cloud
-                .adopt(&claim.object)
-                .map_err(|message| not_adopted(scenario, index, message))?;
-            block_on(cluster.create_node_claim(claim.object.clone()))?;
+                .adopt(&claim)
+                .map_err(|refused| not_adopted(scenario, index, refused))?;
+            block_on(cluster.create_node_claim(claim))?;
         }
         for pod in &scenario.pods {
             cluster.apply_pod(pod.object.to_pod());

@@ -300,8 +300,21 @@ fn replay_runs_the_aws_provider_by_default_on_eks_manifests() {
         assert!(zone.starts_with("us-east-1"), "{zone}");
     }
     assert_eq!(run["totals"]["disruptions"]["Interrupted"], 2, "{run}");
-    // A fake provider's cluster, an unknown region and the options the
-    // replay does not take yet are bad input, said so.
+    // The provider's options are heard, and the run's label says so.
+    let options = [
+        "--reserved-enis",
+        "1",
+        "--vm-memory-overhead-percent",
+        "0.08",
+    ];
+    let out = json(&sim(&[&args[..], &options[..], &["-o", "json"]].concat()));
+    assert_eq!(
+        out["runs"][0]["flags"],
+        "--packing upstream --step 5m0s --provider aws --region us-east-1 --reserved-enis 1 \
+         --vm-memory-overhead-percent 0.08"
+    );
+    // A fake provider's cluster and an unknown region are bad input, said
+    // so.
     let cluster = path("examples/replay/cluster.yaml");
     let refused = [
         sim(&[
@@ -314,12 +327,8 @@ fn replay_runs_the_aws_provider_by_default_on_eks_manifests() {
             "aws",
         ]),
         sim(&[&args[..], &["--region", "nowhere"]].concat()),
-        sim(&[&args[..], &["--reserved-enis", "1"]].concat()),
     ];
-    for (output, said) in refused
-        .iter()
-        .zip(["InstanceType", "nowhere", "--reserved-enis"])
-    {
+    for (output, said) in refused.iter().zip(["InstanceType", "nowhere"]) {
         assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
         assert!(stderr(output).contains(said), "{}", stderr(output));
     }

@@ -5,6 +5,7 @@
 //! capacity error remembered for three minutes, instances read back as
 //! claims by their cluster tag.
 
+mod adopt;
 mod create;
 mod drift;
 mod fleet_input;
@@ -34,6 +35,7 @@ use crate::ec2::{Ec2Api, Ec2Error};
 use crate::instancetype::{InstanceTypeOptions, instance_types_for};
 use crate::nodeclass::EC2NodeClass;
 
+pub use adopt::AdoptError;
 pub use fleet_input::create_fleet_input;
 pub use prices::{PriceRefresh, PriceRefreshError};
 

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod adopt;
 mod capacity;
 mod drift;
 mod fleet;

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
 use karpenter::core::planning::MinValuesPolicy;
-use karpenter::replay::{Output as ReplayOutput, ReplayCloud, ReplayError, ReplayOptions};
+use karpenter::replay::{
+    AwsReplayOptions, Output as ReplayOutput, ReplayCloud, ReplayError, ReplayOptions,
+};
 use karpenter::scenario::{LoadOptions, Scenario, Trace};
 use karpenter::sim::{Timings, replay_charts, replay_csv, replay_html, replay_table};
 
@@ -115,8 +117,22 @@ impl ReplayArgs {
             ReplayCloud::Azure { region } => {
                 flags.push(format!("--provider azure --region {region}"));
             }
-            ReplayCloud::Aws { region } => {
+            ReplayCloud::Aws { region, options } => {
                 flags.push(format!("--provider aws --region {region}"));
+                if options.spot_prices.is_some() {
+                    flags.push("--spot-prices".into());
+                }
+                if options.reserved_enis != 0 {
+                    flags.push(format!("--reserved-enis {}", options.reserved_enis));
+                }
+                if options.vm_memory_overhead_percent
+                    != karpenter::aws::DEFAULT_VM_MEMORY_OVERHEAD_PERCENT
+                {
+                    flags.push(format!(
+                        "--vm-memory-overhead-percent {}",
+                        options.vm_memory_overhead_percent
+                    ));
+                }
             }
             _ => {}
         }
@@ -210,24 +226,14 @@ fn load(
     let cloud = match chosen {
         Chosen::Fake => ReplayCloud::Fake,
         Chosen::Azure(region) => ReplayCloud::Azure { region },
-        Chosen::Aws(region, options) => {
-            // The replay's provider prices spot as on-demand and sizes
-            // nodes at upstream's defaults: a run asking otherwise must not
-            // be answered as if it had been heard.
-            let defaults = karpenter::aws::InstanceTypeOptions::default();
-            if options.spot_prices.is_some()
-                || options.reserved_enis != defaults.reserved_enis
-                || options.vm_memory_overhead_percent != defaults.vm_memory_overhead_percent
-            {
-                return Err(Failure::BadInput(
-                    "replay does not take --spot-prices, --reserved-enis or \
-                     --vm-memory-overhead-percent yet (provision, disrupt and summary do); \
-                     the replay prices spot as on-demand at upstream's node defaults"
-                        .to_owned(),
-                ));
-            }
-            ReplayCloud::Aws { region }
-        }
+        Chosen::Aws(region, options) => ReplayCloud::Aws {
+            region,
+            options: AwsReplayOptions {
+                spot_prices: options.spot_prices,
+                reserved_enis: options.reserved_enis,
+                vm_memory_overhead_percent: options.vm_memory_overhead_percent,
+            },
+        },
     };
     Ok((scenario, trace, cloud))
 }

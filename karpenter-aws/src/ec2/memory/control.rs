@@ -88,6 +88,34 @@ impl InMemoryEc2 {
         self.lock().queue = Some(queue);
     }
 
+    /// Puts an instance that was already running (a simulation's starting
+    /// node) into EC2 as given, taking one free address of its subnet and,
+    /// when it runs in a capacity reservation, one place of that
+    /// reservation, as its launch did. Whether it was put in: `false` when
+    /// a live instance of that ID is already there (nothing changes then).
+    ///
+    /// Its address and place are taken even from a subnet or reservation
+    /// that has none left: the instance exists, and EC2 counts it.
+    pub fn insert_instance(&self, instance: Instance) -> bool {
+        let mut state = self.lock();
+        let live = (state.instances.get(&instance.instance_id))
+            .is_some_and(|i| i.state != InstanceState::Terminated);
+        if live {
+            return false;
+        }
+        if let Some(subnet) = state.subnets.get_mut(&instance.subnet_id) {
+            subnet.available_ip_address_count = subnet.available_ip_address_count.saturating_sub(1);
+        }
+        let reservation = instance.capacity_reservation_id.as_ref();
+        if let Some(r) = reservation.and_then(|id| state.reservations.get_mut(id)) {
+            r.available_instance_count = r.available_instance_count.saturating_sub(1);
+        }
+        state
+            .instances
+            .insert(instance.instance_id.clone(), instance);
+        true
+    }
+
     /// Every instance, terminated ones included, by ID.
     pub fn instances(&self) -> Vec<Instance> {
         self.lock().instances.values().cloned().collect()

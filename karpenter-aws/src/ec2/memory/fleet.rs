@@ -204,8 +204,15 @@ fn launch(
     {
         r.available_instance_count -= 1;
     }
-    state.counters.instance += 1;
-    let instance_id = format!("i-{:017x}", state.counters.instance);
+    // The next number whose ID no instance has: an inserted instance may
+    // hold one this count would reach.
+    let instance_id = loop {
+        state.counters.instance += 1;
+        let id = format!("i-{:017x}", state.counters.instance);
+        if !state.instances.contains_key(&id) {
+            break id;
+        }
+    };
     let tags = instance_tags(
         &input.tag_specifications,
         &candidate.template.data.tag_specifications,

@@ -12,6 +12,7 @@ use crate::ec2::{
 
 mod describe;
 mod fleet;
+mod inserted;
 mod instances;
 
 const REGION: &str = "us-east-1";
