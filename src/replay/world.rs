@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use karpenter_aws::labels::CAPACITY_RESERVATION_ID as AWS_RESERVATION_ID_LABEL;
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::OfferingKey;
 use karpenter_core::cluster::Cluster;
@@ -38,7 +39,11 @@ pub(crate) struct World {
 pub(crate) fn offering_of(instance: &NodeClaim) -> (String, OfferingKey) {
     let labels = instance.metadata.labels.as_ref();
     let label = |key: &str| labels.and_then(|l| l.get(key)).cloned().unwrap_or_default();
-    let reservation = labels.and_then(|l| l.get(RESERVATION_ID_LABEL)).cloned();
+    // Each provider labels the reservation a claim runs in with its own key.
+    let reservation = [RESERVATION_ID_LABEL, AWS_RESERVATION_ID_LABEL]
+        .iter()
+        .find_map(|key| labels.and_then(|l| l.get(*key)))
+        .cloned();
     let key = OfferingKey {
         instance_type: label(LABEL_INSTANCE_TYPE_STABLE),
         zone: label(LABEL_TOPOLOGY_ZONE),
@@ -161,5 +166,40 @@ impl World {
             node_pools,
             warnings,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(labels: &[(&str, &str)]) -> NodeClaim {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let mut claim = NodeClaim::default();
+        claim.metadata.labels = Some(labels);
+        claim
+    }
+
+    #[test]
+    fn an_instance_names_its_reservation_by_its_providers_label() {
+        let common = [
+            (NODE_POOL_LABEL_KEY, "pool"),
+            (LABEL_INSTANCE_TYPE_STABLE, "m5.large"),
+            (LABEL_TOPOLOGY_ZONE, "us-east-1a"),
+            (CAPACITY_TYPE_LABEL_KEY, "reserved"),
+        ];
+        for label in [RESERVATION_ID_LABEL, AWS_RESERVATION_ID_LABEL] {
+            let mut labels = common.to_vec();
+            labels.push((label, "cr-1"));
+            let (pool, key) = offering_of(&claim(&labels));
+            assert_eq!(pool, "pool");
+            assert_eq!(key.reservation_id.as_deref(), Some("cr-1"), "{label}");
+            assert_eq!(key.capacity_type, "reserved");
+        }
+        let (_, key) = offering_of(&claim(&common));
+        assert_eq!(key.reservation_id, None);
     }
 }

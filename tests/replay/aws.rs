@@ -267,3 +267,39 @@ fn a_fake_cluster_or_a_bad_region_is_refused() {
     assert!(matches!(error, ReplayError::Input(_)), "{error:?}");
     assert!(error.to_string().contains("mars-north-1x"), "{error}");
 }
+
+#[test]
+fn a_reserved_launch_is_priced_as_its_reservation() {
+    // The reservation takes one m5.2xlarge in us-east-1a; the pool allows
+    // reserved and on-demand capacity, so the first launch takes it.
+    let text = ONE_SPOT_NODE
+        .replace(
+            "  securityGroups: [{id: sg-0nodes, name: nodes}]",
+            "  securityGroups: [{id: sg-0nodes, name: nodes}]
+  capacityReservations:
+  - {id: cr-0replay, availabilityZone: us-east-1a, instanceType: m5.2xlarge,
+     instanceMatchCriteria: targeted, ownerID: '012345678901', availableInstanceCount: 1}",
+        )
+        .replace("values: [spot]", "values: [reserved, on-demand]");
+    let run = replay(
+        &scenario(&text),
+        "  - {at: 0s, scale: {deployment: web, replicas: 6}}\n",
+        &aws("us-east-1"),
+    );
+    let launched = launches(&run);
+    let reserved: Vec<_> = launched.iter().filter(|l| l.4 == "reserved").collect();
+    assert_eq!(reserved.len(), 1, "{launched:?}");
+    // Upstream prices a reservation at its type's on-demand price over ten
+    // million: tiny, but a price.
+    let catalog = Catalog::embedded().expect("the embedded catalog");
+    let table = on_demand_price(catalog, "us-east-1", "m5.2xlarge").expect("a price");
+    assert_eq!(reserved[0].5, table / 10_000_000.0);
+    // The timeline counts it as reserved (its price rounds to 0 at the
+    // timeline's millionths).
+    let busy = run
+        .timeline
+        .iter()
+        .find(|s| s.nodes == 1)
+        .expect("a sample with the node");
+    assert_eq!(busy.nodes_by_capacity_type.get("reserved"), Some(&1));
+}
