@@ -1,66 +1,128 @@
 //! The AWS (EKS) cloud provider for the karpenter engine, after
-//! aws/karpenter-provider-aws (main at 1d92708, core v1.14).
+//! aws/karpenter-provider-aws (main at 1d92708, core v1.14): EC2 instance
+//! types as upstream builds them for an `EC2NodeClass`, launches as upstream
+//! makes them, interruption as upstream reads it.
 //!
-//! Being built: the embedded catalog of EC2 instance types (made from public
-//! data, sources in `data/SOURCES.md`), instance types as upstream builds
-//! them for an `EC2NodeClass`, and the `karpenter.k8s.aws/v1` `EC2NodeClass`
-//! itself.
+//! Where to start:
+//! - **Planning offline** (what would Karpenter on EKS launch, and at what
+//!   price?): [`instance_types_for`] gives the engine's instance types for an
+//!   [`EC2NodeClass`] in a region from the embedded [`Catalog`], with
+//!   [`well_known_labels`] and [`LAUNCH_RANK`] for the snapshot.
+//!   `karpenter-sim --provider aws` does exactly this for manifests.
+//! - **Acting on plans**: [`AwsCloudProvider`] is the engine's
+//!   `CloudProvider` over any [`ec2::Ec2Api`]: the driver launches, reads
+//!   back and deletes instances through it. [`ec2::InMemoryEc2`] is a
+//!   deterministic EC2 for tests and simulations; an implementation over the
+//!   AWS SDK is the next step.
 //!
-//! The [`Catalog`] holds, offline, the 1,382 instance types of upstream's
-//! generated reference page with every `karpenter.k8s.aws/*` label, the VPC
-//! and ENI limits, the network bandwidth table and the static on-demand
-//! price tables (us-east-1, us-gov-east-1, us-gov-west-1, cn-north-1); it is
-//! parsed once, on first use, and a broken data file is a [`CatalogError`]
-//! naming the file, line and column.
+//! ```
+//! use karpenter_aws::ec2::{Image, InMemoryEc2, SecurityGroup, Subnet};
+//! use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, InstanceTypeOptions};
+//! use karpenter_core::api::NodeClaim;
+//! use karpenter_core::cloudprovider::CloudProvider;
+//! use serde_json::json;
 //!
-//! [`instance_types`] turns the catalog into the engine's
-//! `InstanceType`s for a region as upstream builds them for an
-//! `EC2NodeClass` with `amiFamily: AL2023` and no kubelet settings: every
-//! `karpenter.k8s.aws/*` label as a requirement (`DoesNotExist` where the type
-//! has none), arch, os and region; capacity less kube-reserved and the
-//! eviction thresholds by upstream's formulas (ENI-limited pods, 7.5 % VM
-//! memory overhead, a 20 GiB root volume), and the extended resources
-//! (`vpc.amazonaws.com/pod-eni`, EFA, GPUs, Neuron). Their allocatable cpu,
-//! memory, pods and ephemeral storage equal upstream's published figures for
-//! all 1,382 types. [`instance_types_for`] gives them the offerings of an
-//! `EC2NodeClass`: on-demand and spot in each zone of its subnets, priced
-//! from the static tables (us-east-1's for a region without one), and, with
-//! the `ReservedCapacity` gate, its capacity reservations, sized by the
-//! NodeClass's settings (AMI family, kubelet, block devices, network
-//! interfaces) and the provider's options (reserved ENIs, VM memory
-//! overhead). A type the NodeClass cannot run keeps its offerings, all
-//! unavailable, as upstream's. [`well_known_labels`] is the engine's
-//! well-known label set with every AWS label.
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // An EC2 with one subnet, one security group and an AL2023 image.
+//! let ec2 = InMemoryEc2::new("us-east-1");
+//! ec2.add_subnet(Subnet {
+//!     subnet_id: "subnet-a".into(),
+//!     availability_zone: "us-east-1a".into(),
+//!     available_ip_address_count: 100,
+//!     ..Subnet::default()
+//! });
+//! ec2.add_security_group(SecurityGroup { group_id: "sg-1".into(), ..SecurityGroup::default() });
+//! ec2.add_image(Image {
+//!     image_id: "ami-1".into(),
+//!     architecture: "x86_64".into(),
+//!     state: "available".into(),
+//!     ..Image::default()
+//! });
+//! let config = AwsConfig { region: "us-east-1".into(), cluster_name: "demo".into() };
+//! let provider = AwsCloudProvider::new(ec2.clone(), config, InstanceTypeOptions::default())?;
 //!
-//! The [`EC2NodeClass`] (`karpenter.k8s.aws/v1`) reads and writes back every
-//! field of upstream's CRD without loss, and [`EC2NodeClass::validate`]
-//! applies the CRD's rules, naming the field of each problem. Its static
-//! drift hash ([`EC2NodeClass::static_hash`], a scheme of our own over
-//! upstream's hashed fields) and the drift decision
-//! ([`nodeclass::drift`]) follow upstream's fields, reasons and order.
+//! // The EC2NodeClass as its status controller leaves it: terms resolved.
+//! let class: EC2NodeClass = serde_json::from_value(json!({
+//!     "metadata": {"name": "default"},
+//!     "spec": {
+//!         "role": "KarpenterNodeRole-demo",
+//!         "amiSelectorTerms": [{"alias": "al2023@latest"}],
+//!         "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+//!         "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "demo"}}],
+//!     },
+//!     "status": {
+//!         "subnets": [{"id": "subnet-a", "zone": "us-east-1a", "zoneID": "use1-az1"}],
+//!         "securityGroups": [{"id": "sg-1"}],
+//!         "amis": [{"id": "ami-1", "requirements": [
+//!             {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}],
+//!     },
+//! }))?;
+//! provider.apply_node_class(class);
 //!
-//! [`interruption`] reads the interruption queue's EventBridge messages and
-//! decides, as a value, what each does to the cluster's NodeClaims, and
-//! which instances the instance-status poll finds unhealthy; its
-//! [`interruption::poll_queue`] and [`interruption::poll_instance_status`]
-//! run one pass of each loop over [`ec2::QueueApi`] and [`ec2::Ec2Api`];
-//! [`repair_policies`] are upstream's node repair conditions.
+//! // A claim the engine planned: an m5.large or c5.large, on demand.
+//! let claim: NodeClaim = serde_json::from_value(json!({
+//!     "metadata": {"name": "default-abc12", "labels": {"karpenter.sh/nodepool": "default"}},
+//!     "spec": {
+//!         "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+//!         "requirements": [
+//!             {"key": "node.kubernetes.io/instance-type", "operator": "In",
+//!              "values": ["m5.large", "c5.large"]},
+//!             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+//!         ],
+//!         "resources": {"requests": {"cpu": "1", "memory": "2Gi"}},
+//!     },
+//! }))?;
+//! let launched = provider.create(&claim).await?;
+//! let id = launched.status.as_ref().and_then(|s| s.provider_id.as_deref());
+//! assert!(id.is_some_and(|id| id.starts_with("aws:///us-east-1a/i-")));
+//! // The cheaper of the two, as upstream's lowest-price fleet launches.
+//! let labels = launched.metadata.labels.unwrap_or_default();
+//! assert_eq!(labels["node.kubernetes.io/instance-type"], "c5.large");
+//! assert_eq!(ec2.instances().len(), 1);
+//! # Ok(())
+//! # }
+//! ```
 //!
-//! [`launch`] holds the launch decisions as pure functions: the launch
-//! filters and the 60-type cut, the capacity type, the subnet per zone, the
-//! launch templates, the `CreateFleet` request and what EC2's errors mean.
-//!
-//! [`ec2`] holds the AWS calls the provider makes, behind the traits
-//! [`ec2::Ec2Api`] (EC2 and the Pricing API) and [`ec2::QueueApi`] (the
-//! interruption queue), shaped after the AWS SDK for Rust, and their
-//! deterministic in-memory implementations [`ec2::InMemoryEc2`] and
-//! [`ec2::InMemoryQueue`] for tests and simulation.
-//!
-//! [`AwsCloudProvider`] is the engine's `CloudProvider` over an
-//! [`ec2::Ec2Api`]: the instance types of each applied `EC2NodeClass` with
-//! EC2's recent refusals marked unavailable, launches glued from
-//! [`launch`]'s decisions into one `CreateFleet`, instances read back as
-//! claims, drift, and price refreshes.
+//! The parts, from the ground up:
+//! - [`Catalog`]: offline, the 1,382 instance types of upstream's generated
+//!   reference page with every `karpenter.k8s.aws/*` label, the VPC and ENI
+//!   limits, the network bandwidth table and the static on-demand price
+//!   tables (us-east-1, us-gov-east-1, us-gov-west-1, cn-north-1), made from
+//!   public data (sources in `data/SOURCES.md`), parsed once; a broken data
+//!   file is a [`CatalogError`] naming the file, line and column.
+//! - [`EC2NodeClass`] (`karpenter.k8s.aws/v1`): every field of upstream's CRD
+//!   read and written back without loss; [`EC2NodeClass::validate`] applies
+//!   the CRD's rules, naming the field of each problem; the static drift hash
+//!   ([`EC2NodeClass::static_hash`], a scheme of our own over upstream's
+//!   hashed fields) and the drift decision ([`nodeclass::drift`]) follow
+//!   upstream's fields, reasons and order.
+//! - [`instance_types_for`]: each type's labels (`DoesNotExist` where a type
+//!   has none), capacity and overhead by upstream's formulas for the class's
+//!   AMI family, kubelet, block devices and network interfaces and the
+//!   provider's options ([`InstanceTypeOptions`]: spot prices, reserved ENIs,
+//!   VM memory overhead, the `ReservedCapacity` gate); offerings in the zones
+//!   of its subnets priced from the static tables (us-east-1's for a region
+//!   without one), reserved ones from its capacity reservations; a type the
+//!   class cannot run keeps its offerings, all unavailable. At AL2023
+//!   defaults ([`instance_types`]) the allocatable of all 1,382 types equals
+//!   upstream's published figures.
+//! - [`ec2`]: the AWS calls the provider makes, behind [`ec2::Ec2Api`] (EC2
+//!   and the Pricing API) and [`ec2::QueueApi`] (the interruption queue),
+//!   shaped after the AWS SDK for Rust, with [`ec2::InMemoryEc2`] and
+//!   [`ec2::InMemoryQueue`].
+//! - [`launch`]: the launch decisions as pure functions: the launch filters
+//!   and the 60-type cut, the capacity type, the subnet per zone, the launch
+//!   templates, the `CreateFleet` request and what EC2's errors mean.
+//! - [`interruption`]: the interruption queue's EventBridge messages, what
+//!   each does to the cluster's NodeClaims, one pass of the queue loop
+//!   ([`interruption::poll_queue`]) and of the instance-status poll
+//!   ([`interruption::poll_instance_status`]); [`repair_policies`] are
+//!   upstream's node repair conditions.
+//! - [`AwsCloudProvider`]: the instance types of each applied class with
+//!   EC2's recent refusals marked unavailable, launches glued from
+//!   [`launch`]'s decisions into one `CreateFleet`, instances read back as
+//!   claims, drift, price refreshes, adoption of running instances.
 
 mod catalog;
 pub mod ec2;
