@@ -1,4 +1,5 @@
 mod options;
+mod properties;
 mod well_known;
 
 use std::collections::BTreeMap;

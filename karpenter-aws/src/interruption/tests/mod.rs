@@ -5,6 +5,7 @@ mod live;
 mod log;
 mod message;
 mod poll;
+mod properties;
 mod queue;
 mod status;
 
