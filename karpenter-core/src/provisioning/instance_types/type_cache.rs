@@ -203,30 +203,35 @@ pub(crate) struct TypeCache {
     offerings: GrowOnly<OfferingView>,
 }
 
+/// The distinct strings of `keys`, sorted: a hash set sees each of the many
+/// repeats once, and only the few distinct keys are sorted.
+fn distinct<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<Arc<str>> {
+    let mut set = crate::fast_hash::HashSet::default();
+    set.extend(keys);
+    let mut distinct: Vec<&str> = set.into_iter().collect();
+    distinct.sort_unstable();
+    distinct.into_iter().map(Arc::from).collect()
+}
+
 impl TypeCache {
     /// An empty cache for `types`.
     pub(crate) fn new(types: &[InstanceType]) -> TypeCache {
-        let mut type_keys: Vec<Arc<str>> = types
-            .iter()
-            .flat_map(|t| t.requirements.keys())
-            .map(Arc::from)
-            .collect();
-        type_keys.sort_unstable();
-        type_keys.dedup();
+        // Types mostly share their keys (a provider's types carry the same
+        // few dozen labels), so the distinct keys are gathered borrowed and
+        // only those are allocated.
+        let type_keys = distinct(types.iter().flat_map(|t| t.requirements.keys()));
         let mut capacity_types: Vec<String> = types
             .iter()
             .flat_map(|t| t.offerings.iter().map(|o| o.capacity_type.clone()))
             .collect();
         capacity_types.sort_unstable();
         capacity_types.dedup();
-        let mut offering_keys: Vec<Arc<str>> = types
-            .iter()
-            .flat_map(|t| &t.offerings)
-            .flat_map(|o| o.requirements.keys())
-            .map(Arc::from)
-            .collect();
-        offering_keys.sort_unstable();
-        offering_keys.dedup();
+        let offering_keys = distinct(
+            types
+                .iter()
+                .flat_map(|t| &t.offerings)
+                .flat_map(|o| o.requirements.keys()),
+        );
         let mut by_name: Vec<usize> = (0..types.len()).collect();
         by_name.sort_by(|&a, &b| types[a].name.cmp(&types[b].name).then(a.cmp(&b)));
         TypeCache {
