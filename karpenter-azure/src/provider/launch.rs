@@ -17,10 +17,6 @@ use crate::instancetype::labels::{
 };
 use crate::nodeclass::AKSNodeClass;
 
-/// The default image: AKS's Ubuntu 22.04 Gen2 from the community gallery,
-/// newest version.
-const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
-
 /// The Azure provider's launch rank (upstream's: price, then spot before
 /// on-demand, zonal before regional, then name and zone), which its `create`
 /// follows and a plan on Azure names its launch by.
@@ -128,22 +124,16 @@ pub(super) fn image_reference(image: &str) -> Value {
 }
 
 /// The VM.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn vm_body(
     config: &AzureConfig,
     name: &str,
     sku: &Sku,
     offering: &Offering,
     settings: &Settings,
-    class: &AKSNodeClass,
+    image: &str,
     tags: &BTreeMap<String, String>,
 ) -> Value {
-    let image = class
-        .status
-        .as_ref()
-        .and_then(|s| s.images.as_ref()?.first())
-        .map_or(DEFAULT_IMAGE.to_owned(), |i| i.id.clone());
-    let image_reference = image_reference(&image);
+    let image_reference = image_reference(image);
     let mut os_disk = json!({
         "name": name,
         "createOption": "FromImage",

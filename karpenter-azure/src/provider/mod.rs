@@ -5,6 +5,7 @@
 //! Azure error recorded in the failure cache, VMs read back as claims.
 
 mod adopt;
+mod image;
 mod launch;
 mod readback;
 
@@ -351,10 +352,13 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             zone: offering.zone.clone(),
             capacity_type: offering.capacity_type.clone(),
         };
+        // The image is known before anything is made: a size no status
+        // image is for fails here, with nothing to clean up.
+        let image = image::image_for(&class, instance_type)?;
         let nic = launch::nic_body(&self.config, instance_type, &tags);
         self.api.create_nic(&name, &nic).await.map_err(api_error)?;
         let mut body =
-            launch::vm_body(&self.config, &name, sku, offering, &settings, &class, &tags);
+            launch::vm_body(&self.config, &name, sku, offering, &settings, &image, &tags);
         let ultra_ssd = launch::ultra_ssd_requested(&requirements);
         if ultra_ssd {
             launch::enable_ultra_ssd(&mut body);

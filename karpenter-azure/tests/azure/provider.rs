@@ -320,3 +320,57 @@ async fn an_allocation_failure_marks_its_offering_until_it_runs_out_then_the_lis
     assert!(Arc::ptr_eq(&first, &second), "the priced list is shared");
     assert!(Arc::ptr_eq(&before, &first), "and it is the one made first");
 }
+
+#[tokio::test]
+async fn each_size_boots_the_status_image_for_its_architecture() {
+    use karpenter_azure::AzureCloudProvider;
+    use karpenter_azure::arm::{ComputeApi, InMemoryCompute};
+    let arm = InMemoryCompute::new();
+    let provider = AzureCloudProvider::new(arm.clone(), config());
+    let image = |id: &str, arch: &str| {
+        json!({"id": id, "requirements": [
+            {"key": "karpenter.azure.com/sku-hyperv-generation", "operator": "In", "values": ["2"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+        ]})
+    };
+    let amd64 = "/CommunityGalleries/g/images/2204gen2containerd/versions/202611.01.0";
+    let arm64 = "/CommunityGalleries/g/images/2204gen2arm64containerd/versions/202611.01.0";
+    let class: AKSNodeClass = serde_json::from_value(json!({
+        "apiVersion": "karpenter.azure.com/v1beta1",
+        "kind": "AKSNodeClass",
+        "metadata": {"name": "default"},
+        "spec": {},
+        "status": {"images": [image(amd64, "amd64"), image(arm64, "arm64")]},
+    }))
+    .expect("an AKSNodeClass");
+    provider.apply_node_class(class);
+    for (size, expected) in [("Standard_D2s_v3", amd64), ("Standard_D16plds_v5", arm64)] {
+        let wanted = claim(
+            &format!("default-{}", size.len()),
+            json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [size]}]),
+        );
+        let launched = provider.create(&wanted).await.expect("launched");
+        let name = arm
+            .vm_names()
+            .into_iter()
+            .find(|n| n.ends_with(launched.metadata.name.as_deref().unwrap_or_default()))
+            .expect("its VM");
+        let vm = arm.get_vm(&name).await.expect("read").expect("the VM");
+        let reference = &vm["properties"]["storageProfile"]["imageReference"];
+        assert_eq!(
+            reference["communityGalleryImageId"],
+            json!(expected),
+            "{size}"
+        );
+    }
+    // A size no status image is for launches nothing.
+    let gen1_only = claim(
+        "default-gen1",
+        json!([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_D2_v2"]}]),
+    );
+    let before = arm.vm_names().len();
+    let error = provider.create(&gen1_only).await.expect_err("no image");
+    assert!(error.to_string().contains("NoCompatibleImage"), "{error}");
+    assert_eq!(arm.vm_names().len(), before);
+    assert_eq!(arm.nic_names().len(), before, "no NIC left behind");
+}
