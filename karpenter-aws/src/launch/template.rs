@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use karpenter_core::api::fnv1a64;
 use karpenter_core::cloudprovider::InstanceType;
 use karpenter_core::resources::{PODS, ResourceList};
-use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, Operator, Requirements};
+use karpenter_core::scheduling::{CAPACITY_TYPE_RESERVED, Requirements, WellKnownLabels};
 use serde::Serialize;
 
 use super::errors::LaunchError;
@@ -95,8 +95,13 @@ pub fn launch_templates(
     let amis = ami_requirements(nodeclass)?;
     let efa_requested = requests.get(RESOURCE_EFA) != 0;
     let mut groups: BTreeMap<Key, Vec<String>> = BTreeMap::new();
+    // Upstream's `Compatible`, strict: an AMI requiring a label present
+    // needs a type that defines it (every AWS type defines every well-known
+    // label, so upstream's allowance for undefined ones changes nothing).
+    let strict = WellKnownLabels::empty();
     for it in instance_types {
-        let Some((image_id, _)) = amis.iter().find(|(_, r)| meets(it, r)) else {
+        let meets = |r: &Requirements| it.requirements.is_compatible(r, &strict);
+        let Some((image_id, _)) = amis.iter().find(|(_, r)| meets(r)) else {
             continue;
         };
         let key = Key {
@@ -159,18 +164,6 @@ fn launch_failed(message: String) -> LaunchError {
         reason: "LaunchFailed",
         message: format!("getting launch template configs, {message}"),
     }
-}
-
-/// Whether `it` meets an AMI's `requirements`, as upstream's
-/// `Compatible`: they intersect, and a label the AMI requires present is
-/// one the type defines (the type defines every well-known label, so
-/// upstream's allowance for undefined well-known labels changes nothing).
-fn meets(it: &InstanceType, requirements: &Requirements) -> bool {
-    it.requirements.is_intersecting(requirements)
-        && requirements.iter().all(|r| {
-            matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist)
-                || it.requirements.contains_key(r.key())
-        })
 }
 
 /// The status AMIs with their requirements, in status order.

@@ -13,7 +13,7 @@
 
 use k8s_openapi::api::core::v1::NodeSelectorRequirement;
 use karpenter_core::cloudprovider::{CloudProviderError, InstanceType};
-use karpenter_core::scheduling::{Operator, Requirements};
+use karpenter_core::scheduling::{Operator, Requirements, WellKnownLabels};
 
 use crate::instancetype::labels::SKU_HYPERV_GENERATION;
 use crate::nodeclass::AKSNodeClass;
@@ -89,11 +89,8 @@ fn meets(it: &InstanceType, requirements: &Requirements) -> bool {
         .filter(|r| !(generation_unknown && r.key() == SKU_HYPERV_GENERATION))
         .cloned()
         .collect();
-    it.requirements.is_intersecting(&judged)
-        && judged.iter().all(|r| {
-            matches!(r.operator(), Operator::NotIn | Operator::DoesNotExist)
-                || it.requirements.contains_key(r.key())
-        })
+    it.requirements
+        .is_compatible(&judged, &WellKnownLabels::empty())
 }
 
 #[cfg(test)]
