@@ -152,12 +152,6 @@ fn type_error(class: Option<&Sourced<EC2NodeClass>>, error: InstanceTypeError) -
     }
 }
 
-/// Checks that `region` reads as an AWS region name (`us-east-1`), as the
-/// provider's own check decides it.
-pub fn check_aws_region(region: &str) -> Result<(), LoadError> {
-    karpenter_aws::check_region(region).map_err(|error| type_error(None, error))
-}
-
 /// Whether `region` has a price table of its own in the embedded catalog;
 /// a region without one is priced from [`FALLBACK_PRICE_REGION`]'s.
 pub fn has_own_prices(region: &str) -> Result<bool, LoadError> {

@@ -81,9 +81,7 @@ use karpenter_core::api::{CapacityBuffer, NodeClaim, NodeOverlay, NodePool};
 use karpenter_core::pods::PodInfo;
 use karpenter_fake::InstanceTypeDocument;
 
-pub use aws::{
-    AwsInstanceTypes, check_aws_region, default_ec2_node_class, parse_spot_prices, read_spot_prices,
-};
+pub use aws::{AwsInstanceTypes, default_ec2_node_class, parse_spot_prices, read_spot_prices};
 pub use azure::AzureInstanceTypes;
 pub use document::{Kind, Object};
 pub use error::LoadError;

@@ -198,9 +198,18 @@ fn a_kubelet_value_that_is_not_a_quantity_names_document_and_field() {
 
 #[test]
 fn a_malformed_region_is_refused_and_a_tableless_one_is_not() {
-    assert!(check_aws_region("us-east-1").is_ok());
-    assert!(check_aws_region("ap-southeast-5").is_ok());
-    let error = check_aws_region("eastus").unwrap_err().to_string();
+    let scenario = || load(&format!("{CLASS}{}", pool("web", &ec2_ref("main"))));
+    let options = InstanceTypeOptions::default();
+    assert!(scenario().into_aws_snapshot("us-east-1", &options).is_ok());
+    assert!(
+        scenario()
+            .into_aws_snapshot("ap-southeast-5", &options)
+            .is_ok()
+    );
+    let error = scenario()
+        .into_aws_snapshot("eastus", &options)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("eastus"), "{error}");
 }
 
