@@ -3,7 +3,7 @@
 //! provider over an in-memory EC2, each on its embedded catalog; each with
 //! its instances, its clock and its price book.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use jiff::Timestamp;
@@ -13,6 +13,9 @@ use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType, OfferingKey};
 use karpenter_core::features::FeatureGate;
 use karpenter_core::planning::PlanningOptions;
+use karpenter_core::scheduling::{
+    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
+};
 use karpenter_fake::FakeCloudProvider;
 
 use super::aws::AwsCloud;
@@ -68,21 +71,42 @@ pub(crate) enum Cloud {
 #[derive(Debug, Default)]
 pub(crate) struct PriceBook {
     prices: BTreeMap<String, BTreeMap<OfferingKey, f64>>,
+    /// The labels the offerings name their reservations by (each provider
+    /// has its own), as the driver reads them off a launched claim.
+    reservation_labels: BTreeSet<String>,
 }
 
 impl PriceBook {
     /// The prices of every pool's offerings.
-    fn of(instance_types: &BTreeMap<String, Arc<[InstanceType]>>) -> PriceBook {
+    pub(super) fn of(instance_types: &BTreeMap<String, Arc<[InstanceType]>>) -> PriceBook {
         let mut book = PriceBook::default();
         for (pool, types) in instance_types {
             let prices = book.prices.entry(pool.clone()).or_default();
             for instance_type in types.iter() {
                 for offering in &instance_type.offerings {
                     prices.insert(OfferingKey::of(instance_type, offering), offering.price);
+                    if let Some(reservation) = &offering.reservation {
+                        book.reservation_labels.insert(reservation.label.clone());
+                    }
                 }
             }
         }
         book
+    }
+
+    /// What an instance is, read off its labels: its pool, and the offering
+    /// it runs on (its reservation by the offerings' reservation labels).
+    pub(super) fn offering_of(&self, instance: &NodeClaim) -> (String, OfferingKey) {
+        let labels = instance.metadata.labels.as_ref();
+        let label = |key: &str| labels.and_then(|l| l.get(key)).cloned();
+        let reservation = self.reservation_labels.iter().find_map(|key| label(key));
+        let key = OfferingKey {
+            instance_type: label(LABEL_INSTANCE_TYPE_STABLE).unwrap_or_default(),
+            zone: label(LABEL_TOPOLOGY_ZONE).unwrap_or_default(),
+            capacity_type: label(CAPACITY_TYPE_LABEL_KEY).unwrap_or_default(),
+            reservation_id: reservation,
+        };
+        (label(NODE_POOL_LABEL_KEY).unwrap_or_default(), key)
     }
 
     /// The price of an offering in a pool; `None` when the pool does not
@@ -316,4 +340,67 @@ pub(super) fn not_adopted(
         field,
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use karpenter_core::cloudprovider::{Offering, Reservation};
+    use karpenter_core::resources::ResourceList;
+
+    use super::*;
+
+    fn claim(labels: &[(&str, &str)]) -> NodeClaim {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let mut claim = NodeClaim::default();
+        claim.metadata.labels = Some(labels);
+        claim
+    }
+
+    /// A book of one type with a reserved offering whose reservation goes
+    /// by `label`.
+    fn book(label: &str) -> PriceBook {
+        let reservation = Reservation {
+            label: label.to_owned(),
+            id: "cr-1".to_owned(),
+            capacity: 1,
+        };
+        let offering = Offering::reserved("us-east-1a", 0.01, reservation);
+        let types: Arc<[InstanceType]> = vec![InstanceType::new(
+            "m5.large",
+            std::iter::empty::<(&str, &str)>(),
+            vec![offering],
+            ResourceList::new(),
+            ResourceList::new(),
+        )]
+        .into();
+        PriceBook::of(&BTreeMap::from([("pool".to_owned(), types)]))
+    }
+
+    #[test]
+    fn an_instance_names_its_reservation_by_its_providers_label() {
+        let common = [
+            (NODE_POOL_LABEL_KEY, "pool"),
+            (LABEL_INSTANCE_TYPE_STABLE, "m5.large"),
+            (LABEL_TOPOLOGY_ZONE, "us-east-1a"),
+            (CAPACITY_TYPE_LABEL_KEY, "reserved"),
+        ];
+        for label in [
+            karpenter_fake::RESERVATION_ID_LABEL,
+            karpenter_aws::labels::CAPACITY_RESERVATION_ID,
+        ] {
+            let book = book(label);
+            let mut labels = common.to_vec();
+            labels.push((label, "cr-1"));
+            let (pool, key) = book.offering_of(&claim(&labels));
+            assert_eq!(pool, "pool");
+            assert_eq!(key.reservation_id.as_deref(), Some("cr-1"), "{label}");
+            assert_eq!(key.capacity_type, "reserved");
+            assert_eq!(book.price(&pool, &key), Some(0.01), "{label}");
+            let (_, key) = book.offering_of(&claim(&common));
+            assert_eq!(key.reservation_id, None);
+        }
+    }
 }

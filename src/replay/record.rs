@@ -10,7 +10,7 @@ use karpenter_core::driver::Event;
 use karpenter_core::pods::PodKey;
 
 use super::output::{DroppedCommand, ReplayEvent, Run, Sample, Totals};
-use super::world::{World, offering_of};
+use super::world::World;
 
 /// Every disruption reason, as the totals name them.
 pub const REASONS: [&str; 6] = [
@@ -205,7 +205,7 @@ impl Recorder {
         let mut price = 0.0;
         let mut by_type: BTreeMap<String, usize> = BTreeMap::new();
         for instance in &instances {
-            let (pool, key) = offering_of(instance);
+            let (pool, key) = world.prices.offering_of(instance);
             price += world.prices.price(&pool, &key).unwrap_or(0.0);
             *by_type.entry(key.capacity_type).or_default() += 1;
         }

@@ -6,15 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use karpenter_aws::labels::CAPACITY_RESERVATION_ID as AWS_RESERVATION_ID_LABEL;
-use karpenter_core::api::{NodeClaim, NodePool};
-use karpenter_core::cloudprovider::OfferingKey;
+use karpenter_core::api::NodePool;
 use karpenter_core::cluster::Cluster;
 use karpenter_core::driver::{Driver, DriverOptions};
-use karpenter_core::scheduling::{
-    CAPACITY_TYPE_LABEL_KEY, LABEL_INSTANCE_TYPE_STABLE, LABEL_TOPOLOGY_ZONE, NODE_POOL_LABEL_KEY,
-};
-use karpenter_fake::{InMemoryCluster, RESERVATION_ID_LABEL};
+use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
+use karpenter_fake::InMemoryCluster;
 
 use super::cloud::{Cloud, PriceBook, not_adopted};
 use super::{ReplayError, ReplayOptions, block_on};
@@ -32,25 +28,6 @@ pub(crate) struct World {
     pub node_pools: Vec<String>,
     /// What the reader should know about the set-up.
     pub warnings: Vec<String>,
-}
-
-/// What an instance is, read off its labels: its pool, and the offering it
-/// runs on.
-pub(crate) fn offering_of(instance: &NodeClaim) -> (String, OfferingKey) {
-    let labels = instance.metadata.labels.as_ref();
-    let label = |key: &str| labels.and_then(|l| l.get(key)).cloned().unwrap_or_default();
-    // Each provider labels the reservation a claim runs in with its own key.
-    let reservation = [RESERVATION_ID_LABEL, AWS_RESERVATION_ID_LABEL]
-        .iter()
-        .find_map(|key| labels.and_then(|l| l.get(*key)))
-        .cloned();
-    let key = OfferingKey {
-        instance_type: label(LABEL_INSTANCE_TYPE_STABLE),
-        zone: label(LABEL_TOPOLOGY_ZONE),
-        capacity_type: label(CAPACITY_TYPE_LABEL_KEY),
-        reservation_id: reservation,
-    };
-    (label(NODE_POOL_LABEL_KEY), key)
 }
 
 impl World {
@@ -166,40 +143,5 @@ impl World {
             node_pools,
             warnings,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn claim(labels: &[(&str, &str)]) -> NodeClaim {
-        let labels: BTreeMap<String, String> = labels
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let mut claim = NodeClaim::default();
-        claim.metadata.labels = Some(labels);
-        claim
-    }
-
-    #[test]
-    fn an_instance_names_its_reservation_by_its_providers_label() {
-        let common = [
-            (NODE_POOL_LABEL_KEY, "pool"),
-            (LABEL_INSTANCE_TYPE_STABLE, "m5.large"),
-            (LABEL_TOPOLOGY_ZONE, "us-east-1a"),
-            (CAPACITY_TYPE_LABEL_KEY, "reserved"),
-        ];
-        for label in [RESERVATION_ID_LABEL, AWS_RESERVATION_ID_LABEL] {
-            let mut labels = common.to_vec();
-            labels.push((label, "cr-1"));
-            let (pool, key) = offering_of(&claim(&labels));
-            assert_eq!(pool, "pool");
-            assert_eq!(key.reservation_id.as_deref(), Some("cr-1"), "{label}");
-            assert_eq!(key.capacity_type, "reserved");
-        }
-        let (_, key) = offering_of(&claim(&common));
-        assert_eq!(key.reservation_id, None);
     }
 }
