@@ -56,6 +56,7 @@ mod nodeclass;
 mod nodeclass_drift;
 mod provider;
 mod repair;
+mod settings;
 
 pub mod arm;
 pub mod instancetype;
@@ -72,3 +73,7 @@ pub use nodeclass::{
 pub use nodeclass_drift::{DriftReason, is_drifted};
 pub use provider::{AdoptError, AzureCloudProvider, AzureConfig, LAUNCH_RANK};
 pub use repair::repair_policies;
+pub use settings::{
+    AksSettings, BootstrapToken, NetworkDataplane, NetworkPlugin, NetworkPluginMode,
+    PROVISION_MODE_SCRIPTLESS, SETTINGS, Setting, SettingProblem, SettingsError, SubnetId,
+};
