@@ -26,6 +26,7 @@
 //!         subnet_id: "/subscriptions/.../subnets/aks-subnet".into(),
 //!         ssh_public_key: "ssh-ed25519 AAAA...".into(),
 //!         custom_data: None,
+//!         join: None,
 //!         network: NetworkOptions::default(),
 //!     },
 //! );
@@ -71,7 +72,9 @@ pub use nodeclass::{
     NodeClassError, NodeImage,
 };
 pub use nodeclass_drift::{DriftReason, is_drifted};
-pub use provider::{AdoptError, AzureCloudProvider, AzureConfig, LAUNCH_RANK};
+pub use provider::{
+    AdoptError, AzureCloudProvider, AzureConfig, ClusterFacts, JoinConfig, LAUNCH_RANK,
+};
 pub use repair::repair_policies;
 pub use settings::{
     AksSettings, BootstrapToken, NetworkDataplane, NetworkPlugin, NetworkPluginMode,

@@ -319,6 +319,7 @@ fn azure_config(scenario: &Scenario, region: &str) -> AzureConfig {
         cluster_name: "replay".to_owned(),
         ssh_public_key: "ssh-ed25519 replay".to_owned(),
         custom_data: None,
+        join: None,
         network: NetworkOptions::default(),
     }
 }

@@ -128,6 +128,7 @@ mod tests {
                 subnet_id: "/subscriptions/sub-1/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s".into(),
                 ssh_public_key: "ssh-ed25519 AAAA test".into(),
                 custom_data: None,
+                join: None,
                 network: NetworkOptions::default(),
             },
         )

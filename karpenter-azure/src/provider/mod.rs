@@ -28,6 +28,7 @@ use crate::failures::{Attempt, FailureCache};
 use crate::instancetype::labels::well_known_labels;
 use crate::instancetype::{Settings, instance_types};
 use crate::nodeclass::{AKSNodeClass, NetworkOptions};
+use crate::settings::AksSettings;
 
 pub use adopt::AdoptError;
 pub use launch::LAUNCH_RANK;
@@ -47,10 +48,40 @@ pub struct AzureConfig {
     pub subnet_id: String,
     /// The SSH key of `azureuser`.
     pub ssh_public_key: String,
-    /// The bootstrap custom data (base64), when the caller renders one.
+    /// The bootstrap custom data (base64), when the caller renders one and
+    /// `join` is unset.
     pub custom_data: Option<String>,
     /// The cluster's network (the default maxPods).
     pub network: NetworkOptions,
+    /// What a VM needs to join the cluster as an AKS node. When set, the
+    /// provider renders each VM's custom data from it; without it, VMs boot
+    /// with `custom_data` as given (planning, simulations, tests).
+    pub join: Option<JoinConfig>,
+}
+
+/// What a launched VM needs to become a Ready AKS node: the validated
+/// settings and what the controller read from the cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinConfig {
+    /// The settings, under upstream's names.
+    pub settings: AksSettings,
+    /// What the cluster told the controller.
+    pub cluster: ClusterFacts,
+}
+
+/// What the controller reads from the cluster it runs in, for nodes to
+/// join it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterFacts {
+    /// The cluster's CA bundle: base64 of the PEM certificates from the
+    /// controller's own kube config (`KUBE_CA_CRT`).
+    pub ca_bundle: String,
+    /// The API server's Kubernetes version (`1.31.2`), used where a node
+    /// class's status has none.
+    pub kubernetes_version: String,
+    /// The cluster DNS address: `DNS_SERVICE_IP`, else kube-dns's
+    /// ClusterIP, else upstream's `10.0.0.10`.
+    pub cluster_dns: std::net::IpAddr,
 }
 
 /// The engine's [`CloudProvider`] on Azure, as upstream's VM path works

@@ -120,6 +120,7 @@ pub(crate) fn config() -> AzureConfig {
         subnet_id: "/subscriptions/sub-1/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/nodes".into(),
         ssh_public_key: "ssh-ed25519 AAAA test".into(),
         custom_data: None,
+        join: None,
         network: NetworkOptions::default(),
     }
 }

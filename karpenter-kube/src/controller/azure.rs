@@ -39,6 +39,7 @@ pub(crate) fn provider(
         subnet_id: required(&args.azure_subnet_id, "azure-subnet-id")?,
         ssh_public_key: args.ssh_public_key.clone(),
         custom_data: None,
+        join: None,
         network: NetworkOptions::default(),
     };
     let token = std::env::var(TOKEN_VARIABLE)
