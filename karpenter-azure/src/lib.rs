@@ -73,7 +73,8 @@ pub use nodeclass::{
 };
 pub use nodeclass_drift::{DriftReason, is_drifted};
 pub use provider::{
-    AdoptError, AzureCloudProvider, AzureConfig, ClusterFacts, JoinConfig, LAUNCH_RANK,
+    AdoptError, AzureCloudProvider, AzureConfig, ClusterFacts, ClusterSecurityGroup, JoinConfig,
+    LAUNCH_RANK,
 };
 pub use repair::repair_policies;
 pub use settings::{

@@ -1,6 +1,7 @@
 //! The ARM calls the provider makes, behind [`ComputeApi`]: NICs and VMs in
-//! the node resource group, the Resource SKUs list, and the Retail Prices
-//! API.
+//! the node resource group, the load balancers, security groups and VNet a
+//! joining node's NIC refers to, the Resource SKUs list, and the Retail
+//! Prices API.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -100,9 +101,32 @@ pub trait ComputeApi: Send + Sync + fmt::Debug {
     async fn resource_skus(&self, region: &str) -> Result<Vec<Value>, ArmError>;
     /// The Retail Prices items of Linux VMs in `region`.
     async fn retail_prices(&self, region: &str) -> Result<Vec<PriceItem>, ArmError>;
+    /// Every load balancer in the node resource group (whose backend pools
+    /// a joining node's NIC is put in).
+    async fn list_load_balancers(&self) -> Result<Vec<Value>, ArmError>;
+    /// Every network security group in the node resource group (the
+    /// cluster's is put on a NIC in a VNet the cluster does not manage).
+    async fn list_network_security_groups(&self) -> Result<Vec<Value>, ArmError>;
+    /// The virtual network `name` of `resource_group` in the client's
+    /// subscription (a VNet brought by the user may be in another group),
+    /// if it exists.
+    async fn get_virtual_network(
+        &self,
+        resource_group: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ArmError>;
 }
 
 impl ArmClient {
+    /// The listing URL of every `kind` of `provider` in the node resource
+    /// group.
+    fn group_list_url(&self, provider: &str, kind: &str, api_version: &str) -> String {
+        format!(
+            "/subscriptions/{}/resourceGroups/{}/providers/{provider}/{kind}?api-version={api_version}",
+            self.subscription, self.resource_group
+        )
+    }
+
     fn group_path(&self, provider: &str, kind: &str, name: &str) -> String {
         format!(
             "/subscriptions/{}/resourceGroups/{}/providers/{provider}/{kind}/{name}",
@@ -140,9 +164,10 @@ impl ComputeApi for ArmClient {
     }
 
     async fn list_vms(&self) -> Result<Vec<Value>, ArmError> {
-        let url = format!(
-            "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Compute/virtualMachines?api-version={}",
-            self.subscription, self.resource_group, self.versions.compute
+        let url = self.group_list_url(
+            "Microsoft.Compute",
+            "virtualMachines",
+            &self.versions.compute,
         );
         self.list(&url).await
     }
@@ -172,5 +197,31 @@ impl ComputeApi for ArmClient {
                 })
             })
             .collect()
+    }
+
+    async fn list_load_balancers(&self) -> Result<Vec<Value>, ArmError> {
+        let url = self.group_list_url("Microsoft.Network", "loadBalancers", &self.versions.network);
+        self.list(&url).await
+    }
+
+    async fn list_network_security_groups(&self) -> Result<Vec<Value>, ArmError> {
+        let url = self.group_list_url(
+            "Microsoft.Network",
+            "networkSecurityGroups",
+            &self.versions.network,
+        );
+        self.list(&url).await
+    }
+
+    async fn get_virtual_network(
+        &self,
+        resource_group: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ArmError> {
+        let path = format!(
+            "/subscriptions/{}/resourceGroups/{resource_group}/providers/Microsoft.Network/virtualNetworks/{name}",
+            self.subscription
+        );
+        self.get(&path, &self.versions.network).await
     }
 }

@@ -1,5 +1,6 @@
 //! [`InMemoryCompute`]: Azure Resource Manager in memory, as far as the
-//! provider uses it: NICs and VMs in one resource group, sizes that fail to
+//! provider uses it: NICs and VMs in one resource group, its load balancers
+//! and security groups (an AKS node group's by default), sizes that fail to
 //! allocate, spot evictions, and the SKU and price lists a caller sets.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,15 +44,116 @@ pub struct InMemoryCompute {
     state: Arc<Mutex<State>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
     vms: BTreeMap<String, Value>,
     nics: BTreeMap<String, Value>,
+    load_balancers: Vec<Value>,
+    security_groups: Vec<Value>,
+    virtual_networks: Vec<Value>,
+    /// How many times each listing was asked for: (load balancers,
+    /// security groups).
+    listings: (usize, usize),
     /// `(vmSize, zone)` pairs with no capacity (zone `""` for a VM
     /// without a zone).
     sold_out: BTreeSet<(String, String)>,
     resource_skus: Vec<Value>,
     retail_prices: Vec<PriceItem>,
+}
+
+impl Default for State {
+    /// An AKS-like node resource group: the `kubernetes` load balancer with
+    /// its inbound and outbound pools, and the cluster's security group.
+    fn default() -> Self {
+        State {
+            vms: BTreeMap::new(),
+            nics: BTreeMap::new(),
+            load_balancers: vec![load_balancer(
+                IN_MEMORY_GROUP_ID,
+                "kubernetes",
+                &["kubernetes", "aksOutboundBackendPool"],
+            )],
+            security_groups: vec![network_security_group(
+                IN_MEMORY_GROUP_ID,
+                "aks-agentpool-12345678-nsg",
+            )],
+            virtual_networks: Vec::new(),
+            listings: (0, 0),
+            sold_out: BTreeSet::new(),
+            resource_skus: Vec::new(),
+            retail_prices: Vec::new(),
+        }
+    }
+}
+
+/// The resource group ID the load balancer and security group an
+/// [`InMemoryCompute`] starts with are in.
+pub const IN_MEMORY_GROUP_ID: &str =
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/mc_rg";
+
+/// A load balancer as ARM lists it: `name` in the resource group
+/// `group_id` (`/subscriptions/<s>/resourceGroups/<g>`), with a backend pool
+/// of each name in `pools`.
+pub fn load_balancer(group_id: &str, name: &str, pools: &[&str]) -> Value {
+    let id = format!("{group_id}/providers/Microsoft.Network/loadBalancers/{name}");
+    let pools: Vec<Value> = pools
+        .iter()
+        .map(|pool| {
+            json!({
+                "id": format!("{id}/backendAddressPools/{pool}"),
+                "name": pool,
+                "properties": {},
+            })
+        })
+        .collect();
+    json!({"id": id, "name": name, "properties": {"backendAddressPools": pools}})
+}
+
+/// A network security group `name` in the resource group `group_id`, as ARM
+/// lists it.
+pub fn network_security_group(group_id: &str, name: &str) -> Value {
+    json!({
+        "id": format!("{group_id}/providers/Microsoft.Network/networkSecurityGroups/{name}"),
+        "name": name,
+        "properties": {},
+    })
+}
+
+/// The backend pool IDs of every load balancer in `load_balancers`.
+fn pool_ids(load_balancers: &[Value]) -> BTreeSet<String> {
+    load_balancers
+        .iter()
+        .filter_map(|lb| lb["properties"]["backendAddressPools"].as_array())
+        .flatten()
+        .filter_map(|pool| pool["id"].as_str())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The first backend pool a NIC body refers to that is not among `known`
+/// (lower-cased IDs), as ARM checks a NIC's references.
+fn missing_pool(nic: &Value, known: &BTreeSet<String>) -> Option<String> {
+    nic["properties"]["ipConfigurations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|config| config["properties"]["loadBalancerBackendAddressPools"].as_array())
+        .flatten()
+        .filter_map(|pool| pool["id"].as_str())
+        .find(|id| !known.contains(&id.to_ascii_lowercase()))
+        .map(str::to_owned)
+}
+
+/// Whether the ARM ID `id` names `name` in the resource group `group`
+/// (both matched without regard to case, as ARM does).
+fn names(id: &str, group: &str, name: &str) -> bool {
+    let parts: Vec<&str> = id.split('/').collect();
+    let group_matches = parts
+        .iter()
+        .position(|p| p.eq_ignore_ascii_case("resourceGroups"))
+        .and_then(|i| parts.get(i + 1))
+        .is_some_and(|g| g.eq_ignore_ascii_case(group));
+    group_matches && parts.last().is_some_and(|n| n.eq_ignore_ascii_case(name))
 }
 
 impl State {
@@ -80,7 +182,11 @@ fn zone_of(body: &Value) -> &str {
 }
 
 impl InMemoryCompute {
-    /// An empty resource group, with no SKUs and no prices listed.
+    /// A resource group with no VMs, holding what AKS puts in a node
+    /// resource group (the `kubernetes` load balancer with pools
+    /// `kubernetes` and `aksOutboundBackendPool`, the security group
+    /// `aks-agentpool-12345678-nsg`, both in [`IN_MEMORY_GROUP_ID`]), with no
+    /// SKUs and no prices listed.
     pub fn new() -> Self {
         Self::default()
     }
@@ -95,6 +201,49 @@ impl InMemoryCompute {
     pub fn with_retail_prices(self, items: Vec<PriceItem>) -> Self {
         self.lock().retail_prices = items;
         self
+    }
+
+    /// This ARM listing `load_balancers` in the node resource group
+    /// (instead of the one `kubernetes` load balancer it starts with).
+    pub fn with_load_balancers(self, load_balancers: Vec<Value>) -> Self {
+        self.set_load_balancers(load_balancers);
+        self
+    }
+
+    /// This ARM listing `groups` as the node resource group's network
+    /// security groups (instead of the one it starts with).
+    pub fn with_network_security_groups(self, groups: Vec<Value>) -> Self {
+        self.lock().security_groups = groups;
+        self
+    }
+
+    /// This ARM holding `networks` (each found by its `id`'s resource
+    /// group and name).
+    pub fn with_virtual_networks(self, networks: Vec<Value>) -> Self {
+        self.lock().virtual_networks = networks;
+        self
+    }
+
+    /// From now on, the node resource group's load balancers are
+    /// `load_balancers`: a NIC naming a pool no longer there fails as ARM
+    /// fails it.
+    pub fn set_load_balancers(&self, load_balancers: Vec<Value>) {
+        self.lock().load_balancers = load_balancers;
+    }
+
+    /// How many times the load balancers were listed.
+    pub fn load_balancer_listings(&self) -> usize {
+        self.lock().listings.0
+    }
+
+    /// How many times the network security groups were listed.
+    pub fn security_group_listings(&self) -> usize {
+        self.lock().listings.1
+    }
+
+    /// The NIC `name` as it was last put.
+    pub fn nic(&self, name: &str) -> Option<Value> {
+        self.lock().nics.get(name).cloned()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -160,12 +309,26 @@ fn provisioned(name: &str, mut body: Value) -> Value {
 
 #[async_trait]
 impl ComputeApi for InMemoryCompute {
+    /// Puts the NIC; as ARM does, a NIC naming a backend pool that no
+    /// load balancer has fails (`InvalidResourceReference`, HTTP 400).
     async fn create_nic(&self, name: &str, body: &Value) -> Result<Value, ArmError> {
+        let mut state = self.lock();
+        if let Some(pool) = missing_pool(body, &pool_ids(&state.load_balancers)) {
+            return Err(ArmError::Azure {
+                status: 400,
+                code: "InvalidResourceReference".to_owned(),
+                message: format!(
+                    "Resource {pool} referenced by resource {name} was not found. \
+                     Please make sure that the referenced resource exists, and that both \
+                     resources are in the same region."
+                ),
+            });
+        }
         let mut nic = body.clone();
         if nic.is_object() {
             nic["name"] = json!(name);
         }
-        self.lock().nics.insert(name.to_owned(), nic.clone());
+        state.nics.insert(name.to_owned(), nic.clone());
         Ok(nic)
     }
 
@@ -213,5 +376,36 @@ impl ComputeApi for InMemoryCompute {
 
     async fn retail_prices(&self, _region: &str) -> Result<Vec<PriceItem>, ArmError> {
         Ok(self.lock().retail_prices.clone())
+    }
+
+    async fn list_load_balancers(&self) -> Result<Vec<Value>, ArmError> {
+        let mut state = self.lock();
+        state.listings.0 += 1;
+        Ok(state.load_balancers.clone())
+    }
+
+    async fn list_network_security_groups(&self) -> Result<Vec<Value>, ArmError> {
+        let mut state = self.lock();
+        state.listings.1 += 1;
+        Ok(state.security_groups.clone())
+    }
+
+    async fn get_virtual_network(
+        &self,
+        resource_group: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ArmError> {
+        Ok(self
+            .lock()
+            .virtual_networks
+            .iter()
+            .find(|vnet| {
+                names(
+                    vnet["id"].as_str().unwrap_or_default(),
+                    resource_group,
+                    name,
+                )
+            })
+            .cloned())
     }
 }

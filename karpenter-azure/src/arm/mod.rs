@@ -30,7 +30,7 @@ pub use compute::{ARM_SCOPE, ComputeApi, ComputeApiVersions, PriceItem, price_ta
 pub use credential::AzureIdentityCredential;
 pub use credential::{AccessToken, Secret, StaticCredential, TokenCredential};
 pub use limits::ClientLimits;
-pub use memory::InMemoryCompute;
+pub use memory::{IN_MEMORY_GROUP_ID, InMemoryCompute, load_balancer, network_security_group};
 
 use limits::require_origin;
 use transport::{Answer, Operation, error_of};

@@ -94,26 +94,60 @@ fn flag(value: bool) -> String {
     value.to_string()
 }
 
-/// The largest ephemeral OS disk in decimal GB (floored), 0 when the size
-/// has none: NVMe first, then the cache disk, then the resource disk.
-pub fn ephemeral_os_max_size_gb(sku: &Sku) -> u64 {
+/// Where an ephemeral OS disk lives on a VM (`diffDiskSettings.placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EphemeralPlacement {
+    /// The local NVMe disk.
+    NvmeDisk,
+    /// The host cache.
+    CacheDisk,
+    /// The temporary resource disk.
+    ResourceDisk,
+}
+
+impl EphemeralPlacement {
+    /// ARM's name of the placement.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EphemeralPlacement::NvmeDisk => "NvmeDisk",
+            EphemeralPlacement::CacheDisk => "CacheDisk",
+            EphemeralPlacement::ResourceDisk => "ResourceDisk",
+        }
+    }
+}
+
+/// The largest ephemeral OS disk the size holds, in decimal GB (floored),
+/// and where it goes, as upstream's `FindMaxEphemeralSizeGBAndPlacement`
+/// decides: NVMe when the size lists `NvmeDisk` among its placements and
+/// has an NVMe disk, else the cache disk, else the resource disk; `None`
+/// when the size has no ephemeral OS disk or no room for one.
+pub fn ephemeral_os_disk(sku: &Sku) -> Option<(u64, EphemeralPlacement)> {
+    const MIB: u64 = 1 << 20;
+    const GB: u64 = 1_000_000_000;
     let c = &sku.capabilities;
     if c.ephemeral_os_disk != Some(true) {
-        return 0;
+        return None;
     }
     let nvme = c.nvme_disk_size_mib.unwrap_or(0);
-    if c.ephemeral_os_disk_placements
-        .iter()
-        .any(|p| p == "NvmeDisk")
-        && nvme > 0
+    if nvme > 0
+        && c.ephemeral_os_disk_placements
+            .iter()
+            .any(|p| p == "NvmeDisk")
     {
-        return nvme * (1 << 20) / 1_000_000_000;
+        return Some((nvme * MIB / GB, EphemeralPlacement::NvmeDisk));
     }
     let cached = c.cached_disk_bytes.unwrap_or(0);
     if cached > 0 {
-        return cached / 1_000_000_000;
+        return Some((cached / GB, EphemeralPlacement::CacheDisk));
     }
-    c.max_resource_volume_mib.unwrap_or(0) * (1 << 20) / 1_000_000_000
+    let resource = c.max_resource_volume_mib.unwrap_or(0);
+    (resource > 0).then(|| (resource * MIB / GB, EphemeralPlacement::ResourceDisk))
+}
+
+/// The largest ephemeral OS disk in decimal GB (floored), 0 when the size
+/// has none: NVMe first, then the cache disk, then the resource disk.
+pub fn ephemeral_os_max_size_gb(sku: &Sku) -> u64 {
+    ephemeral_os_disk(sku).map_or(0, |(gb, _)| gb)
 }
 
 /// The labels every node of the size carries, one value each.

@@ -52,18 +52,22 @@ pub(super) fn enable_ultra_ssd(body: &mut Value) {
     body["properties"]["additionalCapabilities"] = json!({"ultraSSDEnabled": true});
 }
 
-/// Tags on the VM and NIC: the cluster, billing, the pool, and the node
-/// class's (`/` in keys becomes `_`; the provider's own win).
+/// Tags on the VM and NIC: the cluster, billing, the pool, the node
+/// class's, and for a joining node the settings' `ADDITIONAL_TAGS` (`/` in
+/// keys becomes `_`; the class's win over the additional ones and the
+/// provider's own over both, as upstream's `launchtemplate.Tags` orders
+/// them).
 pub(super) fn tags(
     config: &AzureConfig,
     class: &AKSNodeClass,
     pool: &str,
 ) -> BTreeMap<String, String> {
-    let mut tags: BTreeMap<String, String> = class
-        .spec
-        .tags
+    let additional = config
+        .join
         .iter()
-        .flatten()
+        .flat_map(|join| &join.settings.additional_tags);
+    let mut tags: BTreeMap<String, String> = additional
+        .chain(class.spec.tags.iter().flatten())
         .map(|(k, v)| (k.replace('/', "_"), v.clone()))
         .collect();
     tags.insert(

@@ -6,7 +6,9 @@
 
 mod adopt;
 mod image;
+mod join;
 mod launch;
+mod network;
 mod readback;
 
 use std::collections::BTreeMap;
@@ -32,6 +34,7 @@ use crate::settings::AksSettings;
 
 pub use adopt::AdoptError;
 pub use launch::LAUNCH_RANK;
+pub use network::ClusterSecurityGroup;
 
 /// Where and how the provider launches.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +105,9 @@ pub struct AzureCloudProvider<A> {
     /// settings they were made under: made again only when those change
     /// (or the prices do), not at every read.
     priced_types: Mutex<BTreeMap<String, PricedTypes>>,
+    /// The load balancer pools and security group joining nodes' NICs
+    /// refer to, as last read from ARM.
+    discovery: join::Discovery,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
@@ -153,6 +159,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             failures: Mutex::new(FailureCache::new()),
             live_prices: Mutex::new(None),
             priced_types: Mutex::new(BTreeMap::new()),
+            discovery: join::Discovery::default(),
             clock: Box::new(Timestamp::now),
         }
     }
@@ -386,10 +393,22 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
         // The image is known before anything is made: a size no status
         // image is for fails here, with nothing to clean up.
         let image = image::image_for(&class, instance_type)?;
-        let nic = launch::nic_body(&self.config, instance_type, &tags);
-        self.api.create_nic(&name, &nic).await.map_err(api_error)?;
         let mut body =
             launch::vm_body(&self.config, &name, sku, offering, &settings, &image, &tags);
+        if let Some(join) = &self.config.join {
+            let plan = join::NicPlan {
+                join,
+                name: &name,
+                instance_type,
+                settings: &settings,
+                tags: &tags,
+            };
+            self.create_joining_nic(&plan).await?;
+            join::shape_vm(&mut body, join, sku, &settings);
+        } else {
+            let nic = launch::nic_body(&self.config, instance_type, &tags);
+            self.api.create_nic(&name, &nic).await.map_err(api_error)?;
+        }
         let ultra_ssd = launch::ultra_ssd_requested(&requirements);
         if ultra_ssd {
             launch::enable_ultra_ssd(&mut body);
