@@ -287,4 +287,25 @@ mod tests {
         let wide = format!("{}é{}", "a".repeat(62), "b".repeat(4));
         assert_eq!(cluster_label_value(&wide), "a".repeat(62));
     }
+
+    #[test]
+    fn the_ephemeral_os_disk_goes_to_nvme_then_cache_then_resource_disk() {
+        let catalog = Catalog::embedded();
+        let disk = |name: &str| ephemeral_os_disk(catalog.sku(name).expect(name));
+        // 7,208,960 MiB of NVMe; 50 GiB of cache; 150 GiB of resource disk.
+        assert_eq!(
+            disk("Standard_D128ds_v6"),
+            Some((7_559, EphemeralPlacement::NvmeDisk))
+        );
+        assert_eq!(
+            disk("Standard_D2s_v3"),
+            Some((53, EphemeralPlacement::CacheDisk))
+        );
+        assert_eq!(
+            disk("Standard_E4d_v5"),
+            Some((161, EphemeralPlacement::ResourceDisk))
+        );
+        assert_eq!(disk("Standard_D2_v2"), None);
+        assert_eq!(EphemeralPlacement::CacheDisk.as_str(), "CacheDisk");
+    }
 }

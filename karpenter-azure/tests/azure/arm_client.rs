@@ -375,3 +375,96 @@ async fn resource_skus_are_listed_for_the_region_across_pages() {
     let names: Vec<&str> = listed.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(names, ["Standard_D2s_v5", "Standard_D4s_v5"]);
 }
+
+#[tokio::test]
+async fn load_balancers_and_security_groups_of_the_node_group_are_listed_across_pages() {
+    let server = MockServer::start().await;
+    let group = "/subscriptions/sub-1/resourceGroups/mc_rg/providers/Microsoft.Network";
+    for (kind, first, second) in [
+        ("loadBalancers", "kubernetes", "kubernetes-internal"),
+        (
+            "networkSecurityGroups",
+            "aks-agentpool-12345678-nsg",
+            "my-nsg",
+        ),
+    ] {
+        let list = format!("{group}/{kind}");
+        Mock::given(method("GET"))
+            .and(path(list.as_str()))
+            .and(query_param("page", "2"))
+            .and(header("authorization", "Bearer token-123"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"value": [{"name": second}]})),
+            )
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(list.as_str()))
+            .and(query_param("api-version", "2024-05-01"))
+            .and(header("authorization", "Bearer token-123"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "value": [{"name": first}],
+                "nextLink": format!("{}{list}?page=2", server.uri()),
+            })))
+            .with_priority(10)
+            .mount(&server)
+            .await;
+    }
+    let arm = client(&server);
+    let names = |items: Vec<serde_json::Value>| -> Vec<String> {
+        items
+            .iter()
+            .filter_map(|i| i["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        names(arm.list_load_balancers().await.expect("listed")),
+        ["kubernetes", "kubernetes-internal"]
+    );
+    assert_eq!(
+        names(arm.list_network_security_groups().await.expect("listed")),
+        ["aks-agentpool-12345678-nsg", "my-nsg"]
+    );
+}
+
+#[tokio::test]
+async fn a_virtual_network_is_read_from_its_own_group_and_a_missing_one_is_none() {
+    let server = MockServer::start().await;
+    let vnet = "/subscriptions/sub-1/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/my-vnet";
+    Mock::given(method("GET"))
+        .and(path(vnet))
+        .and(query_param("api-version", "2024-05-01"))
+        .and(header("authorization", "Bearer token-123"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "name": "my-vnet",
+            "properties": {"resourceGuid": "a519e60a-cac0-40b2-b883-084477fe6f5c"},
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(
+            "/subscriptions/sub-1/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/gone",
+        ))
+        .respond_with(ResponseTemplate::new(404).set_body_json(json!({
+            "error": {"code": "ResourceNotFound", "message": "not found"},
+        })))
+        .mount(&server)
+        .await;
+    let arm = client(&server);
+    let found = arm
+        .get_virtual_network("net-rg", "my-vnet")
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(
+        found["properties"]["resourceGuid"],
+        "a519e60a-cac0-40b2-b883-084477fe6f5c"
+    );
+    assert_eq!(
+        arm.get_virtual_network("net-rg", "gone")
+            .await
+            .expect("read"),
+        None
+    );
+}

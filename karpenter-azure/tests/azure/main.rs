@@ -15,6 +15,7 @@ mod arm_limits;
 mod arm_tracing;
 mod failures;
 mod instance_types;
+mod join;
 mod kube_reserved;
 mod nodeclass;
 mod provider;
