@@ -12,13 +12,13 @@ use jiff::Timestamp;
 use karpenter_core::cloudprovider::{CloudProviderError, InstanceType};
 use serde_json::{Map, Value, json};
 
-use super::network::{self, ClusterSecurityGroup};
+use super::network::{self, ClusterSecurityGroup, NetworkError};
 use super::{AzureCloudProvider, JoinConfig, api_error, launch, lock};
 use crate::arm::{ArmError, ComputeApi};
 use crate::catalog::Sku;
 use crate::instancetype::Settings;
 use crate::instancetype::labels::ephemeral_os_disk;
-use crate::settings::SubnetId;
+use crate::settings::{NetworkPluginMode, SubnetId};
 
 /// How long the load balancers' pools are kept before being listed again
 /// (upstream's `LoadBalancersCacheTTL`, two hours).
@@ -42,6 +42,8 @@ pub(super) struct Discovery {
     /// The cluster's security group, kept for the process's life (AKS does
     /// not replace it).
     security_group: Mutex<Option<ClusterSecurityGroup>>,
+    /// The VNet's resource GUID, once read (it does not change).
+    vnet_guid: Mutex<Option<String>>,
 }
 
 impl Discovery {
@@ -138,6 +140,52 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     /// once and then kept. None or several is a (retryable) error.
     pub async fn cluster_security_group(&self) -> Result<ClusterSecurityGroup, CloudProviderError> {
         self.discovery.security_group(&self.api).await
+    }
+
+    /// The resource GUID of the nodes' VNet, which Azure CNI overlay needs
+    /// (the `kubernetes.azure.com/nodenetwork-vnetguid` label): `VNET_GUID`
+    /// when set; else, under overlay, read once from the VNet of
+    /// `VNET_SUBNET_ID` (in its own resource group, in this client's
+    /// subscription) and kept; else (no join configuration, or the node
+    /// subnet mode) `None`, as upstream leaves it.
+    pub async fn vnet_guid(&self) -> Result<Option<String>, CloudProviderError> {
+        let Some(join) = &self.config.join else {
+            return Ok(None);
+        };
+        let settings = &join.settings;
+        if let Some(guid) = &settings.vnet_guid {
+            return Ok(Some(guid.clone()));
+        }
+        if settings.network_plugin_mode != NetworkPluginMode::Overlay {
+            return Ok(None);
+        }
+        if let Some(guid) = lock(&self.discovery.vnet_guid).clone() {
+            return Ok(Some(guid));
+        }
+        let subnet = &settings.subnet;
+        let vnet = self
+            .api
+            .get_virtual_network(&subnet.resource_group, &subnet.vnet)
+            .await
+            .map_err(|e| {
+                CloudProviderError::api("reading the nodes' virtual network", e.is_retryable(), e)
+            })?
+            .ok_or_else(|| NetworkError::VirtualNetworkMissing {
+                resource_group: subnet.resource_group.clone(),
+                name: subnet.vnet.clone(),
+            });
+        let guid = vnet.and_then(|vnet| {
+            network::vnet_guid(&vnet).map(str::to_owned).ok_or_else(|| {
+                NetworkError::VirtualNetworkWithoutGuid {
+                    name: subnet.vnet.clone(),
+                }
+            })
+        });
+        let guid = guid.map_err(|e| {
+            CloudProviderError::api("reading the nodes' virtual network GUID", false, e)
+        })?;
+        *lock(&self.discovery.vnet_guid) = Some(guid.clone());
+        Ok(Some(guid))
     }
 
     /// Creates a joining node's NIC: in the cluster's pools, with the

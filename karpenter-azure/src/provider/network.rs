@@ -30,6 +30,20 @@ pub(crate) enum NetworkError {
         /// Their names.
         names: Vec<String>,
     },
+    /// The VNet of the nodes' subnet is not there.
+    #[error("the virtual network {name} of resource group {resource_group} was not found")]
+    VirtualNetworkMissing {
+        /// Its resource group.
+        resource_group: String,
+        /// Its name.
+        name: String,
+    },
+    /// The VNet of the nodes' subnet has no `properties.resourceGuid`.
+    #[error("the virtual network {name} has no resourceGuid")]
+    VirtualNetworkWithoutGuid {
+        /// Its name.
+        name: String,
+    },
     /// The cluster's security group has no `id` to refer to.
     #[error("the network security group {name} has no id")]
     SecurityGroupWithoutId {
@@ -166,6 +180,14 @@ pub(crate) fn is_aks_managed_subnet(node_resource_group: &str, subnet: &SubnetId
             .resource_group
             .eq_ignore_ascii_case(node_resource_group)
         && subnet.subnet.eq_ignore_ascii_case("aks-subnet")
+}
+
+/// A VNet's `properties.resourceGuid` (Azure CNI overlay names the VNet
+/// by it), if it has a non-empty one.
+pub(crate) fn vnet_guid(vnet: &Value) -> Option<&str> {
+    vnet["properties"]["resourceGuid"]
+        .as_str()
+        .filter(|guid| !guid.is_empty())
 }
 
 /// The NIC's IP configurations: the primary one named like the NIC, in

@@ -262,3 +262,40 @@ async fn without_a_join_config_the_nic_is_as_before() {
     assert!(pools_of(&nic).is_empty());
     assert_eq!(arm.load_balancer_listings(), 0);
 }
+
+#[tokio::test]
+async fn the_vnet_guid_is_the_settings_else_read_once_under_overlay() {
+    const GUID: &str = "a519e60a-cac0-40b2-b883-084477fe6f5c";
+    let vnet = json!({
+        "id": "/subscriptions/sub-1/resourceGroups/RG/providers/Microsoft.Network/virtualNetworks/VNET",
+        "name": "vnet",
+        "properties": {"resourceGuid": GUID},
+    });
+    let arm = InMemoryCompute::new().with_virtual_networks(vec![vnet]);
+    let overlay = provider(&arm, join(BYO_SUBNET, &[]), BYO_SUBNET);
+    assert_eq!(
+        overlay.vnet_guid().await.expect("read").as_deref(),
+        Some(GUID)
+    );
+    let given = [("VNET_GUID", "11111111-2222-3333-4444-555555555555")];
+    let set = provider(&arm, join(BYO_SUBNET, &given), BYO_SUBNET);
+    assert_eq!(
+        set.vnet_guid().await.expect("given").as_deref(),
+        Some(given[0].1)
+    );
+    let node_subnet = provider(
+        &arm,
+        join(BYO_SUBNET, &[("NETWORK_PLUGIN_MODE", "")]),
+        BYO_SUBNET,
+    );
+    assert_eq!(node_subnet.vnet_guid().await.expect("none"), None);
+
+    let missing = provider(&InMemoryCompute::new(), join(BYO_SUBNET, &[]), BYO_SUBNET);
+    let error = missing.vnet_guid().await.expect_err("no VNet");
+    assert!(!error.is_retryable(), "{error}");
+    assert!(
+        std::error::Error::source(&error)
+            .is_some_and(|s| s.to_string().contains("vnet of resource group rg")),
+        "{error}"
+    );
+}

@@ -192,3 +192,17 @@ fn overlay_and_no_plugin_get_one_configuration() {
         assert_eq!(names(&configs), ["aks-a"], "{plugin:?} {mode:?}");
     }
 }
+
+#[test]
+fn a_vnets_guid_is_its_non_empty_resource_guid() {
+    let guid = "a519e60a-cac0-40b2-b883-084477fe6f5c";
+    assert_eq!(
+        vnet_guid(&json!({"properties": {"resourceGuid": guid}})),
+        Some(guid)
+    );
+    assert_eq!(
+        vnet_guid(&json!({"properties": {"resourceGuid": ""}})),
+        None
+    );
+    assert_eq!(vnet_guid(&json!({"name": "v"})), None);
+}
