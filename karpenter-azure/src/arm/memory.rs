@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 
 use super::{ArmError, ComputeApi, PriceItem};
 
+mod network;
+
+pub use network::{IN_MEMORY_GROUP_ID, load_balancer, network_security_group};
+use network::{missing_pool, names, pool_ids};
+
 /// ARM in memory: what [`ComputeApi`] reads and writes, kept in this
 /// process, every call answered at once.
 ///
@@ -84,76 +89,6 @@ impl Default for State {
             retail_prices: Vec::new(),
         }
     }
-}
-
-/// The resource group ID the load balancer and security group an
-/// [`InMemoryCompute`] starts with are in.
-pub const IN_MEMORY_GROUP_ID: &str =
-    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/mc_rg";
-
-/// A load balancer as ARM lists it: `name` in the resource group
-/// `group_id` (`/subscriptions/<s>/resourceGroups/<g>`), with a backend pool
-/// of each name in `pools`.
-pub fn load_balancer(group_id: &str, name: &str, pools: &[&str]) -> Value {
-    let id = format!("{group_id}/providers/Microsoft.Network/loadBalancers/{name}");
-    let pools: Vec<Value> = pools
-        .iter()
-        .map(|pool| {
-            json!({
-                "id": format!("{id}/backendAddressPools/{pool}"),
-                "name": pool,
-                "properties": {},
-            })
-        })
-        .collect();
-    json!({"id": id, "name": name, "properties": {"backendAddressPools": pools}})
-}
-
-/// A network security group `name` in the resource group `group_id`, as ARM
-/// lists it.
-pub fn network_security_group(group_id: &str, name: &str) -> Value {
-    json!({
-        "id": format!("{group_id}/providers/Microsoft.Network/networkSecurityGroups/{name}"),
-        "name": name,
-        "properties": {},
-    })
-}
-
-/// The backend pool IDs of every load balancer in `load_balancers`.
-fn pool_ids(load_balancers: &[Value]) -> BTreeSet<String> {
-    load_balancers
-        .iter()
-        .filter_map(|lb| lb["properties"]["backendAddressPools"].as_array())
-        .flatten()
-        .filter_map(|pool| pool["id"].as_str())
-        .map(str::to_ascii_lowercase)
-        .collect()
-}
-
-/// The first backend pool a NIC body refers to that is not among `known`
-/// (lower-cased IDs), as ARM checks a NIC's references.
-fn missing_pool(nic: &Value, known: &BTreeSet<String>) -> Option<String> {
-    nic["properties"]["ipConfigurations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|config| config["properties"]["loadBalancerBackendAddressPools"].as_array())
-        .flatten()
-        .filter_map(|pool| pool["id"].as_str())
-        .find(|id| !known.contains(&id.to_ascii_lowercase()))
-        .map(str::to_owned)
-}
-
-/// Whether the ARM ID `id` names `name` in the resource group `group`
-/// (both matched without regard to case, as ARM does).
-fn names(id: &str, group: &str, name: &str) -> bool {
-    let parts: Vec<&str> = id.split('/').collect();
-    let group_matches = parts
-        .iter()
-        .position(|p| p.eq_ignore_ascii_case("resourceGroups"))
-        .and_then(|i| parts.get(i + 1))
-        .is_some_and(|g| g.eq_ignore_ascii_case(group));
-    group_matches && parts.last().is_some_and(|n| n.eq_ignore_ascii_case(name))
 }
 
 impl State {
