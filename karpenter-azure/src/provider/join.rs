@@ -91,9 +91,11 @@ impl Discovery {
             return Ok(group);
         }
         let groups = api.list_network_security_groups().await.map_err(|e| {
+            // Retryable whatever ARM said: a missing role or a group
+            // being made may be set right before the next launch.
             CloudProviderError::api(
                 "listing the node resource group's network security groups",
-                e.is_retryable(),
+                true,
                 e,
             )
         })?;
@@ -210,11 +212,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
                 Some(self.cluster_security_group().await?)
             };
         let pools_error = |e: ArmError| {
-            CloudProviderError::api(
-                "listing the node resource group's load balancers",
-                e.is_retryable(),
-                e,
-            )
+            CloudProviderError::api("listing the node resource group's load balancers", true, e)
         };
         let mut pools = self
             .discovery
