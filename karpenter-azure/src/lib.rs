@@ -51,6 +51,7 @@
 
 // One module per part; callers name the parts from the root, so that moving
 // code between these files changes no caller.
+mod bootstrap;
 mod catalog;
 mod failures;
 mod nodeclass;
