@@ -60,8 +60,10 @@ mod repair;
 mod settings;
 
 pub mod arm;
+pub mod bootstrap;
 pub mod instancetype;
 
+pub use bootstrap::{BootstrapError, CustomDataInputs, custom_data, render_script};
 pub use catalog::{
     Capabilities, Catalog, CatalogError, CatalogProblem, GpuSku, Placement, Region, Sku,
 };
