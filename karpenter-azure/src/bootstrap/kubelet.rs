@@ -240,9 +240,10 @@ impl KubeletConfig {
     /// the instance type's overhead less the eviction threshold (AKS
     /// reserves nothing for the system), the hard eviction threshold alone.
     pub(crate) fn for_node(inputs: &CustomDataInputs<'_>) -> Result<KubeletConfig, BootstrapError> {
+        // The class is validated first, so `maxPods` is within 10..=250.
         let max_pods = inputs.node_class.spec.max_pods.map_or_else(
             || inputs.settings.network_options().default_max_pods(),
-            |p| u32::try_from(p).unwrap_or(0),
+            |p| u32::try_from(p).unwrap_or_default(),
         );
         let overhead = &inputs.instance_type.overhead;
         let eviction_milli = EVICTION_THRESHOLD_MIB * (1 << 20) * 1000;

@@ -30,7 +30,7 @@ use karpenter_core::api::NodeClaim;
 use karpenter_core::cloudprovider::InstanceType;
 
 use crate::catalog::Sku;
-use crate::nodeclass::AKSNodeClass;
+use crate::nodeclass::{AKSNodeClass, NodeClassError};
 use crate::settings::AksSettings;
 
 /// Everything the custom data is rendered from.
@@ -77,6 +77,9 @@ pub enum BootstrapError {
         /// Its architecture.
         arch: String,
     },
+    /// The node class is not valid (its own checks).
+    #[error(transparent)]
+    NodeClass(#[from] NodeClassError),
     /// The node class's `vnetSubnetID` is not a subnet ID.
     #[error("node class {class}: spec.vnetSubnetID: {message}")]
     Subnet {

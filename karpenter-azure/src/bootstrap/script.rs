@@ -82,6 +82,7 @@ fn assemble(lines: &[Line]) -> Result<String, BootstrapError> {
 
 /// The script for `inputs`.
 pub(crate) fn render(inputs: &CustomDataInputs<'_>) -> Result<String, BootstrapError> {
+    inputs.node_class.validate()?;
     let version = KubeVersion::parse(inputs.kubernetes_version)?;
     let arch = CpuArch::parse(&inputs.sku.arch).ok_or_else(|| BootstrapError::Architecture {
         size: inputs.sku.name.clone(),

@@ -80,8 +80,10 @@ impl Case {
 
     fn instance_type(&self) -> InstanceType {
         let network = self.settings.network_options();
+        // An invalid class still gets the region's types, so that what a
+        // test sees is the renderer's own check.
         let shape = Settings::for_node_class(&self.class, &self.settings.location, &network)
-            .expect("valid class");
+            .unwrap_or_else(|_| Settings::for_region(&self.settings.location));
         instance_types(Catalog::embedded(), &shape)
             .into_iter()
             .find(|it| it.name == self.size)

@@ -259,12 +259,6 @@ fn the_token_appears_only_as_tls_bootstrap_tokens_value() {
 }
 
 #[test]
-#[ignore = "prints a rendered script for review"]
-fn print_script() {
-    println!("{}", Case::new("Standard_D2s_v5").script());
-}
-
-#[test]
 fn rendering_is_deterministic_and_custom_data_is_its_base64() {
     let case = Case::new("Standard_D4pds_v5");
     let first = case.script();
@@ -294,4 +288,13 @@ fn a_value_that_would_break_the_script_is_refused() {
             variable: "NETWORK_POLICY"
         })
     );
+}
+
+#[test]
+fn an_invalid_node_class_is_refused_with_its_field() {
+    let mut case = Case::new("Standard_D2s_v5");
+    case.class.spec.max_pods = Some(-1);
+    let error = case.render().expect_err("negative maxPods");
+    assert!(matches!(error, BootstrapError::NodeClass(_)));
+    assert!(error.to_string().contains("spec.maxPods"), "{error}");
 }

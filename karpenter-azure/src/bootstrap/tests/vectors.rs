@@ -122,3 +122,31 @@ fn go_durations_read_as_go_writes_them() {
     assert_eq!(go_duration(Duration::from_millis(500)), "500ms");
     assert_eq!(go_duration(Duration::ZERO), "0s");
 }
+
+proptest::proptest! {
+    /// Any text is a version or an error naming it, never a panic.
+    #[test]
+    fn any_version_text_parses_or_is_named(text in "\\PC{0,12}|1\\.[0-9]{1,3}\\.[0-9]{1,3}") {
+        match KubeVersion::parse(&text) {
+            Ok(version) => {
+                proptest::prop_assert!(text.starts_with("1."));
+                proptest::prop_assert_eq!(Some(version.minor), text.split('.').nth(1).and_then(|m| m.parse().ok()));
+            }
+            Err(error) => {
+                let named = format!("`{}`", text);
+                proptest::prop_assert!(error.to_string().contains(&named));
+            }
+        }
+    }
+
+    /// Any duration is written as Go writes it: whole units from hours down.
+    #[test]
+    fn any_whole_second_duration_reads_back(seconds in 0u64..1_000_000) {
+        let text = go_duration(Duration::from_secs(seconds));
+        let (hours, rest) = text.split_once('h').unwrap_or(("0", &text));
+        let (minutes, rest) = rest.split_once('m').unwrap_or(("0", rest));
+        let secs = rest.trim_end_matches('s');
+        let parse = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX / 4);
+        proptest::prop_assert_eq!(parse(hours) * 3600 + parse(minutes) * 60 + parse(secs), seconds);
+    }
+}
