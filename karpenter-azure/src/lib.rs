@@ -41,10 +41,13 @@
 //! [`FailureCache`] (which Azure errors mark what unavailable, and for how
 //! long), the provider's [`repair_policies`] and its [`LAUNCH_RANK`].
 //!
-//! Two families keep their own module:
+//! Three families keep their own module:
 //! - [`arm`]: a small Azure Resource Manager client (retries, long-running
 //!   operations, paging, bearer tokens, timeouts and limits, `tracing`
 //!   spans) behind the [`arm::ComputeApi`] trait;
+//! - [`bootstrap`]: the custom data a VM joins AKS with ([`custom_data`],
+//!   [`render_script`] from [`CustomDataInputs`]), as upstream's
+//!   `aksscriptless` mode renders it;
 //! - [`instancetype`]: VM sizes as instance types under [`Settings`]: the
 //!   label keys ([`instancetype::labels`]), capacity and allocatable,
 //!   offerings and prices, the filters.
