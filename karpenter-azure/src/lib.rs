@@ -41,17 +41,19 @@
 //! [`FailureCache`] (which Azure errors mark what unavailable, and for how
 //! long), the provider's [`repair_policies`] and its [`LAUNCH_RANK`].
 //!
-//! Two families keep their own module:
+//! Three families keep their own module:
 //! - [`arm`]: a small Azure Resource Manager client (retries, long-running
 //!   operations, paging, bearer tokens, timeouts and limits, `tracing`
 //!   spans) behind the [`arm::ComputeApi`] trait;
+//! - [`bootstrap`]: the custom data a VM joins AKS with ([`custom_data`],
+//!   [`render_script`] from [`CustomDataInputs`]), as upstream's
+//!   `aksscriptless` mode renders it;
 //! - [`instancetype`]: VM sizes as instance types under [`Settings`]: the
 //!   label keys ([`instancetype::labels`]), capacity and allocatable,
 //!   offerings and prices, the filters.
 
 // One module per part; callers name the parts from the root, so that moving
 // code between these files changes no caller.
-mod bootstrap;
 mod catalog;
 mod failures;
 mod nodeclass;
@@ -61,8 +63,10 @@ mod repair;
 mod settings;
 
 pub mod arm;
+pub mod bootstrap;
 pub mod instancetype;
 
+pub use bootstrap::{BootstrapError, CustomDataInputs, custom_data, render_script};
 pub use catalog::{
     Capabilities, Catalog, CatalogError, CatalogProblem, GpuSku, Placement, Region, Sku,
 };

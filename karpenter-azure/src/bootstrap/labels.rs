@@ -67,10 +67,6 @@ const KUBERNETES_DOMAINS: [&str; 2] = ["kubernetes.io", "k8s.io"];
 /// instance type, and the launch's capacity type, placement scope and Ultra
 /// SSD. Keys in the Kubernetes domains the kubelet may not set are dropped
 /// last (the node-restriction admission plugin would refuse the node).
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the custom-data renderer is its caller")
-)]
 pub(crate) fn kubelet_node_labels(
     settings: &AksSettings,
     kubernetes_version: &str,
@@ -89,10 +85,6 @@ pub(crate) fn kubelet_node_labels(
 
 /// `--register-with-taints` items ("key=value:Effect" / "key:Effect"), claim taints then
 /// startup taints, plus karpenter.sh/unregistered:NoExecute when absent, as upstream.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the custom-data renderer is its caller")
-)]
 pub(crate) fn register_with_taints(claim: &NodeClaim) -> Vec<String> {
     let general = claim.spec.taints.as_deref().unwrap_or_default();
     let startup = claim.spec.startup_taints.as_deref().unwrap_or_default();
