@@ -230,7 +230,6 @@ fn cluster_and_node_data_land_in_their_variables() {
         ("ROUTE_TABLE", "aks-agentpool-12345678-routetable"),
         ("KUBERNETES_VERSION", "1.31.2"),
         ("KUBE_CA_CRT", "Q0EgYnVuZGxl"),
-        ("KUBELET_NODE_LABELS", "karpenter.sh/nodepool=default"),
         (
             "CNI_PLUGINS_URL",
             "https://acs-mirror.azureedge.net/cni-plugins/v1.1.1/binaries/cni-plugins-linux-arm64-v1.1.1.tgz",
@@ -238,6 +237,25 @@ fn cluster_and_node_data_land_in_their_variables() {
     ] {
         assert_eq!(variable(&script, name), value, "{name}");
     }
+    // The labels: the claim's, AKS's own, and the class's subnet for the CNI.
+    let rendered = variable(&script, "KUBELET_NODE_LABELS");
+    let labels: Vec<&str> = rendered.split(',').collect();
+    for label in [
+        "karpenter.sh/nodepool=default",
+        "kubernetes.azure.com/role=agent",
+        "kubernetes.azure.com/network-subnet=nodes",
+    ] {
+        assert!(labels.contains(&label), "{label} not in {labels:?}");
+    }
+    let keys: Vec<&str> = labels
+        .iter()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        keys.is_sorted(),
+        "labels are rendered sorted by key: {keys:?}"
+    );
     assert!(script.starts_with("#!/bin/bash\n"));
     assert!(script.ends_with("/opt/azure/containers/provision_start.sh\"\n"));
 }
