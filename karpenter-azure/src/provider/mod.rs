@@ -102,6 +102,9 @@ pub struct AzureCloudProvider<A> {
     /// settings they were made under: made again only when those change
     /// (or the prices do), not at every read.
     priced_types: Mutex<BTreeMap<String, PricedTypes>>,
+    /// The newest community gallery image versions listed, for classes
+    /// whose status lists no images.
+    gallery_versions: Mutex<image::gallery::GalleryVersions>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
@@ -153,6 +156,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             failures: Mutex::new(FailureCache::new()),
             live_prices: Mutex::new(None),
             priced_types: Mutex::new(BTreeMap::new()),
+            gallery_versions: Mutex::default(),
             clock: Box::new(Timestamp::now),
         }
     }
@@ -383,9 +387,9 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             zone: offering.zone.clone(),
             capacity_type: offering.capacity_type.clone(),
         };
-        // The image is known before anything is made: a size no status
-        // image is for fails here, with nothing to clean up.
-        let image = image::image_for(&class, instance_type)?;
+        // The image is known before anything is made: a size no image is
+        // for fails here, with nothing to clean up.
+        let image = self.image(&class, &settings, instance_type).await?;
         let nic = launch::nic_body(&self.config, instance_type, &tags);
         self.api.create_nic(&name, &nic).await.map_err(api_error)?;
         let mut body =
