@@ -56,6 +56,7 @@
 // code between these files changes no caller.
 mod catalog;
 mod failures;
+mod imagefamily;
 mod nodeclass;
 mod nodeclass_drift;
 mod provider;

@@ -1,7 +1,7 @@
 //! The ARM calls the provider makes, behind [`ComputeApi`]: NICs and VMs in
 //! the node resource group, the load balancers, security groups and VNet a
-//! joining node's NIC refers to, the Resource SKUs list, and the Retail
-//! Prices API.
+//! joining node's NIC refers to, the Resource SKUs list, the Retail Prices
+//! API, and the versions of AKS's community gallery images.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +24,9 @@ pub struct ComputeApiVersions {
     pub network: String,
     /// `Microsoft.Compute/skus`.
     pub skus: String,
+    /// `Microsoft.Compute/locations/communityGalleries` (the gallery API's
+    /// own versions).
+    pub galleries: String,
 }
 
 impl Default for ComputeApiVersions {
@@ -32,6 +35,7 @@ impl Default for ComputeApiVersions {
             compute: "2024-07-01".to_owned(),
             network: "2024-05-01".to_owned(),
             skus: "2021-07-01".to_owned(),
+            galleries: "2024-03-03".to_owned(),
         }
     }
 }
@@ -115,6 +119,15 @@ pub trait ComputeApi: Send + Sync + fmt::Debug {
         resource_group: &str,
         name: &str,
     ) -> Result<Option<Value>, ArmError>;
+    /// The versions of the image definition `image` in the community
+    /// gallery `gallery` (its public name), as listed in `location`: ARM's
+    /// items, each with its `name` and `properties.publishedDate`.
+    async fn list_community_gallery_image_versions(
+        &self,
+        location: &str,
+        gallery: &str,
+        image: &str,
+    ) -> Result<Vec<Value>, ArmError>;
 }
 
 impl ArmClient {
@@ -223,5 +236,18 @@ impl ComputeApi for ArmClient {
             self.subscription
         );
         self.get(&path, &self.versions.network).await
+    }
+
+    async fn list_community_gallery_image_versions(
+        &self,
+        location: &str,
+        gallery: &str,
+        image: &str,
+    ) -> Result<Vec<Value>, ArmError> {
+        let url = format!(
+            "/subscriptions/{}/providers/Microsoft.Compute/locations/{location}/communityGalleries/{gallery}/images/{image}/versions?api-version={}",
+            self.subscription, self.versions.galleries
+        );
+        self.list(&url).await
     }
 }

@@ -1,7 +1,8 @@
 //! [`InMemoryCompute`]: Azure Resource Manager in memory, as far as the
 //! provider uses it: NICs and VMs in one resource group, its load balancers
 //! and security groups (an AKS node group's by default), sizes that fail to
-//! allocate, spot evictions, and the SKU and price lists a caller sets.
+//! allocate, spot evictions, the SKU and price lists a caller sets, and
+//! community gallery image versions (a fixed pair unless set).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -64,6 +65,22 @@ struct State {
     sold_out: BTreeSet<(String, String)>,
     resource_skus: Vec<Value>,
     retail_prices: Vec<PriceItem>,
+    /// Versions listed for `(gallery, image)`; others get
+    /// [`default_image_versions`].
+    image_versions: BTreeMap<(String, String), Vec<Value>>,
+    /// How many times the image versions were listed.
+    image_version_lists: usize,
+}
+
+/// The versions every community gallery image has unless set: two builds,
+/// the newer (`202505.27.0`) listed first so that picking by position
+/// rather than by `publishedDate` shows.
+pub(crate) fn default_image_versions(location: &str) -> Vec<Value> {
+    let version = |name: &str, published: &str| json!({"name": name, "location": location, "properties": {"publishedDate": published}});
+    vec![
+        version("202505.27.0", "2025-05-27T17:40:04.2453383+00:00"),
+        version("202505.20.0", "2025-05-20T11:02:51.5102318+00:00"),
+    ]
 }
 
 impl Default for State {
@@ -87,6 +104,8 @@ impl Default for State {
             sold_out: BTreeSet::new(),
             resource_skus: Vec::new(),
             retail_prices: Vec::new(),
+            image_versions: BTreeMap::new(),
+            image_version_lists: 0,
         }
     }
 }
@@ -179,6 +198,20 @@ impl InMemoryCompute {
     /// The NIC `name` as it was last put.
     pub fn nic(&self, name: &str) -> Option<Value> {
         self.lock().nics.get(name).cloned()
+    }
+
+    /// This ARM listing `versions` as the versions of the image definition
+    /// `image` of the community gallery `gallery`, in every location (an
+    /// empty list: the image has none).
+    pub fn set_image_versions(&self, gallery: &str, image: &str, versions: Vec<Value>) {
+        self.lock()
+            .image_versions
+            .insert((gallery.to_owned(), image.to_owned()), versions);
+    }
+
+    /// How many times community gallery image versions were listed.
+    pub fn image_version_lists(&self) -> usize {
+        self.lock().image_version_lists
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -342,5 +375,21 @@ impl ComputeApi for InMemoryCompute {
                 )
             })
             .cloned())
+    }
+
+    async fn list_community_gallery_image_versions(
+        &self,
+        location: &str,
+        gallery: &str,
+        image: &str,
+    ) -> Result<Vec<Value>, ArmError> {
+        let mut state = self.lock();
+        state.image_version_lists += 1;
+        let key = (gallery.to_owned(), image.to_owned());
+        Ok(state
+            .image_versions
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| default_image_versions(location)))
     }
 }

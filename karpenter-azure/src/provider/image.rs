@@ -2,7 +2,8 @@
 //! (`ResolveNodeImageFromNodeClass`): the first of the AKSNodeClass's
 //! `status.images`, in the order written, whose requirements (architecture,
 //! Hyper-V generation, trusted launch) the size meets. An arm64 or a
-//! Gen1-only size so never gets an image it cannot boot.
+//! Gen1-only size so never gets an image it cannot boot. A status listing
+//! no images leaves the choice to the class's family ([`gallery`]).
 //!
 //! One departure, for want of data: the embedded catalog knows the Hyper-V
 //! generations of only a few sizes (the public fixtures it is made from
@@ -18,29 +19,24 @@ use karpenter_core::scheduling::{Operator, Requirements, WellKnownLabels};
 use crate::instancetype::labels::SKU_HYPERV_GENERATION;
 use crate::nodeclass::AKSNodeClass;
 
-/// The image for a class whose status lists none yet: AKS's Ubuntu 22.04
-/// Gen2 from the community gallery. Choosing by the size's architecture
-/// and generation without a status (the family's image definitions) is not
-/// built yet.
-pub(super) const DEFAULT_IMAGE: &str = "/CommunityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions/latest";
-
-/// The ID of the image `instance_type` boots under `class`: the first
-/// status image whose requirements it meets, or [`DEFAULT_IMAGE`] when
-/// the status lists none. A status whose images all ask for another
-/// architecture or generation fails the launch (`NoCompatibleImage`), and
-/// so does an image requirement that is not a node selector requirement
-/// (`InvalidImageRequirements`, naming the entry).
+/// The ID of the image `instance_type` boots under `class`'s status: the
+/// first status image whose requirements it meets, `None` when the status
+/// lists none (the class's family then chooses, see [`gallery`]). A status
+/// whose images all ask for another architecture or generation fails the
+/// launch (`NoCompatibleImage`), and so does an image requirement that is
+/// not a node selector requirement (`InvalidImageRequirements`, naming the
+/// entry).
 pub(super) fn image_for(
     class: &AKSNodeClass,
     instance_type: &InstanceType,
-) -> Result<String, CloudProviderError> {
+) -> Result<Option<String>, CloudProviderError> {
     let images = class
         .status
         .as_ref()
         .and_then(|s| s.images.as_deref())
         .unwrap_or_default();
     if images.is_empty() {
-        return Ok(DEFAULT_IMAGE.to_owned());
+        return Ok(None);
     }
     let class_name = class.metadata.name.as_deref().unwrap_or_default();
     for (index, image) in images.iter().enumerate() {
@@ -53,19 +49,24 @@ pub(super) fn image_for(
                 source: None,
             })?;
         if meets(instance_type, &requirements) {
-            return Ok(image.id.clone());
+            return Ok(Some(image.id.clone()));
         }
     }
-    Err(CloudProviderError::Create {
+    Err(no_compatible_image(format!(
+        "none of AKSNodeClass {class_name}'s {} status images is for size {} \
+         (its architecture or Hyper-V generation)",
+        images.len(),
+        instance_type.name
+    )))
+}
+
+/// The launch error of a size no image is for.
+fn no_compatible_image(message: String) -> CloudProviderError {
+    CloudProviderError::Create {
         reason: "NoCompatibleImage".to_owned(),
-        message: format!(
-            "none of AKSNodeClass {class_name}'s {} status images is for size {} \
-             (its architecture or Hyper-V generation)",
-            images.len(),
-            instance_type.name
-        ),
+        message,
         source: None,
-    })
+    }
 }
 
 /// An image's requirements as the engine reads them.
@@ -93,5 +94,6 @@ fn meets(it: &InstanceType, requirements: &Requirements) -> bool {
         .is_compatible(&judged, &WellKnownLabels::empty())
 }
 
+pub(super) mod gallery;
 #[cfg(test)]
 mod tests;

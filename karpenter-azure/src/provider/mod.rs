@@ -108,6 +108,9 @@ pub struct AzureCloudProvider<A> {
     /// The load balancer pools and security group joining nodes' NICs
     /// refer to, as last read from ARM.
     discovery: join::Discovery,
+    /// The newest community gallery image versions listed, for classes
+    /// whose status lists no images.
+    gallery_versions: Mutex<image::gallery::GalleryVersions>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
@@ -160,6 +163,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             live_prices: Mutex::new(None),
             priced_types: Mutex::new(BTreeMap::new()),
             discovery: join::Discovery::default(),
+            gallery_versions: Mutex::default(),
             clock: Box::new(Timestamp::now),
         }
     }
@@ -390,9 +394,9 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             zone: offering.zone.clone(),
             capacity_type: offering.capacity_type.clone(),
         };
-        // The image is known before anything is made: a size no status
-        // image is for fails here, with nothing to clean up.
-        let image = image::image_for(&class, instance_type)?;
+        // The image is known before anything is made: a size no image is
+        // for fails here, with nothing to clean up.
+        let image = self.image(&class, &settings, instance_type).await?;
         let mut body =
             launch::vm_body(&self.config, &name, sku, offering, &settings, &image, &tags);
         if let Some(join) = &self.config.join {

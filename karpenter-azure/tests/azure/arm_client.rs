@@ -468,3 +468,37 @@ async fn a_virtual_network_is_read_from_its_own_group_and_a_missing_one_is_none(
         None
     );
 }
+
+#[tokio::test]
+async fn community_gallery_image_versions_are_listed_in_the_location() {
+    let server = MockServer::start().await;
+    let versions = "/subscriptions/sub-1/providers/Microsoft.Compute/locations/westeurope/communityGalleries/AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2/images/2204gen2containerd/versions";
+    Mock::given(method("GET"))
+        .and(path(versions))
+        .and(query_param("api-version", "2024-03-03"))
+        .and(header("authorization", "Bearer token-123"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "value": [{"name": "202505.20.0", "properties": {"publishedDate": "2025-05-20T11:02:51+00:00"}}],
+            "nextLink": format!("{}{versions}?page=2", server.uri()),
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(versions))
+        .and(query_param("page", "2"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "value": [{"name": "202505.27.0", "properties": {"publishedDate": "2025-05-27T17:40:04+00:00"}}],
+        })))
+        .mount(&server)
+        .await;
+    let listed = client(&server)
+        .list_community_gallery_image_versions(
+            "westeurope",
+            "AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2",
+            "2204gen2containerd",
+        )
+        .await
+        .expect("listed");
+    let names: Vec<&str> = listed.iter().filter_map(|v| v["name"].as_str()).collect();
+    assert_eq!(names, ["202505.20.0", "202505.27.0"]);
+}

@@ -31,6 +31,8 @@ pub(crate) struct State {
     /// The bodies of VM PUTs, in order.
     pub vm_puts: Vec<Value>,
     pub nic_puts: Vec<Value>,
+    /// The paths of community gallery image version lists, in order.
+    pub gallery_lists: Vec<String>,
 }
 
 fn not_found() -> ResponseTemplate {
@@ -54,6 +56,13 @@ impl Respond for FakeArm {
                 {"armSkuName": "Standard_D2s_v3", "armRegionName": "eastus", "retailPrice": 0.1, "skuName": "D2s v3", "productName": "Virtual Machines DSv3 Series", "meterName": "D2s v3"},
                 {"armSkuName": "Standard_D2s_v3", "armRegionName": "eastus", "retailPrice": 0.012, "skuName": "D2s v3 Spot", "productName": "Virtual Machines DSv3 Series", "meterName": "D2s v3 Spot"},
             ], "NextPageLink": null}));
+        }
+        if path.contains("/communityGalleries/") && path.ends_with("/versions") {
+            // Every image has one version, the one AKS published last.
+            state.gallery_lists.push(path);
+            return ResponseTemplate::new(200).set_body_json(json!({"value": [
+                {"name": "202505.27.0", "location": "eastus", "properties": {"publishedDate": "2025-05-27T17:40:04.2453383+00:00"}},
+            ]}));
         }
         if path.contains("/networkInterfaces/") {
             return match method {

@@ -1,7 +1,8 @@
 //! The Azure crate's integration tests, one binary (linking every dependency
 //! once rather than per file), one module per part: the ARM client (its
 //! requests, its limits, what it logs), the failure cache, instance types and
-//! kube-reserved, the node class, and the provider on a fake ARM. `common`
+//! kube-reserved, the node class, the images a class without status images
+//! boots, and the provider on a fake ARM. `common`
 //! holds the fake ARM the provider tests share.
 //!
 //! The tests share one process: `arm_tracing` captures logs with a
@@ -14,6 +15,7 @@ mod arm_client;
 mod arm_limits;
 mod arm_tracing;
 mod failures;
+mod images;
 mod instance_types;
 mod join;
 mod kube_reserved;
