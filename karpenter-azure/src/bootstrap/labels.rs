@@ -15,6 +15,7 @@ use karpenter_core::scheduling::{
     Requirements, UNREGISTERED_NO_EXECUTE_TAINT,
 };
 
+use crate::imagefamily::Distro;
 use crate::instancetype::labels::{
     CLUSTER, FIPS_ENABLED, MODE, OS_SKU, PLACEMENT_SCOPE, PRIORITY, SCALE_SET_PRIORITY,
     SKU_STORAGE_ULTRA_SSD, cluster_label_value,
@@ -138,9 +139,7 @@ fn os_sku_labels(class: &AKSNodeClass, kubernetes_version: &str) -> [(String, St
 }
 
 /// The image family a node of `class` boots on `kubernetes_version`, by
-/// upstream's names: Azure Linux 3 from 1.32; for the default Ubuntu,
-/// 20.04 (named `Ubuntu`) under FIPS, 22.04 under trusted launch (FIPS or
-/// not), else 24.04 from 1.34.
+/// upstream's names (the family resolution the images are chosen by).
 fn effective_os_sku(class: &AKSNodeClass, kubernetes_version: &str) -> &'static str {
     let family = class
         .spec
@@ -151,16 +150,7 @@ fn effective_os_sku(class: &AKSNodeClass, kubernetes_version: &str) -> &'static 
     let fips = class.spec.fips_mode.as_deref() == Some("FIPS");
     let trusted_launch = class_flag(class, &["security", "trustedLaunch", "vtpm"])
         || class_flag(class, &["security", "trustedLaunch", "secureBoot"]);
-    match family {
-        ImageFamily::Ubuntu2204 => "Ubuntu2204",
-        ImageFamily::Ubuntu2404 => "Ubuntu2404",
-        ImageFamily::AzureLinux if version_at_least(kubernetes_version, 1, 32) => "AzureLinux3",
-        ImageFamily::AzureLinux => "AzureLinux2",
-        ImageFamily::Ubuntu if trusted_launch => "Ubuntu2204",
-        ImageFamily::Ubuntu if fips => "Ubuntu",
-        ImageFamily::Ubuntu if version_at_least(kubernetes_version, 1, 34) => "Ubuntu2404",
-        ImageFamily::Ubuntu => "Ubuntu2204",
-    }
+    Distro::resolve(family, fips, trusted_launch, Some(kubernetes_version)).os_sku_effective()
 }
 
 /// FIPS (only when on), LocalDNS (always, `enabled` or `disabled`) and
