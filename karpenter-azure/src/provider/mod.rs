@@ -5,6 +5,7 @@
 //! Azure error recorded in the failure cache, VMs read back as claims.
 
 mod adopt;
+mod custom_data;
 mod image;
 mod join;
 mod launch;
@@ -407,8 +408,13 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
                 settings: &settings,
                 tags: &tags,
             };
-            self.create_joining_nic(&plan).await?;
-            join::shape_vm(&mut body, join, sku, &settings);
+            let launch = custom_data::Launch {
+                class: &class,
+                instance_type,
+                sku,
+                claim,
+            };
+            self.prepare_joining_node(&plan, &launch, &mut body).await?;
         } else {
             let nic = launch::nic_body(&self.config, instance_type, &tags);
             self.api.create_nic(&name, &nic).await.map_err(api_error)?;

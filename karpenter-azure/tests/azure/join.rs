@@ -22,6 +22,16 @@ const IDENTITY: &str = "/subscriptions/sub-1/resourceGroups/rg/providers/Microso
 const DES: &str =
     "/subscriptions/sub-1/resourceGroups/rg/providers/Microsoft.Compute/diskEncryptionSets/des";
 
+const VNET_GUID: &str = "a519e60a-cac0-40b2-b883-084477fe6f5c";
+
+/// AKS's own VNet in the node resource group, as ARM reads it.
+fn aks_vnet() -> Value {
+    let id = AKS_SUBNET
+        .rsplit_once("/subnets/")
+        .map_or(AKS_SUBNET, |(vnet, _)| vnet);
+    json!({"id": id, "name": "aks-vnet-12345678", "properties": {"resourceGuid": VNET_GUID}})
+}
+
 fn join(subnet: &str, extra: &[(&str, &str)]) -> JoinConfig {
     let mut env: BTreeMap<&str, &str> = [
         ("CLUSTER_NAME", "cluster"),
@@ -170,7 +180,7 @@ async fn a_node_subnet_node_on_a_users_vnet_gets_pools_nsg_addresses_and_identit
 
 #[tokio::test]
 async fn an_overlay_node_in_the_aks_subnet_gets_one_address_and_no_nsg() {
-    let arm = InMemoryCompute::new();
+    let arm = InMemoryCompute::new().with_virtual_networks(vec![aks_vnet()]);
     let provider = provider(&arm, join(AKS_SUBNET, &[]), AKS_SUBNET);
     provider.create(&d2s("default-j2")).await.expect("launched");
     let nic = arm.nic("aks-default-j2").expect("a NIC");
@@ -180,8 +190,12 @@ async fn an_overlay_node_in_the_aks_subnet_gets_one_address_and_no_nsg() {
             .map(Vec::len),
         Some(1)
     );
-    assert!(nic["properties"]["networkSecurityGroup"].is_null());
-    assert_eq!(arm.security_group_listings(), 0, "AKS's subnet has the NSG");
+    assert!(
+        nic["properties"]["networkSecurityGroup"].is_null(),
+        "AKS's subnet has the NSG"
+    );
+    // Read all the same: the custom data names it and its route table.
+    assert_eq!(arm.security_group_listings(), 1);
     assert_eq!(pools_of(&nic).len(), 2);
     let vm = vm(&arm, "aks-default-j2").await;
     assert!(vm["identity"].is_null(), "no NODE_IDENTITIES");
@@ -195,8 +209,12 @@ async fn pools_are_kept_two_hours_and_listed_again_once_when_one_is_gone() {
         Timestamp::from_second(1_800_000_000).expect("a time"),
     ));
     let clock = Arc::clone(&now);
-    let provider = provider(&arm, join(BYO_SUBNET, &[]), BYO_SUBNET)
-        .with_clock(move || *clock.lock().expect("clock"));
+    let provider = provider(
+        &arm,
+        join(BYO_SUBNET, &[("VNET_GUID", VNET_GUID)]),
+        BYO_SUBNET,
+    )
+    .with_clock(move || *clock.lock().expect("clock"));
     provider.create(&d2s("default-j3")).await.expect("launched");
     provider.create(&d2s("default-j4")).await.expect("launched");
     assert_eq!(arm.load_balancer_listings(), 1, "kept");
@@ -298,4 +316,102 @@ async fn the_vnet_guid_is_the_settings_else_read_once_under_overlay() {
             .is_some_and(|s| s.to_string().contains("vnet of resource group rg")),
         "{error}"
     );
+}
+
+/// The script a VM's custom data holds.
+fn script_of(vm: &Value) -> String {
+    use base64::Engine as _;
+    let data = vm["properties"]["osProfile"]["customData"]
+        .as_str()
+        .expect("custom data");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64");
+    String::from_utf8(bytes).expect("text")
+}
+
+/// The value the script assigns to `name`.
+fn assigned(script: &str, name: &str) -> String {
+    let prefix = format!("{name}=");
+    script
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("{name} is assigned"))
+        .trim_matches('"')
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_joining_vm_boots_with_the_custom_data_its_cluster_and_arm_give() {
+    let arm = InMemoryCompute::new().with_virtual_networks(vec![aks_vnet()]);
+    let provider = provider(&arm, join(AKS_SUBNET, &[]), AKS_SUBNET);
+    provider.create(&d2s("default-j6")).await.expect("launched");
+    let script = script_of(&vm(&arm, "aks-default-j6").await);
+    for (name, value) in [
+        ("API_SERVER_NAME", "cluster-dns.hcp.eastus.azmk8s.io"),
+        ("TLS_BOOTSTRAP_TOKEN", "abcdef.0123456789abcdef"),
+        ("KUBE_CA_CRT", "Y2E="),
+        // The class has no status: the cluster's version.
+        ("KUBERNETES_VERSION", "1.31.2"),
+        ("RESOURCE_GROUP", "MC_rg_cluster_eastus"),
+        ("NETWORK_SECURITY_GROUP", "aks-agentpool-12345678-nsg"),
+        ("ROUTE_TABLE", "aks-agentpool-12345678-routetable"),
+        ("VIRTUAL_NETWORK", "aks-vnet-12345678"),
+    ] {
+        assert_eq!(assigned(&script, name), value, "{name}");
+    }
+    let labels = assigned(&script, "KUBELET_NODE_LABELS");
+    // Read from the VNet, for Azure CNI overlay's daemonsets.
+    assert!(
+        labels.contains(&format!(
+            "kubernetes.azure.com/nodenetwork-vnetguid={VNET_GUID}"
+        )),
+        "{labels}"
+    );
+    assert!(labels.contains("karpenter.sh/nodepool="), "{labels}");
+    let flags = assigned(&script, "KUBELET_FLAGS");
+    assert!(flags.contains("--cluster-dns=10.0.0.10"), "{flags}");
+    assert!(
+        flags.contains("--max-pods=30"),
+        "the class's maxPods: {flags}"
+    );
+    assert!(
+        flags.contains("--register-with-taints=karpenter.sh/unregistered:NoExecute"),
+        "{flags}"
+    );
+}
+
+#[tokio::test]
+async fn a_node_that_cannot_render_fails_its_claim_and_makes_nothing() {
+    let arm = InMemoryCompute::new().with_virtual_networks(vec![aks_vnet()]);
+    let provider = provider(&arm, join(AKS_SUBNET, &[]), AKS_SUBNET);
+    let class: AKSNodeClass = serde_json::from_value(json!({
+        "metadata": {"name": "default"},
+        "spec": {"osDiskSizeGB": 30},
+        "status": {"kubernetesVersion": "one.thirty"},
+    }))
+    .expect("a class");
+    provider.apply_node_class(class);
+    let error = provider
+        .create(&d2s("default-j7"))
+        .await
+        .expect_err("no version to render");
+    let text = error.to_string();
+    assert!(text.contains("one.thirty"), "{text}");
+    assert!(!text.contains("0123456789abcdef"), "{text}");
+    assert!(!error.is_retryable());
+    assert!(arm.nic_names().is_empty(), "nothing made");
+    assert!(arm.vm_names().is_empty(), "nothing made");
+}
+
+#[tokio::test]
+async fn without_a_join_configuration_the_vm_boots_the_callers_custom_data() {
+    let arm = InMemoryCompute::new();
+    let mut config = config();
+    config.custom_data = Some("Y3VzdG9t".to_owned());
+    let provider = AzureCloudProvider::new(arm.clone(), config);
+    provider.create(&d2s("default-j8")).await.expect("launched");
+    let vm = vm(&arm, "aks-default-j8").await;
+    assert_eq!(vm["properties"]["osProfile"]["customData"], "Y3VzdG9t");
+    assert_eq!(arm.security_group_listings(), 0);
 }

@@ -90,7 +90,7 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
     /// The Kubernetes version a class's images are chosen for: its status,
     /// else the cluster's as the controller read it, else unknown (the
     /// newest rules: Ubuntu 24.04, Azure Linux 3).
-    fn kubernetes_version(&self, class: &AKSNodeClass) -> Option<String> {
+    pub(in crate::provider) fn kubernetes_version(&self, class: &AKSNodeClass) -> Option<String> {
         class
             .status
             .as_ref()
