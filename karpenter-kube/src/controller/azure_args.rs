@@ -64,6 +64,7 @@ impl AzureArgs {
     /// A flag when `name` is a setting's own name and the flag was given;
     /// else the environment. from_lookup asks the setting's own name
     /// before its aliases, so a flag is found before any alias variable.
+    #[cfg(feature = "azure")]
     fn lookup(&self, name: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
         self.flags.get(name).cloned().or_else(|| env(name))
     }
