@@ -15,6 +15,7 @@ mod cluster_facts;
 mod error;
 #[cfg(feature = "kwok")]
 mod instance_types;
+mod kube_config;
 #[cfg(feature = "kwok")]
 mod kwok;
 mod provider;

@@ -2,7 +2,6 @@
 //! take the Lease, then reconcile every `--interval` until SIGTERM (or once).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -15,13 +14,13 @@ use karpenter_core::pods::is_pending;
 use karpenter_core::provisioning::{ProvisioningOptions, plan_provisioning_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
-use kube::config::{Config, KubeConfigOptions, Kubeconfig};
 use kube::runtime::events::Reporter;
 use tokio::sync::watch;
 
 use super::args::{Args, Listen};
 use super::error::RunError;
 use super::http::{Readiness, Server};
+use super::kube_config::{client, kube_config};
 use super::leader::{LeaderElectionConfig, LeaderElector, Leadership, default_identity};
 use super::metrics::{Metrics, reason};
 use super::provider::{check, provider};
@@ -321,57 +320,6 @@ async fn dry_run(
         }
     }
     Ok(())
-}
-
-/// Where the kube config comes from: `--kubeconfig`, else the file
-/// `KUBECONFIG` names, else (`None`) the in-cluster service account.
-fn kubeconfig_path(args: &Args) -> Option<PathBuf> {
-    args.kubeconfig.clone().or_else(|| {
-        std::env::var_os("KUBECONFIG")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    })
-}
-
-/// Where [`RunError::Config`] says the config was looked for.
-fn config_source(path: Option<&PathBuf>) -> String {
-    path.map_or_else(
-        || "the in-cluster service account (no --kubeconfig, no KUBECONFIG)".into(),
-        |p| p.display().to_string(),
-    )
-}
-
-/// The kube config: `--kubeconfig`, else the file `KUBECONFIG` names, else
-/// the in-cluster service account. The Azure nodes trust the API server
-/// by its CA.
-async fn kube_config(args: &Args) -> Result<Config, RunError> {
-    let path = kubeconfig_path(args);
-    let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Config {
-        from: config_source(path.as_ref()),
-        source,
-    };
-    match &path {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| failed(Box::new(e)))?;
-            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|e| failed(Box::new(e)))
-        }
-        None => Config::incluster().map_err(|e| failed(Box::new(e))),
-    }
-}
-
-/// The client for `config`.
-fn client(args: &Args, mut config: Config) -> Result<Client, RunError> {
-    // kube's default client retries 429s by itself, for minutes: an
-    // eviction a PodDisruptionBudget refuses would hold the whole round.
-    // The driver tries again next round instead, as upstream's eviction
-    // queue does.
-    config.default_retry = false;
-    Client::try_from(config).map_err(|e| RunError::Config {
-        from: config_source(kubeconfig_path(args).as_ref()),
-        source: Box::new(e),
-    })
 }
 
 /// Serves the metrics and health endpoints on `listen`, until stopped.
