@@ -4,7 +4,9 @@
 //! over the environment. The flags are built from the table rather than
 //! written out, so that a setting added there is a flag here at once.
 //!
-//! Parsing never validates: [`AzureArgs::settings`] hands every value to
+//! clap's own `env` is not used: it takes one name where a setting has
+//! aliases, and the environment read by a closure can be replaced in tests
+//! ([`AzureArgs::settings_with`]). Parsing never validates: [`AzureArgs::settings`] hands every value to
 //! [`AksSettings::from_lookup`], which lists every problem at once.
 
 use std::collections::BTreeMap;
@@ -103,8 +105,8 @@ impl clap::Args for AzureArgs {
                 arg = arg.visible_alias(*old);
             }
             if variable == TOKEN_VARIABLE {
-                // No `env` is declared, so clap shows no value; say so
-                // for whoever adds one.
+                // The lookup, not clap, reads the environment, so --help
+                // shows no value; hidden still, should an `env` be added.
                 arg = arg.hide_env_values(true);
             }
             cmd.arg(arg)
