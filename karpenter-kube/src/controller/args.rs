@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use karpenter_core::planning::PlanningArgs;
 
+use super::azure_args::AzureArgs;
 use super::logging::LogFormat;
 
 /// Runs Karpenter's provisioning and disruption against a Kubernetes
@@ -19,7 +20,11 @@ use super::logging::LogFormat;
                   namespace), POD_NAME (this replica's name in the Lease and its events), \
                   RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), MIN_VALUES_POLICY \
                   (without --min-values-policy), AZURE_ACCESS_TOKEN (with --provider azure: the \
-                  ARM bearer token, never logged).",
+                  ARM bearer token, never logged), ARM_ENDPOINT (without --arm-endpoint). With \
+                  --provider azure, every Azure setting below is also read from the variable \
+                  its help names (CLUSTER_NAME, CLUSTER_ENDPOINT, KUBELET_BOOTSTRAP_TOKEN, \
+                  SSH_PUBLIC_KEY, VNET_SUBNET_ID, AZURE_NODE_RESOURCE_GROUP, LOCATION, ...); a \
+                  flag wins over its variable, and the bootstrap token is never logged.",
     mut_arg("feature_gates", |arg| arg.env("FEATURE_GATES")),
     mut_arg("min_values_policy", |arg| arg.env("MIN_VALUES_POLICY"))
 )]
@@ -145,46 +150,6 @@ impl ProviderKind {
             ProviderKind::Azure => "azure",
         }
     }
-}
-
-/// The Azure settings (`--provider azure`); each also from its
-/// environment variable. The ARM token comes from `AZURE_ACCESS_TOKEN` and
-/// is never logged.
-#[derive(Clone, Debug, clap::Args)]
-pub struct AzureArgs {
-    /// The subscription ID.
-    #[arg(
-        long,
-        env = "AZURE_SUBSCRIPTION_ID",
-        required_if_eq("provider", "azure")
-    )]
-    pub azure_subscription_id: Option<String>,
-    /// The node resource group (`MC_...`).
-    #[arg(
-        long,
-        env = "AZURE_NODE_RESOURCE_GROUP",
-        required_if_eq("provider", "azure")
-    )]
-    pub azure_node_resource_group: Option<String>,
-    /// The region (`eastus`).
-    #[arg(long, env = "AZURE_LOCATION", required_if_eq("provider", "azure"))]
-    pub azure_location: Option<String>,
-    /// The AKS cluster's name.
-    #[arg(long, env = "CLUSTER_NAME", required_if_eq("provider", "azure"))]
-    pub cluster_name: Option<String>,
-    /// The subnet nodes join.
-    #[arg(long, env = "AZURE_SUBNET_ID", required_if_eq("provider", "azure"))]
-    pub azure_subnet_id: Option<String>,
-    /// The SSH public key of `azureuser` on nodes.
-    #[arg(long, env = "SSH_PUBLIC_KEY", default_value = "")]
-    pub ssh_public_key: String,
-    /// The ARM endpoint.
-    #[arg(
-        long,
-        env = "ARM_ENDPOINT",
-        default_value = "https://management.azure.com"
-    )]
-    pub arm_endpoint: String,
 }
 
 /// An address to serve on, or none.

@@ -1,4 +1,5 @@
-//! `--provider azure`: the Azure provider over ARM, its AKSNodeClasses
+//! `--provider azure`: the Azure provider over ARM, launching VMs that join
+//! the cluster (the settings and the cluster facts), its AKSNodeClasses
 //! kept up to date from a watch. The ARM bearer token comes from
 //! `AZURE_ACCESS_TOKEN` and is never logged (the client holds it as a
 //! secret that prints as `***`).
@@ -7,51 +8,63 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use karpenter_azure::arm::{ArmClient, StaticCredential};
-use karpenter_azure::{AKSNodeClass, AzureCloudProvider, AzureConfig, NetworkOptions};
+use karpenter_azure::{AKSNodeClass, AzureCloudProvider, AzureConfig, JoinConfig};
 use karpenter_core::cloudprovider::CloudProvider;
 use kube::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 
-use super::args::AzureArgs;
+use super::azure_args::AzureArgs;
+use super::cluster_facts::cluster_facts;
+use super::error::RunError;
 use crate::KubeCluster;
 
 /// The environment variable holding the ARM bearer token.
 pub const TOKEN_VARIABLE: &str = "AZURE_ACCESS_TOKEN";
 
-/// The Azure provider the flags describe, fed the cluster's AKSNodeClasses.
-pub(crate) fn provider(
+/// The Azure provider the settings describe, its nodes joining the cluster
+/// `cluster` talks to through `kube_config`, fed the cluster's
+/// AKSNodeClasses. The settings were validated before anything started
+/// ([`AzureArgs::settings`]); they are read again here, as the same flags
+/// and environment give the same result.
+pub(crate) async fn provider(
     args: &AzureArgs,
     cluster: &KubeCluster,
-) -> Result<Arc<dyn CloudProvider>, String> {
-    let required = |value: &Option<String>, flag: &str| {
-        value
-            .clone()
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("--{flag} is required"))
-    };
-    let subscription = required(&args.azure_subscription_id, "azure-subscription-id")?;
-    let resource_group = required(&args.azure_node_resource_group, "azure-node-resource-group")?;
-    let config = AzureConfig {
-        subscription: subscription.clone(),
-        resource_group: resource_group.clone(),
-        region: required(&args.azure_location, "azure-location")?,
-        cluster_name: required(&args.cluster_name, "cluster-name")?,
-        subnet_id: required(&args.azure_subnet_id, "azure-subnet-id")?,
-        ssh_public_key: args.ssh_public_key.clone(),
-        custom_data: None,
-        join: None,
-        network: NetworkOptions::default(),
-    };
+    kube_config: &kube::Config,
+) -> Result<Arc<dyn CloudProvider>, RunError> {
+    let settings = args.settings()?;
+    let facts = cluster_facts(kube_config, cluster.client(), settings.dns_service_ip).await?;
+    tracing::info!(
+        kubernetes_version = facts.kubernetes_version,
+        cluster_dns = %facts.cluster_dns,
+        ca_bundle_bytes = facts.ca_bundle.len(),
+        "read what nodes need to join the cluster"
+    );
     let token = std::env::var(TOKEN_VARIABLE)
         .ok()
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| format!("{TOKEN_VARIABLE} must hold an ARM bearer token"))?;
+        .ok_or_else(|| {
+            RunError::Azure(format!("{TOKEN_VARIABLE} must hold an ARM bearer token"))
+        })?;
     let client = ArmClient::new(
         Arc::new(StaticCredential::new(token)),
-        subscription,
-        resource_group,
+        settings.subscription_id.clone(),
+        settings.node_resource_group.clone(),
     )
     .with_base_url(args.arm_endpoint.clone());
+    let config = AzureConfig {
+        subscription: settings.subscription_id.clone(),
+        resource_group: settings.node_resource_group.clone(),
+        region: settings.location.clone(),
+        cluster_name: settings.cluster_name.clone(),
+        subnet_id: settings.subnet.id(),
+        ssh_public_key: settings.ssh_public_key.clone(),
+        custom_data: None,
+        network: settings.network_options(),
+        join: Some(JoinConfig {
+            settings,
+            cluster: facts,
+        }),
+    };
     let provider = Arc::new(AzureCloudProvider::new(client, config));
     watch_node_classes(cluster, Arc::clone(&provider));
     Ok(provider)

@@ -43,6 +43,15 @@ pub enum RunError {
     /// The Azure provider could not be set up.
     #[error("the Azure provider: {0}")]
     Azure(String),
+    /// The Azure settings are missing or malformed: every problem, listed
+    /// before anything starts (never the bootstrap token's value).
+    #[cfg(feature = "azure")]
+    #[error(transparent)]
+    AzureSettings(#[from] karpenter_azure::SettingsError),
+    /// What nodes need from the cluster to join it could not be read.
+    #[cfg(feature = "azure")]
+    #[error("reading what nodes need to join the cluster")]
+    ClusterFacts(#[from] super::cluster_facts::FactsError),
     /// An endpoint could not be served.
     #[error(transparent)]
     Http(#[from] HttpError),

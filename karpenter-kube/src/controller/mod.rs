@@ -9,9 +9,13 @@
 mod args;
 #[cfg(feature = "azure")]
 mod azure;
+mod azure_args;
+#[cfg(feature = "azure")]
+mod cluster_facts;
 mod error;
 #[cfg(feature = "kwok")]
 mod instance_types;
+mod kube_config;
 #[cfg(feature = "kwok")]
 mod kwok;
 mod provider;
@@ -22,9 +26,12 @@ pub mod leader;
 pub mod logging;
 pub mod metrics;
 
-pub use args::{Args, AzureArgs, Listen, ProviderKind, parse_duration};
+pub use args::{Args, Listen, ProviderKind, parse_duration};
 #[cfg(feature = "azure")]
 pub use azure::TOKEN_VARIABLE;
+pub use azure_args::AzureArgs;
+#[cfg(feature = "azure")]
+pub use cluster_facts::{DEFAULT_CLUSTER_DNS, FactsError};
 pub use error::RunError;
 #[cfg(feature = "kwok")]
 pub use instance_types::load_instance_types;

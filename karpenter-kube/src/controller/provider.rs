@@ -12,10 +12,29 @@ use super::args::{Args, ProviderKind};
 use super::error::RunError;
 use crate::KubeCluster;
 
+/// Checks what the cloud the flags name needs before anything starts (the
+/// Azure settings, all problems listed), so that a controller that cannot
+/// run refuses at once instead of after serving and electing a leader.
+pub(crate) fn check(args: &Args) -> Result<(), RunError> {
+    match args.provider {
+        #[cfg(feature = "azure")]
+        ProviderKind::Azure => args.azure.settings().map(drop).map_err(RunError::from),
+        #[cfg(not(feature = "azure"))]
+        ProviderKind::Azure => Err(RunError::ProviderNotCompiled(ProviderKind::Azure)),
+        ProviderKind::Fake => Ok(()),
+    }
+}
+
 /// The cloud the flags name, or [`RunError::ProviderNotCompiled`] when this
-/// binary was built without it.
+/// binary was built without it. `kube_config` is the controller's own: the
+/// Azure nodes trust the API server by its CA.
 pub(crate) async fn provider(
     args: &Args,
+    #[cfg_attr(
+        not(feature = "azure"),
+        expect(unused_variables, reason = "only Azure's nodes join the cluster")
+    )]
+    kube_config: &kube::Config,
     #[cfg_attr(
         not(any(feature = "kwok", feature = "azure")),
         expect(unused_variables, reason = "a binary without a cloud hands it to none")
@@ -26,9 +45,7 @@ pub(crate) async fn provider(
         #[cfg(feature = "kwok")]
         ProviderKind::Fake => kwok(args, cluster),
         #[cfg(feature = "azure")]
-        ProviderKind::Azure => {
-            super::azure::provider(&args.azure, cluster).map_err(RunError::Azure)
-        }
+        ProviderKind::Azure => super::azure::provider(&args.azure, cluster, kube_config).await,
         #[cfg(not(feature = "kwok"))]
         ProviderKind::Fake => Err(RunError::ProviderNotCompiled(ProviderKind::Fake)),
         #[cfg(not(feature = "azure"))]
@@ -67,9 +84,12 @@ mod tests {
 
     /// A cluster whose API server is not there: the provider is chosen
     /// before anything is asked of it.
+    fn config() -> kube::Config {
+        kube::Config::new("http://127.0.0.1:9".parse().expect("a URI"))
+    }
+
     fn cluster() -> KubeCluster {
-        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URI"));
-        let client = kube::Client::try_from(config).expect("a client");
+        let client = kube::Client::try_from(config()).expect("a client");
         KubeCluster::with_options(client, KubeClusterOptions::default())
     }
 
@@ -77,7 +97,11 @@ mod tests {
     /// when it was, the error names the feature.
     async fn refused(flags: &[&str]) -> bool {
         let args = Args::try_parse_from(flags).expect("the flags parse");
-        match provider(&args, &cluster()).await {
+        match check(&args) {
+            Ok(()) => {}
+            Err(error) => return matches!(error, RunError::ProviderNotCompiled(_)),
+        }
+        match provider(&args, &config(), &cluster()).await {
             Err(RunError::ProviderNotCompiled(kind)) => {
                 let message = RunError::ProviderNotCompiled(kind).to_string();
                 assert!(
@@ -110,14 +134,6 @@ mod tests {
             "azure",
             "--azure-subscription-id",
             "sub",
-            "--azure-node-resource-group",
-            "rg",
-            "--azure-location",
-            "westeurope",
-            "--cluster-name",
-            "c",
-            "--azure-subnet-id",
-            "subnet",
         ];
         assert_eq!(refused(&azure).await, !cfg!(feature = "azure"));
     }

@@ -2,7 +2,6 @@
 //! take the Lease, then reconcile every `--interval` until SIGTERM (or once).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -15,16 +14,16 @@ use karpenter_core::pods::is_pending;
 use karpenter_core::provisioning::{ProvisioningOptions, plan_provisioning_with};
 use karpenter_core::scheduling::NODE_POOL_LABEL_KEY;
 use kube::Client;
-use kube::config::{Config, KubeConfigOptions, Kubeconfig};
 use kube::runtime::events::Reporter;
 use tokio::sync::watch;
 
 use super::args::{Args, Listen};
 use super::error::RunError;
 use super::http::{Readiness, Server};
+use super::kube_config::{client, kube_config};
 use super::leader::{LeaderElectionConfig, LeaderElector, Leadership, default_identity};
 use super::metrics::{Metrics, reason};
-use super::provider::provider;
+use super::provider::{check, provider};
 use crate::{EventRecorder, KubeCluster, KubeClusterOptions};
 
 /// Runs the controller as `args` say, until SIGTERM (or after one round
@@ -41,11 +40,11 @@ pub async fn run(args: Args) -> Result<(), RunError> {
 
 /// Runs the controller until `stopping` turns true.
 pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<(), RunError> {
-    let client = client(&args).await?;
-    let metrics = Arc::new(Metrics::new());
-    let readiness = Readiness::new();
-    serve(args.metrics_addr, &metrics, &readiness, &stopping).await?;
-    serve(args.health_addr, &metrics, &readiness, &stopping).await?;
+    // Settings first: a controller that cannot run says everything wrong
+    // before it connects, serves or elects anything.
+    check(&args)?;
+    let config = kube_config(&args).await?;
+    let client = client(&args, config.clone())?;
 
     let identity = default_identity();
     let events = if args.dry_run {
@@ -66,7 +65,11 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
         .with_node_overlays(gates.is_on(FeatureGate::NodeOverlay))
         .with_capacity_buffers(gates.is_on(FeatureGate::CapacityBuffer));
     let cluster = KubeCluster::with_options(client.clone(), options);
-    let provider = provider(&args, &cluster).await?;
+    let provider = provider(&args, &config, &cluster).await?;
+    let metrics = Arc::new(Metrics::new());
+    let readiness = Readiness::new();
+    serve(args.metrics_addr, &metrics, &readiness, &stopping).await?;
+    serve(args.health_addr, &metrics, &readiness, &stopping).await?;
 
     let mut stopped = stopping.clone();
     tokio::select! {
@@ -317,45 +320,6 @@ async fn dry_run(
         }
     }
     Ok(())
-}
-
-/// The client: `--kubeconfig`, else the file `KUBECONFIG` names, else the
-/// in-cluster service account.
-async fn client(args: &Args) -> Result<Client, RunError> {
-    let path = args.kubeconfig.clone().or_else(|| {
-        std::env::var_os("KUBECONFIG")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    let config = match &path {
-        Some(path) => {
-            let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Config {
-                from: path.display().to_string(),
-                source,
-            };
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| failed(Box::new(e)))?;
-            Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|e| failed(Box::new(e)))?
-        }
-        None => Config::incluster().map_err(|e| RunError::Config {
-            from: "the in-cluster service account (no --kubeconfig, no KUBECONFIG)".into(),
-            source: Box::new(e),
-        })?,
-    };
-    // kube's default client retries 429s by itself, for minutes: an
-    // eviction a PodDisruptionBudget refuses would hold the whole round.
-    // The driver tries again next round instead, as upstream's eviction
-    // queue does.
-    let mut config = config;
-    config.default_retry = false;
-    Client::try_from(config).map_err(|e| RunError::Config {
-        from: path.map_or_else(
-            || "the in-cluster service account".into(),
-            |p| p.display().to_string(),
-        ),
-        source: Box::new(e),
-    })
 }
 
 /// Serves the metrics and health endpoints on `listen`, until stopped.

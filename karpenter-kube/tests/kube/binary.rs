@@ -132,6 +132,7 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
     assert_eq!(world.lease_holder(), "", "the Lease is released");
 }
 
+#[cfg(feature = "azure")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_without_a_token_says_which_variable_to_set() {
     let world = World::new("binary-azure").await;
@@ -146,33 +147,73 @@ async fn azure_without_a_token_says_which_variable_to_set() {
             "--health-addr",
             "off",
         ])
-        .args([
-            "--azure-subscription-id",
-            "sub",
-            "--azure-node-resource-group",
-            "MC_rg",
-        ])
-        .args([
-            "--azure-location",
-            "eastus",
-            "--cluster-name",
-            "c",
-            "--azure-subnet-id",
-            "s",
-        ])
+        .args(VALID_AZURE)
         .env_remove("AZURE_ACCESS_TOKEN")
         .output()
         .expect("it runs");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("AZURE_ACCESS_TOKEN"), "{stderr}");
-    // Missing settings are named before anything runs.
-    let output = Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
-        .args(["--provider", "azure"])
-        .env_remove("AZURE_SUBSCRIPTION_ID")
+    // The settings were valid and the cluster facts were read (they come
+    // first): only the ARM token was missing.
+    assert!(!stderr.contains("reading what nodes need"), "{stderr}");
+    assert!(!stderr.contains(BOOTSTRAP_TOKEN), "{stderr}");
+}
+
+#[cfg(feature = "azure")]
+/// Valid Azure settings, as flags (the old names for three of them).
+const VALID_AZURE: &[&str] = &[
+    "--azure-subscription-id",
+    "sub",
+    "--azure-node-resource-group",
+    "MC_rg",
+    "--azure-location",
+    "eastus",
+    "--cluster-name",
+    "c",
+    "--azure-subnet-id",
+    "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/s",
+    "--cluster-endpoint",
+    "https://c.hcp.eastus.azmk8s.io:443",
+    "--kubelet-bootstrap-token",
+    BOOTSTRAP_TOKEN,
+    "--ssh-public-key",
+    "ssh-rsa AAAA azureuser",
+];
+
+#[cfg(feature = "azure")]
+const BOOTSTRAP_TOKEN: &str = "abcdef.0123456789abcdef";
+
+#[cfg(feature = "azure")]
+#[test]
+fn azure_settings_are_all_listed_before_anything_runs_and_the_token_never() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_karpenter-controller"));
+    for setting in karpenter_azure::SETTINGS {
+        command.env_remove(setting.variable);
+        for alias in setting.aliases {
+            command.env_remove(alias);
+        }
+    }
+    // No kubeconfig and no API server: the settings are refused first.
+    let output = command
+        .args([
+            "--provider",
+            "azure",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+        ])
+        .args(["--kubelet-bootstrap-token", BOOTSTRAP_TOKEN])
+        .args(["--vnet-subnet-id", "not-a-subnet"])
         .output()
         .expect("it runs");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--azure-subscription-id"), "{stderr}");
+    for setting in karpenter_azure::SETTINGS.iter().filter(|s| s.required) {
+        if setting.variable != "KUBELET_BOOTSTRAP_TOKEN" {
+            assert!(stderr.contains(setting.variable), "{stderr}");
+        }
+    }
+    assert!(!stderr.contains("KUBELET_BOOTSTRAP_TOKEN (--"), "{stderr}");
+    assert!(!stderr.contains("/nonexistent/kubeconfig"), "{stderr}");
+    assert!(!stderr.contains(BOOTSTRAP_TOKEN), "{stderr}");
 }

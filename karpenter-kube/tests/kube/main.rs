@@ -2,7 +2,8 @@
 //! on 127.0.0.1 by the test (karpenter-apiserver): the cluster's watches and
 //! writes (`cluster`); with the `kwok` feature (`--provider fake`), the
 //! controller in-process end to end (`controller`), the binary as a process
-//! (`binary`), the manifests of `deploy/` (`deploy`), and a real cluster
+//! (`binary`), the manifests of `deploy/` (`deploy`) and `deploy/azure/`
+//! (`deploy_azure`, with the `azure` feature), and a real cluster
 //! when `KARPENTER_E2E_KUBECONFIG` names one (`real_cluster`, skipped
 //! otherwise), over a shared world (`support`).
 //!
@@ -17,6 +18,8 @@ mod binary;
 mod controller;
 #[cfg(feature = "kwok")]
 mod deploy;
+#[cfg(feature = "azure")]
+mod deploy_azure;
 #[cfg(feature = "kwok")]
 mod real_cluster;
 #[cfg(feature = "kwok")]
