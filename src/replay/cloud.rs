@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use jiff::Timestamp;
 use karpenter_azure::arm::InMemoryCompute;
-use karpenter_azure::{AdoptError, AzureCloudProvider, AzureConfig, NetworkOptions};
+use karpenter_azure::{
+    AdoptError, AksSettings, AzureCloudProvider, AzureConfig, ClusterFacts, JoinConfig,
+    NetworkOptions,
+};
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::{CloudProvider, InstanceType, OfferingKey};
 use karpenter_core::features::FeatureGate;
@@ -309,19 +312,56 @@ fn azure_config(scenario: &Scenario, region: &str) -> AzureConfig {
             format!("mc_replay_replay_{region}"),
         )
     });
+    let subnet_id = format!(
+        "/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/virtualNetworks/replay/subnets/nodes"
+    );
+    let join = replay_join(&subnet_id, &resource_group, region);
     AzureConfig {
-        subnet_id: format!(
-            "/subscriptions/{subscription}/resourceGroups/{resource_group}/providers/Microsoft.Network/virtualNetworks/replay/subnets/nodes"
-        ),
+        subnet_id,
         subscription,
         resource_group,
         region: region.to_owned(),
         cluster_name: "replay".to_owned(),
         ssh_public_key: "ssh-ed25519 replay".to_owned(),
         custom_data: None,
-        join: None,
-        network: NetworkOptions::default(),
+        network: join
+            .as_ref()
+            .map_or_else(NetworkOptions::default, |j| j.settings.network_options()),
+        join,
     }
+}
+
+/// A made-up cluster for the replayed VMs to join, so that every launch
+/// goes the way a real one does: custom data rendered, the NIC put in the
+/// in-memory load balancer's pools with the cluster's security group.
+/// Upstream's defaults otherwise (Azure CNI overlay with Cilium).
+fn replay_join(subnet_id: &str, resource_group: &str, region: &str) -> Option<JoinConfig> {
+    let endpoint = format!("https://replay.hcp.{region}.azmk8s.io:443");
+    let settings = AksSettings::from_lookup(|name| {
+        Some(match name {
+            "CLUSTER_NAME" => "replay".to_owned(),
+            "CLUSTER_ENDPOINT" => endpoint.clone(),
+            "KUBELET_BOOTSTRAP_TOKEN" => "replay.0000000000000000".to_owned(),
+            "SSH_PUBLIC_KEY" => "ssh-ed25519 replay".to_owned(),
+            "VNET_SUBNET_ID" => subnet_id.to_owned(),
+            "AZURE_NODE_RESOURCE_GROUP" => resource_group.to_owned(),
+            "LOCATION" => region.to_owned(),
+            "VNET_GUID" => "00000000-0000-0000-0000-000000000000".to_owned(),
+            _ => return None,
+        })
+    })
+    // Every value above is well formed whatever the scenario; should one
+    // ever not be, the replay launches without custom data rather than
+    // refusing the scenario.
+    .ok()?;
+    Some(JoinConfig {
+        settings,
+        cluster: ClusterFacts {
+            ca_bundle: String::new(),
+            kubernetes_version: "1.31.2".to_owned(),
+            cluster_dns: [10, 0, 0, 10].into(),
+        },
+    })
 }
 
 /// A claim the cloud could not adopt, named as bad input with the field at
