@@ -128,6 +128,8 @@ pub(super) struct NicPlan<'a> {
     pub join: &'a JoinConfig,
     /// The NIC's name.
     pub name: &'a str,
+    /// The subnet it joins (the class's, else the cluster's).
+    pub subnet: &'a str,
     /// The size launched (accelerated networking).
     pub instance_type: &'a InstanceType,
     /// The node class's settings (maxPods).
@@ -198,13 +200,12 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         &self,
         plan: &NicPlan<'_>,
     ) -> Result<(), CloudProviderError> {
-        let subnet = SubnetId::parse(&self.config.subnet_id).map_err(|message| {
-            CloudProviderError::Create {
+        let subnet =
+            SubnetId::parse(plan.subnet).map_err(|message| CloudProviderError::Create {
                 reason: "InvalidSubnet".to_owned(),
-                message: format!("subnet_id: {message}"),
+                message: format!("the node subnet: {message}"),
                 source: None,
-            }
-        })?;
+            })?;
         let security_group =
             if network::is_aks_managed_subnet(&plan.join.settings.node_resource_group, &subnet) {
                 None
@@ -249,10 +250,10 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         security_group: Option<&ClusterSecurityGroup>,
     ) -> Value {
         let settings = &plan.join.settings;
-        let mut body = launch::nic_body(&self.config, plan.instance_type, plan.tags);
+        let mut body = launch::nic_body(&self.config, plan.subnet, plan.instance_type, plan.tags);
         body["properties"]["ipConfigurations"] = Value::Array(network::ip_configurations(
             plan.name,
-            &self.config.subnet_id,
+            plan.subnet,
             &pools.ids,
             settings.network_plugin,
             settings.network_plugin_mode,

@@ -91,6 +91,7 @@ pub(super) fn nic_id(config: &AzureConfig, name: &str) -> String {
 /// networking where the size has it.
 pub(super) fn nic_body(
     config: &AzureConfig,
+    subnet_id: &str,
     instance_type: &InstanceType,
     tags: &BTreeMap<String, String>,
 ) -> Value {
@@ -108,13 +109,24 @@ pub(super) fn nic_body(
                 "properties": {
                     "primary": true,
                     "privateIPAllocationMethod": "Dynamic",
-                    "subnet": {"id": config.subnet_id},
+                    "subnet": {"id": subnet_id},
                 },
             }],
             "enableAcceleratedNetworking": accelerated,
             "enableIPForwarding": false,
         },
     })
+}
+
+/// The subnet a node of `class` joins: the class's `vnetSubnetID`, else
+/// the cluster's, as upstream picks it (the custom data names the same).
+pub(super) fn nic_subnet<'a>(config: &'a AzureConfig, class: &'a AKSNodeClass) -> &'a str {
+    class
+        .spec
+        .vnet_subnet_id
+        .as_deref()
+        .filter(|id| !id.trim().is_empty())
+        .unwrap_or(&config.subnet_id)
 }
 
 /// A VM's `imageReference` for an image ID: a community gallery's by its

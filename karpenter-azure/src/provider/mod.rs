@@ -404,6 +404,7 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             let plan = join::NicPlan {
                 join,
                 name: &name,
+                subnet: launch::nic_subnet(&self.config, &class),
                 instance_type,
                 settings: &settings,
                 tags: &tags,
@@ -416,7 +417,8 @@ impl<A: ComputeApi> CloudProvider for AzureCloudProvider<A> {
             };
             self.prepare_joining_node(&plan, &launch, &mut body).await?;
         } else {
-            let nic = launch::nic_body(&self.config, instance_type, &tags);
+            let subnet = launch::nic_subnet(&self.config, &class);
+            let nic = launch::nic_body(&self.config, subnet, instance_type, &tags);
             self.api.create_nic(&name, &nic).await.map_err(api_error)?;
         }
         let ultra_ssd = launch::ultra_ssd_requested(&requirements);

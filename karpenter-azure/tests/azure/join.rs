@@ -415,3 +415,49 @@ async fn without_a_join_configuration_the_vm_boots_the_callers_custom_data() {
     assert_eq!(vm["properties"]["osProfile"]["customData"], "Y3VzdG9t");
     assert_eq!(arm.security_group_listings(), 0);
 }
+
+#[tokio::test]
+async fn a_class_naming_its_own_subnet_puts_the_nic_and_the_custom_data_there() {
+    let arm = InMemoryCompute::new().with_virtual_networks(vec![aks_vnet()]);
+    let provider = provider(&arm, join(AKS_SUBNET, &[]), AKS_SUBNET);
+    let class: AKSNodeClass = serde_json::from_value(json!({
+        "metadata": {"name": "default"},
+        "spec": {"osDiskSizeGB": 30, "vnetSubnetID": BYO_SUBNET},
+    }))
+    .expect("a class");
+    provider.apply_node_class(class);
+    provider.create(&d2s("default-j9")).await.expect("launched");
+    let nic = arm.nic("aks-default-j9").expect("a NIC");
+    assert_eq!(
+        nic["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"],
+        BYO_SUBNET
+    );
+    assert!(
+        !nic["properties"]["networkSecurityGroup"].is_null(),
+        "the user's VNet gets the cluster's NSG"
+    );
+    let script = script_of(&vm(&arm, "aks-default-j9").await);
+    assert_eq!(assigned(&script, "SUBNET"), "nodes");
+    assert_eq!(assigned(&script, "VIRTUAL_NETWORK"), "vnet");
+    assert_eq!(assigned(&script, "VIRTUAL_NETWORK_RESOURCE_GROUP"), "rg");
+
+    // Without a join configuration too.
+    let plain = InMemoryCompute::new();
+    let provider = AzureCloudProvider::new(plain.clone(), config());
+    provider.apply_node_class(
+        serde_json::from_value(json!({
+            "metadata": {"name": "default"},
+            "spec": {"vnetSubnetID": BYO_SUBNET},
+        }))
+        .expect("a class"),
+    );
+    provider
+        .create(&d2s("default-j10"))
+        .await
+        .expect("launched");
+    let nic = plain.nic("aks-default-j10").expect("a NIC");
+    assert_eq!(
+        nic["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"],
+        BYO_SUBNET
+    );
+}
