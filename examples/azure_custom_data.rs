@@ -6,7 +6,7 @@
 //! `routeTable`.
 //!
 //! ```text
-//! cargo run -p karpenter-azure --example azure_custom_data -- karpenter-azure/examples/azure/settings.json
+//! cargo run --example azure_custom_data -- examples/azure/settings.json
 //! ```
 //!
 //! Prints the base64 custom data on stdout; a bad input is one line on
@@ -17,12 +17,12 @@ use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
 
-use karpenter_azure::{
+use karpenter::azure::{
     AKSNodeClass, AksSettings, Catalog, CustomDataInputs, SETTINGS, Settings, custom_data,
     instance_types,
 };
-use karpenter_core::api::NodeClaim;
-use karpenter_core::cloudprovider::InstanceType;
+use karpenter::core::api::NodeClaim;
+use karpenter::core::cloudprovider::InstanceType;
 use serde_json::{Map, Value};
 
 /// The fields besides the settings, each a string unless said.
@@ -140,7 +140,7 @@ fn instance_type<'c>(
     settings: &AksSettings,
     class: &AKSNodeClass,
     name: &str,
-) -> Result<(&'c karpenter_azure::Sku, InstanceType), String> {
+) -> Result<(&'c karpenter::azure::Sku, InstanceType), String> {
     let catalog: &'c Catalog = Catalog::embedded();
     let sku = catalog
         .sku(name)
