@@ -19,8 +19,10 @@ use super::logging::LogFormat;
     after_help = "Environment: KUBECONFIG (without --kubeconfig), POD_NAMESPACE (the Lease's \
                   namespace), POD_NAME (this replica's name in the Lease and its events), \
                   RUST_LOG (the log filter), FEATURE_GATES (without --feature-gates), MIN_VALUES_POLICY \
-                  (without --min-values-policy), AZURE_ACCESS_TOKEN (with --provider azure: the \
-                  ARM bearer token, never logged), ARM_ENDPOINT (without --arm-endpoint). With \
+                  (without --min-values-policy), AZURE_ACCESS_TOKEN (with --provider azure: a \
+                  static ARM bearer token, never logged; without it, AZURE_FEDERATED_TOKEN_FILE, \
+                  AZURE_CLIENT_ID and AZURE_TENANT_ID (workload identity) or else the managed \
+                  identity), ARM_ENDPOINT (without --arm-endpoint). With \
                   --provider azure, every Azure setting below is also read from the variable \
                   its help names (CLUSTER_NAME, CLUSTER_ENDPOINT, KUBELET_BOOTSTRAP_TOKEN, \
                   SSH_PUBLIC_KEY, VNET_SUBNET_ID, AZURE_NODE_RESOURCE_GROUP, LOCATION, ...); a \

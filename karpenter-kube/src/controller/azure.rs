@@ -1,25 +1,23 @@
 //! `--provider azure`: the Azure provider over ARM, launching VMs that join
 //! the cluster (the settings and the cluster facts), its AKSNodeClasses
-//! kept up to date from a watch. The ARM bearer token comes from
-//! `AZURE_ACCESS_TOKEN` and is never logged (the client holds it as a
-//! secret that prints as `***`).
+//! kept up to date from a watch. The ARM bearer tokens come from the
+//! credential the environment chooses ([`super::azure_credential`]) and are
+//! never logged (the client holds them as secrets that print as `***`).
 
 use std::sync::Arc;
 
 use futures::StreamExt;
-use karpenter_azure::arm::{ArmClient, StaticCredential};
+use karpenter_azure::arm::ArmClient;
 use karpenter_azure::{AKSNodeClass, AzureCloudProvider, AzureConfig, JoinConfig};
 use karpenter_core::cloudprovider::CloudProvider;
 use kube::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 
 use super::azure_args::AzureArgs;
+use super::azure_credential;
 use super::cluster_facts::cluster_facts;
 use super::error::RunError;
 use crate::KubeCluster;
-
-/// The environment variable holding the ARM bearer token.
-pub const TOKEN_VARIABLE: &str = "AZURE_ACCESS_TOKEN";
 
 /// The Azure provider the settings describe, its nodes joining the cluster
 /// `cluster` talks to through `kube_config`, fed the cluster's
@@ -39,14 +37,9 @@ pub(crate) async fn provider(
         ca_bundle_bytes = facts.ca_bundle.len(),
         "read what nodes need to join the cluster"
     );
-    let token = std::env::var(TOKEN_VARIABLE)
-        .ok()
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            RunError::Azure(format!("{TOKEN_VARIABLE} must hold an ARM bearer token"))
-        })?;
+    let credential = azure_credential::from_env()?;
     let client = ArmClient::new(
-        Arc::new(StaticCredential::new(token)),
+        credential,
         settings.subscription_id.clone(),
         settings.node_resource_group.clone(),
     )

@@ -28,8 +28,9 @@ const OLD_FLAGS: &[(&str, &str)] = &[
 ];
 
 /// The Azure settings (`--provider azure`), as flags; each also from its
-/// environment variable. The ARM token comes from `AZURE_ACCESS_TOKEN` and
-/// is never logged, nor is the bootstrap token.
+/// environment variable. The ARM tokens come from `AZURE_ACCESS_TOKEN`, or
+/// else from workload or managed identity, and are never logged, nor is the
+/// bootstrap token.
 #[derive(Clone, Default)]
 pub struct AzureArgs {
     /// The ARM endpoint (`ARM_ENDPOINT`).

@@ -48,6 +48,10 @@ pub enum RunError {
     #[cfg(feature = "azure")]
     #[error(transparent)]
     AzureSettings(#[from] karpenter_azure::SettingsError),
+    /// The controller has no ARM credential.
+    #[cfg(feature = "azure")]
+    #[error("the ARM credential")]
+    AzureCredential(#[from] super::azure_credential::CredentialError),
     /// What nodes need from the cluster to join it could not be read.
     #[cfg(feature = "azure")]
     #[error("reading what nodes need to join the cluster")]

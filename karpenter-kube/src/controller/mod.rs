@@ -11,6 +11,8 @@ mod args;
 mod azure;
 mod azure_args;
 #[cfg(feature = "azure")]
+mod azure_credential;
+#[cfg(feature = "azure")]
 mod cluster_facts;
 mod error;
 #[cfg(feature = "kwok")]
@@ -27,9 +29,9 @@ pub mod logging;
 pub mod metrics;
 
 pub use args::{Args, Listen, ProviderKind, parse_duration};
-#[cfg(feature = "azure")]
-pub use azure::TOKEN_VARIABLE;
 pub use azure_args::AzureArgs;
+#[cfg(feature = "azure")]
+pub use azure_credential::{CredentialError, TOKEN_VARIABLE};
 #[cfg(feature = "azure")]
 pub use cluster_facts::{DEFAULT_CLUSTER_DNS, FactsError};
 pub use error::RunError;

@@ -132,9 +132,38 @@ async fn sigterm_stops_it_cleanly_and_releases_the_lease() {
     assert_eq!(world.lease_holder(), "", "the Lease is released");
 }
 
-#[cfg(feature = "azure")]
+/// Without `AZURE_ACCESS_TOKEN`, a controller built without workload
+/// identity names the variable and the feature that would read the
+/// identity instead.
+#[cfg(all(feature = "azure", not(feature = "azure-identity")))]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn azure_without_a_token_says_which_variable_to_set() {
+    let stderr = azure_without_a_credential(&[]).await;
+    assert!(stderr.contains("AZURE_ACCESS_TOKEN"), "{stderr}");
+    assert!(stderr.contains("`azure-identity`"), "{stderr}");
+}
+
+/// A workload identity missing its client ID (the webhook sets the token
+/// file and the IDs together) is refused, naming the missing variable.
+#[cfg(feature = "azure-identity")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_with_half_a_workload_identity_says_which_variable_to_set() {
+    let stderr = azure_without_a_credential(&[
+        (
+            "AZURE_FEDERATED_TOKEN_FILE",
+            "/nonexistent/azure-identity-token",
+        ),
+        ("AZURE_TENANT_ID", "00000000-0000-0000-0000-000000000002"),
+    ])
+    .await;
+    assert!(stderr.contains("the ARM credential"), "{stderr}");
+    assert!(stderr.contains("AZURE_CLIENT_ID"), "{stderr}");
+}
+
+/// The standard error of `--provider azure` with valid settings, no static
+/// ARM token, no client ID and `vars` set, which must fail.
+#[cfg(feature = "azure")]
+async fn azure_without_a_credential(vars: &[(&str, &str)]) -> String {
     let world = World::new("binary-azure").await;
     let output = Command::new(env!("CARGO_BIN_EXE_karpenter-controller"))
         .arg("--kubeconfig")
@@ -149,15 +178,18 @@ async fn azure_without_a_token_says_which_variable_to_set() {
         ])
         .args(VALID_AZURE)
         .env_remove("AZURE_ACCESS_TOKEN")
+        .env_remove("AZURE_CLIENT_ID")
+        .env_remove("AZURE_FEDERATED_TOKEN_FILE")
+        .envs(vars.iter().copied())
         .output()
         .expect("it runs");
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("AZURE_ACCESS_TOKEN"), "{stderr}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     // The settings were valid and the cluster facts were read (they come
-    // first): only the ARM token was missing.
+    // first): only the ARM credential was missing.
     assert!(!stderr.contains("reading what nodes need"), "{stderr}");
     assert!(!stderr.contains(BOOTSTRAP_TOKEN), "{stderr}");
+    stderr
 }
 
 #[cfg(feature = "azure")]
