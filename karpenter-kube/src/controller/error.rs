@@ -40,9 +40,6 @@ pub enum RunError {
     /// The instance types file holds no InstanceType document.
     #[error("{0}: no InstanceType documents (apiVersion karpenter.fake/v1alpha1)")]
     NoInstanceTypes(PathBuf),
-    /// The Azure provider could not be set up.
-    #[error("the Azure provider: {0}")]
-    Azure(String),
     /// The Azure settings are missing or malformed: every problem, listed
     /// before anything starts (never the bootstrap token's value).
     #[cfg(feature = "azure")]
