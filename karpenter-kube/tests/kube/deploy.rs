@@ -18,8 +18,13 @@ fn deploy_dir() -> PathBuf {
 
 /// The documents of every manifest, with the file each comes from.
 fn documents() -> Vec<(String, Value)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(deploy_dir())
-        .expect("deploy/ is there")
+    documents_in(&deploy_dir())
+}
+
+/// The documents of every manifest in `dir`, with the file each comes from.
+pub(crate) fn documents_in(dir: &Path) -> Vec<(String, Value)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
         .collect();
@@ -40,7 +45,7 @@ fn documents() -> Vec<(String, Value)> {
 }
 
 /// Reads `value` as `K` and checks that writing it back loses nothing.
-fn lossless<K: DeserializeOwned + Serialize>(file: &str, value: &Value) -> K {
+pub(crate) fn lossless<K: DeserializeOwned + Serialize>(file: &str, value: &Value) -> K {
     let typed: K = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
     let written = serde_json::to_value(&typed).expect("serializes");
     assert_eq!(&written, value, "{file}: a field was not understood");

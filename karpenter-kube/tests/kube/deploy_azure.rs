@@ -9,9 +9,9 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use karpenter_azure::{AKSNodeClass, SETTINGS};
 use karpenter_core::api::NodePool;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::deploy::{documents_in, lossless};
 
 fn azure_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/azure")
@@ -19,28 +19,7 @@ fn azure_dir() -> PathBuf {
 
 /// Every document of `deploy/azure/`, with its file.
 fn documents() -> Vec<(String, Value)> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(azure_dir())
-        .expect("deploy/azure/ is there")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    let mut documents = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).expect("readable");
-        let values: Vec<Value> = serde_saphyr::from_multiple(&text)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let name = file.display().to_string();
-        documents.extend(values.into_iter().map(|value| (name.clone(), value)));
-    }
-    documents
-}
-
-fn lossless<K: DeserializeOwned + Serialize>(file: &str, value: &Value) -> K {
-    let typed: K = serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let written = serde_json::to_value(&typed).expect("serializes");
-    assert_eq!(&written, value, "{file}: a field was not understood");
-    typed
+    documents_in(&azure_dir())
 }
 
 /// The typed documents of `deploy/azure/`.
