@@ -33,6 +33,40 @@
 //! # drop(provider);
 //! ```
 //!
+//! VMs launched so boot the custom data given (or none). For VMs that join
+//! a self-hosted AKS cluster, set [`AzureConfig::join`]: the settings under
+//! upstream's environment names ([`AksSettings::from_lookup`], which lists
+//! every missing or malformed one) and what the cluster says of itself
+//! ([`ClusterFacts`]). Each launch then renders the node's custom data,
+//! boots the image for its size, and puts its NIC behind the cluster's load
+//! balancers:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use karpenter_azure::{AksSettings, ClusterFacts, JoinConfig};
+//!
+//! let env: BTreeMap<&str, &str> = BTreeMap::from([
+//!     ("CLUSTER_NAME", "cluster"),
+//!     ("CLUSTER_ENDPOINT", "https://cluster-dns.hcp.eastus.azmk8s.io:443"),
+//!     ("KUBELET_BOOTSTRAP_TOKEN", "abcdef.0123456789abcdef"),
+//!     ("SSH_PUBLIC_KEY", "ssh-ed25519 AAAA... azureuser"),
+//!     ("VNET_SUBNET_ID", "/subscriptions/sub/resourceGroups/MC_rg_cluster_eastus/providers/Microsoft.Network/virtualNetworks/aks-vnet-12345678/subnets/aks-subnet"),
+//!     ("AZURE_NODE_RESOURCE_GROUP", "MC_rg_cluster_eastus"),
+//!     ("LOCATION", "eastus"),
+//! ]);
+//! let settings = AksSettings::from_lookup(|name| env.get(name).map(|v| v.to_string()))?;
+//! let join = JoinConfig {
+//!     settings,
+//!     cluster: ClusterFacts {
+//!         ca_bundle: "LS0tLS1CRUdJTi...".into(),
+//!         kubernetes_version: "1.31.2".into(),
+//!         cluster_dns: "10.0.0.10".parse()?,
+//!     },
+//! };
+//! assert_eq!(format!("{:?}", join.settings.bootstrap_token), "***");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! The rest is at the crate root: the embedded [`Catalog`] (its [`Sku`]s,
 //! [`Region`]s, prices and GPUs; made from public data by the
 //! `generate_catalog` example), the `karpenter.azure.com/v1beta1`
