@@ -5,12 +5,14 @@
 //! Azure error recorded in the failure cache, VMs read back as claims.
 
 mod adopt;
+mod config;
 mod custom_data;
 mod image;
 mod join;
 mod launch;
 mod network;
 mod readback;
+mod types;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,70 +25,21 @@ use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, InstanceType, Offering, OfferingKey, RepairPolicy,
     choose_offering, hydrate, requests_of, requirements_of,
 };
-use karpenter_core::scheduling::{CAPACITY_TYPE_SPOT, NODE_POOL_LABEL_KEY, WellKnownLabels};
+use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, WellKnownLabels};
 
 use crate::arm::{ArmError, ComputeApi};
 use crate::catalog::Catalog;
 use crate::failures::{Attempt, FailureCache};
+use crate::instancetype::Settings;
 use crate::instancetype::labels::well_known_labels;
-use crate::instancetype::{Settings, instance_types};
-use crate::nodeclass::{AKSNodeClass, NetworkOptions};
-use crate::settings::AksSettings;
+use crate::nodeclass::AKSNodeClass;
 
 pub use adopt::AdoptError;
+pub use config::{AzureConfig, ClusterFacts, JoinConfig};
 pub use launch::LAUNCH_RANK;
 pub use network::ClusterSecurityGroup;
 
-/// Where and how the provider launches.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AzureConfig {
-    /// The subscription.
-    pub subscription: String,
-    /// The node resource group (`MC_...`).
-    pub resource_group: String,
-    /// The region.
-    pub region: String,
-    /// The cluster's name (tagged on every VM).
-    pub cluster_name: String,
-    /// The subnet nodes join.
-    pub subnet_id: String,
-    /// The SSH key of `azureuser`.
-    pub ssh_public_key: String,
-    /// The bootstrap custom data (base64), when the caller renders one and
-    /// `join` is unset.
-    pub custom_data: Option<String>,
-    /// The cluster's network (the default maxPods).
-    pub network: NetworkOptions,
-    /// What a VM needs to join the cluster as an AKS node. When set, the
-    /// provider renders each VM's custom data from it; without it, VMs boot
-    /// with `custom_data` as given (planning, simulations, tests).
-    pub join: Option<JoinConfig>,
-}
-
-/// What a launched VM needs to become a Ready AKS node: the validated
-/// settings and what the controller read from the cluster.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JoinConfig {
-    /// The settings, under upstream's names.
-    pub settings: AksSettings,
-    /// What the cluster told the controller.
-    pub cluster: ClusterFacts,
-}
-
-/// What the controller reads from the cluster it runs in, for nodes to
-/// join it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClusterFacts {
-    /// The cluster's CA bundle: base64 of the PEM certificates from the
-    /// controller's own kube config (`KUBE_CA_CRT`).
-    pub ca_bundle: String,
-    /// The API server's Kubernetes version (`1.31.2`), used where a node
-    /// class's status has none.
-    pub kubernetes_version: String,
-    /// The cluster DNS address: `DNS_SERVICE_IP`, else kube-dns's
-    /// ClusterIP, else upstream's `10.0.0.10`.
-    pub cluster_dns: std::net::IpAddr,
-}
+use types::{LivePrices, PricedTypes};
 
 /// The engine's [`CloudProvider`] on Azure, as upstream's VM path works
 /// (`pkg/providers/instance/vminstance.go`): the embedded catalog's instance
@@ -113,17 +66,6 @@ pub struct AzureCloudProvider<A> {
     /// whose status lists no images.
     gallery_versions: Mutex<image::gallery::GalleryVersions>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
-}
-
-/// A node class's instance types at the current prices, before the failure
-/// cache, and the settings they were made under.
-type PricedTypes = (Settings, Arc<[InstanceType]>);
-
-/// Prices read from the Retail Prices API, by size.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct LivePrices {
-    on_demand: BTreeMap<String, f64>,
-    spot: BTreeMap<String, f64>,
 }
 
 impl<A: fmt::Debug> fmt::Debug for AzureCloudProvider<A> {
@@ -192,20 +134,6 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
         lock(&self.node_classes).insert(name, class);
     }
 
-    /// Reads the region's prices from the Retail Prices API (upstream does at
-    /// start and every 12 hours): on-demand prices replace the embedded
-    /// table's, and spot offerings get their own prices where the API has
-    /// them (else the on-demand price, as before). A failed refresh keeps
-    /// the prices as they were. Returns how many sizes have a spot price.
-    pub async fn refresh_prices(&self) -> Result<usize, ArmError> {
-        let items = self.api.retail_prices(&self.config.region).await?;
-        let (on_demand, spot) = crate::arm::price_tables(&items);
-        let spot_count = spot.len();
-        *lock(&self.live_prices) = Some(LivePrices { on_demand, spot });
-        lock(&self.priced_types).clear();
-        Ok(spot_count)
-    }
-
     /// The wrapped API.
     pub fn api(&self) -> &A {
         &self.api
@@ -227,75 +155,6 @@ impl<A: ComputeApi> AzureCloudProvider<A> {
             )?;
         settings.node_resource_group = Some(self.config.resource_group.clone());
         Ok(settings)
-    }
-
-    /// The instance types of `class`, with the failure cache applied.
-    fn types_for(
-        &self,
-        class: &AKSNodeClass,
-    ) -> Result<(Settings, Arc<[InstanceType]>), CloudProviderError> {
-        let settings = self.settings(class)?;
-        let name = class.metadata.name.clone().unwrap_or_default();
-        let priced = {
-            // Made while the cache is held: a price refresh clears it only
-            // after, so nothing made at the old prices stays.
-            let mut cache = lock(&self.priced_types);
-            match cache.get(&name) {
-                Some((made_under, types)) if *made_under == settings => Arc::clone(types),
-                _ => {
-                    let types: Arc<[InstanceType]> = self.priced(&settings).into();
-                    cache.insert(name, (settings.clone(), Arc::clone(&types)));
-                    types
-                }
-            }
-        };
-        let now = (self.clock)();
-        let mut failures = lock(&self.failures);
-        // Marks that ran out mark nothing; forgetting them lets callers
-        // share the priced list again as soon as the last one does.
-        failures.expire(now);
-        if failures.is_empty() {
-            // Nothing to mark: every caller shares the priced list.
-            return Ok((settings, priced));
-        }
-        let mut types = priced.to_vec();
-        failures.apply(self.catalog, &mut types, now);
-        Ok((settings, types.into()))
-    }
-
-    /// The catalog's instance types under `settings`, at the live prices
-    /// once refreshed.
-    fn priced(&self, settings: &Settings) -> Vec<InstanceType> {
-        let mut types = instance_types(self.catalog, settings);
-        if let Some(live) = lock(&self.live_prices).as_ref() {
-            for instance_type in &mut types {
-                // Sizes upstream does not know keep the price that keeps
-                // them from being chosen.
-                let known = self
-                    .catalog
-                    .sku(&instance_type.name)
-                    .is_some_and(|s| s.known);
-                let on_demand = live
-                    .on_demand
-                    .get(&instance_type.name)
-                    .copied()
-                    .filter(|_| known);
-                let spot = live
-                    .spot
-                    .get(&instance_type.name)
-                    .copied()
-                    .filter(|_| known);
-                for offering in &mut instance_type.offerings {
-                    let base = on_demand.unwrap_or(offering.price);
-                    offering.price = if offering.capacity_type == CAPACITY_TYPE_SPOT {
-                        spot.unwrap_or(base)
-                    } else {
-                        base
-                    };
-                }
-            }
-        }
-        types
     }
 
     /// Maps a failed launch of a size with `offerings`: Azure's errors go to
