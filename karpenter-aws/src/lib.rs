@@ -119,6 +119,9 @@
 //!   ([`interruption::poll_queue`]) and of the instance-status poll
 //!   ([`interruption::poll_instance_status`]); [`repair_policies`] are
 //!   upstream's node repair conditions.
+//! - [`userdata`]: the user data a node boots with to join its EKS cluster,
+//!   per AMI family as upstream writes it ([`user_data`],
+//!   [`user_data_base64`]); AL2023, AL2 and Custom so far.
 //! - [`AwsCloudProvider`]: the instance types of each applied class with
 //!   EC2's recent refusals marked unavailable, launches glued from
 //!   [`launch`]'s decisions into one `CreateFleet`, instances read back as
@@ -133,6 +136,7 @@ pub mod nodeclass;
 mod provider;
 mod rank;
 mod repair;
+pub mod userdata;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
 pub use instancetype::labels::well_known_labels;
@@ -147,3 +151,4 @@ pub use provider::{
 };
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;
+pub use userdata::{UserDataError, UserDataInput, user_data, user_data_base64};
