@@ -16,6 +16,7 @@
 mod al2;
 mod al2023;
 mod args;
+mod duration;
 mod mime;
 #[cfg(test)]
 mod tests;

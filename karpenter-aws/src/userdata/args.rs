@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 
+use super::duration::normalise;
 use crate::nodeclass::KubeletConfiguration;
 
 /// `s` in double quotes with Go's `%q` escapes, as upstream formats flag
@@ -111,16 +112,23 @@ pub(crate) fn kubelet_extra_args(
             .iter()
             .filter_map(|(name, value)| value.map(|v| format!("{name}={v}"))),
     );
+    // Upstream prints the grace periods back from parsed durations.
+    let grace: Option<BTreeMap<String, String>> =
+        kubelet.eviction_soft_grace_period.as_ref().map(|periods| {
+            periods
+                .iter()
+                .map(|(signal, period)| {
+                    let printed = normalise(period).unwrap_or_else(|| period.clone());
+                    (signal.clone(), printed)
+                })
+                .collect()
+        });
     let maps = [
         ("--system-reserved", kubelet.system_reserved.as_ref(), "="),
         ("--kube-reserved", kubelet.kube_reserved.as_ref(), "="),
         ("--eviction-hard", kubelet.eviction_hard.as_ref(), "<"),
         ("--eviction-soft", kubelet.eviction_soft.as_ref(), "<"),
-        (
-            "--eviction-soft-grace-period",
-            kubelet.eviction_soft_grace_period.as_ref(),
-            "=",
-        ),
+        ("--eviction-soft-grace-period", grace.as_ref(), "="),
     ];
     args.extend(
         maps.iter()

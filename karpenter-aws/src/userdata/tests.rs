@@ -186,6 +186,9 @@ fn al2_reads_ipv6_raid0_and_every_kubelet_flag() {
         pods_per_core: Some(4),
         system_reserved: Some(reserved),
         eviction_hard: Some([("memory.available".to_owned(), "5%".to_owned())].into()),
+        eviction_soft_grace_period: Some(
+            [("memory.available".to_owned(), "90s".to_owned())].into(),
+        ),
         image_gc_high_threshold_percent: Some(85),
         cpu_cfs_quota: Some(false),
         ..KubeletConfiguration::default()
@@ -196,7 +199,8 @@ fn al2_reads_ipv6_raid0_and_every_kubelet_flag() {
         --use-max-pods false \\\n--kubelet-extra-args '--node-labels=\"a=1\" \
         --register-with-taints=\"team=a:NoSchedule,karpenter.sh/unregistered:NoExecute\" \
         --max-pods=42 --pods-per-core=4 --system-reserved=\"cpu=100m,memory=1Gi\" \
-        --eviction-hard=\"memory.available<5%\" --image-gc-high-threshold=85 \
+        --eviction-hard=\"memory.available<5%\" \
+        --eviction-soft-grace-period=\"memory.available=1m30s\" --image-gc-high-threshold=85 \
         --cpu-cfs-quota=false' \\\n--local-disks raid0\n--//--\n";
     assert!(text.ends_with(expected_tail), "{text}");
 }
@@ -275,4 +279,20 @@ fn yaml_quotes_strings_that_would_read_back_otherwise() {
     let expected = "a: \"true\"\nb: \"110\"\nc: \"\"\nd: \"x: y\"\ne: \"- item\"\n\
                     f: \"two\\nlines\"\ng: --flag=\"v\"\nh: 10.0.100.10\n";
     assert_eq!(text, expected);
+}
+
+proptest::proptest! {
+    /// Whatever the class's user data, every family answers without
+    /// panicking, and the MIME families end in Karpenter's own part.
+    #[test]
+    fn any_class_user_data_is_answered(
+        custom in "(MIME-Version: 1.0\n|Content-Type: multipart/mixed; boundary=b\n)?[-a-z:;= \"/\n#{}]{0,80}",
+    ) {
+        for family in AmiFamily::ALL {
+            let result = user_data(&suite_input(family, Some(&custom)));
+            if let (AmiFamily::AL2 | AmiFamily::AL2023, Ok(text)) = (family, &result) {
+                proptest::prop_assert!(text.ends_with("\n--//--\n"));
+            }
+        }
+    }
 }
