@@ -1,5 +1,5 @@
-//! The status conditions the resolution sets, and `Ready` over them as
-//! upstream's condition set derives it.
+//! The status conditions the resolution sets, and `Ready` over them, as
+//! upstream's condition set (awslabs/operatorpkg `status`) keeps them.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -13,13 +13,17 @@ pub(crate) const READY: &str = "Ready";
 /// When and for which generation conditions are written.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stamp {
+    /// Now: the transition time of a condition whose status changes.
     pub(crate) now: Timestamp,
+    /// The object's creation: the transition time of a condition first
+    /// written as awaiting reconciliation.
+    pub(crate) created: Timestamp,
+    /// `metadata.generation`, every written condition's observed one.
     pub(crate) generation: Option<i64>,
 }
 
 /// Sets condition `type_` in `conditions`: its transition time moves only
-/// when its status changes. A True condition's reason is its type, as
-/// upstream writes it.
+/// when its status changes.
 pub(crate) fn set(
     conditions: &mut Vec<Condition>,
     stamp: Stamp,
@@ -28,26 +32,23 @@ pub(crate) fn set(
     reason: &str,
     message: &str,
 ) {
-    let index = match conditions.iter().position(|c| c.type_ == type_) {
-        Some(index) => index,
-        None => {
-            conditions.push(Condition::new(type_, ConditionStatus::Unknown));
-            conditions.len() - 1
-        }
+    let previous = conditions.iter().position(|c| c.type_ == type_);
+    let mut condition = match previous {
+        Some(index) => conditions.remove(index),
+        None => Condition::new(type_, status),
     };
-    let Some(condition) = conditions.get_mut(index) else {
-        return;
-    };
-    if condition.status != status || condition.last_transition_time.is_none() {
+    if previous.is_none() || condition.status != status || condition.last_transition_time.is_none()
+    {
         condition.last_transition_time = Some(Time(stamp.now));
     }
     condition.status = status;
     condition.observed_generation = stamp.generation;
     condition.reason = Some(reason.to_owned());
     condition.message = (!message.is_empty()).then(|| message.to_owned());
+    conditions.push(condition);
 }
 
-/// Sets `type_` True.
+/// Sets `type_` True, its reason its type, as upstream writes it.
 pub(crate) fn set_true(conditions: &mut Vec<Condition>, stamp: Stamp, type_: &str) {
     set(conditions, stamp, type_, ConditionStatus::True, type_, "");
 }
@@ -69,50 +70,56 @@ pub(crate) fn dependents(reserved_capacity: bool) -> Vec<&'static str> {
     dependents
 }
 
-/// Sets `Ready`: True when every dependent is; else False when one is
-/// False, Unknown otherwise, naming the dependents that are not True. A
-/// dependent never written starts Unknown, awaiting its reconciler.
+/// Writes `Ready` and every dependent never written (Unknown, awaiting
+/// reconciliation, since the object's creation), then orders the
+/// conditions as upstream stores them: oldest transition first, `Ready`
+/// last.
+///
+/// `Ready` is True when every dependent is True for this generation.
+/// Otherwise it names those that are not (most recent transition first):
+/// False (`UnhealthyDependents`) when one of them is False for this
+/// generation, else Unknown (`ReconcilingDependents`).
 pub(crate) fn set_ready(conditions: &mut Vec<Condition>, stamp: Stamp, reserved_capacity: bool) {
     let dependents = dependents(reserved_capacity);
-    for type_ in &dependents {
-        if !conditions.iter().any(|c| c.type_ == *type_) {
-            set(
-                conditions,
-                stamp,
-                type_,
-                ConditionStatus::Unknown,
-                "AwaitingReconciliation",
-                "object is awaiting reconciliation",
-            );
+    for type_ in dependents.iter().copied().chain([READY]) {
+        if !conditions.iter().any(|c| c.type_ == type_) {
+            let mut awaiting = Condition::new(type_, ConditionStatus::Unknown);
+            awaiting.observed_generation = stamp.generation;
+            awaiting.last_transition_time = Some(Time(stamp.created));
+            awaiting.reason = Some("AwaitingReconciliation".into());
+            awaiting.message = Some("object is awaiting reconciliation".into());
+            conditions.push(awaiting);
         }
     }
-    let unhealthy: Vec<(&str, ConditionStatus)> = dependents
+    let current = |c: &Condition| c.observed_generation == stamp.generation;
+    let mut unhealthy: Vec<&Condition> = conditions
         .iter()
-        .filter_map(|type_| {
-            let condition = conditions.iter().find(|c| c.type_ == *type_)?;
-            (!condition.is_true()).then_some((*type_, condition.status))
-        })
+        .filter(|c| dependents.contains(&c.type_.as_str()))
+        .filter(|c| !c.is_true() || !current(c))
         .collect();
+    unhealthy.sort_by(|a, b| b.last_transition_time.cmp(&a.last_transition_time));
     if unhealthy.is_empty() {
         set_true(conditions, stamp, READY);
-        return;
-    }
-    let status = if unhealthy.iter().any(|(_, s)| *s == ConditionStatus::False) {
-        ConditionStatus::False
     } else {
-        ConditionStatus::Unknown
-    };
-    let message = unhealthy
-        .iter()
-        .map(|(type_, status)| format!("{type_}={status}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    set(
-        conditions,
-        stamp,
-        READY,
-        status,
-        "UnhealthyDependents",
-        &message,
-    );
+        let failed = unhealthy
+            .iter()
+            .any(|c| c.status == ConditionStatus::False && current(c));
+        let (status, reason) = if failed {
+            (ConditionStatus::False, "UnhealthyDependents")
+        } else {
+            (ConditionStatus::Unknown, "ReconcilingDependents")
+        };
+        let message = unhealthy
+            .iter()
+            .map(|c| format!("{}={}", c.type_, c.status))
+            .collect::<Vec<_>>()
+            .join(", ");
+        set(conditions, stamp, READY, status, reason, &message);
+    }
+    // Stable: conditions of one transition time keep their order.
+    conditions.sort_by(|a, b| {
+        (a.type_ == READY)
+            .cmp(&(b.type_ == READY))
+            .then(a.last_transition_time.cmp(&b.last_transition_time))
+    });
 }

@@ -99,8 +99,10 @@ pub async fn resolve_status(
 ) -> Result<EC2NodeClassStatus, ResolveError> {
     let mut status = class.status.clone().unwrap_or_default();
     let mut conditions = status.conditions.take().unwrap_or_default();
+    let created = class.metadata.creation_timestamp.as_ref();
     let stamp = Stamp {
         now: context.now,
+        created: created.map_or(context.now, |time| time.0),
         generation: class.metadata.generation,
     };
 

@@ -27,8 +27,10 @@ fn class(spec: Value) -> EC2NodeClass {
             base.insert(key.clone(), value.clone());
         }
     }
-    let class =
-        json!({"metadata": {"name": "default", "uid": "uid-1", "generation": 3}, "spec": base});
+    let class = json!({"metadata": {
+        "name": "default", "uid": "uid-1", "generation": 3,
+        "creationTimestamp": "2024-05-01T00:00:00Z",
+    }, "spec": base});
     serde_json::from_value(class).unwrap_or_else(|e| panic!("test class: {e}"))
 }
 

@@ -150,7 +150,7 @@ async fn ready_waits_for_the_conditions_it_does_not_resolve() {
         ready,
         Some((
             ConditionStatus::Unknown,
-            "UnhealthyDependents".into(),
+            "ReconcilingDependents".into(),
             "InstanceProfileReady=Unknown, ValidationSucceeded=Unknown, PlacementGroupReady=Unknown".into()
         ))
     );
@@ -174,6 +174,46 @@ async fn ready_waits_for_the_conditions_it_does_not_resolve() {
         .find("SubnetsReady")
         .and_then(|c| c.observed_generation);
     assert_eq!(stamped, Some(3));
+    let types: Vec<&str> = status
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| c.type_.as_str())
+        .collect();
+    assert_eq!(types.last(), Some(&"Ready"), "Ready is stored last");
+
+    // A new generation: the conditions other reconcilers wrote for the
+    // old one no longer count, so Ready is reconciling again.
+    class.status = Some(status);
+    class.metadata.generation = Some(4);
+    let status = resolve_status(&ec2(), &class, &context())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ready = reason(&status, "Ready").map(|(s, r, _)| (s, r));
+    assert_eq!(
+        ready,
+        Some((ConditionStatus::Unknown, "ReconcilingDependents".into()))
+    );
+    let message = reason(&status, "Ready")
+        .map(|(_, _, m)| m)
+        .unwrap_or_default();
+    assert!(message.contains("InstanceProfileReady=True"), "{message}");
+    assert!(!message.contains("SubnetsReady"), "{message}");
+}
+
+#[tokio::test]
+async fn conditions_awaiting_reconciliation_date_from_the_objects_creation() {
+    let status = resolve(&ec2(), json!({})).await;
+    let awaiting = status.conditions.find("PlacementGroupReady");
+    let time = awaiting
+        .and_then(|c| c.last_transition_time.as_ref())
+        .map(|t| t.0.to_string());
+    assert_eq!(time.as_deref(), Some("2024-05-01T00:00:00Z"));
+    let subnets = status.conditions.find("SubnetsReady");
+    let time = subnets
+        .and_then(|c| c.last_transition_time.as_ref())
+        .map(|t| t.0);
+    assert_eq!(time, Some(now()), "a status written now moves its time");
 }
 
 #[tokio::test]
