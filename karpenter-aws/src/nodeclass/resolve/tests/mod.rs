@@ -4,6 +4,7 @@
 mod alias;
 mod filters;
 mod images;
+mod reservations;
 mod status;
 
 use jiff::Timestamp;
