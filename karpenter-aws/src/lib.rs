@@ -96,7 +96,9 @@
 //!   the CRD's rules, naming the field of each problem; the static drift hash
 //!   ([`EC2NodeClass::static_hash`], a scheme of our own over upstream's
 //!   hashed fields) and the drift decision ([`nodeclass::drift`]) follow
-//!   upstream's fields, reasons and order.
+//!   upstream's fields, reasons and order. [`nodeclass::resolve`] writes its
+//!   status from its selector terms over an [`ec2::Ec2Api`], as upstream's
+//!   status controller does.
 //! - [`instance_types_for`]: each type's labels (`DoesNotExist` where a type
 //!   has none), capacity and overhead by upstream's formulas for the class's
 //!   AMI family, kubelet, block devices and network interfaces and the

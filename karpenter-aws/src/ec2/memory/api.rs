@@ -88,7 +88,7 @@ impl Ec2Api for InMemoryEc2 {
         };
         let images = select(&state.images, &by_id, operation, "InvalidAMIID.NotFound")?
             .into_iter()
-            .filter(|image| input.owners.is_empty() || input.owners.contains(&image.owner_id))
+            .filter(|image| input.owners.is_empty() || input.owners.iter().any(|o| owns(o, image)))
             .collect();
         Ok(DescribeImagesOutput { images })
     }
@@ -285,4 +285,11 @@ impl Ec2Api for InMemoryEc2 {
     async fn get_products(&self, input: GetProductsInput) -> Result<GetProductsOutput, Ec2Error> {
         self.begin(Operation::GetProducts)?.get_products(input)
     }
+}
+
+/// Whether `owner`, as `DescribeImages` takes owners, names the owner of
+/// `image`: its account ID, `self` for the fake's own account, or an alias
+/// (`amazon`) written as the owner ID.
+fn owns(owner: &str, image: &crate::ec2::Image) -> bool {
+    image.owner_id == owner || (owner == "self" && image.owner_id == super::ACCOUNT)
 }
