@@ -176,9 +176,11 @@ pub(crate) fn community_image_id(gallery: &str, definition: &str, version: &str)
 }
 
 /// The name of the newest of a community gallery image's `versions` (as
-/// ARM lists them): the latest `properties.publishedDate`, the greater name
-/// on a tie. Versions without a name or with a date that is not RFC 3339
-/// are passed over; `None` when none is left.
+/// ARM lists them): the latest `properties.publishedDate`; on a tie, the
+/// higher version by its numeric dot-separated parts (`202505.10.0` above
+/// `202505.9.0`; the longer above its own prefix, as upstream compares node
+/// image versions), then the greater name. Versions without a name or with
+/// a date that is not RFC 3339 are passed over; `None` when none is left.
 pub(crate) fn newest_version(versions: &[Value]) -> Option<String> {
     versions
         .iter()
@@ -188,10 +190,18 @@ pub(crate) fn newest_version(versions: &[Value]) -> Option<String> {
                 .as_str()?
                 .parse()
                 .ok()?;
-            Some((published, name))
+            Some((published, version_parts(name), name))
         })
         .max()
-        .map(|(_, name)| name.to_owned())
+        .map(|(_, _, name)| name.to_owned())
+}
+
+/// A version's dot-separated parts as numbers (a part that is not a number
+/// counts as 0, the name breaking the tie).
+fn version_parts(name: &str) -> Vec<u64> {
+    name.split('.')
+        .map(|part| part.parse().unwrap_or(0))
+        .collect()
 }
 
 /// The definitions of upstream's families (`ubuntu_2004.go` ...

@@ -221,6 +221,25 @@ fn ties_go_to_the_greater_name_in_any_order() {
 }
 
 #[test]
+fn ties_compare_versions_by_their_numbers_not_their_text() {
+    let nine = version("202505.9.0", "2025-05-27T00:00:00Z");
+    let ten = version("202505.10.0", "2025-05-27T00:00:00Z");
+    let longer = version("202505.10.0.1", "2025-05-27T00:00:00Z");
+    assert_eq!(
+        newest_version(&[ten.clone(), nine.clone()]).as_deref(),
+        Some("202505.10.0")
+    );
+    assert_eq!(
+        newest_version(&[nine, ten.clone()]).as_deref(),
+        Some("202505.10.0")
+    );
+    assert_eq!(
+        newest_version(&[longer, ten]).as_deref(),
+        Some("202505.10.0.1")
+    );
+}
+
+#[test]
 fn malformed_versions_are_passed_over() {
     let listed = [
         version("202512.01.0", "yesterday"),
