@@ -367,4 +367,28 @@ impl AKSNodeClass {
             }
         }
     }
+
+    /// Whether the class asks for FIPS-compliant nodes (`fipsMode: FIPS`).
+    pub(crate) fn fips_enabled(&self) -> bool {
+        self.spec.fips_mode.as_deref() == Some("FIPS")
+    }
+
+    /// Whether the class asks for trusted launch (vTPM or secure boot).
+    pub(crate) fn trusted_launch(&self) -> bool {
+        self.spec_flag(&["security", "trustedLaunch", "vtpm"])
+            || self.spec_flag(&["security", "trustedLaunch", "secureBoot"])
+    }
+
+    /// A boolean deep in the spec (`false` when absent), where the typed
+    /// spec keeps the fields it does not name.
+    pub(crate) fn spec_flag(&self, path: &[&str]) -> bool {
+        let Some((first, rest)) = path.split_first() else {
+            return false;
+        };
+        let mut value = self.spec.other.get(*first);
+        for key in rest {
+            value = value.and_then(|v| v.get(key));
+        }
+        value.and_then(serde_json::Value::as_bool).unwrap_or(false)
+    }
 }

@@ -15,6 +15,7 @@ use karpenter_core::scheduling::{
     Requirements, UNREGISTERED_NO_EXECUTE_TAINT,
 };
 
+use super::version::KubeVersion;
 use crate::imagefamily::Distro;
 use crate::instancetype::labels::{
     CLUSTER, FIPS_ENABLED, MODE, OS_SKU, PLACEMENT_SCOPE, PRIORITY, SCALE_SET_PRIORITY,
@@ -147,17 +148,20 @@ fn effective_os_sku(class: &AKSNodeClass, kubernetes_version: &str) -> &'static 
         .as_deref()
         .and_then(ImageFamily::parse)
         .unwrap_or_default();
-    let fips = class.spec.fips_mode.as_deref() == Some("FIPS");
-    let trusted_launch = class_flag(class, &["security", "trustedLaunch", "vtpm"])
-        || class_flag(class, &["security", "trustedLaunch", "secureBoot"]);
-    Distro::resolve(family, fips, trusted_launch, Some(kubernetes_version)).os_sku_effective()
+    Distro::resolve(
+        family,
+        class.fips_enabled(),
+        class.trusted_launch(),
+        Some(kubernetes_version),
+    )
+    .os_sku_effective()
 }
 
 /// FIPS (only when on), LocalDNS (always, `enabled` or `disabled`) and
 /// artifact streaming (only when on, and never on arm64, which has none).
 fn feature_labels(class: &AKSNodeClass, instance_type: &InstanceType) -> BTreeMap<String, String> {
     let mut labels = BTreeMap::new();
-    if class.spec.fips_mode.as_deref() == Some("FIPS") {
+    if class.fips_enabled() {
         labels.insert(FIPS_ENABLED.to_owned(), "true".to_owned());
     }
     let local_dns = if class.local_dns_enabled() {
@@ -170,7 +174,7 @@ fn feature_labels(class: &AKSNodeClass, instance_type: &InstanceType) -> BTreeMa
         .requirements
         .get(LABEL_ARCH_STABLE)
         .has(ARCHITECTURE_ARM64);
-    if !arm64 && class_flag(class, &["artifactStreaming", "enabled"]) {
+    if !arm64 && class.spec_flag(&["artifactStreaming", "enabled"]) {
         labels.insert(ARTIFACT_STREAMING_ENABLED.to_owned(), "true".to_owned());
     }
     labels
@@ -197,7 +201,9 @@ fn network_labels(
             .as_deref()
             .and_then(|id| SubnetId::parse(id).ok())
             .map_or_else(|| settings.subnet.subnet.clone(), |s| s.subnet);
-        let stateless = version_at_least(kubernetes_version, 1, 34);
+        // The renderer has checked the version already; one that does not
+        // parse would meet no threshold.
+        let stateless = KubeVersion::parse(kubernetes_version).is_ok_and(|v| v.minor >= 34);
         labels.extend(
             [
                 (NETWORK_SUBNET, subnet),
@@ -289,47 +295,6 @@ fn kubelet_may_set(key: &str) -> bool {
     KUBELET_SET_LABELS.contains(&key)
         || !KUBERNETES_DOMAINS.iter().any(|d| within(d))
         || KUBELET_LABEL_NAMESPACES.iter().any(|d| within(d))
-}
-
-/// A boolean deep in the class's spec (`false` when absent), where the
-/// typed spec keeps the fields it does not name.
-fn class_flag(class: &AKSNodeClass, path: &[&str]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
-        return false;
-    };
-    let mut value = class.spec.other.get(*first);
-    for key in rest {
-        value = value.and_then(|v| v.get(key));
-    }
-    value.and_then(serde_json::Value::as_bool).unwrap_or(false)
-}
-
-/// Whether `version` (`1.34.0`, a leading `v` allowed) is at least
-/// `major.minor.0`, as semver orders them: a pre-release of that very
-/// version is not. A version that does not parse is taken as older.
-fn version_at_least(version: &str, major: u64, minor: u64) -> bool {
-    let version = version.trim().trim_start_matches('v');
-    let (core, pre_release) = match version.split_once(['-', '+']) {
-        Some((core, rest)) => (
-            core,
-            version[core.len()..].starts_with('-') && !rest.is_empty(),
-        ),
-        None => (version, false),
-    };
-    let mut numbers = core.split('.').map(str::parse::<u64>);
-    let (Some(Ok(have_major)), Some(Ok(have_minor))) = (numbers.next(), numbers.next()) else {
-        return false;
-    };
-    let patch = match numbers.next() {
-        None => 0,
-        Some(Ok(patch)) => patch,
-        Some(Err(_)) => return false,
-    };
-    match (have_major, have_minor, patch).cmp(&(major, minor, 0)) {
-        std::cmp::Ordering::Greater => true,
-        std::cmp::Ordering::Equal => !pre_release,
-        std::cmp::Ordering::Less => false,
-    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,6 @@ impl Settings {
             }
             Some(value)
         };
-        let flag = |path: &[&str]| other(path).and_then(|v| v.as_bool()).unwrap_or(false);
         let mut settings = Settings::for_region(region);
         settings.image_family = class.image_family()?;
         settings.os_disk_size_gb = class
@@ -86,15 +85,14 @@ impl Settings {
             .spec
             .max_pods
             .map_or_else(|| network.default_max_pods(), |p| p as u32);
-        settings.encryption_at_host = flag(&["security", "encryptionAtHost"]);
-        settings.artifact_streaming = flag(&["artifactStreaming", "enabled"]);
+        settings.encryption_at_host = class.spec_flag(&["security", "encryptionAtHost"]);
+        settings.artifact_streaming = class.spec_flag(&["artifactStreaming", "enabled"]);
         settings.gpu_driver_managed = other(&["gpu", "mode"])
             .and_then(|v| v.as_str().map(str::to_owned))
             .as_deref()
             != Some("None");
-        settings.fips = class.spec.fips_mode.as_deref() == Some("FIPS");
-        settings.trusted_launch = flag(&["security", "trustedLaunch", "vtpm"])
-            || flag(&["security", "trustedLaunch", "secureBoot"]);
+        settings.fips = class.fips_enabled();
+        settings.trusted_launch = class.trusted_launch();
         settings.local_dns = class.local_dns_enabled();
         Ok(settings)
     }

@@ -218,20 +218,6 @@ fn stateless_cni_comes_with_kubernetes_1_34() {
 }
 
 #[test]
-fn versions_compare_as_semver_does() {
-    assert!(version_at_least("1.34.0", 1, 34));
-    assert!(version_at_least("v1.34.2", 1, 34));
-    assert!(version_at_least("1.34", 1, 34));
-    assert!(version_at_least("2.0.0", 1, 34));
-    assert!(!version_at_least("1.33.9", 1, 34));
-    assert!(!version_at_least("1.34.0-rc.1", 1, 34));
-    assert!(version_at_least("1.34.1-rc.1", 1, 34));
-    assert!(version_at_least("1.34.0+build.5", 1, 34));
-    assert!(!version_at_least("", 1, 34));
-    assert!(!version_at_least("one.thirty-four", 1, 34));
-}
-
-#[test]
 fn register_with_taints_adds_unregistered_when_absent() {
     let bare = empty_claim();
     assert_eq!(
