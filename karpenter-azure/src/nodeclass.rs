@@ -373,6 +373,13 @@ impl AKSNodeClass {
         self.spec.fips_mode.as_deref() == Some("FIPS")
     }
 
+    /// Whether AKS installs the GPU driver on the class's GPU nodes (every
+    /// `gpu.mode` but `None`).
+    pub(crate) fn gpu_driver_managed(&self) -> bool {
+        let mode = self.spec.other.get("gpu").and_then(|g| g.get("mode"));
+        mode.and_then(serde_json::Value::as_str) != Some("None")
+    }
+
     /// Whether the class asks for trusted launch (vTPM or secure boot).
     pub(crate) fn trusted_launch(&self) -> bool {
         self.spec_flag(&["security", "trustedLaunch", "vtpm"])

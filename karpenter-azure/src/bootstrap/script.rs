@@ -89,18 +89,10 @@ pub(crate) fn render(inputs: &CustomDataInputs<'_>) -> Result<String, BootstrapE
         arch: inputs.sku.arch.clone(),
     })?;
     let subnet = subnet(inputs)?;
-    let driver_managed = inputs
-        .node_class
-        .spec
-        .other
-        .get("gpu")
-        .and_then(|g| g.get("mode"))
-        .and_then(|m| m.as_str())
-        != Some("None");
     // A GPU node only where AKS installs the driver: with `gpu.mode: None`
     // the scripts must skip the driver and keep runc.
-    let driver =
-        gpu::nvidia_driver(Catalog::embedded(), &inputs.sku.name).filter(|_| driver_managed);
+    let driver = gpu::nvidia_driver(Catalog::embedded(), &inputs.sku.name)
+        .filter(|_| inputs.node_class.gpu_driver_managed());
     let flags = kubelet_flags(inputs, version)?;
     let labels = labels::kubelet_node_labels(
         inputs.settings,

@@ -67,14 +67,6 @@ impl Settings {
         network: &NetworkOptions,
     ) -> Result<Settings, NodeClassError> {
         class.validate()?;
-        let other = |path: &[&str]| {
-            let mut value =
-                serde_json::Value::Object(class.spec.other.clone().into_iter().collect());
-            for key in path {
-                value = value.get(key)?.clone();
-            }
-            Some(value)
-        };
         let mut settings = Settings::for_region(region);
         settings.image_family = class.image_family()?;
         settings.os_disk_size_gb = class
@@ -87,10 +79,7 @@ impl Settings {
             .map_or_else(|| network.default_max_pods(), |p| p as u32);
         settings.encryption_at_host = class.spec_flag(&["security", "encryptionAtHost"]);
         settings.artifact_streaming = class.spec_flag(&["artifactStreaming", "enabled"]);
-        settings.gpu_driver_managed = other(&["gpu", "mode"])
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .as_deref()
-            != Some("None");
+        settings.gpu_driver_managed = class.gpu_driver_managed();
         settings.fips = class.fips_enabled();
         settings.trusted_launch = class.trusted_launch();
         settings.local_dns = class.local_dns_enabled();
