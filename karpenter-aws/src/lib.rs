@@ -138,6 +138,8 @@ pub mod nodeclass;
 mod provider;
 mod rank;
 mod repair;
+#[cfg(feature = "sdk")]
+pub mod sdk;
 pub mod userdata;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};

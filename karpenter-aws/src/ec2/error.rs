@@ -67,6 +67,10 @@ pub enum Operation {
     ReceiveMessage,
     /// SQS `DeleteMessage`.
     DeleteMessage,
+    /// SQS `GetQueueUrl`.
+    GetQueueUrl,
+    /// SSM `GetParameter`.
+    GetParameter,
 }
 
 impl fmt::Display for Operation {
@@ -102,8 +106,8 @@ pub enum Ec2Error {
         /// AWS's message.
         message: String,
     },
-    /// The request did not reach the service or its answer could not be
-    /// read.
+    /// The request did not reach the service, took longer than its
+    /// deadline, or its answer could not be read.
     #[error("{operation}: transport failed")]
     Transport {
         /// The call that failed.
@@ -111,6 +115,26 @@ pub enum Ec2Error {
         /// Why.
         #[source]
         source: Box<dyn StdError + Send + Sync>,
+    },
+    /// The request could not be made at all: no credentials, no region, a
+    /// request the client refused to build. Retrying the same call does not
+    /// help; the configuration must change.
+    #[error("{operation}: the request could not be made")]
+    Client {
+        /// The call that failed.
+        operation: Operation,
+        /// Why.
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// A describe call kept answering with more pages than the client
+    /// reads; what was read is dropped rather than taken for the whole.
+    #[error("{operation}: more than {pages} pages")]
+    PageLimit {
+        /// The call that failed.
+        operation: Operation,
+        /// The pages read before giving up.
+        pages: usize,
     },
 }
 
@@ -129,24 +153,31 @@ impl Ec2Error {
         match self {
             Ec2Error::Service { operation, .. }
             | Ec2Error::Throttling { operation, .. }
-            | Ec2Error::Transport { operation, .. } => *operation,
+            | Ec2Error::Transport { operation, .. }
+            | Ec2Error::Client { operation, .. }
+            | Ec2Error::PageLimit { operation, .. } => *operation,
         }
     }
 
-    /// AWS's error code; `None` for a transport failure, which has none.
+    /// AWS's error code; `None` for a failure the service did not answer
+    /// with a code.
     pub fn code(&self) -> Option<&str> {
         match self {
             Ec2Error::Service { code, .. } | Ec2Error::Throttling { code, .. } => Some(code),
-            Ec2Error::Transport { .. } => None,
+            Ec2Error::Transport { .. } | Ec2Error::Client { .. } | Ec2Error::PageLimit { .. } => {
+                None
+            }
         }
     }
 
     /// Whether the same request may succeed later: throttling, transport
-    /// failures and the service's own internal errors.
+    /// failures (deadlines among them) and the service's own internal
+    /// errors.
     pub fn is_retryable(&self) -> bool {
         match self {
             Ec2Error::Throttling { .. } | Ec2Error::Transport { .. } => true,
             Ec2Error::Service { code, .. } => RETRYABLE_CODES.contains(&code.as_str()),
+            Ec2Error::Client { .. } | Ec2Error::PageLimit { .. } => false,
         }
     }
 

@@ -1,7 +1,9 @@
 //! The AWS calls the provider makes: EC2 (and the Pricing API's on-demand
 //! prices) behind [`Ec2Api`], the interruption queue (SQS) behind
-//! [`QueueApi`], with in-memory implementations for tests and simulation
-//! ([`InMemoryEc2`], [`InMemoryQueue`]).
+//! [`QueueApi`], SSM's public parameters behind [`ParameterApi`], with
+//! in-memory implementations for tests and simulation ([`InMemoryEc2`],
+//! [`InMemoryQueue`], [`InMemoryParameters`]). The implementations over the
+//! AWS SDK are in `karpenter_aws::sdk` (feature `sdk`).
 //!
 //! The inputs and outputs are named after the AWS SDK for Rust's
 //! (`aws-sdk-ec2`, `aws-sdk-pricing`, `aws-sdk-sqs`) and hold only the fields
@@ -14,6 +16,7 @@ mod fleet;
 mod instance_types;
 mod instances;
 mod memory;
+mod parameters;
 mod pricing;
 mod queue;
 mod resources;
@@ -44,6 +47,7 @@ pub use instances::{
     InstanceStatusEvent, TerminateInstancesInput, TerminateInstancesOutput,
 };
 pub use memory::InMemoryEc2;
+pub use parameters::{InMemoryParameters, PARAMETER_NOT_FOUND, ParameterApi};
 pub use pricing::{
     GetProductsInput, GetProductsOutput, PriceListError, PricingFilter, on_demand_prices,
 };
@@ -62,8 +66,9 @@ pub use spot_prices::{DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOut
 /// The contract an implementation keeps:
 ///
 /// - **Every page.** A describe call returns all matching resources; the
-///   implementation follows `NextToken` itself (an SDK-backed one may cap
-///   the pages it reads, and says so).
+///   implementation follows `NextToken` itself. One that caps the pages it
+///   reads fails with [`Ec2Error::PageLimit`] past the cap rather than
+///   answer with part of the list.
 /// - **Filters.** A resource is returned when it is named in the input's
 ///   IDs (or none are named) and matches every [`Filter`]; a filter matches
 ///   when the field has any of its values. Naming an ID that does not

@@ -198,3 +198,23 @@ async fn queue_faults_fail_the_next_call_and_leave_messages_alone() {
     let got = queue.receive_message(receive(1, None)).await.unwrap();
     assert_eq!(got.len(), 1, "the failed call hid nothing");
 }
+
+#[tokio::test]
+async fn in_memory_parameters_answer_what_was_set_and_not_found_otherwise() {
+    use super::{InMemoryParameters, PARAMETER_NOT_FOUND, ParameterApi};
+
+    let parameters = InMemoryParameters::new();
+    parameters.set("/aws/service/a", "ami-1");
+    let shared = parameters.clone();
+    shared.set("/aws/service/a", "ami-2");
+    assert_eq!(
+        parameters.get_parameter("/aws/service/a").await.ok(),
+        Some("ami-2".to_owned())
+    );
+    let missing = parameters
+        .get_parameter("/aws/service/b")
+        .await
+        .expect_err("never set");
+    assert_eq!(missing.code(), Some(PARAMETER_NOT_FOUND));
+    assert_eq!(missing.operation(), Operation::GetParameter);
+}
