@@ -217,3 +217,130 @@ pub(super) fn network_interfaces(
         ..base
     }]
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn class(spec: serde_json::Value) -> EC2NodeClass {
+        serde_json::from_value(json!({"metadata": {"name": "c"}, "spec": spec}))
+            .expect("an EC2NodeClass")
+    }
+
+    fn template(efa_count: i64) -> LaunchTemplate {
+        LaunchTemplate {
+            name: "t".into(),
+            image_id: "ami-1".into(),
+            instance_types: vec!["p5.48xlarge".into()],
+            max_pods: 100,
+            efa_count,
+            kube_reserved: Default::default(),
+            system_reserved: Default::default(),
+            capacity_type: "on-demand".into(),
+            reservation: None,
+        }
+    }
+
+    fn join(dns: &str) -> JoinConfig {
+        JoinConfig {
+            kube_dns_ip: dns.parse().ok(),
+            ..JoinConfig::default()
+        }
+    }
+
+    #[test]
+    fn efa_templates_get_one_efa_interface_per_card() {
+        let class = class(json!({"ipPrefixCount": 2}));
+        let groups = ["sg-1".to_owned()];
+        let interfaces = network_interfaces(&class, &join("10.0.0.10"), &template(3), &groups);
+        let placed: Vec<(Option<i64>, Option<i64>)> = interfaces
+            .iter()
+            .map(|i| (i.network_card_index, i.device_index))
+            .collect();
+        assert_eq!(
+            placed,
+            [(Some(0), Some(0)), (Some(1), Some(1)), (Some(2), Some(1))]
+        );
+        assert!(interfaces.iter().all(|i| {
+            i.interface_type.as_deref() == Some("efa")
+                && i.ipv4_prefix_count == Some(2)
+                && i.ipv6_prefix_count.is_none()
+                && i.groups == groups
+        }));
+    }
+
+    #[test]
+    fn an_ipv6_cluster_delegates_ipv6_prefixes() {
+        let class = class(json!({"ipPrefixCount": 1}));
+        let interfaces = network_interfaces(&class, &join("fd00::a"), &template(0), &[]);
+        let [primary] = interfaces.as_slice() else {
+            panic!("one interface: {interfaces:?}");
+        };
+        assert_eq!(primary.ipv4_prefix_count, None);
+        assert_eq!(primary.ipv6_prefix_count, Some(1));
+        assert_eq!(primary.ipv6_address_count, Some(1));
+        assert_eq!(primary.primary_ipv6, Some(true));
+    }
+
+    #[test]
+    fn efa_only_interfaces_get_no_addresses() {
+        let class = class(json!({
+            "associatePublicIPAddress": true,
+            "networkInterfaces": [
+                {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+                {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"},
+            ],
+        }));
+        let interfaces = network_interfaces(&class, &join("10.0.0.10"), &template(2), &[]);
+        let public: Vec<Option<bool>> = interfaces
+            .iter()
+            .map(|i| i.associate_public_ip_address)
+            .collect();
+        // The class's interfaces win over the EFA count.
+        assert_eq!(public, [Some(true), None]);
+    }
+
+    #[test]
+    fn bottlerocket_and_custom_default_volumes() {
+        let none = class(json!({}));
+        let devices = |family| -> Vec<(Option<String>, Option<i64>)> {
+            block_device_mappings(&none, family)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|m| (m.device_name, m.ebs.and_then(|e| e.volume_size)))
+                .collect()
+        };
+        assert_eq!(
+            devices(AmiFamily::Bottlerocket),
+            [
+                (Some("/dev/xvda".to_owned()), Some(4)),
+                (Some("/dev/xvdb".to_owned()), Some(20))
+            ]
+        );
+        assert!(devices(AmiFamily::Custom).is_empty());
+    }
+
+    #[test]
+    fn an_unreadable_volume_size_names_its_mapping() {
+        let class = class(json!({"blockDeviceMappings": [
+            {"deviceName": "/dev/xvda", "ebs": {"volumeSize": "lots"}},
+        ]}));
+        let Err(CloudProviderError::Create { message, .. }) =
+            block_device_mappings(&class, AmiFamily::AL2023)
+        else {
+            panic!("an error");
+        };
+        assert!(message.starts_with("spec.blockDeviceMappings[0].ebs.volumeSize"));
+    }
+
+    #[test]
+    fn iso_regions_leave_ipv6_metadata_unset() {
+        let class = class(json!({}));
+        let iso = metadata_options(&class, &join("10.0.0.10"), "us-iso-east-1");
+        assert_eq!(iso.http_protocol_ipv6, None);
+        let v6 = metadata_options(&class, &join("fd00::a"), "us-east-1");
+        assert_eq!(v6.http_protocol_ipv6.as_deref(), Some("enabled"));
+    }
+}
