@@ -39,7 +39,7 @@
 //!     state: "available".into(),
 //!     ..Image::default()
 //! });
-//! let config = AwsConfig { region: "us-east-1".into(), cluster_name: "demo".into() };
+//! let config = AwsConfig { region: "us-east-1".into(), cluster_name: "demo".into(), join: None };
 //! let provider = AwsCloudProvider::new(ec2.clone(), config, InstanceTypeOptions::default())?;
 //!
 //! // The EC2NodeClass as its status controller leaves it: terms resolved.
@@ -151,7 +151,8 @@ pub use instancetype::{
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
 pub use provider::{
-    AdoptError, AwsCloudProvider, AwsConfig, PriceRefresh, PriceRefreshError, create_fleet_input,
+    AdoptError, AwsCloudProvider, AwsConfig, JoinConfig, PriceRefresh, PriceRefreshError,
+    create_fleet_input,
 };
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;

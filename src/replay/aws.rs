@@ -97,6 +97,7 @@ impl AwsCloud {
         let config = AwsConfig {
             region: region.to_owned(),
             cluster_name: CLUSTER_NAME.to_owned(),
+            join: None,
         };
         let provider = AwsCloudProvider::new(ec2, config, options)
             .map_err(|e| LoadError::Provider {

@@ -23,7 +23,7 @@ impl Filter {
 }
 
 /// A resource tag.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Tag {
     /// The key.
     pub key: String,

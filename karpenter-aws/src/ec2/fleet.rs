@@ -2,8 +2,12 @@
 //! the AWS SDK's names.
 
 use jiff::Timestamp;
+use serde::Serialize;
 
 use super::filter::Tag;
+use super::template_parts::{
+    LaunchTemplateBlockDeviceMapping, LaunchTemplateMetadataOptions, LaunchTemplateNetworkInterface,
+};
 
 /// What capacity a fleet launches (`DefaultTargetCapacityType`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,7 +88,7 @@ pub struct FleetLaunchTemplateConfig {
 }
 
 /// Tags for the resources of one kind a call creates.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TagSpecification {
     /// `instance`, `volume`, `fleet`, `launch-template`, ...
     pub resource_type: String,
@@ -153,7 +157,7 @@ pub struct CreateFleetOutput {
 }
 
 /// `RequestLaunchTemplateData`, as far as the provider fills it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LaunchTemplateData {
     /// `ami-…`.
     pub image_id: Option<String>,
@@ -173,10 +177,19 @@ pub struct LaunchTemplateData {
     /// `InstanceMarketOptions.MarketType`, for capacity blocks and
     /// interruptible reservations.
     pub market_type: Option<MarketType>,
+    /// The volumes (EC2 takes the image's when empty).
+    pub block_device_mappings: Vec<LaunchTemplateBlockDeviceMapping>,
+    /// The instance metadata service's exposure.
+    pub metadata_options: Option<LaunchTemplateMetadataOptions>,
+    /// `Monitoring.Enabled`: detailed CloudWatch monitoring.
+    pub monitoring_enabled: Option<bool>,
+    /// The network interfaces; when given, the security groups are theirs
+    /// and `security_group_ids` stays empty, as EC2 requires.
+    pub network_interfaces: Vec<LaunchTemplateNetworkInterface>,
 }
 
 /// `CapacityReservationPreference`: which reservations a launch may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum CapacityReservationPreference {
     /// Only the targeted reservation (upstream's reserved launches).
     CapacityReservationsOnly,
@@ -188,7 +201,7 @@ pub enum CapacityReservationPreference {
 }
 
 /// `InstanceMarketOptions.MarketType`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum MarketType {
     /// Spot.
     Spot,

@@ -21,6 +21,7 @@ mod pricing;
 mod queue;
 mod resources;
 mod spot_prices;
+mod template_parts;
 
 #[cfg(test)]
 mod tests;
@@ -59,6 +60,10 @@ pub use resources::{
     SecurityGroup, Subnet,
 };
 pub use spot_prices::{DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, SpotPrice};
+pub use template_parts::{
+    LaunchTemplateBlockDeviceMapping, LaunchTemplateEbsBlockDevice, LaunchTemplateMetadataOptions,
+    LaunchTemplateNetworkInterface,
+};
 
 /// What the provider asks of EC2 and of the Pricing API, one method per
 /// operation.

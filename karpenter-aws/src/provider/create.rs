@@ -19,11 +19,14 @@ use karpenter_core::scheduling::{
 
 use super::ready::not_ready;
 use super::{AwsCloudProvider, api_error, create_fleet_input, lock};
-use crate::ec2::{CreateFleetInput, CreateFleetInstance, CreateFleetOutput, Ec2Api, Ec2Error};
+use crate::ec2::{
+    CreateFleetInput, CreateFleetInstance, CreateFleetOutput, CreateLaunchTemplateInput, Ec2Api,
+    Ec2Error,
+};
 use crate::launch::{
-    FleetError, FleetInputs, LaunchError, LaunchTemplate, SubnetInfo, UnavailableMark,
-    capacity_type, filter_instance_types, fleet_outcome, fleet_request, launch_tags,
-    launch_templates, provider_id, unavailable_marks,
+    FleetError, FleetInputs, LaunchError, SubnetInfo, UnavailableMark, capacity_type,
+    filter_instance_types, fleet_outcome, fleet_request, launch_tags, launch_templates,
+    provider_id, unavailable_marks,
 };
 use crate::nodeclass::{EC2NodeClass, HASH_ANNOTATION, HASH_VERSION_ANNOTATION};
 
@@ -72,7 +75,8 @@ fn reservation_of(types: &[InstanceType], instance_type: &str, zone: &str) -> Op
 struct Plan {
     types: Vec<InstanceType>,
     capacity_type: &'static str,
-    templates: Vec<LaunchTemplate>,
+    /// What EC2 is asked to make for the launch templates.
+    template_inputs: Vec<CreateLaunchTemplateInput>,
     /// The subnet per zone, as chosen with the in-flight estimates.
     subnets: BTreeMap<String, SubnetInfo>,
     input: CreateFleetInput,
@@ -99,7 +103,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         let requirements = requirements_of(claim)?;
         let requests = requests_of(claim)?;
         let plan = self.plan(&class, claim, &requirements, &requests).await?;
-        let output = self.fleet(&class, &plan).await;
+        let output = self.fleet(&plan).await;
         self.settle_subnets(
             &plan.subnets,
             &plan.input,
@@ -146,9 +150,10 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         })?;
         let capacity_type = capacity_type(requirements, &types);
         let subnets = self.zonal_subnets(class, &types, capacity_type).await?;
-        let templates = launch_templates(class, &types, capacity_type, requests)
+        let mut templates = launch_templates(class, &types, capacity_type, requests)
             .map_err(|e| launch_error(e, Vec::new()))?;
-        self.ensure_templates(class, &templates, false).await?;
+        let template_inputs = self.template_inputs(class, claim, &mut templates)?;
+        self.ensure_templates(&template_inputs, false).await?;
         let pool = claim
             .metadata
             .labels
@@ -176,7 +181,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         Ok(Plan {
             types,
             capacity_type,
-            templates,
+            template_inputs,
             subnets,
             input,
         })
@@ -184,15 +189,11 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
 
     /// `CreateFleet`, making the templates again and retrying once when
     /// EC2 says one is gone (deleted behind the provider's back).
-    async fn fleet(
-        &self,
-        class: &EC2NodeClass,
-        plan: &Plan,
-    ) -> Result<CreateFleetOutput, CloudProviderError> {
+    async fn fleet(&self, plan: &Plan) -> Result<CreateFleetOutput, CloudProviderError> {
         let first = self.api.create_fleet(plan.input.clone()).await;
         let output = match first {
             Err(error) if error.code() == Some(TEMPLATE_NOT_FOUND) => {
-                self.ensure_templates(class, &plan.templates, true).await?;
+                self.ensure_templates(&plan.template_inputs, true).await?;
                 self.api.create_fleet(plan.input.clone()).await
             }
             other => other,

@@ -9,11 +9,13 @@ mod adopt;
 mod create;
 mod drift;
 mod fleet_input;
+mod join;
 mod prices;
 mod readback;
 mod ready;
 mod reservations;
 mod subnets;
+mod template_data;
 mod templates;
 mod unavailable;
 
@@ -37,6 +39,7 @@ use crate::nodeclass::EC2NodeClass;
 
 pub use adopt::AdoptError;
 pub use fleet_input::create_fleet_input;
+pub use join::JoinConfig;
 pub use prices::{PriceRefresh, PriceRefreshError};
 
 use self::subnets::SubnetEstimates;
@@ -50,6 +53,11 @@ pub struct AwsConfig {
     /// The EKS cluster's name: instances are tagged
     /// `kubernetes.io/cluster/<name>: owned` and listed by that tag.
     pub cluster_name: String,
+    /// How nodes join the cluster. `None` (simulations, replays) launches
+    /// templates without user data, volumes, metadata options or
+    /// interfaces, as before joining was built: instances that could not
+    /// join a real cluster.
+    pub join: Option<JoinConfig>,
 }
 
 /// The engine's [`CloudProvider`] on EC2 through an [`Ec2Api`]: the

@@ -1,41 +1,104 @@
 //! The launch templates a launch names, made in EC2 when it lacks them.
 
+use karpenter_core::api::{NodeClaim, fnv1a64};
 use karpenter_core::cloudprovider::CloudProviderError;
+use serde::Serialize;
 
+use super::join::{JoinConfig, template_user_data};
+use super::template_data::{block_device_mappings, metadata_options, network_interfaces};
 use super::{AwsCloudProvider, api_error};
 use crate::ec2::{
     CapacityReservationPreference, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, Ec2Api,
     LaunchTemplateData, MarketType, Tag, TagSpecification,
 };
 use crate::launch::{LaunchTemplate, TemplateReservation};
-use crate::nodeclass::EC2NodeClass;
+use crate::nodeclass::{AmiFamily, EC2NodeClass};
 
 /// The code `CreateLaunchTemplate` answers when the name is taken.
 const TEMPLATE_EXISTS: &str = "InvalidLaunchTemplateName.AlreadyExistsException";
+/// The prefix of every launch template name Karpenter owns.
+const TEMPLATE_NAME_PREFIX: &str = "karpenter.k8s.aws";
 /// The tag naming the cluster a launch template belongs to.
 const TEMPLATE_CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
 impl<E: Ec2Api> AwsCloudProvider<E> {
-    /// Makes the launch templates EC2 does not have (all of them when
-    /// `recreate`); a name another launch took meanwhile is fine.
-    pub(super) async fn ensure_templates(
+    /// What EC2 is asked to make for each of `templates` launching
+    /// `claim`. With a join config each carries its user data, volumes,
+    /// metadata options, monitoring and interfaces, and is renamed by a
+    /// hash over them too, so different contents never share a name; all
+    /// are rendered before any is made.
+    ///
+    /// # Errors
+    ///
+    /// A non-retryable [`CloudProviderError::Create`] naming the class
+    /// field whose value cannot be rendered.
+    pub(super) fn template_inputs(
         &self,
         class: &EC2NodeClass,
-        templates: &[LaunchTemplate],
+        claim: &NodeClaim,
+        templates: &mut [LaunchTemplate],
+    ) -> Result<Vec<CreateLaunchTemplateInput>, CloudProviderError> {
+        let mut inputs = Vec::with_capacity(templates.len());
+        for template in templates.iter_mut() {
+            let mut input = self.template_input(class, template);
+            if let Some(join) = &self.config.join {
+                self.join_parts(
+                    join,
+                    class,
+                    claim,
+                    template,
+                    &mut input.launch_template_data,
+                )?;
+                template.name = joined_name(&template.name, &input.launch_template_data);
+                input.launch_template_name.clone_from(&template.name);
+            }
+            inputs.push(input);
+        }
+        templates.sort_by(|a, b| a.name.cmp(&b.name));
+        inputs.sort_by(|a, b| a.launch_template_name.cmp(&b.launch_template_name));
+        Ok(inputs)
+    }
+
+    /// Fills what a node joining the cluster needs into `data`.
+    fn join_parts(
+        &self,
+        join: &JoinConfig,
+        class: &EC2NodeClass,
+        claim: &NodeClaim,
+        template: &LaunchTemplate,
+        data: &mut LaunchTemplateData,
+    ) -> Result<(), CloudProviderError> {
+        let family = class.ami_family().unwrap_or(AmiFamily::Custom);
+        let cluster = &self.config.cluster_name;
+        data.user_data = Some(template_user_data(join, cluster, class, claim, template)?);
+        data.block_device_mappings = block_device_mappings(class, family)?;
+        data.metadata_options = Some(metadata_options(class, join, &self.config.region));
+        data.monitoring_enabled = Some(class.spec.detailed_monitoring.unwrap_or(false));
+        // The groups go on the interfaces: EC2 refuses both.
+        let groups = std::mem::take(&mut data.security_group_ids);
+        data.network_interfaces = network_interfaces(class, join, template, &groups);
+        Ok(())
+    }
+
+    /// Makes the launch templates of `inputs` EC2 does not have (all of
+    /// them when `recreate`); a name another launch took meanwhile is fine.
+    pub(super) async fn ensure_templates(
+        &self,
+        inputs: &[CreateLaunchTemplateInput],
         recreate: bool,
     ) -> Result<(), CloudProviderError> {
-        for template in templates {
-            if !recreate && self.template_exists(&template.name).await? {
+        for input in inputs {
+            let name = &input.launch_template_name;
+            if !recreate && self.template_exists(name).await? {
                 continue;
             }
-            let input = self.template_input(class, template);
-            match self.api.create_launch_template(input).await {
+            match self.api.create_launch_template(input.clone()).await {
                 Ok(_) => {}
                 Err(e) if e.code() == Some(TEMPLATE_EXISTS) => {}
                 Err(e) => {
                     return Err(CloudProviderError::Create {
                         reason: "LaunchTemplateCreationFailed".to_owned(),
-                        message: format!("creating launch template {}", template.name),
+                        message: format!("creating launch template {name}"),
                         source: Some(Box::new(e)),
                     });
                 }
@@ -84,6 +147,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                 capacity_reservation_id: template.reservation.as_ref().map(|r| r.id.clone()),
                 capacity_reservation_preference: Some(reservation_preference(template)),
                 market_type: template.reservation.as_ref().and_then(market_type),
+                ..LaunchTemplateData::default()
             },
             tag_specifications: vec![TagSpecification {
                 resource_type: "launch-template".to_owned(),
@@ -115,4 +179,18 @@ fn market_type(reservation: &TemplateReservation) -> Option<MarketType> {
     } else {
         None
     }
+}
+
+/// The name of a joining template: a hash over the name the launch
+/// decisions gave it (image, types, reservation, class, groups) and what
+/// joining added, so that a change of cluster, claim labels or user data
+/// makes a new template rather than reusing one that boots the old.
+fn joined_name(base: &str, data: &LaunchTemplateData) -> String {
+    #[derive(Serialize)]
+    struct Hashed<'a> {
+        base: &'a str,
+        data: &'a LaunchTemplateData,
+    }
+    let text = serde_json::to_string(&Hashed { base, data }).unwrap_or_default();
+    format!("{TEMPLATE_NAME_PREFIX}/{}", fnv1a64(text.as_bytes()))
 }

@@ -116,6 +116,7 @@ pub(crate) fn provider_with(
     let config = AwsConfig {
         region: REGION.into(),
         cluster_name: "demo".into(),
+        join: None,
     };
     let provider = AwsCloudProvider::new(ec2.clone(), config, options)
         .expect("the embedded catalog")

@@ -7,6 +7,7 @@ mod adopt;
 mod capacity;
 mod drift;
 mod fleet;
+mod join;
 mod properties;
 mod provider;
 mod readback;

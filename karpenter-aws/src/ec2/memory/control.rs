@@ -8,7 +8,8 @@ use serde_json::json;
 use super::{ACCOUNT, InMemoryEc2};
 use crate::ec2::{
     CapacityReservation, CreateFleetInput, Ec2Error, Image, InMemoryQueue, Instance, InstanceState,
-    InstanceStatus, InstanceStatusEvent, Operation, SecurityGroup, Subnet, TargetCapacityType,
+    InstanceStatus, InstanceStatusEvent, LaunchTemplateData, Operation, SecurityGroup, Subnet,
+    TargetCapacityType,
 };
 
 impl InMemoryEc2 {
@@ -119,6 +120,11 @@ impl InMemoryEc2 {
     /// Every instance, terminated ones included, by ID.
     pub fn instances(&self) -> Vec<Instance> {
         self.lock().instances.values().cloned().collect()
+    }
+
+    /// What the launch template `name` launches, as it was made.
+    pub fn launch_template_data(&self, name: &str) -> Option<LaunchTemplateData> {
+        self.lock().templates.get(name).map(|t| t.data.clone())
     }
 
     /// Every `CreateFleet` input received so far, oldest first, those

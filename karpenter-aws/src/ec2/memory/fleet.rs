@@ -226,7 +226,7 @@ fn launch(
         availability_zone: zone,
         subnet_id: overrides.subnet_id.clone(),
         // The fleet's overrides name no groups: the template's apply.
-        security_group_ids: candidate.template.data.security_group_ids.clone(),
+        security_group_ids: template_groups(&candidate.template.data),
         instance_lifecycle: (kind == TargetCapacityType::Spot).then(|| "spot".to_owned()),
         capacity_reservation_id: reservation,
         tags,
@@ -294,4 +294,18 @@ fn instance_tags(fleet: &[TagSpecification], template: &[TagSpecification]) -> V
         }
     }
     tags
+}
+
+/// The security groups an instance launched from `data` gets: the
+/// template's, or its primary interface's when it names interfaces (EC2
+/// takes the groups from there then).
+fn template_groups(data: &LaunchTemplateData) -> Vec<String> {
+    if !data.security_group_ids.is_empty() {
+        return data.security_group_ids.clone();
+    }
+    data.network_interfaces
+        .iter()
+        .find(|i| i.device_index.unwrap_or(0) == 0 && i.network_card_index.unwrap_or(0) == 0)
+        .map(|i| i.groups.clone())
+        .unwrap_or_default()
 }
