@@ -128,6 +128,10 @@
 //!   EC2's recent refusals marked unavailable, launches glued from
 //!   [`launch`]'s decisions into one `CreateFleet`, instances read back as
 //!   claims, drift, price refreshes, adoption of running instances.
+//! - [`AwsSettings`]: the controller's settings under upstream's names
+//!   ([`settings::SETTINGS`]), every missing or malformed one listed at once
+//!   ([`SettingsError`]); [`AwsSettings::instance_type_options`] feeds
+//!   [`instance_types_for`].
 
 mod catalog;
 pub mod ec2;
@@ -140,6 +144,7 @@ mod rank;
 mod repair;
 #[cfg(feature = "sdk")]
 pub mod sdk;
+pub mod settings;
 pub mod userdata;
 
 pub use catalog::{Catalog, CatalogError, CatalogProblem};
@@ -156,4 +161,5 @@ pub use provider::{
 };
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;
+pub use settings::{AwsSettings, SettingsError};
 pub use userdata::{UserDataError, UserDataInput, user_data, user_data_base64};

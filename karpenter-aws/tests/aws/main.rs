@@ -5,6 +5,7 @@ mod common;
 
 mod adopt;
 mod capacity;
+mod deploy;
 mod drift;
 mod fleet;
 mod join;
