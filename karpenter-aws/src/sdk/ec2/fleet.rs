@@ -5,9 +5,9 @@ use aws_sdk_ec2::types as sdk;
 
 use super::convert::{tags_in, tags_out, text, time_in};
 use crate::ec2::{
-    CapacityReservationPreference, CreateFleetError, CreateFleetInput, CreateFleetInstance,
-    FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides, LaunchTemplate, LaunchTemplateData,
-    MarketType, OnDemandAllocationStrategy, SpotAllocationStrategy, TagSpecification,
+    CreateFleetError, CreateFleetInput, CreateFleetInstance, FleetLaunchTemplateConfig,
+    FleetLaunchTemplateOverrides, LaunchTemplate, OnDemandAllocationStrategy,
+    SpotAllocationStrategy, TagSpecification,
 };
 
 /// The fleet's launch template configurations.
@@ -152,77 +152,6 @@ fn overrides_in(
         availability_zone: text(o.availability_zone()),
         image_id: o.image_id().map(str::to_owned),
         priority: o.priority(),
-    }
-}
-
-/// A launch template's data as the SDK's request.
-pub(super) fn template_data(data: LaunchTemplateData) -> sdk::RequestLaunchTemplateData {
-    let profile = data.iam_instance_profile.map(|name| {
-        sdk::LaunchTemplateIamInstanceProfileSpecificationRequest::builder()
-            .name(name)
-            .build()
-    });
-    let tag_specifications: Vec<_> = data
-        .tag_specifications
-        .into_iter()
-        .map(|spec| {
-            sdk::LaunchTemplateTagSpecificationRequest::builder()
-                .resource_type(sdk::ResourceType::from(spec.resource_type.as_str()))
-                .set_tags(Some(tags_out(spec.tags)))
-                .build()
-        })
-        .collect();
-    let reservation = (data.capacity_reservation_id.is_some()
-        || data.capacity_reservation_preference.is_some())
-    .then(|| {
-        let target = data.capacity_reservation_id.map(|id| {
-            sdk::CapacityReservationTarget::builder()
-                .capacity_reservation_id(id)
-                .build()
-        });
-        sdk::LaunchTemplateCapacityReservationSpecificationRequest::builder()
-            .set_capacity_reservation_preference(
-                data.capacity_reservation_preference
-                    .map(reservation_preference),
-            )
-            .set_capacity_reservation_target(target)
-            .build()
-    });
-    let market = data.market_type.map(|market| {
-        sdk::LaunchTemplateInstanceMarketOptionsRequest::builder()
-            .market_type(market_type(market))
-            .build()
-    });
-    sdk::RequestLaunchTemplateData::builder()
-        .set_image_id(data.image_id)
-        .set_iam_instance_profile(profile)
-        .set_security_group_ids(
-            (!data.security_group_ids.is_empty()).then_some(data.security_group_ids),
-        )
-        .set_user_data(data.user_data)
-        .set_tag_specifications((!tag_specifications.is_empty()).then_some(tag_specifications))
-        .set_capacity_reservation_specification(reservation)
-        .set_instance_market_options(market)
-        .build()
-}
-
-fn reservation_preference(p: CapacityReservationPreference) -> sdk::CapacityReservationPreference {
-    match p {
-        CapacityReservationPreference::CapacityReservationsOnly => {
-            sdk::CapacityReservationPreference::CapacityReservationsOnly
-        }
-        CapacityReservationPreference::Open => sdk::CapacityReservationPreference::Open,
-        CapacityReservationPreference::None => sdk::CapacityReservationPreference::None,
-    }
-}
-
-fn market_type(m: MarketType) -> sdk::MarketType {
-    match m {
-        MarketType::Spot => sdk::MarketType::Spot,
-        MarketType::CapacityBlock => sdk::MarketType::CapacityBlock,
-        MarketType::InterruptibleCapacityReservation => {
-            sdk::MarketType::InterruptibleCapacityReservation
-        }
     }
 }
 

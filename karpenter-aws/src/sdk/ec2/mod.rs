@@ -5,6 +5,7 @@ mod convert;
 mod describe;
 mod fleet;
 mod instances;
+mod template;
 
 use async_trait::async_trait;
 use aws_sdk_ec2::types as sdk;
@@ -224,7 +225,7 @@ impl Ec2Api for SdkEc2 {
             .ec2
             .create_launch_template()
             .launch_template_name(input.launch_template_name)
-            .launch_template_data(fleet::template_data(input.launch_template_data))
+            .launch_template_data(template::template_data(input.launch_template_data))
             .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
             .send()
             .await

@@ -268,3 +268,89 @@ async fn spot_prices_that_are_not_numbers_are_skipped() {
     assert_eq!(out.spot_price_history[0].availability_zone, "us-west-2a");
     assert!((out.spot_price_history[0].spot_price - 0.0345).abs() < 1e-12);
 }
+
+#[tokio::test]
+async fn a_launch_template_carries_every_part_of_its_data() {
+    use crate::ec2::{
+        CreateLaunchTemplateInput, LaunchTemplateBlockDeviceMapping, LaunchTemplateData,
+        LaunchTemplateEbsBlockDevice, LaunchTemplateMetadataOptions,
+        LaunchTemplateNetworkInterface, TagSpecification,
+    };
+
+    let server = MockServer::start().await;
+    let made = "<launchTemplate><launchTemplateId>lt-1</launchTemplateId>\
+        <launchTemplateName>karpenter.k8s.aws/1</launchTemplateName>\
+        <createTime>2026-11-29T10:00:00.000Z</createTime></launchTemplate>";
+    let mut expected = ec2_action("CreateLaunchTemplate");
+    for part in [
+        "LaunchTemplateName=karpenter.k8s.aws%2F1",
+        "LaunchTemplateData.ImageId=ami-1",
+        "LaunchTemplateData.UserData=dXNlci1kYXRh",
+        "LaunchTemplateData.IamInstanceProfile.Name=profile-1",
+        "LaunchTemplateData.BlockDeviceMapping.1.DeviceName=%2Fdev%2Fxvda",
+        "LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeSize=20",
+        "LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeType=gp3",
+        "LaunchTemplateData.BlockDeviceMapping.1.Ebs.Encrypted=true",
+        "LaunchTemplateData.MetadataOptions.HttpTokens=required",
+        "LaunchTemplateData.MetadataOptions.HttpPutResponseHopLimit=2",
+        "LaunchTemplateData.Monitoring.Enabled=false",
+        "LaunchTemplateData.NetworkInterface.1.DeviceIndex=0",
+        "LaunchTemplateData.NetworkInterface.1.SecurityGroupId.1=sg-1",
+        "LaunchTemplateData.TagSpecification.1.ResourceType=instance",
+        "TagSpecification.1.ResourceType=launch-template",
+    ] {
+        expected = expected.and(body_string_contains(part));
+    }
+    expected
+        .respond_with(ec2_ok("CreateLaunchTemplate", made))
+        .mount(&server)
+        .await;
+
+    let tags = |resource: &str| TagSpecification {
+        resource_type: resource.into(),
+        tags: vec![Tag::new("karpenter.sh/nodepool", "default")],
+    };
+    let input = CreateLaunchTemplateInput {
+        launch_template_name: "karpenter.k8s.aws/1".into(),
+        launch_template_data: LaunchTemplateData {
+            image_id: Some("ami-1".into()),
+            iam_instance_profile: Some("profile-1".into()),
+            user_data: Some("dXNlci1kYXRh".into()),
+            tag_specifications: vec![tags("instance")],
+            block_device_mappings: vec![LaunchTemplateBlockDeviceMapping {
+                device_name: Some("/dev/xvda".into()),
+                ebs: Some(LaunchTemplateEbsBlockDevice {
+                    encrypted: Some(true),
+                    volume_type: Some("gp3".into()),
+                    volume_size: Some(20),
+                    ..LaunchTemplateEbsBlockDevice::default()
+                }),
+            }],
+            metadata_options: Some(LaunchTemplateMetadataOptions {
+                http_tokens: Some("required".into()),
+                http_put_response_hop_limit: Some(2),
+                ..LaunchTemplateMetadataOptions::default()
+            }),
+            monitoring_enabled: Some(false),
+            network_interfaces: vec![LaunchTemplateNetworkInterface {
+                device_index: Some(0),
+                groups: vec!["sg-1".into()],
+                ..LaunchTemplateNetworkInterface::default()
+            }],
+            ..LaunchTemplateData::default()
+        },
+        tag_specifications: vec![tags("launch-template")],
+    };
+    let ec2 = clients(&server, fast_limits()).ec2();
+    let made = ec2.create_launch_template(input).await;
+    if made.is_err() {
+        let requests = server.received_requests().await.unwrap_or_default();
+        let body = requests
+            .first()
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned());
+        panic!("{made:?}: the request sent was {body:?}");
+    }
+    let made = made.expect("checked above");
+    assert_eq!(made.launch_template_id, "lt-1");
+    assert_eq!(made.create_time.to_string(), "2026-11-29T10:00:00Z");
+}
