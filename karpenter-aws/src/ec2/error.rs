@@ -71,6 +71,8 @@ pub enum Operation {
     GetQueueUrl,
     /// SSM `GetParameter`.
     GetParameter,
+    /// EKS `DescribeCluster`.
+    DescribeCluster,
 }
 
 impl fmt::Display for Operation {

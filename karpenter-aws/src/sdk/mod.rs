@@ -9,7 +9,8 @@
 //! `AWS_ROLE_ARN`), EKS Pod Identity's container endpoint, and last the
 //! instance's metadata service (IMDSv2). From it come [`SdkEc2`] (EC2 and
 //! the Pricing API), [`SdkQueue`] (the interruption queue) and
-//! [`SdkParameters`] (SSM's public parameters).
+//! [`SdkParameters`] (SSM's public parameters), and
+//! [`AwsClients::describe_cluster`] reads the EKS cluster nodes join.
 //!
 //! What every call keeps ([`ClientLimits`]):
 //! - **A deadline** per attempt and per call; a call past it fails with
@@ -45,6 +46,7 @@
 //! ```
 
 mod ec2;
+mod eks;
 mod error;
 mod limits;
 mod pages;
@@ -62,6 +64,7 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_ec2::config::ProvideCredentials;
 
 pub use ec2::SdkEc2;
+pub use eks::EksCluster;
 pub use limits::ClientLimits;
 pub use pricing::pricing_region;
 pub use sqs::SdkQueue;
@@ -229,6 +232,22 @@ impl AwsClients {
             })?
             .to_owned();
         Ok(SdkQueue { client, url })
+    }
+
+    /// The EKS cluster `name` (`DescribeCluster`): its endpoint, CA and
+    /// service CIDR, for nodes to join it.
+    ///
+    /// # Errors
+    ///
+    /// The [`Ec2Error`] of `DescribeCluster`: code
+    /// `ResourceNotFoundException` when there is no such cluster (a cluster
+    /// not run by EKS).
+    pub async fn describe_cluster(&self, name: &str) -> Result<EksCluster, Ec2Error> {
+        let config = aws_sdk_eks::config::Builder::from(&self.config)
+            .timeout_config(self.limits.timeouts(Duration::ZERO))
+            .retry_config(self.limits.retries())
+            .build();
+        eks::describe_cluster(&aws_sdk_eks::Client::from_conf(config), name).await
     }
 
     /// SSM Parameter Store.

@@ -151,3 +151,57 @@ fn prices_come_from_the_pricing_endpoint_nearest_the_region() {
     assert_eq!(pricing_region("us-west-2"), "us-east-1");
     assert_eq!(pricing_region("sa-east-1"), "us-east-1");
 }
+
+#[tokio::test]
+async fn the_eks_cluster_gives_its_endpoint_ca_and_service_cidr() {
+    use wiremock::Mock;
+    use wiremock::matchers::{method, path};
+
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/clusters/demo"))
+        .respond_with(json_ok(json!({"cluster": {
+            "name": "demo",
+            "endpoint": "https://ABC.gr7.us-west-2.eks.amazonaws.com",
+            "certificateAuthority": {"data": "LS0tLS1CRUdJTg=="},
+            "kubernetesNetworkConfig": {"serviceIpv4Cidr": "10.100.0.0/16", "ipFamily": "ipv4"},
+            "version": "1.34",
+        }})))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/clusters/other"))
+        .respond_with(
+            ResponseTemplate::new(404)
+                .set_body_raw(
+                    json!({"message": "No cluster found for name: other."}).to_string(),
+                    "application/json",
+                )
+                .insert_header(
+                    "x-amzn-errortype",
+                    "ResourceNotFoundException:http://internal.amazon.com/coral/com.amazonaws.eks/",
+                ),
+        )
+        .mount(&server)
+        .await;
+
+    let aws = clients(&server, fast_limits());
+    let cluster = aws.describe_cluster("demo").await.expect("the cluster");
+    assert_eq!(
+        cluster.endpoint.as_deref(),
+        Some("https://ABC.gr7.us-west-2.eks.amazonaws.com")
+    );
+    assert_eq!(
+        cluster.certificate_authority.as_deref(),
+        Some("LS0tLS1CRUdJTg==")
+    );
+    assert_eq!(cluster.service_cidr.as_deref(), Some("10.100.0.0/16"));
+    assert_eq!(cluster.version.as_deref(), Some("1.34"));
+    let missing = aws
+        .describe_cluster("other")
+        .await
+        .expect_err("no such cluster");
+    assert_eq!(missing.code(), Some("ResourceNotFoundException"));
+    assert!(missing.is_not_found());
+    assert!(!missing.is_retryable());
+}
