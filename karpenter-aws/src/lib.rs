@@ -98,7 +98,8 @@
 //!   hashed fields) and the drift decision ([`nodeclass::drift`]) follow
 //!   upstream's fields, reasons and order. [`nodeclass::resolve`] writes its
 //!   status from its selector terms over an [`ec2::Ec2Api`], as upstream's
-//!   status controller does.
+//!   status controller does; [`nodeclass::reconcile`] adds the SSM reads,
+//!   their cache and upstream's requeue periods.
 //! - [`instance_types_for`]: each type's labels (`DoesNotExist` where a type
 //!   has none), capacity and overhead by upstream's formulas for the class's
 //!   AMI family, kubelet, block devices and network interfaces and the

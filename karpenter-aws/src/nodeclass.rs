@@ -12,6 +12,7 @@ mod hash;
 mod kubelet;
 mod network;
 mod other_fields;
+pub mod reconcile;
 pub mod resolve;
 mod spec;
 mod status;

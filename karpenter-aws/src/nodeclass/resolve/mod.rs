@@ -6,7 +6,9 @@
 //! [`resolve_status`] makes the describe calls over any [`Ec2Api`]. Image
 //! aliases and `ssmParameter` terms read SSM parameters, which `Ec2Api`
 //! does not: [`alias_parameters`] names an alias's parameters, and the
-//! caller passes their values in [`ResolveContext::ssm_parameters`].
+//! caller passes their values in [`ResolveContext::ssm_parameters`];
+//! [`reconcile_status`](super::reconcile::reconcile_status) reads them
+//! through SSM and caches them.
 
 mod alias;
 mod amis;
