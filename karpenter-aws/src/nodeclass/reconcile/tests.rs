@@ -360,3 +360,22 @@ async fn an_unchanged_status_is_reported_unchanged() {
     assert!(!second.changed, "{:?}", second.status);
     assert_eq!(second.status, first.status);
 }
+
+#[test]
+fn the_cache_serves_until_its_time_is_up_and_prunes_after() {
+    let mut cache = SsmCache::new();
+    let ttl = SignedDuration::from_mins(5);
+    cache.insert("/a", "ami-a".into(), now(), ttl);
+    cache.insert("/b", "ami-b".into(), now() + ttl, ttl);
+    let at = now() + ttl;
+    assert_eq!(
+        cache.get("/a", at - SignedDuration::from_secs(1)),
+        Some("ami-a")
+    );
+    assert_eq!(cache.get("/a", at), None);
+    cache.prune(at);
+    assert_eq!(cache.len(), 1);
+    assert!(cache.remove("/b"));
+    assert!(!cache.remove("/b"));
+    assert!(cache.is_empty());
+}
