@@ -5,10 +5,12 @@
 //!   `node.eks.aws/v1alpha1` `NodeConfig` for `nodeadm`;
 //! - **AL2**: a MIME archive of the class's parts followed by a shell part
 //!   running `/etc/eks/bootstrap.sh` with the cluster and kubelet flags;
+//! - **Bottlerocket**: TOML settings, the class's `userData` with
+//!   Karpenter's `settings.kubernetes` written over it;
 //! - **Custom**: the class's user data as written.
 //!
-//! Bottlerocket (TOML settings) and Windows (PowerShell) are not built yet:
-//! [`user_data`] answers [`UserDataError::UnsupportedFamily`] for them.
+//! Windows (PowerShell) is not built yet: [`user_data`] answers
+//! [`UserDataError::UnsupportedFamily`] for it.
 //!
 //! Everything here is pure: the same [`UserDataInput`] gives the same bytes,
 //! so launch templates built from it compare equal.
@@ -16,10 +18,12 @@
 mod al2;
 mod al2023;
 mod args;
+mod bottlerocket;
 mod duration;
 mod mime;
 #[cfg(test)]
 mod tests;
+mod toml;
 mod yaml;
 
 use std::collections::BTreeMap;
@@ -64,6 +68,9 @@ pub struct UserDataInput {
     pub custom_user_data: Option<String>,
     /// The class's `spec.instanceStorePolicy` (`RAID0` or none).
     pub instance_store_policy: Option<String>,
+    /// The AMI's release (`latest`, `v1.46.0`) when the class names one,
+    /// as its alias does: Bottlerocket's instance-store mount depends on it.
+    pub ami_version: Option<String>,
 }
 
 /// Why no user data could be made. Each names the field at fault.
@@ -88,6 +95,22 @@ pub enum UserDataError {
     /// known (upstream: the node class is not ready).
     #[error("cluster CIDR: not yet resolved; AL2023 nodes need it")]
     MissingClusterCidr,
+    /// Bottlerocket's `spec.userData` is not TOML.
+    #[error("spec.userData: not TOML")]
+    InvalidToml {
+        /// What the TOML parser found wrong, and where.
+        #[source]
+        source: toml_edit::TomlError,
+    },
+    /// A Bottlerocket setting in `spec.userData` has the wrong kind of
+    /// value.
+    #[error("spec.userData: {key} must be {expected}")]
+    InvalidBottlerocketSetting {
+        /// The setting's dotted path, `settings.kubernetes.max-pods`.
+        key: String,
+        /// The kind of value it takes (`a string`, `a table`, ...).
+        expected: &'static str,
+    },
     /// A family whose user data is not built yet.
     #[error("spec.amiFamily {0}: user data not yet supported")]
     UnsupportedFamily(AmiFamily),
@@ -99,6 +122,7 @@ pub fn user_data(input: &UserDataInput) -> Result<String, UserDataError> {
     match input.family {
         AmiFamily::AL2 => al2::user_data(&resolved),
         AmiFamily::AL2023 => al2023::user_data(&resolved),
+        AmiFamily::Bottlerocket => bottlerocket::user_data(&resolved),
         AmiFamily::Custom => Ok(input.custom_user_data.clone().unwrap_or_default()),
         family => Err(UserDataError::UnsupportedFamily(family)),
     }

@@ -72,6 +72,7 @@ pub(super) fn template_user_data(
         taints: claim_taints(claim),
         custom_user_data: class.spec.user_data.clone(),
         instance_store_policy: class.spec.instance_store_policy.clone(),
+        ami_version: class.alias().map(|alias| alias.version),
     };
     user_data_base64(&input).map_err(|e| CloudProviderError::Create {
         reason: "UserDataRenderFailed".to_owned(),

@@ -21,7 +21,7 @@ fn golden(text: &str) -> String {
 
 /// The inputs of upstream's launch-template suite: its test cluster, the
 /// kube-dns address, `maxPods: 110` and the labels of a provisioned claim.
-fn suite_input(family: AmiFamily, custom: Option<&str>) -> UserDataInput {
+pub(super) fn suite_input(family: AmiFamily, custom: Option<&str>) -> UserDataInput {
     let labels = [
         ("karpenter.k8s.aws/ec2nodeclass", "default"),
         ("karpenter.sh/capacity-type", "on-demand"),
@@ -47,6 +47,7 @@ fn suite_input(family: AmiFamily, custom: Option<&str>) -> UserDataInput {
         taints: Vec::new(),
         custom_user_data: custom.map(str::to_owned),
         instance_store_policy: None,
+        ami_version: None,
     }
 }
 
@@ -159,7 +160,7 @@ fn al2023_needs_the_cluster_cidr_and_a_base64_ca() {
 
 #[test]
 fn families_not_built_yet_are_reported() {
-    for family in [AmiFamily::Bottlerocket, AmiFamily::Windows2022] {
+    for family in [AmiFamily::Windows2019, AmiFamily::Windows2022] {
         let err = user_data(&suite_input(family, None)).unwrap_err();
         assert_eq!(err, UserDataError::UnsupportedFamily(family));
     }
