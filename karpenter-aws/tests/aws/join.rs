@@ -245,3 +245,50 @@ async fn a_different_cluster_endpoint_makes_a_different_template() {
     assert_ne!(names[0], names[1]);
     assert_ne!(names[0], names[2]);
 }
+
+#[tokio::test]
+async fn a_bottlerocket_template_carries_toml_user_data() {
+    let ec2 = ec2();
+    // The class's own settings: one Karpenter overrides, one it keeps.
+    let user_data = "[settings.kubernetes]\ncluster-name = 'not-demo'\n\n\
+                     [settings.ntp]\ntime-servers = ['169.254.169.123']\n";
+    let spec = json!({
+        "amiSelectorTerms": [{"alias": "bottlerocket@latest"}],
+        "userData": user_data,
+        "instanceStorePolicy": "RAID0",
+    });
+    let provider = joining(&ec2, join(), spec);
+    provider
+        .create(&claim("default-j6", on_demand_m5()))
+        .await
+        .expect("a launch");
+    let templates = launched_templates(&ec2);
+    assert_eq!(templates.len(), 1);
+    let encoded = templates[0].1.user_data.as_deref().expect("user data");
+    let text = String::from_utf8(STANDARD.decode(encoded).expect("base64")).expect("UTF-8");
+    let document: toml_edit::DocumentMut = text.parse().expect("TOML user data");
+    let settings = &document["settings"];
+    let kubernetes = &settings["kubernetes"];
+    assert_eq!(kubernetes["cluster-name"].as_str(), Some("demo"), "{text}");
+    assert_eq!(kubernetes["api-server"].as_str(), Some(ENDPOINT));
+    assert_eq!(kubernetes["cluster-certificate"].as_str(), Some(CA));
+    assert_eq!(kubernetes["cluster-dns-ip"].as_str(), Some("10.100.0.10"));
+    // m5.large runs 29 pods on the VPC CNI: the template's maxPods.
+    assert_eq!(kubernetes["max-pods"].as_integer(), Some(29));
+    let labels = &kubernetes["node-labels"];
+    assert_eq!(
+        labels["karpenter.sh/capacity-type"].as_str(),
+        Some("on-demand")
+    );
+    assert_eq!(labels["karpenter.sh/nodepool"].as_str(), Some("default"));
+    let unregistered = kubernetes["node-taints"]["karpenter.sh/unregistered"]
+        .as_array()
+        .expect("the unregistered taint");
+    assert_eq!(
+        unregistered.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        [Some(":NoExecute")]
+    );
+    assert!(settings["ntp"]["time-servers"].is_array(), "{text}");
+    let mount = &settings["bootstrap-commands"]["000-mount-instance-storage"];
+    assert_eq!(mount["mode"].as_str(), Some("always"), "{text}");
+}
