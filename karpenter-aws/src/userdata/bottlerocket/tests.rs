@@ -369,3 +369,17 @@ fn written_toml_reads_back_the_same() {
     let written = toml::write(&first);
     assert_eq!(parsed(&written), first, "{written}");
 }
+
+#[test]
+fn nesting_too_deep_is_refused_not_followed() {
+    // The parser bounds the depth our reader and writer recurse to.
+    let header = vec!["a"; 1000].join(".");
+    let arrays = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
+    for custom in [
+        format!("[settings.{header}]\nk = 1\n"),
+        format!("[settings]\nx = {arrays}\n"),
+    ] {
+        let err = user_data(&br_input(Some(&custom))).unwrap_err();
+        assert!(matches!(err, UserDataError::InvalidToml { .. }), "{err:?}");
+    }
+}
