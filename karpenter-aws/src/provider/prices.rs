@@ -80,6 +80,19 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
     /// [`PriceRefreshError`] when a call or a price document fails; the
     /// prices read before (spot before on-demand) are kept.
     pub async fn refresh_prices(&self) -> Result<PriceRefresh, PriceRefreshError> {
+        let spot = self.refresh_spot_prices().await?;
+        let on_demand = self.refresh_on_demand_prices().await?;
+        Ok(PriceRefresh { on_demand, spot })
+    }
+
+    /// Reads spot prices alone (EC2's `DescribeSpotPriceHistory`): what a
+    /// controller in an isolated VPC, which cannot reach the Pricing API,
+    /// refreshes. Answers how many (type, zone) pairs have a price.
+    ///
+    /// # Errors
+    ///
+    /// [`PriceRefreshError::Call`]; the spot prices read before are kept.
+    pub async fn refresh_spot_prices(&self) -> Result<usize, PriceRefreshError> {
         let now = (self.clock)();
         let history = self
             .api
@@ -101,9 +114,20 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         }
         let spot: BTreeMap<(String, String), f64> =
             latest.into_iter().map(|(k, (_, p))| (k, p)).collect();
-        let spot_count = spot.len();
+        let count = spot.len();
         lock(&self.options).spot_prices = Some(spot);
         lock(&self.priced_types).clear();
+        Ok(count)
+    }
+
+    /// Reads on-demand prices alone (the Pricing API's `GetProducts`).
+    /// Answers how many instance types have a price.
+    ///
+    /// # Errors
+    ///
+    /// [`PriceRefreshError`] when a call or a price document fails; the
+    /// on-demand prices read before are kept.
+    pub async fn refresh_on_demand_prices(&self) -> Result<usize, PriceRefreshError> {
         let mut on_demand = BTreeMap::new();
         for (tenancy, family) in [
             ("Shared", "Compute Instance"),
@@ -115,13 +139,10 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                 .await?;
             on_demand.extend(on_demand_prices(&products.price_list)?);
         }
-        let on_demand_count = on_demand.len();
+        let count = on_demand.len();
         *lock(&self.on_demand) = Some(on_demand);
         lock(&self.priced_types).clear();
-        Ok(PriceRefresh {
-            on_demand: on_demand_count,
-            spot: spot_count,
-        })
+        Ok(count)
     }
 
     /// Upstream's `GetProducts` filters for Linux on-demand prices in the
