@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use karpenter_core::planning::PlanningArgs;
 
+use super::aws_args::AwsArgs;
 use super::azure_args::AzureArgs;
 use super::logging::LogFormat;
 
@@ -26,7 +27,12 @@ use super::logging::LogFormat;
                   --provider azure, every Azure setting below is also read from the variable \
                   its help names (CLUSTER_NAME, CLUSTER_ENDPOINT, KUBELET_BOOTSTRAP_TOKEN, \
                   SSH_PUBLIC_KEY, VNET_SUBNET_ID, AZURE_NODE_RESOURCE_GROUP, LOCATION, ...); a \
-                  flag wins over its variable, and the bootstrap token is never logged.",
+                  flag wins over its variable, and the bootstrap token is never logged. With \
+                  --provider aws, every AWS setting is read the same way (CLUSTER_NAME, \
+                  INTERRUPTION_QUEUE, ISOLATED_VPC, AWS_REGION, ...), and credentials come \
+                  from the AWS credential chain (AWS_ROLE_ARN with \
+                  AWS_WEB_IDENTITY_TOKEN_FILE for IRSA, EKS Pod Identity, the instance's \
+                  metadata); AWS_ENDPOINT_URL points every AWS call elsewhere.",
     mut_arg("feature_gates", |arg| arg.env("FEATURE_GATES")),
     mut_arg("min_values_policy", |arg| arg.env("MIN_VALUES_POLICY"))
 )]
@@ -38,7 +44,7 @@ pub struct Args {
 
     /// The cloud: `fake` launches Node objects itself (as upstream's kwok
     /// provider), from `--instance-types`; `azure` launches AKS VMs through
-    /// ARM.
+    /// ARM; `aws` launches EC2 instances that join EKS.
     #[arg(long, value_enum, default_value_t = ProviderKind::Fake)]
     pub provider: ProviderKind,
 
@@ -124,6 +130,11 @@ pub struct Args {
     /// The Azure settings, for `--provider azure`.
     #[command(flatten, next_help_heading = "Azure (--provider azure)")]
     pub azure: AzureArgs,
+
+    /// The AWS settings, for `--provider aws` (those Azure shares, such as
+    /// `--cluster-name`, are listed with Azure's).
+    #[command(flatten, next_help_heading = "AWS (--provider aws)")]
+    pub aws: AwsArgs,
 }
 
 /// The cloud the controller launches in.
@@ -133,6 +144,8 @@ pub enum ProviderKind {
     Fake,
     /// AKS VMs through Azure Resource Manager.
     Azure,
+    /// EC2 instances joining EKS, through the AWS SDK.
+    Aws,
 }
 
 impl ProviderKind {
@@ -141,6 +154,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Fake => "fake",
             ProviderKind::Azure => "azure",
+            ProviderKind::Aws => "aws",
         }
     }
 
@@ -150,6 +164,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Fake => "kwok",
             ProviderKind::Azure => "azure",
+            ProviderKind::Aws => "aws",
         }
     }
 }

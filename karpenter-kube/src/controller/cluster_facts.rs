@@ -1,6 +1,7 @@
 //! What the controller reads from the cluster it runs in for a VM to join
-//! it ([`ClusterFacts`]): the CA nodes trust the API server by, the
-//! Kubernetes version they run, and the cluster DNS address.
+//! it (Azure's `ClusterFacts`; the parts of AWS's `JoinConfig` EKS does
+//! not give): the CA nodes trust the API server by, the Kubernetes version
+//! they run, and the cluster DNS address.
 //!
 //! The CA comes from the controller's own kube config (in a pod, the
 //! service account's `ca.crt`). A config without one is refused unless the
@@ -13,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::api::core::v1::Service;
+#[cfg(feature = "azure")]
 use karpenter_azure::ClusterFacts;
 use kube::{Api, Client, Config};
 use thiserror::Error;
@@ -57,6 +59,7 @@ pub enum FactsError {
 
 /// The facts, read from the API server `client` talks to through `config`;
 /// `dns_service_ip` (`DNS_SERVICE_IP`) is the DNS address when given.
+#[cfg(feature = "azure")]
 pub(crate) async fn cluster_facts(
     config: &Config,
     client: &Client,

@@ -50,9 +50,39 @@ pub enum RunError {
     #[error("the ARM credential")]
     AzureCredential(#[from] super::azure_credential::CredentialError),
     /// What nodes need from the cluster to join it could not be read.
-    #[cfg(feature = "azure")]
+    #[cfg(any(feature = "azure", feature = "aws"))]
     #[error("reading what nodes need to join the cluster")]
     ClusterFacts(#[from] super::cluster_facts::FactsError),
+    /// The AWS settings are missing or malformed: every problem, listed
+    /// before anything starts.
+    #[cfg(feature = "aws")]
+    #[error(transparent)]
+    AwsSettings(#[from] karpenter_aws::settings::SettingsError),
+    /// No AWS region or no AWS credentials.
+    #[cfg(feature = "aws")]
+    #[error("setting up the AWS clients")]
+    AwsSetup(#[from] karpenter_aws::sdk::SetupError),
+    /// EKS's `DescribeCluster` failed and `CLUSTER_ENDPOINT` is unset, so
+    /// nodes would have no API server to join.
+    #[cfg(feature = "aws")]
+    #[error(
+        "reading the EKS cluster (DescribeCluster) for the endpoint nodes join; set \
+         CLUSTER_ENDPOINT (--cluster-endpoint) for a cluster EKS does not run"
+    )]
+    AwsCluster(#[source] karpenter_aws::ec2::Ec2Error),
+    /// Neither the settings nor EKS name the API server endpoint.
+    #[cfg(feature = "aws")]
+    #[error("no cluster endpoint: set CLUSTER_ENDPOINT (--cluster-endpoint)")]
+    AwsNoEndpoint,
+    /// The interruption queue `INTERRUPTION_QUEUE` names could not be
+    /// found.
+    #[cfg(feature = "aws")]
+    #[error("finding the interruption queue (INTERRUPTION_QUEUE)")]
+    AwsQueue(#[source] karpenter_aws::ec2::Ec2Error),
+    /// The embedded EC2 catalog could not be read.
+    #[cfg(feature = "aws")]
+    #[error(transparent)]
+    AwsCatalog(#[from] karpenter_aws::CatalogError),
     /// An endpoint could not be served.
     #[error(transparent)]
     Http(#[from] HttpError),

@@ -1,5 +1,5 @@
 //! The cloud `--provider` names. Each cloud is compiled into the binary by a
-//! feature of its own (`kwok`, `azure`), so that a controller built for one
+//! feature of its own (`kwok`, `azure`, `aws`), so that a controller built for one
 //! cloud links no other; a binary built without the cloud the flag names
 //! refuses it, naming the feature it lacks, rather than running without a
 //! cloud.
@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use karpenter_core::cloudprovider::CloudProvider;
+use tokio::sync::watch;
 
 use super::args::{Args, ProviderKind};
 use super::error::RunError;
@@ -21,35 +22,63 @@ pub(crate) fn check(args: &Args) -> Result<(), RunError> {
         ProviderKind::Azure => args.azure.settings().map(drop).map_err(RunError::from),
         #[cfg(not(feature = "azure"))]
         ProviderKind::Azure => Err(RunError::ProviderNotCompiled(ProviderKind::Azure)),
+        #[cfg(feature = "aws")]
+        ProviderKind::Aws => args.aws.settings().map(drop).map_err(RunError::from),
+        #[cfg(not(feature = "aws"))]
+        ProviderKind::Aws => Err(RunError::ProviderNotCompiled(ProviderKind::Aws)),
         ProviderKind::Fake => Ok(()),
     }
 }
 
-/// The cloud the flags name, or [`RunError::ProviderNotCompiled`] when this
-/// binary was built without it. `kube_config` is the controller's own: the
-/// Azure nodes trust the API server by its CA.
+/// Work a cloud starts only once this replica leads (it writes to the
+/// cluster or its cloud), until the receiver turns true.
+pub(crate) type Background = Box<dyn FnOnce(&watch::Receiver<bool>) + Send>;
+
+/// The cloud the flags name, with the work it starts once this replica
+/// leads, or [`RunError::ProviderNotCompiled`] when this binary was built
+/// without it. `kube_config` is the controller's own: the Azure and AWS
+/// nodes trust the API server by its CA.
 pub(crate) async fn provider(
     args: &Args,
     #[cfg_attr(
-        not(feature = "azure"),
-        expect(unused_variables, reason = "only Azure's nodes join the cluster")
+        not(any(feature = "azure", feature = "aws")),
+        expect(
+            unused_variables,
+            reason = "only Azure's and AWS's nodes join the cluster"
+        )
     )]
     kube_config: &kube::Config,
     #[cfg_attr(
-        not(any(feature = "kwok", feature = "azure")),
+        not(any(feature = "kwok", feature = "azure", feature = "aws")),
         expect(unused_variables, reason = "a binary without a cloud hands it to none")
     )]
     cluster: &KubeCluster,
-) -> Result<Arc<dyn CloudProvider>, RunError> {
+) -> Result<(Arc<dyn CloudProvider>, Option<Background>), RunError> {
     match args.provider {
         #[cfg(feature = "kwok")]
-        ProviderKind::Fake => kwok(args, cluster),
+        ProviderKind::Fake => Ok((kwok(args, cluster)?, None)),
         #[cfg(feature = "azure")]
-        ProviderKind::Azure => super::azure::provider(&args.azure, cluster, kube_config).await,
+        ProviderKind::Azure => Ok((
+            super::azure::provider(&args.azure, cluster, kube_config).await?,
+            None,
+        )),
+        #[cfg(feature = "aws")]
+        ProviderKind::Aws => {
+            let reserved = args
+                .planning
+                .feature_gates()
+                .is_on(karpenter_core::features::FeatureGate::ReservedCapacity);
+            let (provider, background) =
+                super::aws::provider(&args.aws, cluster, kube_config, reserved).await?;
+            let start: Background = Box::new(move |stopping| background.start(stopping));
+            Ok((provider, Some(start)))
+        }
         #[cfg(not(feature = "kwok"))]
         ProviderKind::Fake => Err(RunError::ProviderNotCompiled(ProviderKind::Fake)),
         #[cfg(not(feature = "azure"))]
         ProviderKind::Azure => Err(RunError::ProviderNotCompiled(ProviderKind::Azure)),
+        #[cfg(not(feature = "aws"))]
+        ProviderKind::Aws => Err(RunError::ProviderNotCompiled(ProviderKind::Aws)),
     }
 }
 
@@ -136,5 +165,15 @@ mod tests {
             "sub",
         ];
         assert_eq!(refused(&azure).await, !cfg!(feature = "azure"));
+        let aws = [
+            "karpenter-controller",
+            "--provider",
+            "aws",
+            "--cluster-name",
+            "demo",
+        ];
+        if !cfg!(feature = "aws") {
+            assert!(refused(&aws).await);
+        }
     }
 }

@@ -65,7 +65,7 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
         .with_node_overlays(gates.is_on(FeatureGate::NodeOverlay))
         .with_capacity_buffers(gates.is_on(FeatureGate::CapacityBuffer));
     let cluster = KubeCluster::with_options(client.clone(), options);
-    let provider = provider(&args, &config, &cluster).await?;
+    let (provider, background) = provider(&args, &config, &cluster).await?;
     let metrics = Arc::new(Metrics::new());
     let readiness = Readiness::new();
     serve(args.metrics_addr, &metrics, &readiness, &stopping).await?;
@@ -91,6 +91,10 @@ pub async fn run_until(args: Args, stopping: watch::Receiver<bool>) -> Result<()
         }
         None => None,
     };
+    // What the cloud writes (statuses, interruption) runs on the leader only.
+    if let Some(start) = background {
+        start(&stopping);
+    }
 
     let result = reconcile_loop(
         &args,

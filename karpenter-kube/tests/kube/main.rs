@@ -22,5 +22,7 @@ mod deploy;
 mod deploy_azure;
 #[cfg(feature = "kwok")]
 mod real_cluster;
+#[cfg(feature = "aws")]
+mod real_cluster_aws;
 #[cfg(feature = "kwok")]
 mod support;

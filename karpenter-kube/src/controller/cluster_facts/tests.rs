@@ -136,6 +136,7 @@ fn no_ca_is_refused_unless_the_api_server_is_plain_http() {
     assert_eq!(ca_bundle(&http).expect("plain http"), "");
 }
 
+#[cfg(feature = "azure")]
 #[tokio::test]
 async fn the_facts_come_together() {
     let server = server().await;
