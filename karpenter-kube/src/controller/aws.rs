@@ -14,11 +14,10 @@
 //! ([`AwsBackground::start`]); reading classes and prices starts at once.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use karpenter_aws::interruption::InterruptionHandler;
-use karpenter_aws::sdk::{AwsClients, ClientOptions, EksCluster, SdkEc2, SdkQueue};
+use karpenter_aws::sdk::{AwsClients, ClientOptions, EksCluster, SdkQueue};
 use karpenter_aws::settings::AwsSettings;
 use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, JoinConfig};
 use karpenter_core::cloudprovider::CloudProvider;
@@ -27,13 +26,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
 use super::aws_args::AwsArgs;
-use super::aws_loops;
+use super::aws_loops::{self, AwsProvider};
 use super::cluster_facts::{ca_bundle, cluster_dns, kubernetes_version};
 use super::error::RunError;
 use crate::KubeCluster;
-
-/// The provider over the SDK's EC2.
-pub(crate) type AwsProvider = AwsCloudProvider<SdkEc2>;
 
 /// The AWS provider the settings describe, and the work to start once this
 /// replica leads. The settings were validated before anything started
@@ -197,6 +193,3 @@ impl AwsBackground {
         aws_loops::instance_status(self.provider, self.cluster, handler, stopping.clone());
     }
 }
-
-/// How long a loop waits after a failed pass before the next.
-pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(10);

@@ -22,8 +22,16 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use tokio::sync::watch;
 
-use super::aws::{AwsProvider, RETRY_AFTER};
+use karpenter_aws::AwsCloudProvider;
+use karpenter_aws::sdk::SdkEc2;
+
 use crate::KubeCluster;
+
+/// The provider over the SDK's EC2.
+pub(crate) type AwsProvider = AwsCloudProvider<SdkEc2>;
+
+/// How long a loop waits after a failed pass before the next.
+const RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// Upstream's price refresh period.
 const PRICE_PERIOD: Duration = Duration::from_secs(12 * 60 * 60);
