@@ -3,6 +3,7 @@
 
 mod calls;
 mod errors;
+mod resources;
 mod services;
 
 use std::time::Duration;
