@@ -6,7 +6,8 @@
 //! NodeClaim, EC2NodeClass) installed; `CLUSTER_NAME` (and the other
 //! settings the controller reads, as in `deploy/aws/`); AWS credentials
 //! the credential chain finds, allowed what `deploy/aws/iam-policy.json`
-//! allows; `KARPENTER_E2E_AWS_NODE_ROLE`, the IAM role nodes run as; and
+//! allows; `KARPENTER_E2E_AWS_INSTANCE_PROFILE`, the instance profile
+//! holding the role nodes run as; and
 //! subnets and security groups tagged `karpenter.sh/discovery:
 //! <CLUSTER_NAME>`.
 //!
@@ -27,7 +28,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 const VARIABLE: &str = "KARPENTER_E2E_AWS";
-const NODE_ROLE: &str = "KARPENTER_E2E_AWS_NODE_ROLE";
+const INSTANCE_PROFILE: &str = "KARPENTER_E2E_AWS_INSTANCE_PROFILE";
 
 async fn client(path: &str) -> Client {
     let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("a kubeconfig");
@@ -62,11 +63,12 @@ async fn the_aws_controller_launches_joining_instances_and_removes_them() {
         return;
     };
     let cluster_name = std::env::var("CLUSTER_NAME").expect("CLUSTER_NAME names the cluster");
-    let role = std::env::var(NODE_ROLE).expect("KARPENTER_E2E_AWS_NODE_ROLE names the node role");
+    let profile =
+        std::env::var(INSTANCE_PROFILE).expect("KARPENTER_E2E_AWS_INSTANCE_PROFILE names it");
     let name = format!("e2e-aws-{}", std::process::id());
     let client = client(&kubeconfig).await;
 
-    let (classes, pools) = create_class_and_pool(&client, &name, &cluster_name, &role).await;
+    let (classes, pools) = create_class_and_pool(&client, &name, &cluster_name, &profile).await;
 
     let args = Args::try_parse_from([
         "karpenter-controller",
@@ -158,7 +160,7 @@ async fn create_class_and_pool(
     client: &Client,
     name: &str,
     cluster_name: &str,
-    role: &str,
+    instance_profile: &str,
 ) -> (Api<EC2NodeClass>, Api<NodePool>) {
     let post = PostParams::default();
     let namespace: Namespace =
@@ -173,7 +175,7 @@ async fn create_class_and_pool(
         "kind": "EC2NodeClass",
         "metadata": {"name": name},
         "spec": {
-            "role": role,
+            "instanceProfile": instance_profile,
             "amiSelectorTerms": [{"alias": "al2023@latest"}],
             "subnetSelectorTerms": discovery,
             "securityGroupSelectorTerms": discovery,
