@@ -9,9 +9,9 @@
 //! credential chain (IRSA, EKS Pod Identity, the instance's metadata) and
 //! are checked before anything starts.
 //!
-//! The work that writes (EC2NodeClass status, interruption, the instance
-//! status poll) starts only once this replica leads
-//! ([`AwsBackground::start`]); reading classes and prices starts at once.
+//! The AWS calls that recur (prices, reservations, EC2NodeClass status,
+//! interruption, the instance status poll) start only once this replica
+//! leads ([`AwsBackground::start`]); the classes are watched at once.
 
 use std::sync::Arc;
 
@@ -72,13 +72,12 @@ pub(crate) async fn provider(
     };
     let version = kubernetes_version(cluster.client()).await?;
     watch_node_classes(cluster, Arc::clone(&provider));
-    aws_loops::refresh_prices(Arc::clone(&provider), &settings, clients.region());
-    aws_loops::refresh_reservations(Arc::clone(&provider));
     let background = AwsBackground {
         provider: Arc::clone(&provider),
         cluster: cluster.clone(),
         parameters: clients.parameters(),
         queue,
+        spot_prices_only: settings.isolated_vpc || clients.region().starts_with("us-gov-"),
         context: aws_loops::ClassContext {
             cluster_name: settings.cluster_name.clone(),
             region: clients.region().to_owned(),
@@ -162,14 +161,20 @@ pub(crate) struct AwsBackground {
     cluster: KubeCluster,
     parameters: karpenter_aws::sdk::SdkParameters,
     queue: Option<SdkQueue>,
+    /// Whether the Pricing API is out of reach (an isolated VPC, GovCloud).
+    spot_prices_only: bool,
     context: aws_loops::ClassContext,
 }
 
 impl AwsBackground {
-    /// Starts the EC2NodeClass status loop, the interruption queue (with
-    /// `--interruption-queue`) and the instance status poll, each until
-    /// `stopping` turns true.
+    /// Starts the price and reservation refreshes, the EC2NodeClass status
+    /// loop, the interruption queue (with `--interruption-queue`) and the
+    /// instance status poll. Like upstream's singleton controllers they run
+    /// on the leader alone, so replicas do not repeat each other's AWS
+    /// calls; until the first price read the embedded prices serve.
     pub(crate) fn start(self, stopping: &watch::Receiver<bool>) {
+        aws_loops::refresh_prices(Arc::clone(&self.provider), self.spot_prices_only);
+        aws_loops::refresh_reservations(Arc::clone(&self.provider));
         aws_loops::class_status(
             Arc::clone(&self.provider),
             self.cluster.clone(),

@@ -15,7 +15,6 @@ use karpenter_aws::interruption::{InterruptionHandler, poll_instance_status, pol
 use karpenter_aws::nodeclass::reconcile::{SsmCache, reconcile_status};
 use karpenter_aws::nodeclass::resolve::ResolveContext;
 use karpenter_aws::sdk::{SdkParameters, SdkQueue};
-use karpenter_aws::settings::AwsSettings;
 use karpenter_core::cluster::Cluster;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -51,11 +50,10 @@ pub(crate) struct ClassContext {
     pub(crate) reserved_capacity: bool,
 }
 
-/// Prices at start and every 12 hours: spot from EC2, on-demand from the
-/// Pricing API unless the VPC is isolated or the region is GovCloud (whose
+/// Prices at once and every 12 hours: spot from EC2, and on-demand from
+/// the Pricing API unless `spot_only` (an isolated VPC or GovCloud, whose
 /// controller cannot reach it), as upstream.
-pub(crate) fn refresh_prices(provider: Arc<AwsProvider>, settings: &AwsSettings, region: &str) {
-    let spot_only = settings.isolated_vpc || region.starts_with("us-gov-");
+pub(crate) fn refresh_prices(provider: Arc<AwsProvider>, spot_only: bool) {
     tokio::spawn(async move {
         loop {
             let refreshed = if spot_only {
