@@ -157,8 +157,8 @@ pub use instancetype::{
 };
 pub use nodeclass::{EC2NodeClass, EC2NodeClassSpec, EC2NodeClassStatus, InvalidNodeClass};
 pub use provider::{
-    AdoptError, AwsCloudProvider, AwsConfig, JoinConfig, PriceRefresh, PriceRefreshError,
-    create_fleet_input,
+    AdoptError, AwsCloudProvider, AwsConfig, JoinConfig, LAUNCH_TEMPLATE_TTL, PriceRefresh,
+    PriceRefreshError, TemplateCleanupError, create_fleet_input,
 };
 pub use rank::LAUNCH_RANK;
 pub use repair::repair_policies;

@@ -193,9 +193,9 @@ fn overrides(inputs: &FleetInputs<'_>, template: &LaunchTemplate) -> Vec<FleetOv
 }
 
 /// The tag naming the EKS cluster.
-const EKS_CLUSTER_NAME_TAG: &str = "eks:eks-cluster-name";
+pub(crate) const EKS_CLUSTER_NAME_TAG: &str = "eks:eks-cluster-name";
 /// The tag naming the NodeClass.
-const NODE_CLASS_TAG: &str = "karpenter.k8s.aws/ec2nodeclass";
+pub(crate) const NODE_CLASS_TAG: &str = "karpenter.k8s.aws/ec2nodeclass";
 
 /// The tags of a launch for a claim of NodePool `nodepool` in cluster
 /// `cluster_name`, as upstream's `GetTags`: the NodeClass's tags, then
@@ -222,5 +222,17 @@ pub fn launch_tags(
     ] {
         tags.insert(key, value);
     }
+    tags
+}
+
+/// The tags of a launch template made for `nodeclass`: a launch's tags
+/// without `karpenter.sh/nodepool`. Upstream tags a template like the
+/// launch that made it; here a template's name hashes its class but not
+/// its NodePool, so two pools may share one, and a pool tag would name
+/// only the first. The cluster and class tags are what deleting a class's
+/// templates, and adopting the cluster's at start, look them up by.
+pub fn template_tags(nodeclass: &EC2NodeClass, cluster_name: &str) -> BTreeMap<String, String> {
+    let mut tags = launch_tags(nodeclass, "", cluster_name);
+    tags.remove(NODE_POOL_LABEL_KEY);
     tags
 }

@@ -37,7 +37,9 @@ pub use errors::{
 pub use filters::filter_instance_types;
 pub use fleet::{
     AllocationStrategy, FleetInputs, FleetOverride, FleetRequest, fleet_request, launch_tags,
+    template_tags,
 };
+pub(crate) use fleet::{EKS_CLUSTER_NAME_TAG, NODE_CLASS_TAG};
 pub use provider_id::{ProviderIdError, parse_provider_id, provider_id};
 pub use subnets::{InFlightIps, SubnetInfo, min_pods, zonal_subnets};
 pub use template::{LaunchTemplate, TemplateReservation, launch_templates};

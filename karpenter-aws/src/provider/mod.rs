@@ -16,6 +16,7 @@ mod ready;
 mod reservations;
 mod subnets;
 mod template_data;
+mod template_uses;
 mod templates;
 mod unavailable;
 
@@ -41,8 +42,10 @@ pub use adopt::AdoptError;
 pub use fleet_input::create_fleet_input;
 pub use join::JoinConfig;
 pub use prices::{PriceRefresh, PriceRefreshError};
+pub use template_uses::{LAUNCH_TEMPLATE_TTL, TemplateCleanupError};
 
 use self::subnets::SubnetEstimates;
+use self::template_uses::TemplateUses;
 use self::unavailable::Unavailable;
 
 /// Where the provider launches.
@@ -82,6 +85,9 @@ pub struct AwsCloudProvider<E> {
     unavailable: Mutex<Unavailable>,
     /// The addresses launches in flight are expected to take, per subnet.
     subnet_estimates: Mutex<SubnetEstimates>,
+    /// When each launch template was last used, for the sweeps that
+    /// delete unused ones.
+    template_uses: Mutex<TemplateUses>,
     clock: Box<dyn Fn() -> Timestamp + Send + Sync>,
 }
 
@@ -132,6 +138,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             priced_types: Mutex::new(BTreeMap::new()),
             unavailable: Mutex::new(Unavailable::default()),
             subnet_estimates: Mutex::new(SubnetEstimates::default()),
+            template_uses: Mutex::new(TemplateUses::default()),
             clock: Box::new(Timestamp::now),
         })
     }

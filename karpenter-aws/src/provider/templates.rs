@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use super::join::{JoinConfig, template_user_data};
 use super::template_data::{block_device_mappings, metadata_options, network_interfaces};
-use super::{AwsCloudProvider, api_error};
+use super::{AwsCloudProvider, api_error, lock};
 use crate::ec2::{
     CapacityReservationPreference, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, Ec2Api,
     LaunchTemplateData, MarketType, Tag, TagSpecification,
 };
-use crate::launch::{LaunchTemplate, TemplateReservation};
+use crate::launch::{LaunchTemplate, TemplateReservation, template_tags};
 use crate::nodeclass::{AmiFamily, EC2NodeClass};
 
 /// The code `CreateLaunchTemplate` answers when the name is taken.
@@ -89,12 +89,21 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
     ) -> Result<(), CloudProviderError> {
         for input in inputs {
             let name = &input.launch_template_name;
+            let now = (self.clock)();
+            // Used within the TTL: upstream's cache hit, no call to EC2.
+            if !recreate && lock(&self.template_uses).is_fresh(name, now) {
+                lock(&self.template_uses).touch(name, now);
+                continue;
+            }
             if !recreate && self.template_exists(name).await? {
+                lock(&self.template_uses).touch(name, now);
                 continue;
             }
             match self.api.create_launch_template(input.clone()).await {
-                Ok(_) => {}
-                Err(e) if e.code() == Some(TEMPLATE_EXISTS) => {}
+                Ok(_) => lock(&self.template_uses).touch(name, now),
+                Err(e) if e.code() == Some(TEMPLATE_EXISTS) => {
+                    lock(&self.template_uses).touch(name, now);
+                }
                 Err(e) => {
                     return Err(CloudProviderError::Create {
                         reason: "LaunchTemplateCreationFailed".to_owned(),
@@ -151,9 +160,22 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             },
             tag_specifications: vec![TagSpecification {
                 resource_type: "launch-template".to_owned(),
-                tags: vec![Tag::new(TEMPLATE_CLUSTER_TAG, &self.config.cluster_name)],
+                tags: self.template_tags(class),
             }],
         }
+    }
+}
+
+impl<E> AwsCloudProvider<E> {
+    /// A template's tags: [`template_tags`] and the cluster tag earlier
+    /// templates carried.
+    fn template_tags(&self, class: &EC2NodeClass) -> Vec<Tag> {
+        let cluster = &self.config.cluster_name;
+        let mut tags = template_tags(class, cluster);
+        tags.insert(TEMPLATE_CLUSTER_TAG.to_owned(), cluster.clone());
+        tags.iter()
+            .map(|(key, value)| Tag::new(key, value))
+            .collect()
     }
 }
 

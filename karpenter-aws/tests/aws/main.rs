@@ -13,3 +13,4 @@ mod properties;
 mod provider;
 mod readback;
 mod subnets;
+mod templates;
