@@ -5,7 +5,7 @@
 //! It serves any kind in its table (by default what karpenter reads and
 //! writes: Nodes, Pods, Namespaces, PersistentVolumes and their claims,
 //! Events, DaemonSets, PodDisruptionBudgets, StorageClasses, CSINodes, Leases,
-//! NodePools, NodeClaims, NodeOverlays, AKSNodeClasses, and what
+//! NodePools, NodeClaims, NodeOverlays, AKSNodeClasses, EC2NodeClasses, and what
 //! CapacityBuffers refer to: CapacityBuffers, PodTemplates, Deployments,
 //! StatefulSets and ReplicaSets) with the verbs kube-rs uses: get, list,
 //! watch (with bookmarks, resumption from a resourceVersion, and 410 Expired

@@ -156,6 +156,9 @@ impl ResourceType {
             )
             .with_status(Drop)
             .custom(),
+            Self::new("karpenter.k8s.aws", "v1", "EC2NodeClass", "ec2nodeclasses")
+                .with_status(Drop)
+                .custom(),
         ]
     }
 }

@@ -224,15 +224,3 @@ pub fn launch_tags(
     }
     tags
 }
-
-/// The tags of a launch template made for `nodeclass`: a launch's tags
-/// without `karpenter.sh/nodepool`. Upstream tags a template like the
-/// launch that made it; here a template's name hashes its class but not
-/// its NodePool, so two pools may share one, and a pool tag would name
-/// only the first. The cluster and class tags are what deleting a class's
-/// templates, and adopting the cluster's at start, look them up by.
-pub fn template_tags(nodeclass: &EC2NodeClass, cluster_name: &str) -> BTreeMap<String, String> {
-    let mut tags = launch_tags(nodeclass, "", cluster_name);
-    tags.remove(NODE_POOL_LABEL_KEY);
-    tags
-}

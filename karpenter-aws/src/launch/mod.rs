@@ -37,7 +37,6 @@ pub use errors::{
 pub use filters::filter_instance_types;
 pub use fleet::{
     AllocationStrategy, FleetInputs, FleetOverride, FleetRequest, fleet_request, launch_tags,
-    template_tags,
 };
 pub(crate) use fleet::{EKS_CLUSTER_NAME_TAG, NODE_CLASS_TAG};
 pub use provider_id::{ProviderIdError, parse_provider_id, provider_id};

@@ -222,10 +222,6 @@ fn reservations(it: &InstanceType, capacity_type: &str) -> Vec<TemplateReservati
 /// up in the old security groups).
 #[derive(Debug, Serialize)]
 struct Resolved {
-    /// The class's name: as upstream, a template is its class's alone,
-    /// so that deleting a class deletes no template another still uses,
-    /// and the template's class tag names the only class launching it.
-    node_class: String,
     /// Sorted: EC2 and drift treat the groups as a set.
     security_group_ids: Vec<String>,
     instance_profile: Option<String>,
@@ -243,7 +239,6 @@ impl Resolved {
         security_group_ids.sort_unstable();
         security_group_ids.dedup();
         Resolved {
-            node_class: nodeclass.metadata.name.clone().unwrap_or_default(),
             security_group_ids,
             instance_profile: status.and_then(|s| s.instance_profile.clone()),
         }

@@ -14,11 +14,11 @@ use karpenter_core::cloudprovider::{
 use karpenter_core::resources::ResourceList;
 use karpenter_core::scheduling::{
     CAPACITY_TYPE_LABEL_KEY, CAPACITY_TYPE_RESERVED, LABEL_TOPOLOGY_ZONE,
-    NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, NODE_POOL_LABEL_KEY, Requirement, Requirements,
+    NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, Requirement, Requirements,
 };
 
 use super::ready::not_ready;
-use super::{AwsCloudProvider, api_error, create_fleet_input, lock};
+use super::{AwsCloudProvider, api_error, create_fleet_input, lock, node_pool_of};
 use crate::ec2::{
     CreateFleetInput, CreateFleetInstance, CreateFleetOutput, CreateLaunchTemplateInput, Ec2Api,
     Ec2Error,
@@ -154,13 +154,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             .map_err(|e| launch_error(e, Vec::new()))?;
         let template_inputs = self.template_inputs(class, claim, &mut templates)?;
         self.ensure_templates(&template_inputs, false).await?;
-        let pool = claim
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
-            .map_or("", String::as_str);
-        let tags = launch_tags(class, pool, &self.config.cluster_name);
+        let tags = launch_tags(class, node_pool_of(claim), &self.config.cluster_name);
         let request = fleet_request(&FleetInputs {
             nodeclass: class,
             requirements,

@@ -31,7 +31,7 @@ use karpenter_core::cloudprovider::{
     CloudProvider, CloudProviderError, DEFAULT_UNAVAILABLE_TTL, InstanceType, LaunchRank,
     OfferingKey, RepairPolicy,
 };
-use karpenter_core::scheduling::WellKnownLabels;
+use karpenter_core::scheduling::{NODE_POOL_LABEL_KEY, WellKnownLabels};
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::ec2::{Ec2Api, Ec2Error};
@@ -310,4 +310,14 @@ impl<E: Ec2Api> CloudProvider for AwsCloudProvider<E> {
     fn launch_rank(&self) -> LaunchRank {
         crate::LAUNCH_RANK
     }
+}
+
+/// The NodePool `claim` belongs to, by its label; empty without one.
+fn node_pool_of(claim: &NodeClaim) -> &str {
+    claim
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(NODE_POOL_LABEL_KEY))
+        .map_or("", String::as_str)
 }

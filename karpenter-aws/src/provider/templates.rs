@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use super::join::{JoinConfig, template_user_data};
 use super::template_data::{block_device_mappings, metadata_options, network_interfaces};
-use super::{AwsCloudProvider, api_error, lock};
+use super::{AwsCloudProvider, api_error, lock, node_pool_of};
 use crate::ec2::{
     CapacityReservationPreference, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, Ec2Api,
     LaunchTemplateData, MarketType, Tag, TagSpecification,
 };
-use crate::launch::{LaunchTemplate, TemplateReservation, template_tags};
+use crate::launch::{LaunchTemplate, TemplateReservation, launch_tags};
 use crate::nodeclass::{AmiFamily, EC2NodeClass};
 
 /// The code `CreateLaunchTemplate` answers when the name is taken.
@@ -23,10 +23,12 @@ const TEMPLATE_CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
 impl<E: Ec2Api> AwsCloudProvider<E> {
     /// What EC2 is asked to make for each of `templates` launching
-    /// `claim`. With a join config each carries its user data, volumes,
-    /// metadata options, monitoring and interfaces, and is renamed by a
-    /// hash over them too, so different contents never share a name; all
-    /// are rendered before any is made.
+    /// `claim`, tagged as the launch is. With a join config each carries
+    /// its user data, volumes, metadata options, monitoring and
+    /// interfaces. Each is renamed by a hash over all it carries and its
+    /// tags, so different contents never share a name and, as upstream's,
+    /// a template is one class's and one NodePool's; all are rendered
+    /// before any is made.
     ///
     /// # Errors
     ///
@@ -38,9 +40,10 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         claim: &NodeClaim,
         templates: &mut [LaunchTemplate],
     ) -> Result<Vec<CreateLaunchTemplateInput>, CloudProviderError> {
+        let tags = self.template_tags(class, claim);
         let mut inputs = Vec::with_capacity(templates.len());
         for template in templates.iter_mut() {
-            let mut input = self.template_input(class, template);
+            let mut input = self.template_input(template, &tags, class);
             if let Some(join) = &self.config.join {
                 self.join_parts(
                     join,
@@ -49,9 +52,9 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
                     template,
                     &mut input.launch_template_data,
                 )?;
-                template.name = joined_name(&template.name, &input.launch_template_data);
-                input.launch_template_name.clone_from(&template.name);
             }
+            template.name = full_name(&template.name, &input);
+            input.launch_template_name.clone_from(&template.name);
             inputs.push(input);
         }
         templates.sort_by(|a, b| a.name.cmp(&b.name));
@@ -132,11 +135,12 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         }
     }
 
-    /// What EC2 is asked to make for `template`.
+    /// What EC2 is asked to make for `template`, tagged `tags`.
     fn template_input(
         &self,
-        class: &EC2NodeClass,
         template: &LaunchTemplate,
+        tags: &[Tag],
+        class: &EC2NodeClass,
     ) -> CreateLaunchTemplateInput {
         let status = class.status.as_ref();
         let security_group_ids = status
@@ -160,18 +164,20 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             },
             tag_specifications: vec![TagSpecification {
                 resource_type: "launch-template".to_owned(),
-                tags: self.template_tags(class),
+                tags: tags.to_vec(),
             }],
         }
     }
 }
 
 impl<E> AwsCloudProvider<E> {
-    /// A template's tags: [`template_tags`] and the cluster tag earlier
+    /// A template's tags: the launch's ([`launch_tags`]: the cluster,
+    /// class and NodePool tags upstream's IAM policy asks a template to be
+    /// created with and launched from) and the cluster tag earlier
     /// templates carried.
-    fn template_tags(&self, class: &EC2NodeClass) -> Vec<Tag> {
+    fn template_tags(&self, class: &EC2NodeClass, claim: &NodeClaim) -> Vec<Tag> {
         let cluster = &self.config.cluster_name;
-        let mut tags = template_tags(class, cluster);
+        let mut tags = launch_tags(class, node_pool_of(claim), cluster);
         tags.insert(TEMPLATE_CLUSTER_TAG.to_owned(), cluster.clone());
         tags.iter()
             .map(|(key, value)| Tag::new(key, value))
@@ -203,16 +209,23 @@ fn market_type(reservation: &TemplateReservation) -> Option<MarketType> {
     }
 }
 
-/// The name of a joining template: a hash over the name the launch
-/// decisions gave it (image, types, reservation, class, groups) and what
-/// joining added, so that a change of cluster, claim labels or user data
-/// makes a new template rather than reusing one that boots the old.
-fn joined_name(base: &str, data: &LaunchTemplateData) -> String {
+/// A template's name: a hash over the name the launch decisions gave it
+/// (image, types, reservation, class spec, groups), what joining added and
+/// its tags, so that a change of cluster, claim labels or user data makes
+/// a new template rather than reusing one that boots the old, and each
+/// class and NodePool has its own, as upstream hashes its tags in.
+fn full_name(base: &str, input: &CreateLaunchTemplateInput) -> String {
     #[derive(Serialize)]
     struct Hashed<'a> {
         base: &'a str,
         data: &'a LaunchTemplateData,
+        tags: &'a [TagSpecification],
     }
-    let text = serde_json::to_string(&Hashed { base, data }).unwrap_or_default();
+    let hashed = Hashed {
+        base,
+        data: &input.launch_template_data,
+        tags: &input.tag_specifications,
+    };
+    let text = serde_json::to_string(&hashed).unwrap_or_default();
     format!("{TEMPLATE_NAME_PREFIX}/{}", fnv1a64(text.as_bytes()))
 }

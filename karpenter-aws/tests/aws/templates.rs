@@ -1,4 +1,4 @@
-//! The launch templates' life: tagged for their cluster and class, reused
+//! The launch templates' life: tagged for their cluster, class and pool, reused
 //! without asking EC2 while in use, deleted a minute after their last use,
 //! adopted at start, and deleted with their class.
 
@@ -47,7 +47,7 @@ fn seconds(n: i64) -> SignedDuration {
 }
 
 #[tokio::test]
-async fn a_template_is_tagged_with_its_cluster_and_class_not_its_pool() {
+async fn a_template_is_tagged_with_its_cluster_class_and_pool() {
     let ec2 = ec2();
     let (provider, _clock) = provider(&ec2);
     launch(&provider, "web-1", "default").await;
@@ -62,7 +62,38 @@ async fn a_template_is_tagged_with_its_cluster_and_class_not_its_pool() {
     assert_eq!(tags.get("karpenter.k8s.aws/ec2nodeclass"), Some(&"default"));
     assert_eq!(tags.get("kubernetes.io/cluster/demo"), Some(&"owned"));
     assert_eq!(tags.get("karpenter.k8s.aws/cluster"), Some(&"demo"));
-    assert!(!tags.contains_key("karpenter.sh/nodepool"), "{tags:?}");
+    // What upstream's IAM policy requires of a template it lets a fleet
+    // launch from.
+    assert_eq!(tags.get("karpenter.sh/nodepool"), Some(&"default"));
+}
+
+#[tokio::test]
+async fn each_pool_of_a_class_has_its_own_templates() {
+    let ec2 = ec2();
+    let (provider, _clock) = provider(&ec2);
+    launch(&provider, "web-1", "default").await;
+    let mut other_pool = claim(
+        "batch-1",
+        json!([is_in("node.kubernetes.io/instance-type", &["m5.large"])]),
+    );
+    other_pool
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert("karpenter.sh/nodepool".into(), "batch".into());
+    provider.create(&other_pool).await.expect("a launch");
+    let made = templates(&ec2).await;
+    let pools: Vec<&str> = made
+        .iter()
+        .flat_map(|t| &t.tags)
+        .filter(|t| t.key == "karpenter.sh/nodepool")
+        .map(|t| t.value.as_str())
+        .collect();
+    assert_eq!(made.len(), 2, "{made:#?}");
+    assert!(
+        pools.contains(&"default") && pools.contains(&"batch"),
+        "{pools:?}"
+    );
 }
 
 #[tokio::test]

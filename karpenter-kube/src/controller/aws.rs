@@ -9,9 +9,9 @@
 //! credential chain (IRSA, EKS Pod Identity, the instance's metadata) and
 //! are checked before anything starts.
 //!
-//! The AWS calls that recur (prices, reservations, EC2NodeClass status,
-//! interruption, the instance status poll) start only once this replica
-//! leads ([`AwsBackground::start`]); the classes are watched at once.
+//! The AWS calls that recur (prices, reservations, unused launch
+//! templates, the EC2NodeClass controller, interruption, the instance
+//! status poll) start only once this replica leads ([`AwsBackground::start`]); the classes are watched at once.
 
 use std::sync::Arc;
 
@@ -26,6 +26,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
 use super::aws_args::AwsArgs;
+use super::aws_classes::{ClassContext, ClassController};
 use super::aws_loops::{self, AwsProvider};
 use super::cluster_facts::{ca_bundle, cluster_dns, kubernetes_version};
 use super::error::RunError;
@@ -78,7 +79,7 @@ pub(crate) async fn provider(
         parameters: clients.parameters(),
         queue,
         spot_prices_only: settings.isolated_vpc || clients.region().starts_with("us-gov-"),
-        context: aws_loops::ClassContext {
+        context: ClassContext {
             cluster_name: settings.cluster_name.clone(),
             region: clients.region().to_owned(),
             kubernetes_version: minor_version(&version),
@@ -163,25 +164,27 @@ pub(crate) struct AwsBackground {
     queue: Option<SdkQueue>,
     /// Whether the Pricing API is out of reach (an isolated VPC, GovCloud).
     spot_prices_only: bool,
-    context: aws_loops::ClassContext,
+    context: ClassContext,
 }
 
 impl AwsBackground {
-    /// Starts the price and reservation refreshes, the EC2NodeClass status
-    /// loop, the interruption queue (with `--interruption-queue`) and the
+    /// Starts the price and reservation refreshes, the launch-template
+    /// sweep, the EC2NodeClass controller (status and finalizer), the
+    /// interruption queue (with `--interruption-queue`) and the
     /// instance status poll. Like upstream's singleton controllers they run
     /// on the leader alone, so replicas do not repeat each other's AWS
     /// calls; until the first price read the embedded prices serve.
     pub(crate) fn start(self, stopping: &watch::Receiver<bool>) {
         aws_loops::refresh_prices(Arc::clone(&self.provider), self.spot_prices_only);
         aws_loops::refresh_reservations(Arc::clone(&self.provider));
-        aws_loops::class_status(
+        aws_loops::launch_templates(Arc::clone(&self.provider), stopping.clone());
+        ClassController::new(
             Arc::clone(&self.provider),
             self.cluster.clone(),
             self.parameters,
             self.context,
-            stopping.clone(),
-        );
+        )
+        .spawn(stopping.clone());
         let handler: Arc<dyn InterruptionHandler> =
             Arc::new(super::aws_interruption::KubeInterruptions::new(
                 self.cluster.clone(),

@@ -1,24 +1,16 @@
 //! The AWS provider's background work, on upstream's periods: prices
-//! (12 h), capacity reservations (1 min), EC2NodeClass status (at each
-//! change and each minute), the interruption queue (long polling) and the
-//! instance status poll (1 min). A failed pass is logged and tried again;
+//! (12 h), capacity reservations (1 min), unused launch templates (1 min),
+//! the interruption queue (long polling) and the instance status poll
+//! (1 min); the EC2NodeClass controller is `aws_classes`. A failed pass is logged and tried again;
 //! none stops the controller.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use jiff::Timestamp;
-use karpenter_aws::EC2NodeClass;
 use karpenter_aws::interruption::{InterruptionHandler, poll_instance_status, poll_queue};
-use karpenter_aws::nodeclass::reconcile::{SsmCache, reconcile_status};
-use karpenter_aws::nodeclass::resolve::ResolveContext;
-use karpenter_aws::sdk::{SdkParameters, SdkQueue};
+use karpenter_aws::sdk::SdkQueue;
 use karpenter_core::cluster::Cluster;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
-use kube::runtime::{WatchStreamExt, reflector, watcher};
 use tokio::sync::watch;
 
 use karpenter_aws::AwsCloudProvider;
@@ -39,16 +31,6 @@ const PRICE_RETRY: Duration = Duration::from_secs(5 * 60);
 /// Upstream's period for capacity reservations, class statuses and the
 /// instance status poll.
 const MINUTE: Duration = Duration::from_secs(60);
-
-/// What a class's status is resolved against.
-#[derive(Clone, Debug)]
-pub(crate) struct ClassContext {
-    pub(crate) cluster_name: String,
-    pub(crate) region: String,
-    /// `major.minor`, as alias parameters name it.
-    pub(crate) kubernetes_version: String,
-    pub(crate) reserved_capacity: bool,
-}
 
 /// Prices at once and every 12 hours: spot from EC2, and on-demand from
 /// the Pricing API unless `spot_only` (an isolated VPC or GovCloud, whose
@@ -91,86 +73,30 @@ pub(crate) fn refresh_reservations(provider: Arc<AwsProvider>) {
     });
 }
 
-/// Each EC2NodeClass's status, resolved when the class changes and every
-/// minute (upstream's shortest period), written through the status
-/// subresource when it changed, and handed to the provider.
-pub(crate) fn class_status(
-    provider: Arc<AwsProvider>,
-    cluster: KubeCluster,
-    parameters: SdkParameters,
-    context: ClassContext,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let api: Api<EC2NodeClass> = Api::all(cluster.client().clone());
-    let (reader, writer) = reflector::store();
-    let stream = reflector(writer, watcher(api.clone(), watcher::Config::default()))
-        .default_backoff()
-        .applied_objects();
+/// The launch templates this cluster has adopted at once, then those
+/// unused for a minute deleted each minute (upstream's template cache,
+/// hydrated when it starts leading and evicted every minute).
+pub(crate) fn launch_templates(provider: Arc<AwsProvider>, mut stopping: watch::Receiver<bool>) {
     tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        let mut cache = SsmCache::new();
+        match provider.adopt_launch_templates().await {
+            Ok(found) => tracing::info!(found, "adopted the cluster's launch templates"),
+            Err(error) => tracing::warn!(%error, "listing the cluster's launch templates failed"),
+        }
         let mut tick = tokio::time::interval(MINUTE);
         loop {
             tokio::select! {
-                changed = stream.next() => match changed {
-                    Some(Ok(class)) => {
-                        reconcile_class(&provider, &parameters, &api, &context, &mut cache, &class).await;
-                    }
-                    Some(Err(error)) => tracing::warn!(%error, "watching EC2NodeClasses failed; retrying"),
-                    None => return,
-                },
-                _ = tick.tick() => {
-                    for class in reader.state() {
-                        reconcile_class(&provider, &parameters, &api, &context, &mut cache, &class).await;
-                    }
-                }
+                _ = tick.tick() => {}
                 _ = stopping.changed() => return,
+            }
+            match provider.sweep_launch_templates().await {
+                Ok(deleted) if !deleted.is_empty() => {
+                    tracing::info!(deleted = deleted.len(), "deleted unused launch templates");
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "deleting unused launch templates failed"),
             }
         }
     });
-}
-
-/// Resolves `class`'s status; writes it and hands it to the provider when
-/// it changed.
-async fn reconcile_class(
-    provider: &AwsProvider,
-    parameters: &SdkParameters,
-    api: &Api<EC2NodeClass>,
-    context: &ClassContext,
-    cache: &mut SsmCache,
-    class: &EC2NodeClass,
-) {
-    let name = class.metadata.name.clone().unwrap_or_default();
-    let resolve = ResolveContext {
-        cluster_name: context.cluster_name.clone(),
-        region: context.region.clone(),
-        kubernetes_version: context.kubernetes_version.clone(),
-        now: Timestamp::now(),
-        ssm_parameters: BTreeMap::new(),
-        reserved_capacity: context.reserved_capacity,
-    };
-    let reconciled =
-        match reconcile_status(provider.api(), parameters, cache, class, &resolve).await {
-            Ok(reconciled) => reconciled,
-            Err(error) => {
-                tracing::warn!(class = name, %error, "resolving the EC2NodeClass status failed");
-                return;
-            }
-        };
-    if !reconciled.changed {
-        return;
-    }
-    let patch = Patch::Merge(serde_json::json!({"status": reconciled.status}));
-    if let Err(error) = api
-        .patch_status(&name, &PatchParams::default(), &patch)
-        .await
-    {
-        tracing::warn!(class = name, %error, "writing the EC2NodeClass status failed");
-        return;
-    }
-    let mut class = class.clone();
-    class.status = Some(reconciled.status);
-    provider.apply_node_class(class);
 }
 
 /// Receives from the interruption queue (20 s long polls, one after

@@ -12,6 +12,8 @@ mod args;
 mod aws;
 mod aws_args;
 #[cfg(feature = "aws")]
+mod aws_classes;
+#[cfg(feature = "aws")]
 mod aws_interruption;
 #[cfg(feature = "aws")]
 mod aws_loops;
