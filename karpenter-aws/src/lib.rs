@@ -114,6 +114,9 @@
 //!   and the Pricing API) and [`ec2::QueueApi`] (the interruption queue),
 //!   shaped after the AWS SDK for Rust, with [`ec2::InMemoryEc2`] and
 //!   [`ec2::InMemoryQueue`].
+//! - [`iam`]: the instance profiles a class's `role` gets, behind
+//!   [`iam::IamApi`], with [`iam::InMemoryIam`] and upstream's provider
+//!   ([`iam::InstanceProfiles`]).
 //! - [`launch`]: the launch decisions as pure functions: the launch filters
 //!   and the 60-type cut, the capacity type, the subnet per zone, the launch
 //!   templates, the `CreateFleet` request and what EC2's errors mean.
@@ -136,6 +139,7 @@
 
 mod catalog;
 pub mod ec2;
+pub mod iam;
 mod instancetype;
 pub mod interruption;
 pub mod launch;

@@ -18,10 +18,16 @@ pub const INSUFFICIENT_CAPACITY_CODES: [&str; 8] = [
     "ReservationCapacityExceeded",
 ];
 
+/// IAM's code for a named entity (instance profile, role) that does not
+/// exist; upstream counts it as "not found".
+pub const NO_SUCH_ENTITY: &str = "NoSuchEntity";
+
 /// Service codes that say "try again later" rather than "this request is
 /// wrong".
-const RETRYABLE_CODES: [&str; 5] = [
+const RETRYABLE_CODES: [&str; 6] = [
     "InternalError",
+    // IAM's code for its own failure (HTTP 500).
+    "ServiceFailure",
     "InternalFailure",
     "ServiceUnavailable",
     "Unavailable",
@@ -73,6 +79,18 @@ pub enum Operation {
     GetParameter,
     /// EKS `DescribeCluster`.
     DescribeCluster,
+    /// IAM `GetInstanceProfile`.
+    GetInstanceProfile,
+    /// IAM `CreateInstanceProfile`.
+    CreateInstanceProfile,
+    /// IAM `AddRoleToInstanceProfile`.
+    AddRoleToInstanceProfile,
+    /// IAM `RemoveRoleFromInstanceProfile`.
+    RemoveRoleFromInstanceProfile,
+    /// IAM `DeleteInstanceProfile`.
+    DeleteInstanceProfile,
+    /// IAM `ListInstanceProfiles`.
+    ListInstanceProfiles,
 }
 
 impl fmt::Display for Operation {
@@ -185,10 +203,12 @@ impl Ec2Error {
 
     /// Whether the code says a named resource does not exist
     /// (`InvalidInstanceID.NotFound`,
-    /// `InvalidLaunchTemplateName.NotFoundException`, ...).
+    /// `InvalidLaunchTemplateName.NotFoundException`, IAM's
+    /// `NoSuchEntity`, ...).
     pub fn is_not_found(&self) -> bool {
-        self.code()
-            .is_some_and(|c| c.ends_with(".NotFound") || c.ends_with("NotFoundException"))
+        self.code().is_some_and(|c| {
+            c.ends_with(".NotFound") || c.ends_with("NotFoundException") || c == NO_SUCH_ENTITY
+        })
     }
 
     /// Whether the code is one of [`INSUFFICIENT_CAPACITY_CODES`].

@@ -10,7 +10,7 @@
 //! the provider uses, so an SDK-backed implementation maps them one to one.
 
 mod error;
-mod faults;
+pub(crate) mod faults;
 mod filter;
 mod fleet;
 mod instance_types;
@@ -28,7 +28,7 @@ mod tests;
 
 use async_trait::async_trait;
 
-pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, Operation};
+pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, NO_SUCH_ENTITY, Operation};
 pub use filter::{Filter, Tag};
 pub use fleet::{
     CapacityReservationPreference, CreateFleetError, CreateFleetInput, CreateFleetInstance,
