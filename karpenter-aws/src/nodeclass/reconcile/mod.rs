@@ -1,6 +1,6 @@
 //! An `EC2NodeClass`'s status kept as upstream's status controller keeps
 //! it: the SSM parameters its images are named by read (and cached), the
-//! status resolved ([`resolve_status`]), whether it changed, and when to
+//! status resolved ([`resolve_status`](crate::nodeclass::resolve::resolve_status)), whether it changed, and when to
 //! do it all again on upstream's periods.
 //!
 //! Writing the status through the API server, and running this when the
@@ -8,6 +8,7 @@
 //! pass, with the time passed in.
 
 mod cache;
+mod profile;
 mod requeue;
 
 #[cfg(test)]
@@ -18,12 +19,16 @@ use std::collections::BTreeMap;
 use jiff::SignedDuration;
 
 pub use cache::{ALIAS_PARAMETER_TTL, CUSTOM_PARAMETER_TTL, SsmCache};
+pub use profile::delete_instance_profiles;
 pub use requeue::{
     CAPACITY_RESERVATION_PERIOD, FOUND_PERIOD, NOT_FOUND_PERIOD, Requeue, SUBNET_PERIOD,
 };
 
 use crate::ec2::{Ec2Api, Ec2Error, PARAMETER_NOT_FOUND, ParameterApi};
-use crate::nodeclass::resolve::{ResolveContext, ResolveError, alias_parameters, resolve_status};
+use crate::iam::{IamApi, InstanceProfileError, InstanceProfiles};
+use crate::nodeclass::resolve::{
+    ResolveContext, ResolveError, alias_parameters, resolve_with_profile,
+};
 use crate::nodeclass::{EC2NodeClass, EC2NodeClassStatus};
 
 /// The field an alias's parameters come from, for errors.
@@ -61,6 +66,9 @@ pub enum ReconcileError {
     /// Resolving the status from EC2 failed.
     #[error("resolving the status")]
     Resolve(#[source] ResolveError),
+    /// Making the instance profile of `spec.role` failed.
+    #[error("spec.role: ensuring the instance profile")]
+    InstanceProfile(#[source] InstanceProfileError),
 }
 
 impl ReconcileError {
@@ -77,6 +85,7 @@ impl ReconcileError {
                 | ResolveError::CapacityReservations(source) => source.is_retryable(),
                 ResolveError::AliasNotResolved { .. } => true,
             },
+            ReconcileError::InstanceProfile(error) => error.is_retryable(),
         }
     }
 }
@@ -85,7 +94,7 @@ impl ReconcileError {
 /// names ([`alias_parameters`]) and its `ssmParameter` terms name through
 /// `ssm`, from `cache` while their values are fresh (24 hours for an
 /// alias's, 5 minutes for a term's, as upstream), then resolves the status
-/// over `ec2` ([`resolve_status`]) at `context.now`.
+/// over `ec2` ([`resolve_status`](crate::nodeclass::resolve::resolve_status)) at `context.now`.
 ///
 /// `context.ssm_parameters` is ignored: the values are SSM's. A parameter
 /// SSM does not have (`ParameterNotFound`) names no image, as upstream
@@ -94,17 +103,30 @@ impl ReconcileError {
 /// ([`ResolveError::AliasNotResolved`]). Any other SSM failure fails the
 /// reconcile rather than dropping that image from the status; upstream
 /// skips an alias parameter whatever its error.
+///
+/// First, a class with a `role` gets its instance profile through `iam`
+/// (read through `profiles`, cached 15 minutes): made, tagged and given
+/// the role when the status's profile does not hold it, as upstream's
+/// instance-profile reconciler; a class with `spec.instanceProfile` names
+/// it. Then `InstanceProfileReady` is True; an IAM failure fails the
+/// reconcile ([`ReconcileError::InstanceProfile`]), the condition left
+/// as it was, as upstream leaves it.
 pub async fn reconcile_status(
     ec2: &impl Ec2Api,
     ssm: &impl ParameterApi,
+    iam: &dyn IamApi,
     cache: &mut SsmCache,
+    profiles: &mut InstanceProfiles,
     class: &EC2NodeClass,
     context: &ResolveContext,
 ) -> Result<Reconciled, ReconcileError> {
     cache.prune(context.now);
+    let profile = profile::ensure(iam, profiles, class, context)
+        .await
+        .map_err(ReconcileError::InstanceProfile)?;
     let mut resolve_context = context.clone();
     resolve_context.ssm_parameters = read_parameters(ssm, cache, class, context).await?;
-    let status = resolve_status(ec2, class, &resolve_context)
+    let status = resolve_with_profile(ec2, class, &resolve_context, Some(profile))
         .await
         .map_err(ReconcileError::Resolve)?;
     let changed = class.status.as_ref() != Some(&status);

@@ -14,6 +14,7 @@ use crate::ec2::{
     self, CapacityReservation, Ec2Error, Image, InMemoryEc2, InMemoryParameters, Operation,
     ParameterApi, SecurityGroup, Tag,
 };
+use crate::iam::{InMemoryIam, InstanceProfiles};
 use crate::nodeclass::EC2NodeClass;
 use crate::nodeclass::condition_types as types;
 use crate::nodeclass::resolve::ResolveContext;
@@ -55,6 +56,13 @@ fn class(spec: Value) -> EC2NodeClass {
         "creationTimestamp": "2024-05-01T00:00:00Z",
     }, "spec": base});
     serde_json::from_value(class).unwrap_or_else(|e| panic!("test class: {e}"))
+}
+
+/// An IAM where the classes' role exists.
+fn iam() -> InMemoryIam {
+    let iam = InMemoryIam::new();
+    iam.add_role("KarpenterNodeRole-test");
+    iam
 }
 
 /// An EC2 with a tagged subnet and group, and image `ami-std`.
@@ -146,7 +154,16 @@ async fn reconcile(
     class: &EC2NodeClass,
     at: Timestamp,
 ) -> Result<Reconciled, ReconcileError> {
-    reconcile_status(&ec2(), ssm, cache, class, &context(at)).await
+    reconcile_status(
+        &ec2(),
+        ssm,
+        &iam(),
+        cache,
+        &mut InstanceProfiles::new(),
+        class,
+        &context(at),
+    )
+    .await
 }
 
 async fn reconciled(class: &EC2NodeClass) -> Reconciled {
@@ -301,7 +318,16 @@ async fn a_refused_alias_stops_the_periodic_reconcile() {
     let mut context = context(now());
     context.kubernetes_version = "1.33".into();
     let class = class(json!({"amiSelectorTerms": [{"alias": "al2@latest"}]}));
-    let done = reconcile_status(&ec2(), &ssm(), &mut SsmCache::new(), &class, &context).await;
+    let done = reconcile_status(
+        &ec2(),
+        &ssm(),
+        &iam(),
+        &mut SsmCache::new(),
+        &mut InstanceProfiles::new(),
+        &class,
+        &context,
+    )
+    .await;
     let done = done.unwrap_or_else(|e| panic!("{e}"));
     let ready = condition(&done, types::AMIS_READY);
     assert_eq!(
@@ -331,7 +357,16 @@ async fn reservation_requeue(
     let class = class(json!({"capacityReservationSelectorTerms": [{"id": "cr-1"}]}));
     let mut context = context(now());
     context.reserved_capacity = true;
-    let done = reconcile_status(&ec2, &ssm(), &mut SsmCache::new(), &class, &context).await;
+    let done = reconcile_status(
+        &ec2,
+        &ssm(),
+        &iam(),
+        &mut SsmCache::new(),
+        &mut InstanceProfiles::new(),
+        &class,
+        &context,
+    )
+    .await;
     let done = done.unwrap_or_else(|e| panic!("{e}"));
     assert!(done.status.capacity_reservations.is_some());
     (done.requeue.capacity_reservations, done.requeue.after())
@@ -379,3 +414,5 @@ fn the_cache_serves_until_its_time_is_up_and_prunes_after() {
     assert!(!cache.remove("/b"));
     assert!(cache.is_empty());
 }
+
+mod profile;

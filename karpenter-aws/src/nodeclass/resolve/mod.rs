@@ -30,6 +30,7 @@ use self::amis::{ImageQuery, resolve_amis};
 use self::conditions::{Stamp, set, set_ready, set_true};
 use self::filters::{available, image_inputs};
 use crate::ec2::{DescribeImagesInput, Ec2Api, Ec2Error, Filter};
+use crate::iam::instance_profile_name;
 use crate::nodeclass::{EC2NodeClass, EC2NodeClassStatus, condition_types as types};
 
 /// What the resolution needs besides the class and EC2.
@@ -98,6 +99,19 @@ pub async fn resolve_status(
     api: &impl Ec2Api,
     class: &EC2NodeClass,
     context: &ResolveContext,
+) -> Result<EC2NodeClassStatus, ResolveError> {
+    resolve_with_profile(api, class, context, None).await
+}
+
+/// [`resolve_status`], with `profile` the instance profile the caller
+/// made sure of (`Some(None)` for a class naming none): then it is the
+/// status's, and `InstanceProfileReady` is True before `Ready` is
+/// reckoned.
+pub(crate) async fn resolve_with_profile(
+    api: &impl Ec2Api,
+    class: &EC2NodeClass,
+    context: &ResolveContext,
+    profile: Option<Option<String>>,
 ) -> Result<EC2NodeClassStatus, ResolveError> {
     let mut status = class.status.clone().unwrap_or_default();
     let mut conditions = status.conditions.take().unwrap_or_default();
@@ -169,7 +183,13 @@ pub async fn resolve_status(
         set_true(&mut conditions, stamp, types::CAPACITY_RESERVATIONS_READY);
     }
 
-    status.instance_profile = instance_profile(class, context);
+    match profile {
+        Some(profile) => {
+            status.instance_profile = profile;
+            set_true(&mut conditions, stamp, types::INSTANCE_PROFILE_READY);
+        }
+        None => status.instance_profile = instance_profile(class, context),
+    }
     set_ready(&mut conditions, stamp, context.reserved_capacity);
     status.conditions = Some(conditions);
     Ok(status)
@@ -271,10 +291,10 @@ fn image_queries(
 }
 
 /// The instance profile nodes get: `spec.instanceProfile` when given;
-/// with a `role`, the profile already in the status, or the name upstream
-/// generates for a new one (`<cluster>_<number>`). Upstream hashes a
-/// random UUID into that number; this hashes the class's UID so the name
-/// is deterministic. No IAM call is made.
+/// with a `role`, the profile already in the status, or the name
+/// Karpenter gives the class's profile ([`instance_profile_name`]). No
+/// IAM call is made here: [`reconcile_status`](super::reconcile::reconcile_status)
+/// makes the profile.
 fn instance_profile(class: &EC2NodeClass, context: &ResolveContext) -> Option<String> {
     if let Some(profile) = class
         .spec
@@ -292,21 +312,10 @@ fn instance_profile(class: &EC2NodeClass, context: &ResolveContext) -> Option<St
     if let Some(current) = current.filter(|name| !name.is_empty()) {
         return Some(current);
     }
-    let name = class.name().unwrap_or_default();
-    let uid = class.metadata.uid.as_deref().unwrap_or_default();
-    let seed = format!("{}{name}{uid}", context.region);
-    Some(format!(
-        "{}_{}",
-        context.cluster_name,
-        fnv1a_64(seed.as_bytes())
+    Some(instance_profile_name(
+        &context.cluster_name,
+        &context.region,
+        class.name().unwrap_or_default(),
+        class.metadata.uid.as_deref().unwrap_or_default(),
     ))
-}
-
-/// 64-bit FNV-1a, the hash upstream's profile names are numbered with.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(PRIME)
-    })
 }
