@@ -1,15 +1,16 @@
 //! The live AWS client (feature `sdk`): [`Ec2Api`](crate::ec2::Ec2Api),
 //! [`QueueApi`](crate::ec2::QueueApi) and
 //! [`ParameterApi`](crate::ec2::ParameterApi) over the official AWS SDK for
-//! Rust.
+//! Rust, and [`IamApi`](crate::iam::IamApi) for the instance profiles.
 //!
 //! [`AwsClients::load`] finds the region and credentials as every AWS tool
 //! does: the environment (`AWS_REGION`, `AWS_ACCESS_KEY_ID`, ...), the shared
 //! config files, IRSA's web identity token (`AWS_WEB_IDENTITY_TOKEN_FILE` and
 //! `AWS_ROLE_ARN`), EKS Pod Identity's container endpoint, and last the
 //! instance's metadata service (IMDSv2). From it come [`SdkEc2`] (EC2 and
-//! the Pricing API), [`SdkQueue`] (the interruption queue) and
-//! [`SdkParameters`] (SSM's public parameters), and
+//! the Pricing API), [`SdkQueue`] (the interruption queue),
+//! [`SdkParameters`] (SSM's public parameters), [`SdkIam`] (the instance
+//! profiles of a class's `role`), and
 //! [`AwsClients::describe_cluster`] reads the EKS cluster nodes join.
 //!
 //! What every call keeps ([`ClientLimits`]):
@@ -48,6 +49,7 @@
 mod ec2;
 mod eks;
 mod error;
+mod iam;
 mod limits;
 mod pages;
 mod pricing;
@@ -65,6 +67,7 @@ use aws_sdk_ec2::config::ProvideCredentials;
 
 pub use ec2::SdkEc2;
 pub use eks::EksCluster;
+pub use iam::SdkIam;
 pub use limits::ClientLimits;
 pub use pricing::pricing_region;
 pub use sqs::SdkQueue;
@@ -248,6 +251,19 @@ impl AwsClients {
             .retry_config(self.limits.retries())
             .build();
         eks::describe_cluster(&aws_sdk_eks::Client::from_conf(config), name).await
+    }
+
+    /// IAM, for the instance profiles of classes with a `role`. IAM is
+    /// global: the SDK picks its endpoint for the region's partition.
+    pub fn iam(&self) -> SdkIam {
+        let config = aws_sdk_iam::config::Builder::from(&self.config)
+            .timeout_config(self.limits.timeouts(Duration::ZERO))
+            .retry_config(self.limits.retries())
+            .build();
+        SdkIam {
+            client: aws_sdk_iam::Client::from_conf(config),
+            max_pages: self.limits.max_pages,
+        }
     }
 
     /// SSM Parameter Store.

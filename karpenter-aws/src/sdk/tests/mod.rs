@@ -3,6 +3,7 @@
 
 mod calls;
 mod errors;
+mod iam;
 mod resources;
 mod services;
 
