@@ -2,7 +2,9 @@
 //! the instance profile nodes launch with, created, given the role,
 //! deleted, behind [`IamApi`], with [`InMemoryIam`] for tests and
 //! simulation and [`InstanceProfiles`], upstream's instance-profile
-//! provider (its 15-minute cache, its role-not-found cache). The
+//! provider (its 15-minute cache, its role-not-found cache), and
+//! [`collect_instance_profiles`], upstream's collector of profiles no
+//! class or node uses. The
 //! implementation over the AWS SDK is `karpenter_aws::sdk::SdkIam`
 //! (feature `sdk`).
 //!
@@ -11,7 +13,9 @@
 //! [`is_already_exists`], [`is_limit_exceeded`] and [`is_role_not_found`]
 //! read IAM's other codes as upstream does.
 
+mod collect;
 mod memory;
+mod names;
 mod profiles;
 
 #[cfg(test)]
@@ -19,11 +23,15 @@ mod tests;
 
 use async_trait::async_trait;
 
+pub use collect::{COLLECT_PERIOD, collect_instance_profiles};
 pub use memory::InMemoryIam;
-pub use profiles::{
-    INSTANCE_PROFILE_TTL, InstanceProfileError, InstanceProfiles, ROLE_NOT_FOUND_TTL,
+pub use names::{
     instance_profile_name, instance_profile_path, instance_profile_tags,
     legacy_instance_profile_name, role_name,
+};
+pub use profiles::{
+    INSTANCE_PROFILE_TTL, InstanceProfileError, InstanceProfiles, PROTECTED_PROFILE_TTL,
+    ROLE_NOT_FOUND_TTL,
 };
 
 pub use crate::ec2::{Ec2Error, NO_SUCH_ENTITY, Operation, Tag};

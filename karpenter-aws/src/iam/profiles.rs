@@ -1,14 +1,13 @@
 //! [`InstanceProfiles`]: upstream's instance-profile provider over any
-//! [`IamApi`], and the name, path and tags upstream gives a class's
-//! profile.
+//! [`IamApi`].
 
 use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
 
+use super::names::role_name;
 use super::{CreateInstanceProfileInput, IamApi, InstanceProfile, Role, Tag, is_role_not_found};
 use crate::ec2::Ec2Error;
-use crate::nodeclass::EC2NodeClass;
 
 /// How long a profile read or made is served from the cache, as
 /// upstream's `InstanceProfileTTL`.
@@ -17,6 +16,12 @@ pub const INSTANCE_PROFILE_TTL: SignedDuration = SignedDuration::from_mins(15);
 /// upstream's role cache (its `DefaultCleanupInterval`): this keeps a
 /// class naming a missing role from making profile after profile.
 pub const ROLE_NOT_FOUND_TTL: SignedDuration = SignedDuration::from_mins(1);
+
+/// How long a profile just made, or just replaced, is kept from
+/// [`collect_instance_profiles`](super::collect_instance_profiles), as
+/// upstream's `ProtectedProfilesTTL`: the class or node naming it may not
+/// yet be among those the collector is told are in use.
+pub const PROTECTED_PROFILE_TTL: SignedDuration = SignedDuration::from_hours(1);
 
 /// Why an instance profile could not be made, read or deleted.
 #[derive(Debug, thiserror::Error)]
@@ -108,12 +113,14 @@ impl InstanceProfileError {
 
 /// Upstream's instance-profile provider: the profiles read or made (for
 /// [`INSTANCE_PROFILE_TTL`]) and the roles IAM lately said are missing
-/// (for [`ROLE_NOT_FOUND_TTL`]). IAM is passed to each call; the time
+/// (for [`ROLE_NOT_FOUND_TTL`]), and the profiles kept from the collector
+/// (for [`PROTECTED_PROFILE_TTL`]). IAM is passed to each call; the time
 /// too, so that the caches are deterministic.
 #[derive(Clone, Debug, Default)]
 pub struct InstanceProfiles {
     profiles: BTreeMap<String, (InstanceProfile, Timestamp)>,
     missing_roles: BTreeMap<String, Timestamp>,
+    protected: BTreeMap<String, Timestamp>,
 }
 
 impl InstanceProfiles {
@@ -256,6 +263,7 @@ impl InstanceProfiles {
             Ok(found) => found,
             Err(source) if source.is_not_found() => {
                 self.profiles.remove(name);
+                self.protected.remove(name);
                 return Ok(());
             }
             Err(source) => return Err(InstanceProfileError::Get { profile, source }),
@@ -279,6 +287,7 @@ impl InstanceProfiles {
             Err(source) => return Err(InstanceProfileError::Delete { profile, source }),
         }
         self.profiles.remove(name);
+        self.protected.remove(name);
         Ok(())
     }
 
@@ -300,71 +309,21 @@ impl InstanceProfiles {
             })
     }
 
+    /// Keeps the profile `name` from the collector until
+    /// [`PROTECTED_PROFILE_TTL`] after `now`.
+    pub fn protect(&mut self, name: &str, now: Timestamp) {
+        let until = now.saturating_add(PROTECTED_PROFILE_TTL).unwrap_or(now);
+        self.protected.insert(name.to_owned(), until);
+    }
+
+    /// Whether the profile `name` is kept from the collector at `now`.
+    pub fn is_protected(&self, name: &str, now: Timestamp) -> bool {
+        self.protected.get(name).is_some_and(|until| *until > now)
+    }
+
     fn remember(&mut self, profile: InstanceProfile, now: Timestamp) {
         let expires = now.saturating_add(INSTANCE_PROFILE_TTL).unwrap_or(now);
         let name = profile.instance_profile_name.clone();
         self.profiles.insert(name, (profile, expires));
     }
-}
-
-/// A role's name without its path (`team/NodeRole` is `NodeRole`), as
-/// IAM's role calls take it.
-pub fn role_name(role: &str) -> &str {
-    role.rsplit('/').next().unwrap_or(role)
-}
-
-/// The profile Karpenter makes for a class with a `role`:
-/// `<cluster>_<number>`, the number a 64-bit FNV-1a hash (the hash
-/// upstream's `hashstructure` takes of a string) of the region, the
-/// class's name and its UID.
-///
-/// Departure: upstream hashes a random UUID in place of the UID, so each
-/// profile it makes has a new name and the old one is collected later;
-/// here a class has one name for its life, and a changed role is swapped
-/// in that profile. The format (and so IAM's 128-character limit for
-/// clusters of up to 100 characters) is upstream's.
-pub fn instance_profile_name(cluster: &str, region: &str, class: &str, uid: &str) -> String {
-    let seed = format!("{region}{class}{uid}");
-    format!("{cluster}_{}", fnv1a_64(seed.as_bytes()))
-}
-
-/// The name upstream gave a class's profile before it added a random
-/// part: `<cluster>_<hash of region and class name>`. A class's finalizer
-/// deletes it too, as upstream does.
-pub fn legacy_instance_profile_name(cluster: &str, region: &str, class: &str) -> String {
-    let seed = format!("{region}{class}");
-    format!("{cluster}_{}", fnv1a_64(seed.as_bytes()))
-}
-
-/// The IAM path of a class's profiles, `/karpenter/<region>/<cluster>/<uid>/`
-/// as upstream; `/karpenter/<region>/<cluster>/` (no `uid`) holds the
-/// cluster's.
-pub fn instance_profile_path(region: &str, cluster: &str, uid: Option<&str>) -> String {
-    match uid {
-        Some(uid) => format!("/karpenter/{region}/{cluster}/{uid}/"),
-        None => format!("/karpenter/{region}/{cluster}/"),
-    }
-}
-
-/// The tags of a class's profile, by key: the class's `spec.tags` under
-/// upstream's own, which win: `kubernetes.io/cluster/<cluster>: owned`,
-/// `eks:eks-cluster-name`, `karpenter.k8s.aws/ec2nodeclass` and
-/// `topology.kubernetes.io/region`.
-pub fn instance_profile_tags(class: &EC2NodeClass, cluster: &str, region: &str) -> Vec<Tag> {
-    let mut tags = class.spec.tags.clone().unwrap_or_default();
-    let name = class.name().unwrap_or_default();
-    tags.insert(format!("kubernetes.io/cluster/{cluster}"), "owned".into());
-    tags.insert("eks:eks-cluster-name".into(), cluster.into());
-    tags.insert("karpenter.k8s.aws/ec2nodeclass".into(), name.into());
-    tags.insert("topology.kubernetes.io/region".into(), region.into());
-    tags.iter().map(|(k, v)| Tag::new(k, v)).collect()
-}
-
-/// 64-bit FNV-1a.
-fn fnv1a_64(bytes: &[u8]) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(PRIME)
-    })
 }

@@ -49,3 +49,47 @@ fn names_follow_upstreams_format() {
     let name = legacy_instance_profile_name("c", "", "");
     assert_eq!(name, format!("c_{}", 0xcbf2_9ce4_8422_2325_u64));
 }
+
+#[tokio::test]
+async fn the_collector_deletes_only_unused_unprotected_profiles_of_the_cluster() {
+    use std::collections::BTreeSet;
+
+    use jiff::{SignedDuration, Timestamp};
+
+    use super::{InstanceProfile, InstanceProfiles, Role, collect_instance_profiles};
+
+    let iam = InMemoryIam::new();
+    let profile = |name: &str, path: &str| InstanceProfile {
+        instance_profile_name: name.into(),
+        path: path.into(),
+        roles: vec![Role {
+            role_name: "R".into(),
+            path: "/".into(),
+        }],
+        tags: Vec::new(),
+    };
+    let ours = "/karpenter/us-west-2/c/uid-1/";
+    iam.insert_profile(profile("used", ours));
+    iam.insert_profile(profile("fresh", ours));
+    iam.insert_profile(profile("stale", ours));
+    iam.insert_profile(profile("other-cluster", "/karpenter/us-west-2/d/uid-2/"));
+    iam.insert_profile(profile("users", "/"));
+    let now = Timestamp::UNIX_EPOCH;
+    let mut profiles = InstanceProfiles::new();
+    profiles.protect("fresh", now);
+    let in_use = BTreeSet::from(["used".to_owned()]);
+    let collect = collect_instance_profiles(&iam, &mut profiles, "c", "us-west-2", &in_use, now);
+    let deleted = collect.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(deleted, ["stale"]);
+    // Protection lapses after an hour.
+    let later = now + SignedDuration::from_mins(61);
+    let collect = collect_instance_profiles(&iam, &mut profiles, "c", "us-west-2", &in_use, later);
+    let deleted = collect.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(deleted, ["fresh"]);
+    let left: Vec<String> = iam
+        .profiles()
+        .into_iter()
+        .map(|p| p.instance_profile_name)
+        .collect();
+    assert_eq!(left, ["other-cluster", "used", "users"]);
+}

@@ -68,6 +68,12 @@ pub(super) async fn ensure(
     profiles
         .create(iam, &name, role, tags, &path, context.now)
         .await?;
+    // Until the status naming it is seen, and while nodes of the profile
+    // it replaces may still run, the collector leaves both alone.
+    profiles.protect(&name, context.now);
+    if let Some(old) = current.filter(|old| *old != name) {
+        profiles.protect(&old, context.now);
+    }
     Ok(Some(name))
 }
 

@@ -45,10 +45,15 @@ fn expected_name() -> String {
 async fn a_role_gets_a_profile_with_upstreams_tags_and_the_role() {
     let iam = iam();
     let class = class(json!({"tags": {"team": "a", "eks:eks-cluster-name": "spoofed"}}));
-    let done = run(&iam, &mut InstanceProfiles::new(), &class, 0)
+    let mut profiles = InstanceProfiles::new();
+    let done = run(&iam, &mut profiles, &class, 0)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let name = expected_name();
+    assert!(
+        profiles.is_protected(&name, now()),
+        "kept from the collector"
+    );
     assert!(name.starts_with("test-cluster_"), "{name}");
     assert_eq!(done.status.instance_profile.as_deref(), Some(name.as_str()));
     let ready = condition(&done, types::INSTANCE_PROFILE_READY).map(|c| c.0);
