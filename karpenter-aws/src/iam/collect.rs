@@ -8,6 +8,10 @@ use jiff::{SignedDuration, Timestamp};
 use super::names::instance_profile_path;
 use super::{IamApi, InstanceProfileError, InstanceProfiles};
 
+/// The annotation a launched NodeClaim names its instance profile by, so
+/// that the collector keeps a profile while a node launched with it runs.
+pub const INSTANCE_PROFILE_ANNOTATION: &str = "karpenter.k8s.aws/instance-profile-name";
+
 /// How often upstream's collector runs.
 pub const COLLECT_PERIOD: SignedDuration = SignedDuration::from_mins(30);
 
@@ -18,7 +22,7 @@ pub const COLLECT_PERIOD: SignedDuration = SignedDuration::from_mins(30);
 ///
 /// `in_use` is what upstream gathers from the cluster: every
 /// `EC2NodeClass`'s `status.instanceProfile` and every NodeClaim's
-/// `karpenter.k8s.aws/instance-profile-name` annotation.
+/// [`INSTANCE_PROFILE_ANNOTATION`].
 ///
 /// # Errors
 ///

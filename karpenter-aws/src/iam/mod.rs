@@ -23,7 +23,7 @@ mod tests;
 
 use async_trait::async_trait;
 
-pub use collect::{COLLECT_PERIOD, collect_instance_profiles};
+pub use collect::{COLLECT_PERIOD, INSTANCE_PROFILE_ANNOTATION, collect_instance_profiles};
 pub use memory::InMemoryIam;
 pub use names::{
     instance_profile_name, instance_profile_path, instance_profile_tags,

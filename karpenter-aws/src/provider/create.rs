@@ -23,6 +23,7 @@ use crate::ec2::{
     CreateFleetInput, CreateFleetInstance, CreateFleetOutput, CreateLaunchTemplateInput, Ec2Api,
     Ec2Error,
 };
+use crate::iam::INSTANCE_PROFILE_ANNOTATION;
 use crate::launch::{
     FleetError, FleetInputs, LaunchError, SubnetInfo, UnavailableMark, capacity_type,
     filter_instance_types, fleet_outcome, fleet_request, launch_tags, launch_templates,
@@ -197,7 +198,8 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
 
     /// The claim once `started` launched as instance `id`: the contract's
     /// labels, capacity and allocatable, the offering's labels (zone ID,
-    /// reservation), the image, and the class's hash annotations.
+    /// reservation), the image, the class's hash annotations and its
+    /// instance profile's.
     fn hydrated(
         &self,
         claim: &NodeClaim,
@@ -252,6 +254,15 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             if let Some(value) = value {
                 annotations.insert(key.to_owned(), value.clone());
             }
+        }
+        // As upstream: the profile the node launched with, which the
+        // profile collector keeps while the claim lives.
+        let profile = class
+            .status
+            .as_ref()
+            .and_then(|s| s.instance_profile.as_ref());
+        if let Some(profile) = profile {
+            annotations.insert(INSTANCE_PROFILE_ANNOTATION.to_owned(), profile.clone());
         }
         Ok(launched)
     }

@@ -21,7 +21,7 @@ fn read(file: &str) -> String {
 /// Every call the provider makes: `Ec2Api`'s EC2 and Pricing calls (with
 /// `RunInstances`, which `CreateFleet` performs), the SSM parameters of AMI
 /// aliases, the interruption queue, the node role and its instance
-/// profiles, and the cluster's endpoint discovery.
+/// profiles (with their tagging), and the cluster's endpoint discovery.
 const ACTIONS: &[&str] = &[
     "ec2:CreateFleet",
     "ec2:CreateLaunchTemplate",
@@ -47,6 +47,9 @@ const ACTIONS: &[&str] = &[
     "iam:ListInstanceProfiles",
     "iam:PassRole",
     "iam:RemoveRoleFromInstanceProfile",
+    // No call names it: tags given to CreateInstanceProfile may be
+    // authorised as tagging (upstream grants it the same way).
+    "iam:TagInstanceProfile",
     "pricing:GetProducts",
     "sqs:DeleteMessage",
     "sqs:GetQueueUrl",

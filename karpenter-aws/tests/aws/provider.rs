@@ -54,6 +54,12 @@ async fn a_launch_takes_the_cheapest_allowed_type_and_the_roomiest_subnet() {
         stored["karpenter.k8s.aws/ec2nodeclass-hash-version"],
         "rs-v1"
     );
+    // And the instance profile it launched with, which the profile
+    // collector keeps while the claim lives.
+    assert_eq!(
+        stored["karpenter.k8s.aws/instance-profile-name"],
+        "KarpenterNodeProfile"
+    );
     // The launch tags reach the instance.
     let tags: Vec<(&str, &str)> = instances[0]
         .tags

@@ -77,6 +77,7 @@ pub(crate) async fn provider(
         provider: Arc::clone(&provider),
         cluster: cluster.clone(),
         parameters: clients.parameters(),
+        iam: Arc::new(clients.iam()),
         queue,
         spot_prices_only: settings.isolated_vpc || clients.region().starts_with("us-gov-"),
         context: ClassContext {
@@ -84,6 +85,7 @@ pub(crate) async fn provider(
             region: clients.region().to_owned(),
             kubernetes_version: minor_version(&version),
             reserved_capacity,
+            isolated_vpc: settings.isolated_vpc,
         },
     };
     Ok((provider, background))
@@ -161,6 +163,7 @@ pub(crate) struct AwsBackground {
     provider: Arc<AwsProvider>,
     cluster: KubeCluster,
     parameters: karpenter_aws::sdk::SdkParameters,
+    iam: Arc<dyn karpenter_aws::iam::IamApi>,
     queue: Option<SdkQueue>,
     /// Whether the Pricing API is out of reach (an isolated VPC, GovCloud).
     spot_prices_only: bool,
@@ -182,6 +185,7 @@ impl AwsBackground {
             Arc::clone(&self.provider),
             self.cluster.clone(),
             self.parameters,
+            self.iam,
             self.context,
         )
         .spawn(stopping.clone());

@@ -1,10 +1,12 @@
 //! The EC2NodeClass controller, as upstream's: every class carries
 //! Karpenter's termination finalizer; a live class's status is resolved
-//! and written when it changed; a deleted class waits for the NodeClaims
-//! launched from it to go, then its launch templates are deleted and the
-//! finalizer released.
+//! (its instance profile made from its `role`) and written when it
+//! changed; a deleted class waits for the NodeClaims launched from it to
+//! go, then its instance profiles and launch templates are deleted and the
+//! finalizer released; every 30 minutes the profiles Karpenter made that
+//! nothing uses are collected.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,11 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karpenter_aws::ec2::{Ec2Api, ParameterApi};
-use karpenter_aws::nodeclass::reconcile::{SsmCache, reconcile_status};
+use karpenter_aws::iam::{
+    COLLECT_PERIOD, INSTANCE_PROFILE_ANNOTATION, IamApi, InstanceProfiles,
+    collect_instance_profiles,
+};
+use karpenter_aws::nodeclass::reconcile::{SsmCache, delete_instance_profiles, reconcile_status};
 use karpenter_aws::nodeclass::resolve::ResolveContext;
 use karpenter_aws::{AwsCloudProvider, EC2NodeClass};
 use karpenter_core::cluster::Cluster;
@@ -47,6 +53,9 @@ pub(crate) struct ClassContext {
     /// `major.minor`, as alias parameters name it.
     pub(crate) kubernetes_version: String,
     pub(crate) reserved_capacity: bool,
+    /// `--isolated-vpc`: IAM is out of reach, so deleted classes' profiles
+    /// are left and none are collected, as upstream.
+    pub(crate) isolated_vpc: bool,
 }
 
 /// Reconciles EC2NodeClasses one at a time.
@@ -55,19 +64,22 @@ pub(crate) struct ClassController<E, P> {
     cluster: KubeCluster,
     api: Api<EC2NodeClass>,
     parameters: P,
+    iam: Arc<dyn IamApi>,
     context: ClassContext,
     cache: SsmCache,
+    profiles: InstanceProfiles,
     /// When each deleted class last said it waits on NodeClaims.
     waiting_said: BTreeMap<String, Instant>,
 }
 
 impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
     /// A controller writing to `cluster`, resolving through `provider`'s
-    /// EC2 and `parameters` (SSM).
+    /// EC2, `parameters` (SSM) and `iam`.
     pub(crate) fn new(
         provider: Arc<AwsCloudProvider<E>>,
         cluster: KubeCluster,
         parameters: P,
+        iam: Arc<dyn IamApi>,
         context: ClassContext,
     ) -> Self {
         let api = Api::all(cluster.client().clone());
@@ -76,14 +88,19 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             cluster,
             api,
             parameters,
+            iam,
             context,
             cache: SsmCache::new(),
+            profiles: InstanceProfiles::new(),
             waiting_said: BTreeMap::new(),
         }
     }
 
-    /// Reconciles each class when it changes and every minute, until
-    /// `stopping`.
+    /// Reconciles each class when it changes and every minute, and
+    /// collects unused instance profiles every 30 minutes, until
+    /// `stopping`. The first collection waits a whole period: by then the
+    /// classes are read, so no profile is taken for unused because the
+    /// watch had not yet listed its class.
     pub(crate) fn spawn(mut self, mut stopping: watch::Receiver<bool>) {
         let (reader, writer) = reflector::store();
         let stream = reflector(
@@ -95,6 +112,11 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             let mut tick = tokio::time::interval(PERIOD);
+            let collect_every = Duration::from_secs(COLLECT_PERIOD.as_secs().unsigned_abs());
+            let mut collect = tokio::time::interval_at(
+                tokio::time::Instant::now() + collect_every,
+                collect_every,
+            );
             loop {
                 tokio::select! {
                     changed = stream.next() => match changed {
@@ -105,6 +127,12 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
                     _ = tick.tick() => {
                         for class in reader.state() {
                             self.reconcile(&class).await;
+                        }
+                    }
+                    _ = collect.tick(), if !self.context.isolated_vpc => {
+                        let classes = reader.state();
+                        if let Err(error) = self.collect_profiles(&classes).await {
+                            tracing::warn!(%error, "collecting unused instance profiles failed");
                         }
                     }
                     _ = stopping.changed() => return,
@@ -147,16 +175,17 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             ssm_parameters: BTreeMap::new(),
             reserved_capacity: self.context.reserved_capacity,
         };
-        let ec2 = self.provider.api();
-        let reconciled = match reconcile_status(
-            ec2,
+        let reconciled = reconcile_status(
+            self.provider.api(),
             &self.parameters,
+            self.iam.as_ref(),
             &mut self.cache,
+            &mut self.profiles,
             class,
             &resolve,
         )
-        .await
-        {
+        .await;
+        let reconciled = match reconciled {
             Ok(reconciled) => reconciled,
             Err(error) => {
                 tracing::warn!(class = name, %error, "resolving the EC2NodeClass status failed");
@@ -181,8 +210,9 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
     }
 
     /// A deleted class: while NodeClaims launched from it remain, says so
-    /// (every 10 minutes); then deletes its launch templates and releases
-    /// the finalizer, as upstream's `finalize`.
+    /// (every 10 minutes); then deletes its instance profiles (unless in
+    /// an isolated VPC) and launch templates and releases the finalizer,
+    /// as upstream's `finalize`.
     async fn finalize(&mut self, class: &EC2NodeClass) -> Result<(), BoxError> {
         if !class
             .finalizers()
@@ -209,6 +239,16 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             self.say_waiting(class, &waiting);
             return Ok(());
         }
+        if !self.context.isolated_vpc {
+            delete_instance_profiles(
+                self.iam.as_ref(),
+                &mut self.profiles,
+                class,
+                &self.context.cluster_name,
+                &self.context.region,
+            )
+            .await?;
+        }
         let deleted = self.provider.delete_class_launch_templates(&name).await?;
         if !deleted.is_empty() {
             tracing::info!(
@@ -219,6 +259,36 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         }
         self.set_finalizers(class, false).await?;
         self.waiting_said.remove(&name);
+        Ok(())
+    }
+
+    /// One pass of upstream's instance-profile collector: the profiles
+    /// Karpenter made for this cluster that no class's status and no
+    /// NodeClaim's annotation names, and that were not just made, are
+    /// deleted.
+    async fn collect_profiles(&mut self, classes: &[Arc<EC2NodeClass>]) -> Result<(), BoxError> {
+        let mut in_use: BTreeSet<String> = classes
+            .iter()
+            .filter_map(|c| c.status.as_ref()?.instance_profile.clone())
+            .collect();
+        for claim in self.cluster.node_claims().await? {
+            let annotations = claim.metadata.annotations.unwrap_or_default();
+            if let Some(profile) = annotations.get(INSTANCE_PROFILE_ANNOTATION) {
+                in_use.insert(profile.clone());
+            }
+        }
+        let deleted = collect_instance_profiles(
+            self.iam.as_ref(),
+            &mut self.profiles,
+            &self.context.cluster_name,
+            &self.context.region,
+            &in_use,
+            Timestamp::now(),
+        )
+        .await?;
+        if !deleted.is_empty() {
+            tracing::info!(profiles = ?deleted, "deleted unused instance profiles");
+        }
         Ok(())
     }
 

@@ -9,6 +9,7 @@ use karpenter_aws::ec2::{
     CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, InMemoryEc2, InMemoryParameters,
     LaunchTemplateData, Tag, TagSpecification,
 };
+use karpenter_aws::iam::{InMemoryIam, InstanceProfile, instance_profile_path};
 use karpenter_aws::{AwsConfig, InstanceTypeOptions};
 use karpenter_core::api::NodeClaim;
 use kube::api::DeleteParams;
@@ -72,6 +73,7 @@ async fn template_names(ec2: &InMemoryEc2) -> Vec<String> {
 async fn controller(
     server: &ApiServer,
     ec2: &InMemoryEc2,
+    iam: &InMemoryIam,
 ) -> ClassController<InMemoryEc2, InMemoryParameters> {
     let cluster = KubeCluster::new(kube::Client::try_from(server.config()).expect("a client"));
     cluster
@@ -90,11 +92,13 @@ async fn controller(
         region: "us-west-2".into(),
         kubernetes_version: "1.34".into(),
         reserved_capacity: false,
+        isolated_vpc: false,
     };
     ClassController::new(
         Arc::new(provider),
         cluster,
         InMemoryParameters::new(),
+        Arc::new(iam.clone()),
         context,
     )
 }
@@ -118,7 +122,7 @@ async fn a_live_class_gets_the_finalizer_once() {
     let server = ApiServer::start().await.expect("the server starts");
     let ec2 = InMemoryEc2::new("us-west-2");
     server.put(&node_class("default")).expect("put");
-    let mut controller = controller(&server, &ec2).await;
+    let mut controller = controller(&server, &ec2, &InMemoryIam::new()).await;
     controller
         .reconcile(&stored(&server, "default").expect("the class"))
         .await;
@@ -142,7 +146,7 @@ async fn a_deleted_class_waits_for_its_claims_then_its_templates_go() {
     server
         .put(&node_claim("other-abc", "other"))
         .expect("a claim");
-    let mut controller = controller(&server, &ec2).await;
+    let mut controller = controller(&server, &ec2, &InMemoryIam::new()).await;
     controller
         .reconcile(&stored(&server, "default").expect("the class"))
         .await;
@@ -181,11 +185,81 @@ async fn a_deleted_class_waits_for_its_claims_then_its_templates_go() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_role_class_takes_its_instance_profile_with_it() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let ec2 = InMemoryEc2::new("us-west-2");
+    let iam = InMemoryIam::new();
+    server.put(&node_class("default")).expect("put");
+    let class = stored(&server, "default").expect("the class");
+    let uid = class.metadata.uid.clone().expect("a uid");
+    let profile = |name: &str, uid: &str| InstanceProfile {
+        instance_profile_name: name.into(),
+        path: instance_profile_path("us-west-2", "demo", Some(uid)),
+        roles: Vec::new(),
+        tags: Vec::new(),
+    };
+    iam.insert_profile(profile("demo_1", &uid));
+    iam.insert_profile(profile("demo_2", "another-class-uid"));
+    let mut controller = controller(&server, &ec2, &iam).await;
+    controller.reconcile(&class).await;
+    let deleted = delete(&server, "default").await;
+    controller.reconcile(&deleted).await;
+    assert!(
+        stored(&server, "default").is_none(),
+        "the finalizer released"
+    );
+    let left: Vec<String> = iam
+        .profiles()
+        .into_iter()
+        .map(|p| p.instance_profile_name)
+        .collect();
+    assert_eq!(left, ["demo_2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_collector_keeps_profiles_a_class_or_a_claim_names() {
+    let server = ApiServer::start().await.expect("the server starts");
+    let ec2 = InMemoryEc2::new("us-west-2");
+    let iam = InMemoryIam::new();
+    for name in ["demo_class", "demo_claim", "demo_orphan"] {
+        iam.insert_profile(InstanceProfile {
+            instance_profile_name: name.into(),
+            path: instance_profile_path("us-west-2", "demo", Some("some-uid")),
+            roles: Vec::new(),
+            tags: Vec::new(),
+        });
+    }
+    let mut claim = node_claim("default-abc", "default");
+    claim.metadata.annotations = Some(
+        [(
+            INSTANCE_PROFILE_ANNOTATION.to_owned(),
+            "demo_claim".to_owned(),
+        )]
+        .into(),
+    );
+    server.put(&claim).expect("a claim");
+    let mut class = node_class("default");
+    class.status =
+        Some(serde_json::from_value(json!({"instanceProfile": "demo_class"})).expect("a status"));
+    let mut controller = controller(&server, &ec2, &iam).await;
+    controller
+        .collect_profiles(&[Arc::new(class)])
+        .await
+        .expect("collected");
+    let left: Vec<String> = iam
+        .profiles()
+        .into_iter()
+        .map(|p| p.instance_profile_name)
+        .collect();
+    assert_eq!(left, ["demo_claim", "demo_class"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finalizer_list_changed_meanwhile_is_not_overwritten() {
     let server = ApiServer::start().await.expect("the server starts");
     let ec2 = InMemoryEc2::new("us-west-2");
     server.put(&node_class("default")).expect("put");
-    let controller = controller(&server, &ec2).await;
+    let controller = controller(&server, &ec2, &InMemoryIam::new()).await;
     let read = stored(&server, "default").expect("the class");
     let mut changed = read.clone();
     changed.metadata.finalizers = Some(vec!["example.com/keep".into()]);
