@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use jiff::{SignedDuration, Timestamp};
-use karpenter_aws::ec2::{Image, InMemoryEc2, SecurityGroup, Subnet};
+use karpenter_aws::ec2::{Ec2Api, Image, InMemoryEc2, SecurityGroup, Subnet};
 use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, InstanceTypeOptions};
 use karpenter_core::api::{NodeClaim, NodePool};
 use karpenter_core::cloudprovider::InstanceType;
@@ -111,6 +111,15 @@ pub(crate) fn provider_with(
     ec2: &InMemoryEc2,
     options: InstanceTypeOptions,
 ) -> (AwsCloudProvider<InMemoryEc2>, Clock) {
+    provider_over(ec2.clone(), options)
+}
+
+/// [`provider_with`] over any EC2 client: the in-memory one, or the SDK's
+/// calling a server that plays EC2.
+pub(crate) fn provider_over<E: Ec2Api>(
+    ec2: E,
+    options: InstanceTypeOptions,
+) -> (AwsCloudProvider<E>, Clock) {
     let clock = Clock(Arc::new(Mutex::new(Timestamp::UNIX_EPOCH)));
     let ticking = clock.clone();
     let config = AwsConfig {
@@ -118,7 +127,7 @@ pub(crate) fn provider_with(
         cluster_name: "demo".into(),
         join: None,
     };
-    let provider = AwsCloudProvider::new(ec2.clone(), config, options)
+    let provider = AwsCloudProvider::new(ec2, config, options)
         .expect("the embedded catalog")
         .with_clock(move || ticking.now());
     provider.apply_node_class(class(ready_status()));

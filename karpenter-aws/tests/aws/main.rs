@@ -9,8 +9,14 @@ mod deploy;
 mod drift;
 mod fleet;
 mod join;
+#[cfg(feature = "sdk")]
+mod loopback;
 mod properties;
 mod provider;
 mod readback;
+#[cfg(feature = "sdk")]
+mod sdk_calls;
+#[cfg(feature = "sdk")]
+mod sdk_conformance;
 mod subnets;
 mod templates;
