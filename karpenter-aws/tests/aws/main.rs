@@ -1,5 +1,7 @@
 //! The AWS crate's integration tests, one binary: the provider over the
-//! in-memory EC2 (`common` sets it up), the conformance suite among them.
+//! in-memory EC2 (`common` sets it up), the conformance suite among them;
+//! with feature `sdk`, the same suite and each EC2 call over the SDK-backed
+//! client, against a loopback server playing EC2 (`loopback`).
 
 mod common;
 

@@ -286,3 +286,23 @@ fn an_unknown_id_is_ec2s_not_found_at_400() {
     assert_eq!(status, 400, "{xml}");
     assert!(xml.contains("NotFound"), "{xml}");
 }
+
+#[test]
+fn describe_answers_page_from_max_results() {
+    let ec2 = ec2();
+    let (status, first) = answer(&ec2, b"Action=DescribeSubnets&MaxResults=2");
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(first.matches("<subnetId>").count(), 2, "{first}");
+    assert!(first.contains("<nextToken>2</nextToken>"), "{first}");
+    let (_, last) = answer(&ec2, b"Action=DescribeSubnets&MaxResults=2&NextToken=2");
+    assert_eq!(last.matches("<subnetId>").count(), 1, "{last}");
+    assert!(!last.contains("nextToken"), "{last}");
+    for (body, needle) in [
+        (&b"Action=DescribeSubnets&MaxResults=0"[..], "MaxResults"),
+        (b"Action=DescribeSubnets&NextToken=abc", "NextToken"),
+    ] {
+        let (status, xml) = answer(&ec2, body);
+        assert_eq!(status, 400, "{xml}");
+        assert!(xml.contains(needle), "{xml}");
+    }
+}

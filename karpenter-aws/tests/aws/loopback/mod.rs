@@ -61,6 +61,18 @@ impl Loopback {
         };
         AwsClients::from_sdk_config(config, limits).expect("the config has a region")
     }
+
+    /// How many requests of EC2 action `action` the server received.
+    pub(crate) async fn requests(&self, action: &str) -> usize {
+        let needle = format!("Action={action}&");
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains(&needle))
+            .count()
+    }
 }
 
 /// What the server answers `body` with from `ec2`: its HTTP status and
@@ -132,10 +144,11 @@ impl Responder {
     /// The read-only describe calls; `None` for another action.
     fn describe(&self, action: &str, form: &Form) -> Result<Option<String>, Failure> {
         let ec2 = &self.ec2;
+        let page = Page::of(form)?;
         let inner = match action {
             "DescribeInstanceTypes" => {
                 let out = now(ec2.describe_instance_types(decode::describe_instance_types(form)?))?;
-                set(
+                page.list(
                     "instanceTypeSet",
                     out.instance_types.iter().map(encode::instance_type),
                 )
@@ -144,22 +157,22 @@ impl Responder {
                 let input = decode::describe_instance_type_offerings(form)?;
                 let out = now(ec2.describe_instance_type_offerings(input))?;
                 let items = out.instance_type_offerings.iter().map(encode::offering);
-                set("instanceTypeOfferingSet", items)
+                page.list("instanceTypeOfferingSet", items)
             }
             "DescribeSubnets" => {
                 let out = now(ec2.describe_subnets(decode::describe(form, "SubnetId")?))?;
-                set("subnetSet", out.subnets.iter().map(encode::subnet))
+                page.list("subnetSet", out.subnets.iter().map(encode::subnet))
             }
             "DescribeSecurityGroups" => {
                 let out = now(ec2.describe_security_groups(decode::describe(form, "GroupId")?))?;
-                set(
+                page.list(
                     "securityGroupInfo",
                     out.security_groups.iter().map(encode::security_group),
                 )
             }
             "DescribeImages" => {
                 let out = now(ec2.describe_images(decode::describe_images(form)?))?;
-                set("imagesSet", out.images.iter().map(encode::image))
+                page.list("imagesSet", out.images.iter().map(encode::image))
             }
             "DescribeCapacityReservations" => {
                 let input = decode::describe(form, "CapacityReservationId")?;
@@ -168,12 +181,12 @@ impl Responder {
                     .capacity_reservations
                     .iter()
                     .map(encode::capacity_reservation);
-                set("capacityReservationSet", items)
+                page.list("capacityReservationSet", items)
             }
             "DescribeSpotPriceHistory" => {
                 let input = decode::describe_spot_price_history(form)?;
                 let out = now(ec2.describe_spot_price_history(input))?;
-                set(
+                page.list(
                     "spotPriceHistorySet",
                     out.spot_price_history.iter().map(encode::spot_price),
                 )
@@ -185,7 +198,7 @@ impl Responder {
                     .instance_statuses
                     .iter()
                     .map(encode_launch::instance_status);
-                set("instanceStatusSet", items)
+                page.list("instanceStatusSet", items)
             }
             "DescribeInstances" => {
                 let out = now(ec2.describe_instances(decode::describe(form, "InstanceId")?))?;
@@ -193,7 +206,7 @@ impl Responder {
                     text("reservationId", format!("r-{}", i.instance_id))
                         + &set("instancesSet", [encode_launch::instance(i)])
                 });
-                set("reservationSet", reservations)
+                page.list("reservationSet", reservations)
             }
             "DescribeLaunchTemplates" => {
                 let input = decode::describe_launch_templates(form)?;
@@ -202,7 +215,7 @@ impl Responder {
                     .launch_templates
                     .iter()
                     .map(encode_launch::launch_template);
-                set("launchTemplates", items)
+                page.list("launchTemplates", items)
             }
             _ => return Ok(None),
         };
@@ -246,6 +259,41 @@ impl Responder {
                 }));
             }
         })
+    }
+}
+
+/// The page a describe request asks for: all of the list, or with
+/// `MaxResults` that many items from `NextToken` (the index of the page's
+/// first item, as this server writes its tokens), so the SDK's client
+/// follows pages as it does with EC2.
+struct Page {
+    size: Option<usize>,
+    start: usize,
+}
+
+impl Page {
+    fn of(form: &Form) -> Result<Self, BadRequest> {
+        let size = form.parsed::<usize>("MaxResults")?;
+        if size == Some(0) {
+            return Err(BadRequest::invalid("MaxResults", "0"));
+        }
+        Ok(Page {
+            size,
+            start: form.parsed("NextToken")?.unwrap_or(0),
+        })
+    }
+
+    /// The list `name` of this page's `items`, with the next page's token
+    /// when more remain.
+    fn list(&self, name: &str, items: impl IntoIterator<Item = String>) -> String {
+        let items: Vec<String> = items.into_iter().collect();
+        let Some(size) = self.size else {
+            return set(name, items);
+        };
+        let end = self.start.saturating_add(size).min(items.len());
+        let page = items.get(self.start..end).unwrap_or_default().to_vec();
+        let next = (end < items.len()).then(|| text("nextToken", end));
+        set(name, page) + &next.unwrap_or_default()
     }
 }
 
