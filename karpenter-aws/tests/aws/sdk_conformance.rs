@@ -25,9 +25,12 @@ pub(crate) async fn sdk_over(ec2: &InMemoryEc2) -> (Loopback, SdkEc2) {
 #[tokio::test]
 async fn the_sdk_client_conforms() {
     let ec2 = ec2();
-    let (_server, sdk) = sdk_over(&ec2).await;
+    let (server, sdk) = sdk_over(&ec2).await;
     let (provider, _clock) = provider_over(sdk, InstanceTypeOptions::default());
     let checks = karpenter_fake::conformance::run(&provider, &pool()).await;
+    // The suite needs EC2 alone: the Pricing API is not called.
+    assert_eq!(server.json_requests().await, 0);
+    assert!(server.requests("CreateFleet").await > 0);
     let failed: Vec<_> = checks.iter().filter(|c| c.outcome.is_err()).collect();
     assert!(failed.is_empty(), "{failed:#?}");
     for name in [
@@ -304,5 +307,28 @@ fn describe_answers_page_from_max_results() {
         let (status, xml) = answer(&ec2, body);
         assert_eq!(status, 400, "{xml}");
         assert!(xml.contains(needle), "{xml}");
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the body, the server answers with a status and XML: a
+    /// refusal is a 400 in EC2's error envelope, never a panic.
+    #[test]
+    fn any_body_gets_an_answer(
+        action in proptest::sample::select(vec![
+            "CreateFleet", "CreateLaunchTemplate", "DescribeSubnets", "DescribeInstances",
+            "TerminateInstances", "CreateTags", "DescribeSpotPriceHistory", "Nope",
+        ]),
+        rest in "[A-Za-z0-9.=&%+_-]{0,80}",
+        raw in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+    ) {
+        let ec2 = InMemoryEc2::new(REGION);
+        for body in [format!("Action={action}&{rest}").into_bytes(), raw.clone()] {
+            let (status, xml) = answer(&ec2, &body);
+            proptest::prop_assert!(status == 200 || status == 400, "{status}: {xml}");
+            if status == 400 {
+                proptest::prop_assert!(xml.contains("<Errors><Error><Code>"), "{xml}");
+            }
+        }
     }
 }

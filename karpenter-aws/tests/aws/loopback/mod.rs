@@ -27,7 +27,8 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 use form::{BadRequest, Form};
 use xml::{node, set, text};
 
-/// The server and the EC2 behind it.
+/// The running server; the in-memory EC2 behind it is the caller's (a
+/// clone shares its state), to set up and to read back.
 pub(crate) struct Loopback {
     server: MockServer,
 }
@@ -60,6 +61,18 @@ impl Loopback {
             ..ClientLimits::default()
         };
         AwsClients::from_sdk_config(config, limits).expect("the config has a region")
+    }
+
+    /// How many JSON-protocol requests (Pricing, SQS, ...) the server
+    /// received: it serves none of them.
+    pub(crate) async fn json_requests(&self) -> usize {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.headers.contains_key("x-amz-target"))
+            .count()
     }
 
     /// How many requests of EC2 action `action` the server received.
