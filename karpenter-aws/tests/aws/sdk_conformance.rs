@@ -49,6 +49,48 @@ async fn the_sdk_client_conforms() {
     );
 }
 
+#[tokio::test]
+async fn templates_are_swept_and_deleted_with_their_class_through_the_sdk() {
+    let ec2 = ec2();
+    let (server, sdk) = sdk_over(&ec2).await;
+    let (provider, clock) = provider_over(sdk, InstanceTypeOptions::default());
+    let wanted = || {
+        claim(
+            "web-1",
+            json!([is_in("node.kubernetes.io/instance-type", &["m5.large"])]),
+        )
+    };
+    provider.create(&wanted()).await.expect("a launch");
+    let templates = || async {
+        ec2.describe_launch_templates(DescribeLaunchTemplatesInput::default())
+            .await
+            .expect("templates")
+            .launch_templates
+    };
+    assert_eq!(templates().await.len(), 1);
+    // Found by its cluster and class tags, through the SDK's filters.
+    let deleted = provider
+        .delete_class_launch_templates("default")
+        .await
+        .expect("deleted");
+    assert_eq!(deleted.len(), 1);
+    assert!(templates().await.is_empty());
+    // Made again by the next launch, adopted, and swept a minute on.
+    provider.create(&wanted()).await.expect("a launch");
+    assert_eq!(provider.adopt_launch_templates().await.expect("adopted"), 1);
+    clock.advance(jiff::SignedDuration::from_secs(60));
+    assert_eq!(
+        provider
+            .sweep_launch_templates()
+            .await
+            .expect("swept")
+            .len(),
+        1
+    );
+    assert!(templates().await.is_empty());
+    assert!(server.requests("DeleteLaunchTemplate").await >= 2);
+}
+
 /// A provider over `ec2` whose nodes join cluster `demo`, its class
 /// setting volumes, the metadata service, monitoring and the interface:
 /// a launch template with every part `SdkEc2` sends.
