@@ -4,9 +4,10 @@
 //! changed; a deleted class waits for the NodeClaims launched from it to
 //! go, then its instance profiles and launch templates are deleted and the
 //! finalizer released; every 30 minutes the profiles Karpenter made that
-//! nothing uses are collected.
+//! nothing uses are collected, and the SSM values of `latest` aliases that
+//! name a since-deprecated image dropped.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,11 +15,10 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ObjectReference;
 use karpenter_aws::ec2::{Ec2Api, ParameterApi};
-use karpenter_aws::iam::{
-    COLLECT_PERIOD, INSTANCE_PROFILE_ANNOTATION, IamApi, InstanceProfiles,
-    collect_instance_profiles,
+use karpenter_aws::iam::{COLLECT_PERIOD, IamApi, InstanceProfiles};
+use karpenter_aws::nodeclass::reconcile::{
+    INVALIDATION_PERIOD, SsmCache, delete_instance_profiles, reconcile_status,
 };
-use karpenter_aws::nodeclass::reconcile::{SsmCache, delete_instance_profiles, reconcile_status};
 use karpenter_aws::nodeclass::resolve::ResolveContext;
 use karpenter_aws::{AwsCloudProvider, EC2NodeClass};
 use karpenter_core::cluster::Cluster;
@@ -112,11 +112,8 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             let mut tick = tokio::time::interval(PERIOD);
-            let collect_every = Duration::from_secs(COLLECT_PERIOD.as_secs().unsigned_abs());
-            let mut collect = tokio::time::interval_at(
-                tokio::time::Instant::now() + collect_every,
-                collect_every,
-            );
+            let mut collect = every(COLLECT_PERIOD);
+            let mut invalidate = every(INVALIDATION_PERIOD);
             loop {
                 tokio::select! {
                     changed = stream.next() => match changed {
@@ -129,6 +126,7 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
                             self.reconcile(&class).await;
                         }
                     }
+                    _ = invalidate.tick() => self.invalidate_images().await,
                     _ = collect.tick(), if !self.context.isolated_vpc => {
                         let classes = reader.state();
                         if let Err(error) = self.collect_profiles(&classes).await {
@@ -262,36 +260,6 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         Ok(())
     }
 
-    /// One pass of upstream's instance-profile collector: the profiles
-    /// Karpenter made for this cluster that no class's status and no
-    /// NodeClaim's annotation names, and that were not just made, are
-    /// deleted.
-    async fn collect_profiles(&mut self, classes: &[Arc<EC2NodeClass>]) -> Result<(), BoxError> {
-        let mut in_use: BTreeSet<String> = classes
-            .iter()
-            .filter_map(|c| c.status.as_ref()?.instance_profile.clone())
-            .collect();
-        for claim in self.cluster.node_claims().await? {
-            let annotations = claim.metadata.annotations.unwrap_or_default();
-            if let Some(profile) = annotations.get(INSTANCE_PROFILE_ANNOTATION) {
-                in_use.insert(profile.clone());
-            }
-        }
-        let deleted = collect_instance_profiles(
-            self.iam.as_ref(),
-            &mut self.profiles,
-            &self.context.cluster_name,
-            &self.context.region,
-            &in_use,
-            Timestamp::now(),
-        )
-        .await?;
-        if !deleted.is_empty() {
-            tracing::info!(profiles = ?deleted, "deleted unused instance profiles");
-        }
-        Ok(())
-    }
-
     /// The `WaitingOnNodeClaimTermination` event, at most every 10 minutes.
     fn say_waiting(&mut self, class: &EC2NodeClass, claims: &[String]) {
         let name = class.name_any();
@@ -375,5 +343,8 @@ fn pretty_list(items: &[String], most: usize) -> String {
     }
 }
 
+mod periodic;
+
+use periodic::every;
 #[cfg(test)]
 mod tests;

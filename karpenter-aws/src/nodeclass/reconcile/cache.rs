@@ -15,11 +15,14 @@ pub const ALIAS_PARAMETER_TTL: SignedDuration = SignedDuration::from_hours(24);
 /// any time.
 pub const CUSTOM_PARAMETER_TTL: SignedDuration = SignedDuration::from_mins(5);
 
-/// A value and the moment it stops being served.
+/// A value, the moment it stops being served, and whether the parameter
+/// is one whose value moves (an alias at `latest`, a Windows alias), so
+/// that a deprecated image it names is dropped before its time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     value: String,
     expires: Timestamp,
+    mutable: bool,
 }
 
 /// SSM parameter values by name, each until its time is up. The caller
@@ -50,10 +53,59 @@ impl SsmCache {
 
     /// Keeps `value` for `name`, read at `now`, for `ttl`.
     pub fn insert(&mut self, name: &str, value: String, now: Timestamp, ttl: SignedDuration) {
+        self.keep(name, value, now, ttl, false);
+    }
+
+    /// Keeps `value` for `name` as [`insert`](Self::insert) does, for a
+    /// parameter whose value moves to newer images (an alias at `latest`,
+    /// a Windows alias): [`invalidate_deprecated_images`] drops it once
+    /// the image it names is deprecated.
+    ///
+    /// [`invalidate_deprecated_images`]: super::invalidate_deprecated_images
+    pub fn insert_mutable(
+        &mut self,
+        name: &str,
+        value: String,
+        now: Timestamp,
+        ttl: SignedDuration,
+    ) {
+        self.keep(name, value, now, ttl, true);
+    }
+
+    fn keep(
+        &mut self,
+        name: &str,
+        value: String,
+        now: Timestamp,
+        ttl: SignedDuration,
+        mutable: bool,
+    ) {
         // A timestamp past jiff's range is "never expires" in practice.
         let expires = now.checked_add(ttl).unwrap_or(Timestamp::MAX);
-        self.entries
-            .insert(name.to_owned(), Entry { value, expires });
+        self.entries.insert(
+            name.to_owned(),
+            Entry {
+                value,
+                expires,
+                mutable,
+            },
+        );
+    }
+
+    /// The values still served at `now` of the parameters kept with
+    /// [`insert_mutable`](Self::insert_mutable), each with the parameters
+    /// naming it.
+    pub(super) fn mutable_values(&self, now: Timestamp) -> BTreeMap<String, Vec<String>> {
+        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, entry) in &self.entries {
+            if entry.mutable && now < entry.expires {
+                values
+                    .entry(entry.value.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
+        values
     }
 
     /// Forgets `name`, so that the next reconcile reads it again (for a

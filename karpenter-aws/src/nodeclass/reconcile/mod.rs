@@ -8,6 +8,7 @@
 //! pass, with the time passed in.
 
 mod cache;
+mod invalidate;
 mod profile;
 mod requeue;
 
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 use jiff::SignedDuration;
 
 pub use cache::{ALIAS_PARAMETER_TTL, CUSTOM_PARAMETER_TTL, SsmCache};
+pub use invalidate::{INVALIDATION_PERIOD, invalidate_deprecated_images};
 pub use profile::delete_instance_profiles;
 pub use requeue::{
     CAPACITY_RESERVATION_PERIOD, FOUND_PERIOD, NOT_FOUND_PERIOD, Requeue, SUBNET_PERIOD,
@@ -144,6 +146,8 @@ struct Wanted {
     name: String,
     field: &'static str,
     ttl: SignedDuration,
+    /// Whether its value moves to newer images (upstream's `IsMutable`).
+    mutable: bool,
 }
 
 /// The parameters `class` names: its alias's (none when the alias is
@@ -152,12 +156,16 @@ struct Wanted {
 fn wanted(class: &EC2NodeClass, kubernetes_version: &str) -> Vec<Wanted> {
     if let Some(alias) = class.alias() {
         let parameters = alias_parameters(&alias, kubernetes_version).unwrap_or_default();
+        // As upstream: an alias at `latest` follows EKS's newest images,
+        // and a Windows alias has no version at all.
+        let mutable = alias.version == "latest" || alias.family.is_windows();
         return parameters
             .into_iter()
             .map(|parameter| Wanted {
                 name: parameter.name,
                 field: ALIAS_FIELD,
                 ttl: ALIAS_PARAMETER_TTL,
+                mutable,
             })
             .collect();
     }
@@ -172,6 +180,7 @@ fn wanted(class: &EC2NodeClass, kubernetes_version: &str) -> Vec<Wanted> {
             name,
             field: SSM_PARAMETER_FIELD,
             ttl: CUSTOM_PARAMETER_TTL,
+            mutable: false,
         })
         .collect()
 }
@@ -195,7 +204,11 @@ async fn read_parameters(
         }
         match ssm.get_parameter(&wanted.name).await {
             Ok(value) => {
-                cache.insert(&wanted.name, value.clone(), context.now, wanted.ttl);
+                if wanted.mutable {
+                    cache.insert_mutable(&wanted.name, value.clone(), context.now, wanted.ttl);
+                } else {
+                    cache.insert(&wanted.name, value.clone(), context.now, wanted.ttl);
+                }
                 values.insert(wanted.name, value);
             }
             Err(error) if is_not_found(&error) => {}

@@ -415,4 +415,5 @@ fn the_cache_serves_until_its_time_is_up_and_prunes_after() {
     assert!(cache.is_empty());
 }
 
+mod invalidate;
 mod profile;

@@ -9,7 +9,9 @@ use karpenter_aws::ec2::{
     CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, InMemoryEc2, InMemoryParameters,
     LaunchTemplateData, Tag, TagSpecification,
 };
-use karpenter_aws::iam::{InMemoryIam, InstanceProfile, instance_profile_path};
+use karpenter_aws::iam::{
+    INSTANCE_PROFILE_ANNOTATION, InMemoryIam, InstanceProfile, instance_profile_path,
+};
 use karpenter_aws::{AwsConfig, InstanceTypeOptions};
 use karpenter_core::api::NodeClaim;
 use kube::api::DeleteParams;
