@@ -24,5 +24,7 @@ mod deploy_azure;
 mod real_cluster;
 #[cfg(feature = "aws")]
 mod real_cluster_aws;
+#[cfg(any(feature = "kwok", feature = "aws"))]
+mod real_cluster_common;
 #[cfg(feature = "kwok")]
 mod support;

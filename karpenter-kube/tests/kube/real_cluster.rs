@@ -10,35 +10,21 @@
 use std::time::Duration;
 
 use clap::Parser;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node};
 use karpenter_core::api::{ConditionStatus, NodeClaim, NodePool, condition_types};
 use karpenter_kube::controller::{Args, RunError, run_until};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
 use tokio::sync::watch;
+
+use crate::real_cluster_common::{client, create_pods, eventually};
 use tokio::task::JoinHandle;
 
+/// How often a wait asks again.
+const PAUSE: Duration = Duration::from_secs(1);
+
 const VARIABLE: &str = "KARPENTER_E2E_KUBECONFIG";
-
-async fn client(path: &str) -> Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("a kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("a config");
-    Client::try_from(config).expect("a client")
-}
-
-async fn eventually<F: AsyncFn() -> bool>(what: &str, limit: Duration, check: F) {
-    let started = std::time::Instant::now();
-    while started.elapsed() < limit {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    panic!("{what}: not done after {limit:?}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
@@ -69,6 +55,7 @@ async fn the_controller_launches_and_removes_nodes_on_a_real_cluster() {
     eventually(
         "the empty nodes removed",
         Duration::from_secs(300),
+        PAUSE,
         async || claims.list(&ours).await.is_ok_and(|l| l.items.is_empty()),
     )
     .await;
@@ -134,32 +121,12 @@ fn start_controller(kubeconfig: &str) -> (watch::Sender<bool>, JoinHandle<Result
     (stop, controller)
 }
 
-/// Creates three pods in namespace `name` that only the pool's nodes take;
-/// the namespace's pods.
-async fn create_pods(client: &Client, name: &str) -> Api<Pod> {
-    let post = PostParams::default();
-    let pods: Api<Pod> = Api::namespaced(client.clone(), name);
-    for i in 0..3 {
-        let pod: Pod = serde_json::from_value(json!({
-            "metadata": {"name": format!("pause-{i}")},
-            "spec": {
-                "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                "resources": {"requests": {"cpu": "1"}}}],
-                "nodeSelector": {"e2e": name},
-                "tolerations": [{"key": "e2e", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
-            },
-        }))
-        .expect("a pod");
-        pods.create(&post, &pod).await.expect("a pod");
-    }
-    pods
-}
-
 /// Waits (at most three minutes) until the pool has claims, all initialized.
 async fn wait_until_initialized(claims: &Api<NodeClaim>, ours: &ListParams) {
     eventually(
         "nodes launched and initialized",
         Duration::from_secs(180),
+        PAUSE,
         async || {
             let listed = claims.list(ours).await.map(|l| l.items).unwrap_or_default();
             !listed.is_empty()

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
 use karpenter_aws::EC2NodeClass;
 use karpenter_core::api::{ConditionStatus, NodeClaim, NodePool, condition_types};
 use karpenter_kube::controller::{Args, run_until};
@@ -27,27 +27,13 @@ use kube::{Api, Client};
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::real_cluster_common::{client, create_pods, eventually};
+
+/// How often a wait asks again.
+const PAUSE: Duration = Duration::from_secs(5);
+
 const VARIABLE: &str = "KARPENTER_E2E_AWS";
 const INSTANCE_PROFILE: &str = "KARPENTER_E2E_AWS_INSTANCE_PROFILE";
-
-async fn client(path: &str) -> Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("a kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("a config");
-    Client::try_from(config).expect("a client")
-}
-
-async fn eventually<F: AsyncFn() -> bool>(what: &str, limit: Duration, check: F) {
-    let started = std::time::Instant::now();
-    while started.elapsed() < limit {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_secs(5)).await;
-    }
-    panic!("{what}: not done after {limit:?}");
-}
 
 fn has_true(conditions: Option<&Vec<serde_json::Value>>, kind: &str) -> bool {
     conditions.is_some_and(|all| {
@@ -88,6 +74,7 @@ async fn the_aws_controller_launches_joining_instances_and_removes_them() {
     eventually(
         "the class's status Ready",
         Duration::from_secs(180),
+        PAUSE,
         async || {
             let Ok(class) = classes.get(&name).await else {
                 return false;
@@ -104,6 +91,7 @@ async fn the_aws_controller_launches_joining_instances_and_removes_them() {
     eventually(
         "instances launched and joined",
         Duration::from_secs(600),
+        PAUSE,
         async || {
             let listed = claims
                 .list(&ours)
@@ -132,6 +120,7 @@ async fn the_aws_controller_launches_joining_instances_and_removes_them() {
     eventually(
         "the empty nodes removed",
         Duration::from_secs(600),
+        PAUSE,
         async || claims.list(&ours).await.is_ok_and(|l| l.items.is_empty()),
     )
     .await;
@@ -205,24 +194,4 @@ async fn create_class_and_pool(
     pools.create(&post, &pool).await.expect("the NodePool");
 
     (classes, pools)
-}
-
-/// Creates three pods in namespace `name` that only the pool's nodes take.
-async fn create_pods(client: &Client, name: &str) -> Api<Pod> {
-    let post = PostParams::default();
-    let pods: Api<Pod> = Api::namespaced(client.clone(), name);
-    for i in 0..3 {
-        let pod: Pod = serde_json::from_value(json!({
-            "metadata": {"name": format!("pause-{i}")},
-            "spec": {
-                "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                                "resources": {"requests": {"cpu": "1"}}}],
-                "nodeSelector": {"e2e": name},
-                "tolerations": [{"key": "e2e", "operator": "Equal", "value": name, "effect": "NoSchedule"}],
-            },
-        }))
-        .expect("a pod");
-        pods.create(&post, &pod).await.expect("a pod");
-    }
-    pods
 }
