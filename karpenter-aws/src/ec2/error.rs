@@ -53,6 +53,8 @@ pub enum Operation {
     CreateFleet,
     /// EC2 `CreateLaunchTemplate`.
     CreateLaunchTemplate,
+    /// EC2 `RunInstances` (only ever a dry run).
+    RunInstances,
     /// EC2 `DescribeLaunchTemplates`.
     DescribeLaunchTemplates,
     /// EC2 `DeleteLaunchTemplate`.
@@ -209,6 +211,12 @@ impl Ec2Error {
         self.code().is_some_and(|c| {
             c.ends_with(".NotFound") || c.ends_with("NotFoundException") || c == NO_SUCH_ENTITY
         })
+    }
+
+    /// Whether EC2 refused the call as not allowed by the caller's policies
+    /// (`UnauthorizedOperation`).
+    pub fn is_unauthorized(&self) -> bool {
+        self.code() == Some(super::UNAUTHORIZED_OPERATION)
     }
 
     /// Whether the code is one of [`INSUFFICIENT_CAPACITY_CODES`].

@@ -9,6 +9,7 @@
 //! (`aws-sdk-ec2`, `aws-sdk-pricing`, `aws-sdk-sqs`) and hold only the fields
 //! the provider uses, so an SDK-backed implementation maps them one to one.
 
+mod dry_run;
 mod error;
 pub(crate) mod faults;
 mod filter;
@@ -28,6 +29,7 @@ mod tests;
 
 use async_trait::async_trait;
 
+pub use dry_run::{DRY_RUN_OPERATION, DryRunCall, RunInstancesInput, UNAUTHORIZED_OPERATION};
 pub use error::{Ec2Error, INSUFFICIENT_CAPACITY_CODES, NO_SUCH_ENTITY, Operation};
 pub use filter::{Filter, Tag};
 pub use fleet::{
@@ -87,6 +89,11 @@ pub use template_parts::{
 ///   error, not a failed call. A launch template the input names that does
 ///   not exist fails the call with
 ///   `InvalidLaunchTemplateName.NotFoundException`.
+/// - **Dry runs.** [`dry_run`](Self::dry_run) sends the call with
+///   `DryRun=true` and makes nothing: `Ok(())` when EC2 answers
+///   `DryRunOperation` (the caller may make it), EC2's own error
+///   otherwise, [`UNAUTHORIZED_OPERATION`] when the caller's policies do
+///   not allow it.
 /// - **Determinism.** Given the same state and input, the same answer, in
 ///   the same order.
 #[async_trait]
@@ -178,6 +185,10 @@ pub trait Ec2Api: Send + Sync {
         &self,
         input: DescribeInstanceStatusInput,
     ) -> Result<DescribeInstanceStatusOutput, Ec2Error>;
+
+    /// `call` with `DryRun=true`: `Ok(())` when EC2 answers
+    /// [`DRY_RUN_OPERATION`]; nothing is made either way.
+    async fn dry_run(&self, call: DryRunCall) -> Result<(), Ec2Error>;
 
     /// The Pricing API's `GetProducts`; [`on_demand_prices`] reads its
     /// documents.

@@ -7,8 +7,9 @@ use karpenter_aws::ec2::{
     CapacityReservation, CreateLaunchTemplateInput, CreateTagsInput, DescribeImagesInput,
     DescribeInput, DescribeInstanceStatusInput, DescribeInstanceTypeOfferingsInput,
     DescribeInstanceTypesInput, DescribeLaunchTemplatesInput, DescribeSpotPriceHistoryInput,
-    Ec2Api, Filter, Image, InMemoryEc2, InstanceState, LaunchTemplateData, LocationType, Tag,
-    TagSpecification, TerminateInstancesInput,
+    DryRunCall, Ec2Api, Ec2Error, Filter, Image, InMemoryEc2, InstanceState, LaunchTemplateData,
+    LocationType, RunInstancesInput, Tag, TagSpecification, TerminateInstancesInput,
+    UNAUTHORIZED_OPERATION,
 };
 use karpenter_aws::sdk::SdkEc2;
 
@@ -206,4 +207,50 @@ async fn templates_fleets_tags_status_and_termination_go_through() {
     let deleted = sdk.delete_launch_template(&name).await.expect("deleted");
     assert_eq!(deleted.launch_template_name, name);
     assert_eq!(ec2.launch_template_data(&name), None);
+}
+
+#[tokio::test]
+async fn dry_runs_are_allowed_or_refused_and_make_nothing() {
+    let ec2 = seeded();
+    let (_server, sdk) = sdk_over(&ec2).await;
+    let name = "karpenter.k8s.aws/dry".to_owned();
+    let template = CreateLaunchTemplateInput {
+        launch_template_name: name.clone(),
+        launch_template_data: LaunchTemplateData {
+            image_id: Some("ami-dated".into()),
+            ..LaunchTemplateData::default()
+        },
+        tag_specifications: Vec::new(),
+    };
+    let tags = vec![TagSpecification {
+        resource_type: "instance".into(),
+        tags: vec![Tag::new("team", "a")],
+    }];
+    let run = RunInstancesInput {
+        launch_template_name: name.clone(),
+        instance_type: "m5.large".into(),
+        subnet_id: "subnet-a".into(),
+        tag_specifications: tags,
+    };
+    let calls = [
+        DryRunCall::CreateLaunchTemplate(Box::new(template)),
+        DryRunCall::CreateFleet(Box::new(fleet_of(&name))),
+        DryRunCall::RunInstances(run),
+    ];
+    for call in calls.iter().cloned() {
+        sdk.dry_run(call).await.expect("allowed");
+    }
+    assert_eq!(ec2.launch_template_data(&name), None);
+    assert!(ec2.instances().is_empty());
+
+    for call in calls {
+        let operation = call.operation();
+        ec2.fail_next(
+            operation,
+            Ec2Error::service(operation, UNAUTHORIZED_OPERATION, "not authorized"),
+        );
+        let error = sdk.dry_run(call).await.expect_err("refused");
+        assert!(error.is_unauthorized(), "{operation}: {error}");
+    }
+    assert!(ec2.instances().is_empty());
 }

@@ -14,8 +14,8 @@ use crate::ec2::{
     DescribeInstanceTypeOfferingsOutput, DescribeInstanceTypesInput, DescribeInstanceTypesOutput,
     DescribeInstancesOutput, DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput,
     DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput,
-    DescribeSubnetsOutput, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput, InstanceState,
-    InstanceStateChange, LaunchTemplate, Operation, TerminateInstancesInput,
+    DescribeSubnetsOutput, DryRunCall, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput,
+    InstanceState, InstanceStateChange, LaunchTemplate, Operation, TerminateInstancesInput,
     TerminateInstancesOutput,
 };
 
@@ -280,6 +280,12 @@ impl Ec2Api for InMemoryEc2 {
     ) -> Result<DescribeInstanceStatusOutput, Ec2Error> {
         self.begin(Operation::DescribeInstanceStatus)?
             .describe_instance_status(input)
+    }
+
+    async fn dry_run(&self, call: DryRunCall) -> Result<(), Ec2Error> {
+        // Authorized unless a fault says otherwise; nothing is made.
+        drop(self.begin(call.operation())?);
+        Ok(())
     }
 
     async fn get_products(&self, input: GetProductsInput) -> Result<GetProductsOutput, Ec2Error> {

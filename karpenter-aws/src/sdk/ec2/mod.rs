@@ -3,6 +3,7 @@
 
 mod convert;
 mod describe;
+mod dry_run;
 mod fleet;
 mod instances;
 mod template;
@@ -21,7 +22,7 @@ use crate::ec2::{
     DescribeInstanceTypesInput, DescribeInstanceTypesOutput, DescribeInstancesOutput,
     DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput, DescribeSecurityGroupsInput,
     DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput,
-    DescribeSubnetsInput, DescribeSubnetsOutput, Ec2Api, Ec2Error, GetProductsInput,
+    DescribeSubnetsInput, DescribeSubnetsOutput, DryRunCall, Ec2Api, Ec2Error, GetProductsInput,
     GetProductsOutput, LaunchTemplate, Operation, TerminateInstancesInput,
     TerminateInstancesOutput,
 };
@@ -183,25 +184,7 @@ impl Ec2Api for SdkEc2 {
 
     async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error> {
         let op = Operation::CreateFleet;
-        let capacity = fleet::target_capacity(&input);
-        let reserved = input
-            .interruptible_capacity_reservation
-            .then(fleet::interruptible_reservation);
-        let answer = self
-            .ec2
-            .create_fleet()
-            .r#type(sdk::FleetType::Instant)
-            .target_capacity_specification(capacity)
-            .set_launch_template_configs(Some(fleet::template_configs(
-                input.launch_template_configs,
-            )))
-            .spot_options(fleet::spot_options(input.spot_allocation_strategy))
-            .on_demand_options(fleet::on_demand_options(
-                input.on_demand_allocation_strategy,
-            ))
-            .set_reserved_capacity_options(reserved)
-            .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
-            .set_context(input.context)
+        let answer = dry_run::fleet_request(&self.ec2, input)
             .send()
             .await
             .map_err(|e| sdk_error(op, e))?;
@@ -221,12 +204,7 @@ impl Ec2Api for SdkEc2 {
         input: CreateLaunchTemplateInput,
     ) -> Result<LaunchTemplate, Ec2Error> {
         let op = Operation::CreateLaunchTemplate;
-        let answer = self
-            .ec2
-            .create_launch_template()
-            .launch_template_name(input.launch_template_name)
-            .launch_template_data(template::template_data(input.launch_template_data))
-            .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
+        let answer = dry_run::template_request(&self.ec2, input)
             .send()
             .await
             .map_err(|e| sdk_error(op, e))?;
@@ -367,6 +345,10 @@ impl Ec2Api for SdkEc2 {
                 .map(instances::instance_status)
         );
         Ok(DescribeInstanceStatusOutput { instance_statuses })
+    }
+
+    async fn dry_run(&self, call: DryRunCall) -> Result<(), Ec2Error> {
+        dry_run::dry_run(&self.ec2, call).await
     }
 
     async fn get_products(&self, input: GetProductsInput) -> Result<GetProductsOutput, Ec2Error> {

@@ -2,6 +2,7 @@
 //! call's request and answer, errors, throttling, pagination, deadlines.
 
 mod calls;
+mod dry_run;
 mod errors;
 mod iam;
 mod resources;

@@ -8,6 +8,7 @@
 
 mod decode;
 mod decode_template;
+mod dry_run;
 mod encode;
 mod encode_launch;
 mod form;
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_ec2::config::{Credentials, SharedCredentialsProvider};
-use karpenter_aws::ec2::{Ec2Api, Ec2Error, InMemoryEc2};
+use karpenter_aws::ec2::{DRY_RUN_OPERATION, Ec2Api, Ec2Error, InMemoryEc2};
 use karpenter_aws::sdk::{AwsClients, ClientLimits};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -148,6 +149,9 @@ impl Responder {
     }
 
     fn dispatch(&self, action: &str, form: &Form) -> Result<String, Failure> {
+        if let Some(call) = dry_run::dry_run_call(action, form)? {
+            return Err(dry_run::answer(&self.ec2, call));
+        }
         match self.describe(action, form)? {
             Some(inner) => Ok(inner),
             None => self.act(action, form),
@@ -326,6 +330,10 @@ fn now<T>(future: impl Future<Output = Result<T, Ec2Error>>) -> Result<T, Failur
 /// code, throttling at 503, anything else as EC2's internal error.
 fn ec2_error(error: &Ec2Error) -> (u16, String) {
     match error {
+        // EC2 answers an allowed dry run with 412 Precondition Failed.
+        Ec2Error::Service { code, message, .. } if code == DRY_RUN_OPERATION => {
+            (412, xml::error(code, message))
+        }
         Ec2Error::Service { code, message, .. } => (400, xml::error(code, message)),
         Ec2Error::Throttling { code, message, .. } => (503, xml::error(code, message)),
         other => (500, xml::error("InternalError", &other.to_string())),

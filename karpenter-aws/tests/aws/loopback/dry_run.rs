@@ -1,0 +1,66 @@
+//! `DryRun=true` requests: asked of the in-memory EC2 as dry runs (so an
+//! injected fault refuses them) and answered with EC2's `DryRunOperation`
+//! error when allowed; nothing is made.
+
+use karpenter_aws::ec2::{
+    DRY_RUN_OPERATION, DryRunCall, Ec2Api, Ec2Error, InMemoryEc2, RunInstancesInput,
+};
+
+use super::form::{BadRequest, Form};
+use super::{Failure, decode, decode_template, now};
+
+/// EC2's message for a dry run that would have succeeded.
+const WOULD_SUCCEED: &str = "Request would have succeeded, but DryRun flag is set.";
+
+/// The dry-run call `form` asks for when it carries `DryRun=true`; `None`
+/// otherwise, for the action to be answered as usual.
+pub(super) fn dry_run_call(action: &str, form: &Form) -> Result<Option<DryRunCall>, BadRequest> {
+    if form.get("DryRun").as_deref() != Some("true") {
+        return Ok(None);
+    }
+    Ok(Some(match action {
+        "CreateFleet" => DryRunCall::CreateFleet(Box::new(decode::create_fleet(form)?)),
+        "CreateLaunchTemplate" => DryRunCall::CreateLaunchTemplate(Box::new(
+            decode_template::create_launch_template(form)?,
+        )),
+        "RunInstances" => DryRunCall::RunInstances(run_instances(form)?),
+        other => {
+            return Err(BadRequest {
+                code: "InvalidAction",
+                message: format!("The action {other} is not served as a dry run here."),
+            });
+        }
+    }))
+}
+
+/// What `ec2` answers `call` with: EC2's `DryRunOperation` error when
+/// allowed, the injected fault otherwise.
+pub(super) fn answer(ec2: &InMemoryEc2, call: DryRunCall) -> Failure {
+    let operation = call.operation();
+    match now(ec2.dry_run(call)) {
+        Ok(()) => Failure::Ec2(Ec2Error::service(
+            operation,
+            DRY_RUN_OPERATION,
+            WOULD_SUCCEED,
+        )),
+        Err(failure) => failure,
+    }
+}
+
+/// `RunInstances`' one-instance input: the template, the type, the first
+/// interface's subnet and the tag specifications.
+fn run_instances(form: &Form) -> Result<RunInstancesInput, BadRequest> {
+    let template = form
+        .member("LaunchTemplate")
+        .ok_or_else(|| BadRequest::missing("LaunchTemplate"))?;
+    let interface = form.items("NetworkInterface")?.into_iter().next();
+    let subnet_id = interface
+        .and_then(|i| i.get("SubnetId"))
+        .ok_or_else(|| BadRequest::missing("NetworkInterface.1.SubnetId"))?;
+    Ok(RunInstancesInput {
+        launch_template_name: template.required("LaunchTemplateName")?,
+        instance_type: form.required("InstanceType")?,
+        subnet_id,
+        tag_specifications: decode::tag_specifications(form, "TagSpecification")?,
+    })
+}
