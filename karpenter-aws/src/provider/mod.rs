@@ -15,7 +15,7 @@ mod readback;
 mod ready;
 mod reservations;
 mod subnets;
-mod template_data;
+pub(crate) mod template_data;
 mod template_uses;
 mod templates;
 mod unavailable;

@@ -54,7 +54,7 @@ fn default_mappings(family: AmiFamily) -> Vec<LaunchTemplateBlockDeviceMapping> 
 ///
 /// [`CloudProviderError::Create`] naming `spec.blockDeviceMappings[i]` when
 /// a volume size cannot be read.
-pub(super) fn block_device_mappings(
+pub(crate) fn block_device_mappings(
     class: &EC2NodeClass,
     family: AmiFamily,
 ) -> Result<Vec<LaunchTemplateBlockDeviceMapping>, CloudProviderError> {

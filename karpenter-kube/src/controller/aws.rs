@@ -57,6 +57,7 @@ pub(crate) async fn provider(
         cluster_cidr = join.cluster_cidr.as_deref().unwrap_or(""),
         "read what nodes need to join the cluster"
     );
+    let cluster_cidr_known = join.cluster_cidr.as_deref().is_some_and(|c| !c.is_empty());
     let config = AwsConfig {
         region: clients.region().to_owned(),
         cluster_name: settings.cluster_name.clone(),
@@ -86,6 +87,8 @@ pub(crate) async fn provider(
             kubernetes_version: minor_version(&version),
             reserved_capacity,
             isolated_vpc: settings.isolated_vpc,
+            dry_run_disabled: settings.disable_dry_run,
+            cluster_cidr_known,
         },
     };
     Ok((provider, background))

@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use karpenter_aws::ec2::{Ec2Api, ParameterApi};
 use karpenter_aws::iam::{COLLECT_PERIOD, IamApi, InstanceProfiles};
 use karpenter_aws::nodeclass::reconcile::{
-    INVALIDATION_PERIOD, SsmCache, delete_instance_profiles, reconcile_status,
+    INVALIDATION_PERIOD, SsmCache, Validation, delete_instance_profiles, reconcile_status,
 };
 use karpenter_aws::nodeclass::resolve::ResolveContext;
 use karpenter_aws::{AwsCloudProvider, EC2NodeClass};
@@ -56,6 +56,10 @@ pub(crate) struct ClassContext {
     /// `--isolated-vpc`: IAM is out of reach, so deleted classes' profiles
     /// are left and none are collected, as upstream.
     pub(crate) isolated_vpc: bool,
+    /// `DISABLE_DRY_RUN`: classes are valid without launch dry runs.
+    pub(crate) dry_run_disabled: bool,
+    /// Whether the service CIDR AL2023 nodes need was read at start.
+    pub(crate) cluster_cidr_known: bool,
 }
 
 /// Reconciles EC2NodeClasses one at a time.
@@ -68,6 +72,8 @@ pub(crate) struct ClassController<E, P> {
     context: ClassContext,
     cache: SsmCache,
     profiles: InstanceProfiles,
+    /// The validation's settings and its dry runs' outcomes.
+    validation: Validation,
     /// When each deleted class last said it waits on NodeClaims.
     waiting_said: BTreeMap<String, Instant>,
 }
@@ -83,6 +89,7 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         context: ClassContext,
     ) -> Self {
         let api = Api::all(cluster.client().clone());
+        let validation = Validation::new(context.dry_run_disabled, context.cluster_cidr_known);
         ClassController {
             provider,
             cluster,
@@ -92,6 +99,7 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             context,
             cache: SsmCache::new(),
             profiles: InstanceProfiles::new(),
+            validation,
             waiting_said: BTreeMap::new(),
         }
     }
@@ -179,6 +187,7 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             self.iam.as_ref(),
             &mut self.cache,
             &mut self.profiles,
+            &mut self.validation,
             class,
             &resolve,
         )

@@ -8,9 +8,11 @@
 //! pass, with the time passed in.
 
 mod cache;
+mod dry_runs;
 mod invalidate;
 mod profile;
 mod requeue;
+mod validation;
 
 #[cfg(test)]
 mod tests;
@@ -25,9 +27,11 @@ pub use profile::delete_instance_profiles;
 pub use requeue::{
     CAPACITY_RESERVATION_PERIOD, FOUND_PERIOD, NOT_FOUND_PERIOD, Requeue, SUBNET_PERIOD,
 };
+pub use validation::{VALIDATION_TTL, Validation, ValidationError};
 
 use crate::ec2::{Ec2Api, Ec2Error, PARAMETER_NOT_FOUND, ParameterApi};
 use crate::iam::{IamApi, InstanceProfileError, InstanceProfiles};
+use crate::nodeclass::resolve::conditions::{Stamp, set_ready};
 use crate::nodeclass::resolve::{
     ResolveContext, ResolveError, alias_parameters, resolve_with_profile,
 };
@@ -71,6 +75,9 @@ pub enum ReconcileError {
     /// Making the instance profile of `spec.role` failed.
     #[error("spec.role: ensuring the instance profile")]
     InstanceProfile(#[source] InstanceProfileError),
+    /// A validation dry run failed for another reason than authorization.
+    #[error("validating the class")]
+    Validation(#[source] ValidationError),
 }
 
 impl ReconcileError {
@@ -88,6 +95,8 @@ impl ReconcileError {
                 ResolveError::AliasNotResolved { .. } => true,
             },
             ReconcileError::InstanceProfile(error) => error.is_retryable(),
+            // As upstream, an unexpected dry-run answer is retried.
+            ReconcileError::Validation(_) => true,
         }
     }
 }
@@ -113,12 +122,21 @@ impl ReconcileError {
 /// it. Then `InstanceProfileReady` is True; an IAM failure fails the
 /// reconcile ([`ReconcileError::InstanceProfile`]), the condition left
 /// as it was, as upstream leaves it.
+///
+/// Last, `ValidationSucceeded` is set as upstream's validation sets it
+/// ([`Validation`]: its settings and the dry runs' outcomes, kept 30
+/// minutes per class and configuration), and `Ready` reckoned over it. A
+/// dry run answered neither "allowed" nor "not authorized" (throttling
+/// among them) fails the reconcile ([`ReconcileError::Validation`]), the
+/// condition left as it was.
+#[allow(clippy::too_many_arguments)]
 pub async fn reconcile_status(
     ec2: &impl Ec2Api,
     ssm: &impl ParameterApi,
     iam: &dyn IamApi,
     cache: &mut SsmCache,
     profiles: &mut InstanceProfiles,
+    validation: &mut Validation,
     class: &EC2NodeClass,
     context: &ResolveContext,
 ) -> Result<Reconciled, ReconcileError> {
@@ -128,9 +146,25 @@ pub async fn reconcile_status(
         .map_err(ReconcileError::InstanceProfile)?;
     let mut resolve_context = context.clone();
     resolve_context.ssm_parameters = read_parameters(ssm, cache, class, context).await?;
-    let status = resolve_with_profile(ec2, class, &resolve_context, Some(profile))
+    let mut status = resolve_with_profile(ec2, class, &resolve_context, Some(profile))
         .await
         .map_err(ReconcileError::Resolve)?;
+    let stamp = Stamp::of(class, context.now);
+    let mut conditions = status.conditions.take().unwrap_or_default();
+    let cluster = &context.cluster_name;
+    validation::validate(
+        ec2,
+        validation,
+        class,
+        &status,
+        &mut conditions,
+        stamp,
+        cluster,
+    )
+    .await
+    .map_err(ReconcileError::Validation)?;
+    set_ready(&mut conditions, stamp, context.reserved_capacity);
+    status.conditions = Some(conditions);
     let changed = class.status.as_ref() != Some(&status);
     let requeue = requeue::requeue(class, &status, context.now, context.reserved_capacity);
     Ok(Reconciled {

@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use karpenter_core::api::{ConditionStatus, Conditions};
 use serde_json::{Value, json};
 
-use super::{ReconcileError, Reconciled, SsmCache, reconcile_status};
+use super::{ReconcileError, Reconciled, SsmCache, Validation, reconcile_status};
 use crate::ec2::{
     self, CapacityReservation, Ec2Error, Image, InMemoryEc2, InMemoryParameters, Operation,
     ParameterApi, SecurityGroup, Tag,
@@ -160,6 +160,7 @@ async fn reconcile(
         &iam(),
         cache,
         &mut InstanceProfiles::new(),
+        &mut Validation::new(false, true),
         class,
         &context(at),
     )
@@ -324,6 +325,7 @@ async fn a_refused_alias_stops_the_periodic_reconcile() {
         &iam(),
         &mut SsmCache::new(),
         &mut InstanceProfiles::new(),
+        &mut Validation::new(false, true),
         &class,
         &context,
     )
@@ -363,6 +365,7 @@ async fn reservation_requeue(
         &iam(),
         &mut SsmCache::new(),
         &mut InstanceProfiles::new(),
+        &mut Validation::new(false, true),
         &class,
         &context,
     )
@@ -417,3 +420,4 @@ fn the_cache_serves_until_its_time_is_up_and_prunes_after() {
 
 mod invalidate;
 mod profile;
+mod validation;

@@ -22,6 +22,18 @@ pub(crate) struct Stamp {
     pub(crate) generation: Option<i64>,
 }
 
+impl Stamp {
+    /// The stamp of conditions written on `class` at `now`.
+    pub(crate) fn of(class: &crate::nodeclass::EC2NodeClass, now: Timestamp) -> Self {
+        let created = class.metadata.creation_timestamp.as_ref();
+        Stamp {
+            now,
+            created: created.map_or(now, |time| time.0),
+            generation: class.metadata.generation,
+        }
+    }
+}
+
 /// Sets condition `type_` in `conditions`: its transition time moves only
 /// when its status changes.
 pub(crate) fn set(

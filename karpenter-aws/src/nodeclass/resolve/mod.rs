@@ -12,7 +12,7 @@
 
 mod alias;
 mod amis;
-mod conditions;
+pub(crate) mod conditions;
 mod filters;
 mod resources;
 
@@ -91,8 +91,12 @@ pub enum ResolveError {
 /// reconcilers set them, and `Ready` over all of `Ready`'s dependents.
 ///
 /// `InstanceProfileReady`, `ValidationSucceeded` and `PlacementGroupReady`
-/// need IAM and launch dry runs; they are kept as they are (Unknown when
-/// absent). An alias refused for the Kubernetes version sets `AMIsReady`
+/// need IAM, launch dry runs and placement groups; they are kept as they
+/// are (Unknown when absent), so `Ready` is not True here.
+/// [`reconcile_status`](super::reconcile::reconcile_status) sets the
+/// first two (the validation as upstream's: the kubelet configuration,
+/// the class's tags, then `CreateLaunchTemplate`, `CreateFleet` and
+/// `RunInstances` dry runs) before reckoning `Ready` again. An alias refused for the Kubernetes version sets `AMIsReady`
 /// False (`UnsupportedAlias`) and keeps the images. Deterministic: the
 /// same class, EC2 state and context give the same status.
 pub async fn resolve_status(
@@ -115,12 +119,7 @@ pub(crate) async fn resolve_with_profile(
 ) -> Result<EC2NodeClassStatus, ResolveError> {
     let mut status = class.status.clone().unwrap_or_default();
     let mut conditions = status.conditions.take().unwrap_or_default();
-    let created = class.metadata.creation_timestamp.as_ref();
-    let stamp = Stamp {
-        now: context.now,
-        created: created.map_or(context.now, |time| time.0),
-        generation: class.metadata.generation,
-    };
+    let stamp = Stamp::of(class, context.now);
 
     let found = resources::subnets(api, &class.spec.subnet_selector_terms)
         .await

@@ -95,6 +95,8 @@ async fn controller(
         kubernetes_version: "1.34".into(),
         reserved_capacity: false,
         isolated_vpc: false,
+        dry_run_disabled: false,
+        cluster_cidr_known: true,
     };
     ClassController::new(
         Arc::new(provider),

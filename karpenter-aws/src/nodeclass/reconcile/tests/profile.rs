@@ -14,7 +14,7 @@ use crate::iam::{
 use crate::nodeclass::EC2NodeClass;
 use crate::nodeclass::condition_types as types;
 use crate::nodeclass::reconcile::{
-    ReconcileError, Reconciled, SsmCache, delete_instance_profiles, reconcile_status,
+    ReconcileError, Reconciled, SsmCache, Validation, delete_instance_profiles, reconcile_status,
 };
 
 async fn run(
@@ -31,6 +31,7 @@ async fn run(
         iam,
         &mut cache,
         profiles,
+        &mut Validation::new(false, true),
         class,
         &context(at),
     )
