@@ -13,16 +13,21 @@ pub const DRY_RUN_OPERATION: &str = "DryRunOperation";
 pub const UNAUTHORIZED_OPERATION: &str = "UnauthorizedOperation";
 
 /// `RunInstances`' input as the NodeClass validation sends it: one
-/// instance from a launch template, into one subnet, tagged as a launch
-/// is. Only ever sent as a dry run.
+/// instance into one subnet, tagged as a launch is, its launch data given
+/// in the call (no launch template is named: none need exist for the
+/// question to be asked). Only ever sent as a dry run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunInstancesInput {
-    /// The launch template, at `$Latest`.
-    pub launch_template_name: String,
+    /// The image.
+    pub image_id: Option<String>,
     /// The instance type.
     pub instance_type: String,
+    /// The instance profile's name.
+    pub iam_instance_profile: Option<String>,
     /// The subnet of the primary network interface (device index 0).
     pub subnet_id: String,
+    /// The security groups of that interface.
+    pub security_group_ids: Vec<String>,
     /// The tags of the instance, its volumes and its network interfaces.
     pub tag_specifications: Vec<TagSpecification>,
 }

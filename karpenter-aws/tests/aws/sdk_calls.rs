@@ -227,9 +227,11 @@ async fn dry_runs_are_allowed_or_refused_and_make_nothing() {
         tags: vec![Tag::new("team", "a")],
     }];
     let run = RunInstancesInput {
-        launch_template_name: name.clone(),
+        image_id: Some("ami-dated".into()),
         instance_type: "m5.large".into(),
+        iam_instance_profile: Some("profile".into()),
         subnet_id: "subnet-a".into(),
+        security_group_ids: vec!["sg-1".into()],
         tag_specifications: tags,
     };
     let calls = [

@@ -2,6 +2,12 @@
 //! `DryRun=true`, in upstream's order (`CreateLaunchTemplate`,
 //! `CreateFleet`, `RunInstances`), their inputs built as a launch builds
 //! them, and the refusal each is read as.
+//!
+//! Nothing is made, so the template the fleet names does not exist: EC2
+//! checks a dry run's authorization first, as upstream's dry-run
+//! validation (before it made real templates) relied on when it named a
+//! mock one. `RunInstances` carries the template's launch data itself, as
+//! upstream's did.
 
 use std::collections::BTreeMap;
 
@@ -63,6 +69,7 @@ pub(crate) async fn dry_runs(
     let tags: Vec<Tag> = tags.iter().map(|(k, v)| Tag::new(k, v)).collect();
     let template = template_input(class, status, &tags);
     let name = template.launch_template_name.clone();
+    let data = template.launch_template_data.clone();
     let instance_type = instance_type(status);
     let subnets: Vec<String> = status
         .subnets
@@ -88,9 +95,11 @@ pub(crate) async fn dry_runs(
     let mut first = None;
     for subnet in &subnets {
         let run = RunInstancesInput {
-            launch_template_name: name.clone(),
+            image_id: data.image_id.clone(),
             instance_type: instance_type.to_owned(),
+            iam_instance_profile: data.iam_instance_profile.clone(),
             subnet_id: subnet.clone(),
+            security_group_ids: data.security_group_ids.clone(),
             tag_specifications: tagged(&["instance", "volume", "network-interface"], &tags),
         };
         match ec2.dry_run(DryRunCall::RunInstances(run)).await {

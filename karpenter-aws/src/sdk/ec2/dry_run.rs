@@ -13,9 +13,6 @@ use crate::ec2::{
 };
 use crate::sdk::error::sdk_error;
 
-/// The launch template version the dry runs name, as launches do.
-const LATEST: &str = "$Latest";
-
 /// `CreateFleet` of `Type=instant` for `input`, not yet sent.
 pub(super) fn fleet_request(
     ec2: &aws_sdk_ec2::Client,
@@ -51,19 +48,22 @@ pub(super) fn template_request(
 
 /// `RunInstances` of one instance for `input`, not yet sent.
 fn run_request(ec2: &aws_sdk_ec2::Client, input: RunInstancesInput) -> RunInstancesFluentBuilder {
-    let template = sdk::LaunchTemplateSpecification::builder()
-        .launch_template_name(input.launch_template_name)
-        .version(LATEST)
-        .build();
     let interface = sdk::InstanceNetworkInterfaceSpecification::builder()
         .device_index(0)
         .subnet_id(input.subnet_id)
+        .set_groups(Some(input.security_group_ids).filter(|g| !g.is_empty()))
         .build();
+    let profile = input.iam_instance_profile.map(|name| {
+        sdk::IamInstanceProfileSpecification::builder()
+            .name(name)
+            .build()
+    });
     ec2.run_instances()
         .min_count(1)
         .max_count(1)
-        .launch_template(template)
+        .set_image_id(input.image_id)
         .instance_type(sdk::InstanceType::from(input.instance_type.as_str()))
+        .set_iam_instance_profile(profile)
         .network_interfaces(interface)
         .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
 }

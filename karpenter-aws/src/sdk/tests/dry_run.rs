@@ -24,9 +24,11 @@ fn calls() -> Vec<(&'static str, DryRunCall)> {
         (
             "RunInstances",
             DryRunCall::RunInstances(RunInstancesInput {
-                launch_template_name: "karpenter.k8s.aws/1".into(),
+                image_id: Some("ami-1".into()),
                 instance_type: "m5.large".into(),
+                iam_instance_profile: Some("profile-1".into()),
                 subnet_id: "subnet-a".into(),
+                security_group_ids: vec!["sg-1".into()],
                 tag_specifications: Vec::new(),
             }),
         ),
@@ -51,6 +53,32 @@ async fn an_allowed_dry_run_is_ok_and_carries_the_flag() {
         ec2.dry_run(call).await.expect("allowed");
         assert_eq!(received(&server, action).await, 1, "{action}");
     }
+}
+
+#[tokio::test]
+async fn run_instances_carries_its_launch_data_inline() {
+    let server = MockServer::start().await;
+    let mut mock = ec2_action("RunInstances");
+    for field in [
+        "ImageId=ami-1",
+        "IamInstanceProfile.Name=profile-1",
+        "NetworkInterface.1.SubnetId=subnet-a",
+        "NetworkInterface.1.SecurityGroupId.1=sg-1",
+        "NetworkInterface.1.DeviceIndex=0",
+        "MinCount=1",
+        "MaxCount=1",
+    ] {
+        mock = mock.and(body_string_contains(field));
+    }
+    mock.respond_with(ec2_error(412, DRY_RUN_OPERATION, "would succeed"))
+        .mount(&server)
+        .await;
+    let run = calls()
+        .into_iter()
+        .find(|(action, _)| *action == "RunInstances");
+    let (_, call) = run.unwrap_or_else(|| panic!("a RunInstances call"));
+    let ec2 = clients(&server, fast_limits()).ec2();
+    ec2.dry_run(call).await.expect("every field sent");
 }
 
 #[tokio::test]

@@ -47,20 +47,18 @@ pub(super) fn answer(ec2: &InMemoryEc2, call: DryRunCall) -> Failure {
     }
 }
 
-/// `RunInstances`' one-instance input: the template, the type, the first
-/// interface's subnet and the tag specifications.
+/// `RunInstances`' one-instance input: the launch data, the first
+/// interface's subnet and groups, and the tag specifications.
 fn run_instances(form: &Form) -> Result<RunInstancesInput, BadRequest> {
-    let template = form
-        .member("LaunchTemplate")
-        .ok_or_else(|| BadRequest::missing("LaunchTemplate"))?;
     let interface = form.items("NetworkInterface")?.into_iter().next();
-    let subnet_id = interface
-        .and_then(|i| i.get("SubnetId"))
-        .ok_or_else(|| BadRequest::missing("NetworkInterface.1.SubnetId"))?;
+    let interface = interface.ok_or_else(|| BadRequest::missing("NetworkInterface.1"))?;
+    let profile = form.member("IamInstanceProfile");
     Ok(RunInstancesInput {
-        launch_template_name: template.required("LaunchTemplateName")?,
+        image_id: form.get("ImageId"),
         instance_type: form.required("InstanceType")?,
-        subnet_id,
+        iam_instance_profile: profile.and_then(|p| p.get("Name")),
+        subnet_id: interface.required("SubnetId")?,
+        security_group_ids: interface.list("SecurityGroupId")?,
         tag_specifications: decode::tag_specifications(form, "TagSpecification")?,
     })
 }
