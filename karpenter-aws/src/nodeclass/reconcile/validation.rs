@@ -164,16 +164,17 @@ pub(crate) async fn validate(
         );
         return Ok(());
     }
-    if let Some(message) = restricted_tags(class) {
+    if has_restricted_tag(class) {
+        // Upstream's message; the keys are in its log's values only.
         let validated = types::VALIDATION_SUCCEEDED;
-        let reason = "TagValidationFailed";
+        let (reason, message) = ("TagValidationFailed", "tags failed validation requirements");
         set(
             conditions,
             stamp,
             validated,
             ConditionStatus::False,
             reason,
-            &message,
+            message,
         );
         return Ok(());
     }
@@ -227,21 +228,10 @@ fn kubelet_problems(class: &EC2NodeClass) -> Option<String> {
     (!messages.is_empty()).then(|| messages.join("; "))
 }
 
-/// Upstream's refusal of `spec.tags` keys Karpenter sets itself; `None`
-/// when there are none. The keys are listed quoted, in order.
-fn restricted_tags(class: &EC2NodeClass) -> Option<String> {
-    let tags = class.spec.tags.as_ref()?;
-    let invalid: Vec<String> = tags
-        .keys()
-        .filter(|key| is_restricted(key))
-        .map(|key| format!("{key:?}"))
-        .collect();
-    (!invalid.is_empty()).then(|| {
-        format!(
-            "tags failed validation requirements (tags={})",
-            invalid.join(", ")
-        )
-    })
+/// Whether `spec.tags` has a key Karpenter sets itself.
+fn has_restricted_tag(class: &EC2NodeClass) -> bool {
+    let tags = class.spec.tags.as_ref();
+    tags.is_some_and(|tags| tags.keys().any(|key| is_restricted(key)))
 }
 
 /// Whether upstream's `RestrictedTagPatterns` match `key`: the exact keys,

@@ -218,18 +218,34 @@ async fn an_unknown_dependency_leaves_the_validation_unknown() {
 
 #[tokio::test]
 async fn a_restricted_tag_fails_the_validation() {
-    let spec = json!({"tags": {"team": "a", "kubernetes.io/cluster/other": "owned"}});
-    let done = done(&ec2(), &mut checking(), &class(spec)).await;
-    let (status, reason, message) = validated(&done);
-    assert_eq!(
-        (status, reason.as_str()),
-        (ConditionStatus::False, "TagValidationFailed")
-    );
-    assert!(
-        message.contains("\"kubernetes.io/cluster/other\""),
-        "{message}"
-    );
-    assert!(!message.contains("team"), "{message}");
+    let restricted = [
+        "kubernetes.io/cluster/other",
+        "karpenter.sh/nodepool",
+        "eks:eks-cluster-name",
+        "karpenter.k8s.aws/ec2nodeclass",
+        "karpenter.sh/nodeclaim",
+    ];
+    for key in restricted {
+        let spec = json!({"tags": {"team": "a", key: "x"}});
+        let done = done(&ec2(), &mut checking(), &class(spec)).await;
+        let (status, reason, message) = validated(&done);
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::False, "TagValidationFailed"),
+            "{key}"
+        );
+        assert_eq!(message, "tags failed validation requirements");
+    }
+    // Near misses are the user's own tags.
+    for key in [
+        "kubernetes.io/cluster/",
+        "kubernetes.io/cluster/-x",
+        "karpenter.sh/nodepools",
+    ] {
+        let spec = json!({"tags": {key: "x"}});
+        let done = done(&ec2(), &mut checking(), &class(spec)).await;
+        assert_eq!(validated(&done).0, ConditionStatus::True, "{key}");
+    }
 }
 
 #[tokio::test]
