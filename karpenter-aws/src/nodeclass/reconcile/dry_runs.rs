@@ -32,6 +32,12 @@ pub(crate) const RUN_INSTANCES_FAILED: &str = "RunInstancesAuthCheckFailed";
 /// `CreateLaunchTemplate` refused the user data as too large.
 pub(crate) const USER_DATA_TOO_LARGE: &str = "UserDataSizeLimitExceeded";
 
+/// `spec.instanceProfile` does not exist.
+pub(crate) const INSTANCE_PROFILE_NOT_FOUND: &str = "InstanceProfileNotFound";
+/// The code of `RunInstances`' refusal of an unknown instance profile.
+const INVALID_PARAMETER_VALUE: &str = "InvalidParameterValue";
+/// What its message says then.
+const PROFILE_NOT_FOUND: &str = "Invalid IAM Instance Profile name";
 /// The code EC2 refuses oversized (or malformed) user data with.
 const USER_DATA_MALFORMED: &str = "InvalidUserData.Malformed";
 /// What EC2's message says when the user data is too large.
@@ -55,6 +61,9 @@ const ACCELERATOR_LABELS: [&str; 2] = [
 pub(crate) struct Refusal {
     pub(crate) reason: &'static str,
     pub(crate) message: String,
+    /// Whether the refusal is kept for the validation's TTL: not for a
+    /// profile that may yet appear.
+    pub(crate) kept: bool,
 }
 
 /// The three dry runs for `class` with its resolved `status` and launch
@@ -110,6 +119,7 @@ pub(crate) async fn dry_runs(
         }
     }
     match first {
+        Some(error) if is_profile_not_found(&error) => profile_not_found(class, error),
         Some(error) => refused(RUN_INSTANCES_FAILED, error).map(Some),
         None => Ok(None),
     }
@@ -135,6 +145,7 @@ fn refusal(reason: &'static str, error: &Ec2Error) -> Refusal {
     Refusal {
         reason,
         message: format!("{}: {detail}", message_of(reason)),
+        kept: true,
     }
 }
 
@@ -150,6 +161,33 @@ pub(crate) fn message_of(reason: &str) -> &'static str {
             "ec2:CreateLaunchTemplate rejected the rendered user data as too large"
         }
         _ => "",
+    }
+}
+
+/// Whether EC2 answered that the instance profile does not exist.
+fn is_profile_not_found(error: &Ec2Error) -> bool {
+    matches!(error, Ec2Error::Service { code, message, .. }
+        if code == INVALID_PARAMETER_VALUE && message.contains(PROFILE_NOT_FOUND))
+}
+
+/// An instance profile EC2 does not know: the class's own
+/// `spec.instanceProfile` is refused as not found, not kept, since it may
+/// be made meanwhile; the profile made from `role` is newly made and not
+/// yet seen by EC2, so the validation is retried.
+fn profile_not_found(
+    class: &EC2NodeClass,
+    error: Ec2Error,
+) -> Result<Option<Refusal>, ValidationError> {
+    match class.spec.instance_profile.as_deref() {
+        Some(profile) => Ok(Some(Refusal {
+            reason: INSTANCE_PROFILE_NOT_FOUND,
+            message: format!("Instance profile {profile:?} not found"),
+            kept: false,
+        })),
+        None => Err(ValidationError::DryRun {
+            operation: error.operation(),
+            source: error,
+        }),
     }
 }
 

@@ -188,7 +188,9 @@ pub(crate) async fn validate(
             } else {
                 dry_runs(ec2, class, status, &tags).await?
             };
-            validation.keep(key, stamp.now, outcome.clone());
+            if outcome.as_ref().is_none_or(|refusal| refusal.kept) {
+                validation.keep(key, stamp.now, outcome.clone());
+            }
             outcome
         }
     };

@@ -369,6 +369,41 @@ async fn throttling_fails_the_reconcile_and_is_not_kept() {
 }
 
 #[tokio::test]
+async fn an_unknown_instance_profile_of_the_spec_is_not_found_and_not_kept() {
+    let ec2 = ec2();
+    let class = class(json!({"role": null, "instanceProfile": "missing-profile"}));
+    let op = Operation::RunInstances;
+    let message = "Value (missing-profile) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name";
+    ec2.fail_next(op, Ec2Error::service(op, "InvalidParameterValue", message));
+    let mut validation = checking();
+    let done = run(&ec2, &mut validation, &class, 0).await;
+    let (status, reason, message) = validated(&done.unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::False, "InstanceProfileNotFound")
+    );
+    assert_eq!(message, "Instance profile \"missing-profile\" not found");
+    assert!(validation.is_empty());
+    // Once the profile exists, the next reconcile finds the class valid.
+    let again = run(&ec2, &mut validation, &class, 1).await;
+    assert_eq!(
+        validated(&again.unwrap_or_else(|e| panic!("{e}"))).0,
+        ConditionStatus::True
+    );
+}
+
+#[tokio::test]
+async fn a_new_role_profile_not_yet_seen_is_retried() {
+    let ec2 = ec2();
+    let op = Operation::RunInstances;
+    let message = "Invalid IAM Instance Profile name";
+    ec2.fail_next(op, Ec2Error::service(op, "InvalidParameterValue", message));
+    let error = run(&ec2, &mut checking(), &class(json!({})), 0).await.err();
+    let error = error.unwrap_or_else(|| panic!("retried"));
+    assert!(error.is_retryable(), "{error}");
+}
+
+#[tokio::test]
 async fn one_subnet_allowed_is_enough_to_run_instances() {
     let ec2 = ec2();
     ec2.add_subnet(crate::ec2::Subnet {
