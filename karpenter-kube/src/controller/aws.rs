@@ -89,6 +89,7 @@ pub(crate) async fn provider(
             isolated_vpc: settings.isolated_vpc,
             dry_run_disabled: settings.disable_dry_run,
             cluster_cidr_known,
+            node_class_cel: settings.feature_gates.node_class_cel,
         },
     };
     Ok((provider, background))

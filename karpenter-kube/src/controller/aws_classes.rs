@@ -60,6 +60,8 @@ pub(crate) struct ClassContext {
     pub(crate) dry_run_disabled: bool,
     /// Whether the service CIDR AL2023 nodes need was read at start.
     pub(crate) cluster_cidr_known: bool,
+    /// The `NodeClassCEL` gate: kubelet CEL expressions are allowed.
+    pub(crate) node_class_cel: bool,
 }
 
 /// Reconciles EC2NodeClasses one at a time.
@@ -89,7 +91,8 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
         context: ClassContext,
     ) -> Self {
         let api = Api::all(cluster.client().clone());
-        let validation = Validation::new(context.dry_run_disabled, context.cluster_cidr_known);
+        let mut validation = Validation::new(context.dry_run_disabled, context.cluster_cidr_known);
+        validation.node_class_cel = context.node_class_cel;
         ClassController {
             provider,
             cluster,

@@ -418,6 +418,7 @@ fn the_cache_serves_until_its_time_is_up_and_prunes_after() {
     assert!(cache.is_empty());
 }
 
+mod dry_runs;
 mod invalidate;
 mod profile;
 mod validation;

@@ -8,12 +8,15 @@ use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
 use karpenter_core::api::{Condition, ConditionStatus, fnv1a64};
+use karpenter_core::resources::parse_milli;
 
 use super::dry_runs::{Refusal, dry_runs};
 use crate::ec2::{Ec2Api, Ec2Error, Operation};
 use crate::launch::launch_tags;
 use crate::nodeclass::resolve::conditions::{Stamp, set, set_true};
-use crate::nodeclass::{AmiFamily, EC2NodeClass, EC2NodeClassStatus, condition_types as types};
+use crate::nodeclass::{
+    AmiFamily, EC2NodeClass, EC2NodeClassStatus, MaxPods, condition_types as types,
+};
 
 /// How long a validation's outcome is kept (upstream's `ValidationTTL`).
 pub const VALIDATION_TTL: SignedDuration = SignedDuration::from_mins(30);
@@ -64,17 +67,21 @@ pub struct Validation {
     /// Whether the cluster's service CIDR is known; AL2023 classes are not
     /// valid without it (their nodes' `NodeConfig` carries it).
     pub cluster_cidr_known: bool,
+    /// The `NodeClassCEL` feature gate: without it, a kubelet
+    /// configuration holding a CEL expression is not valid.
+    pub node_class_cel: bool,
     /// Outcomes by class name and hash: when they lapse, and the refusal
     /// (`None` for valid).
     outcomes: BTreeMap<String, (Timestamp, Option<Refusal>)>,
 }
 
 impl Validation {
-    /// Settings with nothing kept yet.
+    /// Settings with nothing kept yet, the `NodeClassCEL` gate off.
     pub fn new(dry_run_disabled: bool, cluster_cidr_known: bool) -> Self {
         Validation {
             dry_run_disabled,
             cluster_cidr_known,
+            node_class_cel: false,
             outcomes: BTreeMap::new(),
         }
     }
@@ -114,7 +121,7 @@ pub(crate) async fn validate(
     cluster_name: &str,
 ) -> Result<(), ValidationError> {
     validation.prune(stamp.now);
-    let mut fail = |reason: &str, message: &str| {
+    if let Some((reason, message)) = spec_problem(validation, class) {
         let validated = types::VALIDATION_SUCCEEDED;
         set(
             conditions,
@@ -122,18 +129,8 @@ pub(crate) async fn validate(
             validated,
             ConditionStatus::False,
             reason,
-            message,
+            &message,
         );
-    };
-    if class.ami_family() == Some(AmiFamily::AL2023) && !validation.cluster_cidr_known {
-        fail(
-            "ClusterCIDRResolutionFailed",
-            "Failed to detect the cluster CIDR",
-        );
-        return Ok(());
-    }
-    if let Some(message) = kubelet_problems(class) {
-        fail("InvalidKubeletConfiguration", &message);
         return Ok(());
     }
     let dependency = |wanted: ConditionStatus| {
@@ -212,6 +209,25 @@ pub(crate) async fn validate(
     Ok(())
 }
 
+/// What upstream checks before the dependencies, in its order: the
+/// cluster CIDR AL2023 needs, the kubelet configuration, the
+/// `NodeClassCEL` gate. The first problem's reason and message.
+fn spec_problem(validation: &Validation, class: &EC2NodeClass) -> Option<(&'static str, String)> {
+    if class.ami_family() == Some(AmiFamily::AL2023) && !validation.cluster_cidr_known {
+        let message = "Failed to detect the cluster CIDR";
+        return Some(("ClusterCIDRResolutionFailed", message.to_owned()));
+    }
+    if let Some(message) = kubelet_problems(class) {
+        return Some(("InvalidKubeletConfiguration", message));
+    }
+    if has_expression(class) && !validation.node_class_cel {
+        let message =
+            "spec.kubelet contains a CEL expression, but the NodeClassCEL feature gate is disabled";
+        return Some(("KubeletExpressionsDisabled", message.to_owned()));
+    }
+    None
+}
+
 /// Whether `type_` is not in `conditions` at all (not yet reconciled).
 fn absent(conditions: &[Condition], type_: &str) -> bool {
     !conditions.iter().any(|c| c.type_ == type_)
@@ -228,6 +244,21 @@ fn kubelet_problems(class: &EC2NodeClass) -> Option<String> {
         .map(ToString::to_string)
         .collect();
     (!messages.is_empty()).then(|| messages.join("; "))
+}
+
+/// Whether `spec.kubelet` holds a CEL expression: `maxPods` as one, or a
+/// reserved amount that is not a quantity.
+fn has_expression(class: &EC2NodeClass) -> bool {
+    let Some(kubelet) = &class.spec.kubelet else {
+        return false;
+    };
+    let reserved = [&kubelet.kube_reserved, &kubelet.system_reserved];
+    matches!(kubelet.max_pods, Some(MaxPods::Expression(_)))
+        || reserved
+            .into_iter()
+            .flatten()
+            .flat_map(BTreeMap::values)
+            .any(|value| parse_milli(value).is_err())
 }
 
 /// Whether `spec.tags` has a key Karpenter sets itself.

@@ -97,6 +97,7 @@ async fn controller(
         isolated_vpc: false,
         dry_run_disabled: false,
         cluster_cidr_known: true,
+        node_class_cel: false,
     };
     ClassController::new(
         Arc::new(provider),
