@@ -22,3 +22,5 @@ mod sdk_calls;
 mod sdk_conformance;
 mod subnets;
 mod templates;
+#[cfg(feature = "sdk")]
+mod validation;
