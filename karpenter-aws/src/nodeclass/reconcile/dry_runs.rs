@@ -1,13 +1,15 @@
-//! The three launch calls the validation asks EC2 about with
-//! `DryRun=true`, in upstream's order (`CreateLaunchTemplate`,
-//! `CreateFleet`, `RunInstances`), their inputs built as a launch builds
-//! them, and the refusal each is read as.
+//! The launch calls the validation asks EC2 about, in upstream's order:
+//! `CreateLaunchTemplate`, then `CreateFleet` and `RunInstances` with
+//! `DryRun=true`; their inputs built as a launch builds them, and the
+//! refusal each is read as.
 //!
-//! Nothing is made, so the template the fleet names does not exist: EC2
-//! checks a dry run's authorization first, as upstream's dry-run
-//! validation (before it made real templates) relied on when it named a
-//! mock one. `RunInstances` carries the template's launch data itself, as
-//! upstream's did.
+//! As upstream's validation does today, the template is made for real:
+//! EC2 checks a dry run's parameters as well as its authorization, so a
+//! fleet naming a template that does not exist could be refused for that
+//! and never say whether the controller may launch. The template is
+//! deleted once the dry runs have answered (a class's deletion finds it by
+//! its tags otherwise). `RunInstances` carries the launch data itself, as
+//! upstream's does.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +44,8 @@ const PROFILE_NOT_FOUND: &str = "Invalid IAM Instance Profile name";
 const USER_DATA_MALFORMED: &str = "InvalidUserData.Malformed";
 /// What EC2's message says when the user data is too large.
 const USER_DATA_LIMIT: &str = "User data is limited to";
+/// The code `CreateLaunchTemplate` answers when the name is taken.
+const TEMPLATE_EXISTS: &str = "InvalidLaunchTemplateName.AlreadyExistsException";
 /// The launch template version launches name.
 const LATEST: &str = "$Latest";
 /// The instance type asked about for an x86-64 image (upstream's
@@ -88,28 +92,50 @@ pub(crate) async fn dry_runs(
         .map(|s| s.id.clone())
         .collect();
 
-    let call = DryRunCall::CreateLaunchTemplate(Box::new(template));
-    if let Err(error) = ec2.dry_run(call).await {
-        if is_user_data_too_large(&error) {
+    match ec2.create_launch_template(template).await {
+        Ok(_) => {}
+        // Left by a validation whose clean-up failed: as good as made.
+        Err(error) if error.code() == Some(TEMPLATE_EXISTS) => {}
+        Err(error) if is_user_data_too_large(&error) => {
             return Ok(Some(refusal(USER_DATA_TOO_LARGE, &error)));
         }
-        return refused(CREATE_LAUNCH_TEMPLATE_FAILED, error).map(Some);
+        Err(error) => return refused(CREATE_LAUNCH_TEMPLATE_FAILED, error).map(Some),
     }
-    let fleet = fleet_input(&name, instance_type, &subnets, &tags);
+    let outcome = launch_dry_runs(ec2, class, &name, &data, instance_type, &subnets, &tags).await;
+    if let Err(error) = ec2.delete_launch_template(&name).await
+        && !error.is_not_found()
+    {
+        tracing::debug!(template = name, %error, "deleting the validation's launch template failed");
+    }
+    outcome
+}
+
+/// The `CreateFleet` and `RunInstances` dry runs against template `name`
+/// holding `data`.
+async fn launch_dry_runs(
+    ec2: &impl Ec2Api,
+    class: &EC2NodeClass,
+    name: &str,
+    data: &LaunchTemplateData,
+    instance_type: &str,
+    subnets: &[String],
+    tags: &[Tag],
+) -> Result<Option<Refusal>, ValidationError> {
+    let fleet = fleet_input(name, instance_type, subnets, tags);
     if let Err(error) = ec2.dry_run(DryRunCall::CreateFleet(Box::new(fleet))).await {
         return refused(CREATE_FLEET_FAILED, error).map(Some);
     }
     // Authorization is not per subnet: one subnet allowed is enough, and
     // the first subnet's answer speaks for all when none is.
     let mut first = None;
-    for subnet in &subnets {
+    for subnet in subnets {
         let run = RunInstancesInput {
             image_id: data.image_id.clone(),
             instance_type: instance_type.to_owned(),
             iam_instance_profile: data.iam_instance_profile.clone(),
             subnet_id: subnet.clone(),
             security_group_ids: data.security_group_ids.clone(),
-            tag_specifications: tagged(&["instance", "volume", "network-interface"], &tags),
+            tag_specifications: tagged(&["instance", "volume", "network-interface"], tags),
         };
         match ec2.dry_run(DryRunCall::RunInstances(run)).await {
             Ok(()) => return Ok(None),

@@ -143,3 +143,36 @@ async fn one_subnet_allowed_is_enough_to_run_instances() {
     let done = done(&ec2, &mut checking(), &class(json!({}))).await;
     assert_eq!(validated(&done).0, ConditionStatus::True);
 }
+
+#[tokio::test]
+async fn the_template_asked_about_is_made_then_deleted() {
+    use crate::ec2::{DescribeLaunchTemplatesInput, Ec2Api};
+    let ec2 = ec2();
+    let class = class(json!({}));
+    let valid = done(&ec2, &mut checking(), &class).await;
+    assert_eq!(validated(&valid).0, ConditionStatus::True);
+    let left = ec2
+        .describe_launch_templates(DescribeLaunchTemplatesInput::default())
+        .await
+        .map(|found| found.launch_templates)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(left.is_empty(), "{left:#?}");
+    // Its deletion failing is no refusal: the next validation finds the
+    // template there and goes on.
+    let throttled = Ec2Error::Throttling {
+        operation: Operation::DeleteLaunchTemplate,
+        code: "RequestLimitExceeded".into(),
+        message: "slow down".into(),
+    };
+    ec2.fail_next(Operation::DeleteLaunchTemplate, throttled);
+    let first = done(&ec2, &mut checking(), &class).await;
+    assert_eq!(validated(&first).0, ConditionStatus::True);
+    let again = done(&ec2, &mut checking(), &class).await;
+    assert_eq!(validated(&again).0, ConditionStatus::True);
+    let left = ec2
+        .describe_launch_templates(DescribeLaunchTemplatesInput::default())
+        .await
+        .map(|found| found.launch_templates)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(left.is_empty(), "the second one cleaned up: {left:#?}");
+}
