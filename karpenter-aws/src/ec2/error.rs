@@ -49,6 +49,8 @@ pub enum Operation {
     DescribeImages,
     /// EC2 `DescribeCapacityReservations`.
     DescribeCapacityReservations,
+    /// EC2 `DescribePlacementGroups`.
+    DescribePlacementGroups,
     /// EC2 `CreateFleet`.
     CreateFleet,
     /// EC2 `CreateLaunchTemplate`.

@@ -18,6 +18,7 @@ mod instance_types;
 mod instances;
 mod memory;
 mod parameters;
+mod placement;
 mod pricing;
 mod queue;
 mod resources;
@@ -51,6 +52,10 @@ pub use instances::{
 };
 pub use memory::InMemoryEc2;
 pub use parameters::{InMemoryParameters, PARAMETER_NOT_FOUND, ParameterApi};
+pub use placement::{
+    DescribePlacementGroupsInput, DescribePlacementGroupsOutput, PLACEMENT_GROUP_AVAILABLE,
+    PLACEMENT_GROUP_UNKNOWN, PlacementGroup,
+};
 pub use pricing::{
     GetProductsInput, GetProductsOutput, PriceListError, PricingFilter, on_demand_prices,
 };
@@ -136,6 +141,17 @@ pub trait Ec2Api: Send + Sync {
         &self,
         input: DescribeCapacityReservationsInput,
     ) -> Result<DescribeCapacityReservationsOutput, Ec2Error>;
+
+    /// `DescribePlacementGroups` by IDs, names and filters (`state`,
+    /// `strategy`, `group-name`, ...). Unlike the other describe calls it
+    /// has a single page. A group named (by ID or by name) that does not
+    /// exist fails the call with [`PLACEMENT_GROUP_UNKNOWN`], as EC2
+    /// answers; one that exists but does not match the filters is simply
+    /// not listed.
+    async fn describe_placement_groups(
+        &self,
+        input: DescribePlacementGroupsInput,
+    ) -> Result<DescribePlacementGroupsOutput, Ec2Error>;
 
     /// `CreateFleet` of `Type=instant`.
     async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error>;

@@ -6,10 +6,10 @@ use jiff::Timestamp;
 use karpenter_aws::ec2::{
     CapacityReservation, CreateLaunchTemplateInput, CreateTagsInput, DescribeImagesInput,
     DescribeInput, DescribeInstanceStatusInput, DescribeInstanceTypeOfferingsInput,
-    DescribeInstanceTypesInput, DescribeLaunchTemplatesInput, DescribeSpotPriceHistoryInput,
-    DryRunCall, Ec2Api, Ec2Error, Filter, Image, InMemoryEc2, InstanceState, LaunchTemplateData,
-    LocationType, RunInstancesInput, Tag, TagSpecification, TerminateInstancesInput,
-    UNAUTHORIZED_OPERATION,
+    DescribeInstanceTypesInput, DescribeLaunchTemplatesInput, DescribePlacementGroupsInput,
+    DescribeSpotPriceHistoryInput, DryRunCall, Ec2Api, Ec2Error, Filter, Image, InMemoryEc2,
+    InstanceState, LaunchTemplateData, LocationType, PLACEMENT_GROUP_UNKNOWN, PlacementGroup,
+    RunInstancesInput, Tag, TagSpecification, TerminateInstancesInput, UNAUTHORIZED_OPERATION,
 };
 use karpenter_aws::sdk::SdkEc2;
 
@@ -123,6 +123,72 @@ async fn every_describe_call_reads_back_what_ec2_holds() {
             .iter()
             .any(|p| p.spot_price == 0.0321)
     );
+}
+
+#[tokio::test]
+async fn placement_groups_read_back_by_id_name_and_state() {
+    let ec2 = seeded();
+    ec2.add_placement_group(PlacementGroup {
+        group_id: "pg-partition".into(),
+        group_name: "my-partition-pg".into(),
+        strategy: "partition".into(),
+        partition_count: 7,
+        tags: vec![Tag::new("team", "ml")],
+        ..PlacementGroup::default()
+    });
+    ec2.add_placement_group(PlacementGroup {
+        group_id: "pg-spread".into(),
+        group_name: "my-spread-pg".into(),
+        strategy: "spread".into(),
+        spread_level: "rack".into(),
+        ..PlacementGroup::default()
+    });
+    ec2.add_placement_group(PlacementGroup {
+        group_id: "pg-pending".into(),
+        group_name: "my-pending-pg".into(),
+        strategy: "cluster".into(),
+        state: "pending".into(),
+        ..PlacementGroup::default()
+    });
+    let (server, sdk) = sdk_over(&ec2).await;
+    let all = same!(
+        sdk,
+        ec2,
+        describe_placement_groups,
+        DescribePlacementGroupsInput::default()
+    );
+    assert_eq!(all.placement_groups.len(), 3);
+    let by_id = DescribePlacementGroupsInput {
+        group_ids: vec!["pg-partition".into()],
+        ..DescribePlacementGroupsInput::default()
+    };
+    let partition = same!(sdk, ec2, describe_placement_groups, by_id);
+    assert_eq!(partition.placement_groups[0].partition_count, 7);
+    let available_by_name = |name: &str| DescribePlacementGroupsInput {
+        group_names: vec![name.into()],
+        filters: vec![Filter::new("state", ["available"])],
+        ..DescribePlacementGroupsInput::default()
+    };
+    let spread = same!(
+        sdk,
+        ec2,
+        describe_placement_groups,
+        available_by_name("my-spread-pg")
+    );
+    assert_eq!(spread.placement_groups[0].spread_level, "rack");
+    let pending = same!(
+        sdk,
+        ec2,
+        describe_placement_groups,
+        available_by_name("my-pending-pg")
+    );
+    assert!(pending.placement_groups.is_empty(), "filtered out by state");
+    let unknown = sdk
+        .describe_placement_groups(available_by_name("no-such-pg"))
+        .await
+        .expect_err("an unknown name fails the call");
+    assert_eq!(unknown.code(), Some(PLACEMENT_GROUP_UNKNOWN));
+    assert_eq!(server.requests("DescribePlacementGroups").await, 5);
 }
 
 /// Template `lt-calls` made through `sdk`, checked against what EC2 holds.

@@ -13,9 +13,10 @@ use crate::ec2::{
     DescribeInstanceStatusInput, DescribeInstanceStatusOutput, DescribeInstanceTypeOfferingsInput,
     DescribeInstanceTypeOfferingsOutput, DescribeInstanceTypesInput, DescribeInstanceTypesOutput,
     DescribeInstancesOutput, DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput,
-    DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput,
-    DescribeSubnetsOutput, DryRunCall, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput,
-    InstanceState, InstanceStateChange, LaunchTemplate, Operation, TerminateInstancesInput,
+    DescribePlacementGroupsInput, DescribePlacementGroupsOutput, DescribeSecurityGroupsOutput,
+    DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, DescribeSubnetsOutput,
+    DryRunCall, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput, InstanceState,
+    InstanceStateChange, LaunchTemplate, Operation, TerminateInstancesInput,
     TerminateInstancesOutput,
 };
 
@@ -108,6 +109,14 @@ impl Ec2Api for InMemoryEc2 {
         Ok(DescribeCapacityReservationsOutput {
             capacity_reservations,
         })
+    }
+
+    async fn describe_placement_groups(
+        &self,
+        input: DescribePlacementGroupsInput,
+    ) -> Result<DescribePlacementGroupsOutput, Ec2Error> {
+        self.begin(Operation::DescribePlacementGroups)?
+            .describe_placement_groups(&input)
     }
 
     async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error> {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::ec2::{
     CapacityReservation, DescribeInput, Ec2Error, Filter, Image, Instance, InstanceStatus,
-    LaunchTemplate, Operation, SecurityGroup, Subnet, Tag,
+    LaunchTemplate, Operation, PlacementGroup, SecurityGroup, Subnet, Tag,
 };
 
 /// A resource EC2 filters.
@@ -122,6 +122,23 @@ impl Filtered for CapacityReservation {
             "owner-id" => one(&self.owner_id),
             "state" => one(&self.state),
             "instance-match-criteria" => one(&self.instance_match_criteria),
+            _ => Vec::new(),
+        }
+    }
+
+    fn tags(&self) -> &[Tag] {
+        &self.tags
+    }
+}
+
+impl Filtered for PlacementGroup {
+    fn field(&self, name: &str) -> Vec<String> {
+        match name {
+            "group-id" => one(&self.group_id),
+            "group-name" => one(&self.group_name),
+            "state" => one(&self.state),
+            "strategy" => one(&self.strategy),
+            "spread-level" => one(&self.spread_level),
             _ => Vec::new(),
         }
     }

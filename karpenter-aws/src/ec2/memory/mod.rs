@@ -6,6 +6,7 @@ mod control;
 mod filter;
 mod fleet;
 mod lookup;
+mod placement;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -15,8 +16,8 @@ use jiff::Timestamp;
 use super::faults::Faults;
 use super::{
     CapacityReservation, CreateFleetInput, Ec2Error, Image, InMemoryQueue, Instance,
-    InstanceStatus, LaunchTemplate, LaunchTemplateData, Operation, SecurityGroup, Subnet,
-    TargetCapacityType,
+    InstanceStatus, LaunchTemplate, LaunchTemplateData, Operation, PlacementGroup, SecurityGroup,
+    Subnet, TargetCapacityType,
 };
 
 /// The account every fake resource and event belongs to.
@@ -72,6 +73,8 @@ struct State {
     security_groups: BTreeMap<String, SecurityGroup>,
     images: BTreeMap<String, Image>,
     reservations: BTreeMap<String, CapacityReservation>,
+    /// Placement groups by ID.
+    placement_groups: BTreeMap<String, PlacementGroup>,
     templates: BTreeMap<String, Template>,
     instances: BTreeMap<String, Instance>,
     /// Status checks and events set by a caller; others are `ok`.

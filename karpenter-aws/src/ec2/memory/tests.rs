@@ -14,6 +14,7 @@ mod describe;
 mod fleet;
 mod inserted;
 mod instances;
+mod placement;
 
 const REGION: &str = "us-east-1";
 const TEMPLATE: &str = "karpenter.k8s.aws/abc";

@@ -6,6 +6,7 @@ mod describe;
 mod dry_run;
 mod fleet;
 mod instances;
+mod placement;
 mod template;
 
 use async_trait::async_trait;
@@ -20,11 +21,11 @@ use crate::ec2::{
     DescribeImagesOutput, DescribeInput, DescribeInstanceStatusInput, DescribeInstanceStatusOutput,
     DescribeInstanceTypeOfferingsInput, DescribeInstanceTypeOfferingsOutput,
     DescribeInstanceTypesInput, DescribeInstanceTypesOutput, DescribeInstancesOutput,
-    DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput, DescribeSecurityGroupsInput,
-    DescribeSecurityGroupsOutput, DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput,
-    DescribeSubnetsInput, DescribeSubnetsOutput, DryRunCall, Ec2Api, Ec2Error, GetProductsInput,
-    GetProductsOutput, LaunchTemplate, Operation, TerminateInstancesInput,
-    TerminateInstancesOutput,
+    DescribeLaunchTemplatesInput, DescribeLaunchTemplatesOutput, DescribePlacementGroupsInput,
+    DescribePlacementGroupsOutput, DescribeSecurityGroupsInput, DescribeSecurityGroupsOutput,
+    DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, DescribeSubnetsInput,
+    DescribeSubnetsOutput, DryRunCall, Ec2Api, Ec2Error, GetProductsInput, GetProductsOutput,
+    LaunchTemplate, Operation, TerminateInstancesInput, TerminateInstancesOutput,
 };
 use convert::{filters, list, tags_out, time_out};
 
@@ -180,6 +181,13 @@ impl Ec2Api for SdkEc2 {
         Ok(DescribeCapacityReservationsOutput {
             capacity_reservations,
         })
+    }
+
+    async fn describe_placement_groups(
+        &self,
+        input: DescribePlacementGroupsInput,
+    ) -> Result<DescribePlacementGroupsOutput, Ec2Error> {
+        placement::describe_placement_groups(&self.ec2, input).await
     }
 
     async fn create_fleet(&self, input: CreateFleetInput) -> Result<CreateFleetOutput, Ec2Error> {

@@ -5,11 +5,12 @@
 use wiremock::MockServer;
 use wiremock::matchers::body_string_contains;
 
-use super::{clients, ec2_action, ec2_ok, fast_limits};
+use super::{clients, ec2_action, ec2_error, ec2_ok, fast_limits};
 use crate::ec2::{
     CreateTagsInput, DescribeImagesInput, DescribeInput, DescribeInstanceStatusInput,
-    DescribeInstanceTypeOfferingsInput, DescribeLaunchTemplatesInput, Ec2Api, Filter,
-    InstanceState, LocationType, Tag,
+    DescribeInstanceTypeOfferingsInput, DescribeLaunchTemplatesInput, DescribePlacementGroupsInput,
+    Ec2Api, Ec2Error, Filter, InstanceState, LocationType, PLACEMENT_GROUP_UNKNOWN, PlacementGroup,
+    Tag,
 };
 
 #[tokio::test]
@@ -67,6 +68,65 @@ async fn security_groups_are_read_by_name_filter() {
         ("sg-1", "nodes")
     );
     assert_eq!(group.tags, [Tag::new("karpenter.sh/discovery", "demo")]);
+}
+
+#[tokio::test]
+async fn placement_groups_are_read_by_name_and_state() {
+    let server = MockServer::start().await;
+    let body = "<placementGroupSet><item><groupName>my-partition-pg</groupName>\
+        <state>available</state><strategy>partition</strategy><partitionCount>7</partitionCount>\
+        <groupId>pg-partition456</groupId><groupArn>arn:aws:ec2:us-west-2:1:placement-group/x</groupArn>\
+        <tagSet><item><key>team</key><value>ml</value></item></tagSet></item></placementGroupSet>";
+    ec2_action("DescribePlacementGroups")
+        .and(body_string_contains("GroupName.1=my-partition-pg"))
+        .and(body_string_contains("Filter.1.Name=state"))
+        .and(body_string_contains("Filter.1.Value.1=available"))
+        .respond_with(ec2_ok("DescribePlacementGroups", body))
+        .mount(&server)
+        .await;
+    let ec2 = clients(&server, fast_limits()).ec2();
+    let input = DescribePlacementGroupsInput {
+        group_names: vec!["my-partition-pg".into()],
+        filters: vec![Filter::new("state", ["available"])],
+        ..DescribePlacementGroupsInput::default()
+    };
+    let out = ec2.describe_placement_groups(input).await.expect("groups");
+    let expected = PlacementGroup {
+        group_id: "pg-partition456".into(),
+        group_name: "my-partition-pg".into(),
+        strategy: "partition".into(),
+        partition_count: 7,
+        spread_level: String::new(),
+        state: "available".into(),
+        tags: vec![Tag::new("team", "ml")],
+    };
+    assert_eq!(out.placement_groups, [expected]);
+}
+
+#[tokio::test]
+async fn an_unknown_placement_group_is_a_service_error() {
+    let server = MockServer::start().await;
+    ec2_action("DescribePlacementGroups")
+        .and(body_string_contains("GroupId.1=pg-0abc"))
+        .respond_with(ec2_error(
+            400,
+            PLACEMENT_GROUP_UNKNOWN,
+            "The Placement Group 'pg-0abc' is unknown.",
+        ))
+        .mount(&server)
+        .await;
+    let ec2 = clients(&server, fast_limits()).ec2();
+    let input = DescribePlacementGroupsInput {
+        group_ids: vec!["pg-0abc".into()],
+        ..DescribePlacementGroupsInput::default()
+    };
+    let error = ec2
+        .describe_placement_groups(input)
+        .await
+        .expect_err("unknown");
+    assert!(matches!(error, Ec2Error::Service { .. }), "{error:?}");
+    assert_eq!(error.code(), Some(PLACEMENT_GROUP_UNKNOWN));
+    assert!(!error.is_retryable());
 }
 
 #[tokio::test]

@@ -4,9 +4,10 @@
 use karpenter_aws::ec2::{
     CreateFleetInput, CreateTagsInput, DescribeImagesInput, DescribeInput,
     DescribeInstanceStatusInput, DescribeInstanceTypeOfferingsInput, DescribeInstanceTypesInput,
-    DescribeLaunchTemplatesInput, DescribeSpotPriceHistoryInput, Filter, FleetLaunchTemplateConfig,
-    FleetLaunchTemplateOverrides, LocationType, OnDemandAllocationStrategy, SpotAllocationStrategy,
-    Tag, TagSpecification, TargetCapacityType, TerminateInstancesInput,
+    DescribeLaunchTemplatesInput, DescribePlacementGroupsInput, DescribeSpotPriceHistoryInput,
+    Filter, FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides, LocationType,
+    OnDemandAllocationStrategy, SpotAllocationStrategy, Tag, TagSpecification, TargetCapacityType,
+    TerminateInstancesInput,
 };
 
 use super::form::{BadRequest, Form};
@@ -57,6 +58,17 @@ pub(crate) fn tag_specifications(
 pub(crate) fn describe(form: &Form, ids_key: &str) -> Result<DescribeInput, BadRequest> {
     Ok(DescribeInput {
         ids: form.list(ids_key)?,
+        filters: filters(form)?,
+    })
+}
+
+/// `DescribePlacementGroups`: `GroupId.N`, `GroupName.N` and filters.
+pub(crate) fn describe_placement_groups(
+    form: &Form,
+) -> Result<DescribePlacementGroupsInput, BadRequest> {
+    Ok(DescribePlacementGroupsInput {
+        group_ids: form.list("GroupId")?,
+        group_names: form.list("GroupName")?,
         filters: filters(form)?,
     })
 }

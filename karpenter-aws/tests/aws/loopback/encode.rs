@@ -4,7 +4,7 @@
 
 use karpenter_aws::ec2::{
     CapacityReservation, Image, InstanceTypeInfo, InstanceTypeOffering, LocationType,
-    SecurityGroup, SpotPrice, Subnet,
+    PlacementGroup, SecurityGroup, SpotPrice, Subnet,
 };
 
 use super::xml::{node, nonempty, opt, set, tags, text, time, values};
@@ -26,6 +26,20 @@ pub(crate) fn security_group(g: &SecurityGroup) -> String {
         text("groupId", &g.group_id),
         nonempty("groupName", &g.group_name),
         nonempty("vpcId", &g.vpc_id),
+        tags(&g.tags),
+    ]
+    .concat()
+}
+
+pub(crate) fn placement_group(g: &PlacementGroup) -> String {
+    let partitions = (g.partition_count > 0).then_some(g.partition_count);
+    [
+        text("groupId", &g.group_id),
+        text("groupName", &g.group_name),
+        nonempty("strategy", &g.strategy),
+        opt("partitionCount", partitions),
+        nonempty("spreadLevel", &g.spread_level),
+        nonempty("state", &g.state),
         tags(&g.tags),
     ]
     .concat()

@@ -200,6 +200,13 @@ impl Responder {
                     .map(encode::capacity_reservation);
                 page.list("capacityReservationSet", items)
             }
+            "DescribePlacementGroups" => {
+                let input = decode::describe_placement_groups(form)?;
+                let out = now(ec2.describe_placement_groups(input))?;
+                let items = out.placement_groups.iter().map(encode::placement_group);
+                // One page: EC2 does not page this call.
+                set("placementGroupSet", items)
+            }
             "DescribeSpotPriceHistory" => {
                 let input = decode::describe_spot_price_history(form)?;
                 let out = now(ec2.describe_spot_price_history(input))?;
