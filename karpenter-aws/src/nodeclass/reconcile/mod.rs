@@ -91,12 +91,23 @@ impl ReconcileError {
                 ResolveError::Subnets(source)
                 | ResolveError::SecurityGroups(source)
                 | ResolveError::Images(source)
-                | ResolveError::CapacityReservations(source) => source.is_retryable(),
+                | ResolveError::CapacityReservations(source)
+                | ResolveError::PlacementGroup { source, .. } => source.is_retryable(),
                 ResolveError::AliasNotResolved { .. } => true,
             },
             ReconcileError::InstanceProfile(error) => error.is_retryable(),
             // As upstream, an unexpected dry-run answer is retried.
             ReconcileError::Validation(_) => true,
+        }
+    }
+
+    /// The status to write despite the failure, as upstream writes the
+    /// status before returning its reconcilers' errors: only a failed
+    /// placement group lookup leaves one ([`ResolveError::status`]).
+    pub fn status(&self) -> Option<&EC2NodeClassStatus> {
+        match self {
+            ReconcileError::Resolve(error) => error.status(),
+            ReconcileError::Parameter { .. } | ReconcileError::InstanceProfile(_) => None,
         }
     }
 }

@@ -22,6 +22,11 @@ pub const CAPACITY_RESERVATION_PERIOD: SignedDuration = SignedDuration::from_min
 
 /// When each part of a reconciled status wants to be reconciled again,
 /// as upstream's per-part reconcilers answer.
+///
+/// The placement group has no period of its own: upstream's reconciler
+/// asks for none (only a retry after a failed lookup), and the class comes
+/// round every minute for its subnets, when the group is looked up again,
+/// as upstream's one-minute placement group cache allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Requeue {
     /// Subnets: every minute.

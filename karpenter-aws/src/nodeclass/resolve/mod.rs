@@ -14,6 +14,7 @@ mod alias;
 mod amis;
 pub(crate) mod conditions;
 mod filters;
+mod placement;
 mod resources;
 
 #[cfg(test)]
@@ -29,6 +30,7 @@ pub use alias::{AliasParameter, ImageVariant, UnsupportedAlias, alias_parameters
 use self::amis::{ImageQuery, resolve_amis};
 use self::conditions::{Stamp, set, set_ready, set_true};
 use self::filters::{available, image_inputs};
+use self::placement::resolve_placement_group;
 use crate::ec2::{DescribeImagesInput, Ec2Api, Ec2Error, Filter};
 use crate::iam::instance_profile_name;
 use crate::nodeclass::{EC2NodeClass, EC2NodeClassStatus, condition_types as types};
@@ -72,6 +74,20 @@ pub enum ResolveError {
     /// `DescribeCapacityReservations` failed.
     #[error("spec.capacityReservationSelectorTerms: describing capacity reservations")]
     CapacityReservations(#[source] Ec2Error),
+    /// `DescribePlacementGroups` failed. `PlacementGroupReady` is then
+    /// False (`PlacementGroupResolutionFailed`) in `status`, the rest
+    /// resolved: upstream writes that status and then fails the
+    /// reconcile for a retry, and a caller may do the same.
+    #[error("spec.placementGroupSelector {selector:?}: resolving placement group")]
+    PlacementGroup {
+        /// The group's name, else its ID, as the selector gives it.
+        selector: String,
+        /// The status resolved, `PlacementGroupReady` False.
+        status: Box<EC2NodeClassStatus>,
+        /// EC2's failure.
+        #[source]
+        source: Ec2Error,
+    },
     /// None of the alias's SSM parameters has a value.
     #[error(
         "spec.amiSelectorTerms[].alias {alias}: failed to discover any AMIs for alias (parameters {parameters:?})"
@@ -84,21 +100,42 @@ pub enum ResolveError {
     },
 }
 
+impl ResolveError {
+    /// The status to write despite the failure: only a failed placement
+    /// group lookup leaves one (with `PlacementGroupReady` False), as
+    /// upstream writes the status before returning its reconcilers'
+    /// errors.
+    pub fn status(&self) -> Option<&EC2NodeClassStatus> {
+        match self {
+            ResolveError::PlacementGroup { status, .. } => Some(status),
+            _ => None,
+        }
+    }
+}
+
 /// The status of `class` resolved against `api`: its current status
 /// (fields and conditions this does not set are kept) with `subnets`,
 /// `securityGroups`, `amis`, `capacityReservations` (with the gate) and
 /// `instanceProfile` replaced, their conditions set as upstream's
 /// reconcilers set them, and `Ready` over all of `Ready`'s dependents.
 ///
-/// `InstanceProfileReady`, `ValidationSucceeded` and `PlacementGroupReady`
-/// need IAM, launch dry runs and placement groups; they are kept as they
-/// are (Unknown when absent), so `Ready` is not True here.
-/// [`reconcile_status`](super::reconcile::reconcile_status) sets the
-/// first two (the validation as upstream's: the kubelet configuration,
-/// the class's tags, then `CreateLaunchTemplate`, `CreateFleet` and
-/// `RunInstances` dry runs) before reckoning `Ready` again. An alias refused for the Kubernetes version sets `AMIsReady`
-/// False (`UnsupportedAlias`) and keeps the images. Deterministic: the
-/// same class, EC2 state and context give the same status.
+/// `PlacementGroupReady` is set as upstream's placement group reconciler
+/// sets it: True without `spec.placementGroupSelector` or with its group
+/// found `available` (by ID, else by name), False `PlacementGroupNotFound`
+/// otherwise; a failed `DescribePlacementGroups` sets it False
+/// (`PlacementGroupResolutionFailed`) and fails the resolution with
+/// [`ResolveError::PlacementGroup`], which carries that status.
+///
+/// `InstanceProfileReady` and `ValidationSucceeded` need IAM and launch
+/// dry runs; they are kept as they are (Unknown when absent), so `Ready`
+/// is not True here.
+/// [`reconcile_status`](super::reconcile::reconcile_status) sets them
+/// (the validation as upstream's: the kubelet configuration, the class's
+/// tags, then a launch template made and `CreateFleet` and `RunInstances`
+/// dry runs) before reckoning `Ready` again. An alias refused for the
+/// Kubernetes version sets `AMIsReady` False (`UnsupportedAlias`) and
+/// keeps the images. Deterministic: the same class, EC2 state and context
+/// give the same status.
 pub async fn resolve_status(
     api: &impl Ec2Api,
     class: &EC2NodeClass,
@@ -189,9 +226,20 @@ pub(crate) async fn resolve_with_profile(
         }
         None => status.instance_profile = instance_profile(class, context),
     }
+    // Last, so that a failure still leaves every other part resolved in
+    // the status it carries.
+    let selector = class.spec.placement_group_selector.as_ref();
+    let placement = resolve_placement_group(api, selector, stamp, &mut conditions).await;
     set_ready(&mut conditions, stamp, context.reserved_capacity);
     status.conditions = Some(conditions);
-    Ok(status)
+    match placement {
+        Ok(()) => Ok(status),
+        Err(failure) => Err(ResolveError::PlacementGroup {
+            selector: failure.selector,
+            status: Box::new(status),
+            source: failure.source,
+        }),
+    }
 }
 
 /// Resolves the images into `status` and sets `AMIsReady`.

@@ -4,6 +4,7 @@
 mod alias;
 mod filters;
 mod images;
+mod placement;
 mod reservations;
 mod status;
 

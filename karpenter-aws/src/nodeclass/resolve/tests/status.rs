@@ -151,7 +151,7 @@ async fn ready_waits_for_the_conditions_it_does_not_resolve() {
         Some((
             ConditionStatus::Unknown,
             "ReconcilingDependents".into(),
-            "InstanceProfileReady=Unknown, ValidationSucceeded=Unknown, PlacementGroupReady=Unknown".into()
+            "InstanceProfileReady=Unknown, ValidationSucceeded=Unknown".into()
         ))
     );
     // Once the other reconcilers have set theirs, Ready follows.
@@ -204,7 +204,7 @@ async fn ready_waits_for_the_conditions_it_does_not_resolve() {
 #[tokio::test]
 async fn conditions_awaiting_reconciliation_date_from_the_objects_creation() {
     let status = resolve(&ec2(), json!({})).await;
-    let awaiting = status.conditions.find("PlacementGroupReady");
+    let awaiting = status.conditions.find("ValidationSucceeded");
     let time = awaiting
         .and_then(|c| c.last_transition_time.as_ref())
         .map(|t| t.0.to_string());
