@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::filter::Tag;
 use super::template_parts::{
-    LaunchTemplateBlockDeviceMapping, LaunchTemplateMetadataOptions, LaunchTemplateNetworkInterface,
+    LaunchTemplateBlockDeviceMapping, LaunchTemplateMetadataOptions,
+    LaunchTemplateNetworkInterface, LaunchTemplatePlacement,
 };
 
 /// What capacity a fleet launches (`DefaultTargetCapacityType`).
@@ -186,6 +187,11 @@ pub struct LaunchTemplateData {
     /// The network interfaces; when given, the security groups are theirs
     /// and `security_group_ids` stays empty, as EC2 requires.
     pub network_interfaces: Vec<LaunchTemplateNetworkInterface>,
+    /// `Placement`: the class's placement group, when it names one. Left
+    /// out of the name's hash when absent, so templates without one keep
+    /// their names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<LaunchTemplatePlacement>,
 }
 
 /// `CapacityReservationPreference`: which reservations a launch may use.

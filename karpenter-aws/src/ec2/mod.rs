@@ -69,7 +69,7 @@ pub use resources::{
 pub use spot_prices::{DescribeSpotPriceHistoryInput, DescribeSpotPriceHistoryOutput, SpotPrice};
 pub use template_parts::{
     LaunchTemplateBlockDeviceMapping, LaunchTemplateEbsBlockDevice, LaunchTemplateMetadataOptions,
-    LaunchTemplateNetworkInterface,
+    LaunchTemplateNetworkInterface, LaunchTemplatePlacement,
 };
 
 /// What the provider asks of EC2 and of the Pricing API, one method per

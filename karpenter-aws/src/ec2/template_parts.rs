@@ -73,3 +73,13 @@ pub struct LaunchTemplateNetworkInterface {
     /// The interface's security groups, `sg-…`.
     pub groups: Vec<String>,
 }
+
+/// `LaunchTemplatePlacementRequest`: the placement group instances launch
+/// into and, for a partition group, the partition.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LaunchTemplatePlacement {
+    /// `pg-…`.
+    pub group_id: Option<String>,
+    /// The partition, from 1; `None` lets EC2 choose.
+    pub partition_number: Option<u32>,
+}

@@ -8,8 +8,9 @@
 //! within its cards, `efa-only` interfaces within its EFA count) and
 //! `connectionTracking` (Nitro only). Not checked, for want of the data:
 //! ENA support and nested virtualization (the catalog has neither, and
-//! every type is taken to have them), and placement group strategies (no
-//! placement group is resolved yet). Windows families drop arm64 types
+//! every type is taken to have them), and placement group strategies (the
+//! catalog does not say which a type supports, and the class's group is
+//! looked up only at launch). Windows families drop arm64 types
 //! elsewhere: those get no `kubernetes.io/os` value (see `labels`), as
 //! upstream's, so no pod can select them.
 

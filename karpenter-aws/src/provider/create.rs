@@ -17,11 +17,12 @@ use karpenter_core::scheduling::{
     NODE_CLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY, Requirement, Requirements,
 };
 
+use super::placement::{placement_labels, template_placement};
 use super::ready::not_ready;
 use super::{AwsCloudProvider, api_error, create_fleet_input, lock, node_pool_of};
 use crate::ec2::{
     CreateFleetInput, CreateFleetInstance, CreateFleetOutput, CreateLaunchTemplateInput, Ec2Api,
-    Ec2Error,
+    Ec2Error, PlacementGroup,
 };
 use crate::iam::INSTANCE_PROFILE_ANNOTATION;
 use crate::launch::{
@@ -81,6 +82,8 @@ struct Plan {
     /// The subnet per zone, as chosen with the in-flight estimates.
     subnets: BTreeMap<String, SubnetInfo>,
     input: CreateFleetInput,
+    /// The class's placement group, when it names one.
+    placement_group: Option<PlacementGroup>,
 }
 
 impl<E: Ec2Api> AwsCloudProvider<E> {
@@ -153,7 +156,11 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         let subnets = self.zonal_subnets(class, &types, capacity_type).await?;
         let mut templates = launch_templates(class, &types, capacity_type, requests)
             .map_err(|e| launch_error(e, Vec::new()))?;
-        let template_inputs = self.template_inputs(class, claim, &mut templates)?;
+        let placement_group = self.placement_group(class).await?;
+        let placement = placement_group
+            .as_ref()
+            .map(|group| template_placement(group, requirements));
+        let template_inputs = self.template_inputs(class, claim, &mut templates, placement)?;
         self.ensure_templates(&template_inputs, false).await?;
         let tags = launch_tags(class, node_pool_of(claim), &self.config.cluster_name);
         let request = fleet_request(&FleetInputs {
@@ -179,6 +186,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             template_inputs,
             subnets,
             input,
+            placement_group,
         })
     }
 
@@ -243,6 +251,11 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             offering,
             provider_id(&o.availability_zone, id),
         );
+        if let Some(group) = &plan.placement_group {
+            let requirements = requirements_of(claim)?;
+            let labels = launched.metadata.labels.get_or_insert_with(BTreeMap::new);
+            labels.extend(placement_labels(group, &requirements));
+        }
         let status = launched.status.get_or_insert_with(Default::default);
         status.image_id.clone_from(&o.image_id);
         let annotations = launched

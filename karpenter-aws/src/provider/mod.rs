@@ -10,6 +10,7 @@ mod create;
 mod drift;
 mod fleet_input;
 mod join;
+mod placement;
 mod prices;
 mod readback;
 mod ready;

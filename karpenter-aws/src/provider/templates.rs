@@ -9,7 +9,7 @@ use super::template_data::{block_device_mappings, metadata_options, network_inte
 use super::{AwsCloudProvider, api_error, lock, node_pool_of};
 use crate::ec2::{
     CapacityReservationPreference, CreateLaunchTemplateInput, DescribeLaunchTemplatesInput, Ec2Api,
-    LaunchTemplateData, MarketType, Tag, TagSpecification,
+    LaunchTemplateData, LaunchTemplatePlacement, MarketType, Tag, TagSpecification,
 };
 use crate::launch::{LaunchTemplate, TemplateReservation, launch_tags};
 use crate::nodeclass::{AmiFamily, EC2NodeClass};
@@ -23,7 +23,8 @@ const TEMPLATE_CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
 impl<E: Ec2Api> AwsCloudProvider<E> {
     /// What EC2 is asked to make for each of `templates` launching
-    /// `claim`, tagged as the launch is. With a join config each carries
+    /// `claim`, tagged as the launch is, placed by `placement` (the
+    /// class's placement group). With a join config each carries
     /// its user data, volumes, metadata options, monitoring and
     /// interfaces. Each is renamed by a hash over all it carries and its
     /// tags, so different contents never share a name and, as upstream's,
@@ -39,11 +40,13 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
         class: &EC2NodeClass,
         claim: &NodeClaim,
         templates: &mut [LaunchTemplate],
+        placement: Option<LaunchTemplatePlacement>,
     ) -> Result<Vec<CreateLaunchTemplateInput>, CloudProviderError> {
         let tags = self.template_tags(class, claim);
         let mut inputs = Vec::with_capacity(templates.len());
         for template in templates.iter_mut() {
             let mut input = self.template_input(template, &tags, class);
+            input.launch_template_data.placement.clone_from(&placement);
             if let Some(join) = &self.config.join {
                 self.join_parts(
                     join,

@@ -13,6 +13,7 @@ mod fleet;
 mod join;
 #[cfg(feature = "sdk")]
 mod loopback;
+mod placement;
 mod properties;
 mod provider;
 mod readback;

@@ -8,8 +8,9 @@ use karpenter_aws::ec2::{
     DescribeInput, DescribeInstanceStatusInput, DescribeInstanceTypeOfferingsInput,
     DescribeInstanceTypesInput, DescribeLaunchTemplatesInput, DescribePlacementGroupsInput,
     DescribeSpotPriceHistoryInput, DryRunCall, Ec2Api, Ec2Error, Filter, Image, InMemoryEc2,
-    InstanceState, LaunchTemplateData, LocationType, PLACEMENT_GROUP_UNKNOWN, PlacementGroup,
-    RunInstancesInput, Tag, TagSpecification, TerminateInstancesInput, UNAUTHORIZED_OPERATION,
+    InstanceState, LaunchTemplateData, LaunchTemplatePlacement, LocationType,
+    PLACEMENT_GROUP_UNKNOWN, PlacementGroup, RunInstancesInput, Tag, TagSpecification,
+    TerminateInstancesInput, UNAUTHORIZED_OPERATION,
 };
 use karpenter_aws::sdk::SdkEc2;
 
@@ -198,6 +199,10 @@ async fn make_template(sdk: &SdkEc2, ec2: &InMemoryEc2) -> String {
         image_id: Some("ami-amd64".into()),
         security_group_ids: vec!["sg-1".into()],
         user_data: Some("I2Nsb3VkLWNvbmZpZw+/=".into()),
+        placement: Some(LaunchTemplatePlacement {
+            group_id: Some("pg-partition".into()),
+            partition_number: Some(3),
+        }),
         ..LaunchTemplateData::default()
     };
     let input = CreateLaunchTemplateInput {

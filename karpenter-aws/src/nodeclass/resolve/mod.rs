@@ -30,6 +30,7 @@ pub use alias::{AliasParameter, ImageVariant, UnsupportedAlias, alias_parameters
 use self::amis::{ImageQuery, resolve_amis};
 use self::conditions::{Stamp, set, set_ready, set_true};
 use self::filters::{available, image_inputs};
+pub(crate) use self::placement::find_placement_group;
 use self::placement::resolve_placement_group;
 use crate::ec2::{DescribeImagesInput, Ec2Api, Ec2Error, Filter};
 use crate::iam::instance_profile_name;

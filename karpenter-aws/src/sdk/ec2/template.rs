@@ -1,6 +1,6 @@
 //! A launch template's data as the SDK's `RequestLaunchTemplateData`:
 //! image, profile, groups, user data, tags, reservation and market, volumes,
-//! the metadata service, monitoring and network interfaces.
+//! the metadata service, monitoring, network interfaces and placement.
 
 use aws_sdk_ec2::types as sdk;
 
@@ -50,6 +50,16 @@ pub(super) fn template_data(data: LaunchTemplateData) -> sdk::RequestLaunchTempl
     });
     let volumes: Vec<_> = data.block_device_mappings.into_iter().map(volume).collect();
     let interfaces: Vec<_> = data.network_interfaces.into_iter().map(interface).collect();
+    let placement = data.placement.map(|placement| {
+        sdk::LaunchTemplatePlacementRequest::builder()
+            .set_group_id(placement.group_id)
+            .set_partition_number(
+                placement
+                    .partition_number
+                    .and_then(|n| i32::try_from(n).ok()),
+            )
+            .build()
+    });
     let monitoring = data.monitoring_enabled.map(|enabled| {
         sdk::LaunchTemplatesMonitoringRequest::builder()
             .enabled(enabled)
@@ -69,6 +79,7 @@ pub(super) fn template_data(data: LaunchTemplateData) -> sdk::RequestLaunchTempl
         .set_metadata_options(data.metadata_options.map(metadata))
         .set_monitoring(monitoring)
         .set_network_interfaces((!interfaces.is_empty()).then_some(interfaces))
+        .set_placement(placement)
         .build()
 }
 

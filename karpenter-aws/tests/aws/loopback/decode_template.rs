@@ -4,7 +4,7 @@
 use karpenter_aws::ec2::{
     CapacityReservationPreference, CreateLaunchTemplateInput, LaunchTemplateBlockDeviceMapping,
     LaunchTemplateData, LaunchTemplateEbsBlockDevice, LaunchTemplateMetadataOptions,
-    LaunchTemplateNetworkInterface, MarketType,
+    LaunchTemplateNetworkInterface, LaunchTemplatePlacement, MarketType,
 };
 
 use super::decode::tag_specifications;
@@ -77,6 +77,15 @@ fn template_data(data: &Form) -> Result<LaunchTemplateData, BadRequest> {
             .iter()
             .map(interface)
             .collect::<Result<_, _>>()?,
+        placement: data
+            .member("Placement")
+            .map(|p| -> Result<_, BadRequest> {
+                Ok(LaunchTemplatePlacement {
+                    group_id: p.get("GroupId"),
+                    partition_number: p.parsed("PartitionNumber")?,
+                })
+            })
+            .transpose()?,
     })
 }
 
