@@ -60,7 +60,11 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             capacity_reservation_id: instance.capacity_reservation_id.clone(),
             placement_group_id: label(claim, PLACEMENT_GROUP_ID_LABEL).map(str::to_owned),
         };
-        drift(&class, claim, &launched, None)
+        // The class's group now, against the one the claim was labelled
+        // with at launch.
+        let group = self.placement_group(&class).await?;
+        let group_id = group.as_ref().map(|g| g.group_id.as_str());
+        drift(&class, claim, &launched, group_id)
             .map(|reason| reason.map(|r| r.name().to_owned()))
             .map_err(|e| CloudProviderError::api("deciding drift", true, e))
     }

@@ -126,6 +126,31 @@ async fn a_spread_group_carries_no_partition() {
 }
 
 #[tokio::test]
+async fn a_node_drifts_when_its_classs_group_is_another() {
+    let ec2 = with_groups();
+    let (provider, _clock) = provider(&ec2);
+    provider.apply_node_class(class_in(json!({"name": "my-partition-pg"})));
+    let launched = launch(
+        &provider,
+        json!([is_in("node.kubernetes.io/instance-type", &["m5.large"])]),
+    )
+    .await;
+    let drifted = provider.is_drifted(&launched).await.expect("decided");
+    assert_eq!(drifted, None, "still the class's group");
+    // The group made again under the same name: a new ID, the spec as
+    // it was.
+    ec2.add_placement_group(PlacementGroup {
+        group_id: "pg-0remade".into(),
+        group_name: "my-partition-pg".into(),
+        strategy: "partition".into(),
+        partition_count: 7,
+        ..PlacementGroup::default()
+    });
+    let drifted = provider.is_drifted(&launched).await.expect("decided");
+    assert_eq!(drifted.as_deref(), Some("PlacementGroupDrift"));
+}
+
+#[tokio::test]
 async fn without_a_selector_nothing_is_looked_up_or_placed() {
     let ec2 = with_groups();
     let (provider, _clock) = provider(&ec2);
