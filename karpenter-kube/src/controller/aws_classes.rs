@@ -20,7 +20,7 @@ use karpenter_aws::nodeclass::reconcile::{
     INVALIDATION_PERIOD, SsmCache, Validation, delete_instance_profiles, reconcile_status,
 };
 use karpenter_aws::nodeclass::resolve::ResolveContext;
-use karpenter_aws::{AwsCloudProvider, EC2NodeClass};
+use karpenter_aws::{AwsCloudProvider, EC2NodeClass, EC2NodeClassStatus};
 use karpenter_core::cluster::Cluster;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::events::{Event, EventType};
@@ -195,17 +195,28 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             &resolve,
         )
         .await;
-        let reconciled = match reconciled {
-            Ok(reconciled) => reconciled,
+        let status = match reconciled {
+            Ok(reconciled) if reconciled.changed => reconciled.status,
+            Ok(_) => return,
             Err(error) => {
                 tracing::warn!(class = name, %error, "resolving the EC2NodeClass status failed");
-                return;
+                // As upstream, a failure that still resolved a status (a
+                // placement group lookup's) writes it, the condition
+                // saying why.
+                match error.status() {
+                    Some(status) if class.status.as_ref() != Some(status) => status.clone(),
+                    _ => return,
+                }
             }
         };
-        if !reconciled.changed {
-            return;
-        }
-        let patch = Patch::Merge(serde_json::json!({"status": reconciled.status}));
+        self.write_status(class, status).await;
+    }
+
+    /// Writes `status` through the status subresource and hands the class
+    /// with it to the provider.
+    async fn write_status(&self, class: &EC2NodeClass, status: EC2NodeClassStatus) {
+        let name = class.name_any();
+        let patch = Patch::Merge(serde_json::json!({ "status": status }));
         if let Err(error) = self
             .api
             .patch_status(&name, &PatchParams::default(), &patch)
@@ -215,7 +226,7 @@ impl<E: Ec2Api + 'static, P: ParameterApi + 'static> ClassController<E, P> {
             return;
         }
         let mut class = class.clone();
-        class.status = Some(reconciled.status);
+        class.status = Some(status);
         self.provider.apply_node_class(class);
     }
 

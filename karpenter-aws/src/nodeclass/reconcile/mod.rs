@@ -107,7 +107,9 @@ impl ReconcileError {
     pub fn status(&self) -> Option<&EC2NodeClassStatus> {
         match self {
             ReconcileError::Resolve(error) => error.status(),
-            ReconcileError::Parameter { .. } | ReconcileError::InstanceProfile(_) => None,
+            ReconcileError::Parameter { .. }
+            | ReconcileError::InstanceProfile(_)
+            | ReconcileError::Validation(_) => None,
         }
     }
 }

@@ -260,6 +260,64 @@ async fn the_collector_keeps_profiles_a_class_or_a_claim_names() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_placement_group_lookup_still_writes_the_status() {
+    use karpenter_aws::ec2::{Ec2Error, Operation};
+    use karpenter_aws::ec2::{Image, SecurityGroup, Subnet};
+    let server = ApiServer::start().await.expect("the server starts");
+    // What the class selects exists, so only the group's lookup fails.
+    let ec2 = InMemoryEc2::new("us-west-2");
+    ec2.add_subnet(Subnet {
+        subnet_id: "subnet-1".into(),
+        availability_zone: "us-west-2a".into(),
+        available_ip_address_count: 100,
+        ..Subnet::default()
+    });
+    ec2.add_security_group(SecurityGroup {
+        group_id: "sg-1".into(),
+        group_name: "nodes".into(),
+        ..SecurityGroup::default()
+    });
+    ec2.add_image(Image {
+        image_id: "ami-1".into(),
+        name: "al2023".into(),
+        architecture: "x86_64".into(),
+        state: "available".into(),
+        ..Image::default()
+    });
+    let iam = InMemoryIam::new();
+    iam.add_role("KarpenterNodeRole");
+    let mut class = node_class("default");
+    class.spec.placement_group_selector =
+        Some(serde_json::from_value(json!({"name": "pg"})).expect("a selector"));
+    server.put(&class).expect("put");
+    let mut controller = controller(&server, &ec2, &iam).await;
+    ec2.fail_next(
+        Operation::DescribePlacementGroups,
+        Ec2Error::Throttling {
+            operation: Operation::DescribePlacementGroups,
+            code: "RequestLimitExceeded".into(),
+            message: "slow down".into(),
+        },
+    );
+    controller
+        .reconcile(&stored(&server, "default").expect("the class"))
+        .await;
+    let written = stored(&server, "default").expect("the class");
+    let conditions = written
+        .status
+        .and_then(|s| s.conditions)
+        .expect("a status written");
+    let placement = conditions
+        .iter()
+        .find(|c| c.type_ == "PlacementGroupReady")
+        .expect("the condition");
+    assert_eq!(
+        placement.reason.as_deref(),
+        Some("PlacementGroupResolutionFailed")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finalizer_list_changed_meanwhile_is_not_overwritten() {
     let server = ApiServer::start().await.expect("the server starts");
     let ec2 = InMemoryEc2::new("us-west-2");

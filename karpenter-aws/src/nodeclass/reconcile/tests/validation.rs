@@ -95,12 +95,17 @@ async fn a_good_class_is_valid_and_ready() {
 }
 
 #[tokio::test]
-async fn without_placement_groups_ready_waits_on_them_alone() {
+async fn a_class_without_a_placement_group_turns_ready() {
+    // Nothing set beforehand: the status resolution sets
+    // `PlacementGroupReady` (no selector) and the validation its own, so
+    // a good class is Ready after one reconcile, as on a live cluster.
     let done = done(&ec2(), &mut checking(), &class(json!({}))).await;
     assert_eq!(validated(&done).0, ConditionStatus::True);
-    let (status, _, message) = condition_of(&done, "Ready");
-    assert_eq!(status, ConditionStatus::Unknown);
-    assert_eq!(message, "PlacementGroupReady=Unknown");
+    assert_eq!(
+        condition_of(&done, types::PLACEMENT_GROUP_READY).0,
+        ConditionStatus::True
+    );
+    assert_eq!(condition_of(&done, "Ready").0, ConditionStatus::True);
 }
 
 #[tokio::test]
