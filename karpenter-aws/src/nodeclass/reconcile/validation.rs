@@ -108,6 +108,18 @@ impl Validation {
     }
 }
 
+/// Sets `ValidationSucceeded` to `status` for `reason`.
+fn set_validated(
+    conditions: &mut Vec<Condition>,
+    stamp: Stamp,
+    status: ConditionStatus,
+    reason: &str,
+    message: &str,
+) {
+    let validated = types::VALIDATION_SUCCEEDED;
+    set(conditions, stamp, validated, status, reason, message);
+}
+
 /// Sets `ValidationSucceeded` in `conditions` for `class` with its newly
 /// resolved `status`, in upstream's order; the first check that fails
 /// decides. Only the dry runs are kept in `validation`.
@@ -122,15 +134,7 @@ pub(crate) async fn validate(
 ) -> Result<(), ValidationError> {
     validation.prune(stamp.now);
     if let Some((reason, message)) = spec_problem(validation, class) {
-        let validated = types::VALIDATION_SUCCEEDED;
-        set(
-            conditions,
-            stamp,
-            validated,
-            ConditionStatus::False,
-            reason,
-            &message,
-        );
+        set_validated(conditions, stamp, ConditionStatus::False, reason, &message);
         return Ok(());
     }
     let dependency = |wanted: ConditionStatus| {
@@ -150,29 +154,13 @@ pub(crate) async fn validate(
         } else {
             ConditionStatus::Unknown
         };
-        let validated = types::VALIDATION_SUCCEEDED;
-        set(
-            conditions,
-            stamp,
-            validated,
-            status,
-            "DependenciesNotReady",
-            AWAITING,
-        );
+        set_validated(conditions, stamp, status, "DependenciesNotReady", AWAITING);
         return Ok(());
     }
     if has_restricted_tag(class) {
         // Upstream's message; the keys are in its log's values only.
-        let validated = types::VALIDATION_SUCCEEDED;
         let (reason, message) = ("TagValidationFailed", "tags failed validation requirements");
-        set(
-            conditions,
-            stamp,
-            validated,
-            ConditionStatus::False,
-            reason,
-            message,
-        );
+        set_validated(conditions, stamp, ConditionStatus::False, reason, message);
         return Ok(());
     }
     let tags = launch_tags(class, "", cluster_name);
@@ -193,18 +181,13 @@ pub(crate) async fn validate(
     };
     match outcome {
         None => set_true(conditions, stamp, types::VALIDATION_SUCCEEDED),
-        Some(refusal) => {
-            let validated = types::VALIDATION_SUCCEEDED;
-            let (reason, message) = (refusal.reason, &refusal.message);
-            set(
-                conditions,
-                stamp,
-                validated,
-                ConditionStatus::False,
-                reason,
-                message,
-            );
-        }
+        Some(refusal) => set_validated(
+            conditions,
+            stamp,
+            ConditionStatus::False,
+            refusal.reason,
+            &refusal.message,
+        ),
     }
     Ok(())
 }
