@@ -15,11 +15,10 @@ use std::collections::BTreeMap;
 
 use karpenter_core::api::fnv1a64;
 
-use super::validation::ValidationError;
 use crate::ec2::{
     CreateFleetInput, CreateLaunchTemplateInput, DryRunCall, Ec2Api, Ec2Error,
-    FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides, LaunchTemplateData, RunInstancesInput,
-    Tag, TagSpecification, TargetCapacityType,
+    FleetLaunchTemplateConfig, FleetLaunchTemplateOverrides, LaunchTemplateData, Operation,
+    RunInstancesInput, Tag, TagSpecification, TargetCapacityType,
 };
 use crate::launch::reason_message;
 use crate::nodeclass::{AmiFamily, EC2NodeClass, EC2NodeClassStatus};
@@ -58,6 +57,21 @@ const ACCELERATOR_LABELS: [&str; 2] = [
     "karpenter.k8s.aws/instance-gpu-count",
     "karpenter.k8s.aws/instance-accelerator-count",
 ];
+
+/// Why the validation could not finish: an answer to a dry run that was
+/// neither "allowed" nor "not authorized". Reconciling again may succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidationError {
+    /// The dry run of `operation` failed.
+    #[error("validating ec2:{operation} authorization")]
+    DryRun {
+        /// The call asked about.
+        operation: Operation,
+        /// EC2's answer.
+        #[source]
+        source: Ec2Error,
+    },
+}
 
 /// A dry run EC2 refused as not authorized: the condition's reason and
 /// message.

@@ -22,12 +22,13 @@ use std::collections::BTreeMap;
 use jiff::SignedDuration;
 
 pub use cache::{ALIAS_PARAMETER_TTL, CUSTOM_PARAMETER_TTL, SsmCache};
+pub use dry_runs::ValidationError;
 pub use invalidate::{INVALIDATION_PERIOD, invalidate_deprecated_images};
 pub use profile::delete_instance_profiles;
 pub use requeue::{
     CAPACITY_RESERVATION_PERIOD, FOUND_PERIOD, NOT_FOUND_PERIOD, Requeue, SUBNET_PERIOD,
 };
-pub use validation::{VALIDATION_TTL, Validation, ValidationError};
+pub use validation::{VALIDATION_TTL, Validation};
 
 use crate::ec2::{Ec2Api, Ec2Error, PARAMETER_NOT_FOUND, ParameterApi};
 use crate::iam::{IamApi, InstanceProfileError, InstanceProfiles};

@@ -10,8 +10,8 @@ use jiff::{SignedDuration, Timestamp};
 use karpenter_core::api::{Condition, ConditionStatus, fnv1a64};
 use karpenter_core::resources::parse_milli;
 
-use super::dry_runs::{Refusal, dry_runs};
-use crate::ec2::{Ec2Api, Ec2Error, Operation};
+use super::dry_runs::{Refusal, ValidationError, dry_runs};
+use crate::ec2::Ec2Api;
 use crate::launch::launch_tags;
 use crate::nodeclass::resolve::conditions::{Stamp, set, set_true};
 use crate::nodeclass::{
@@ -40,21 +40,6 @@ const RESTRICTED_KEYS: [&str; 4] = [
 ];
 /// The prefix of the restricted cluster-ownership tag keys.
 const CLUSTER_TAG_PREFIX: &str = "kubernetes.io/cluster/";
-
-/// Why the validation could not finish: an answer to a dry run that was
-/// neither "allowed" nor "not authorized". Reconciling again may succeed.
-#[derive(Debug, thiserror::Error)]
-pub enum ValidationError {
-    /// The dry run of `operation` failed.
-    #[error("validating ec2:{operation} authorization")]
-    DryRun {
-        /// The call asked about.
-        operation: Operation,
-        /// EC2's answer.
-        #[source]
-        source: Ec2Error,
-    },
-}
 
 /// The validation's settings and its outcomes kept per class, as
 /// upstream's validation reconciler holds them: one for the controller's
