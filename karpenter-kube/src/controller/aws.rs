@@ -15,14 +15,11 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use karpenter_aws::interruption::InterruptionHandler;
 use karpenter_aws::sdk::{AwsClients, ClientOptions, EksCluster, SdkQueue};
 use karpenter_aws::settings::AwsSettings;
 use karpenter_aws::{AwsCloudProvider, AwsConfig, EC2NodeClass, JoinConfig};
 use karpenter_core::cloudprovider::CloudProvider;
-use kube::Api;
-use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 
 use super::aws_args::AwsArgs;
@@ -30,6 +27,7 @@ use super::aws_classes::{ClassContext, ClassController};
 use super::aws_loops::{self, AwsProvider};
 use super::cluster_facts::{ca_bundle, cluster_dns, kubernetes_version};
 use super::error::RunError;
+use super::node_classes::watch_node_classes;
 use crate::KubeCluster;
 
 /// The AWS provider the settings describe, and the work to start once this
@@ -73,7 +71,10 @@ pub(crate) async fn provider(
         None => None,
     };
     let version = kubernetes_version(cluster.client()).await?;
-    watch_node_classes(cluster, Arc::clone(&provider));
+    let applied = Arc::clone(&provider);
+    watch_node_classes(cluster, move |class: EC2NodeClass| {
+        applied.apply_node_class(class)
+    });
     let background = AwsBackground {
         provider: Arc::clone(&provider),
         cluster: cluster.clone(),
@@ -141,24 +142,6 @@ async fn join_config(
         cluster_cidr: service_cidr,
         kube_dns_ip: Some(cluster_dns(cluster.client(), None).await?),
     })
-}
-
-/// Hands every EC2NodeClass the cluster has, and each change, to the
-/// provider, with the status it carries (which the status loop keeps).
-fn watch_node_classes(cluster: &KubeCluster, provider: Arc<AwsProvider>) {
-    let api: Api<EC2NodeClass> = Api::all(cluster.client().clone());
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .applied_objects();
-    tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(class) = stream.next().await {
-            match class {
-                Ok(class) => provider.apply_node_class(class),
-                Err(error) => tracing::warn!(%error, "watching EC2NodeClasses failed; retrying"),
-            }
-        }
-    });
 }
 
 /// The work that writes to the cluster or the queue, started once this

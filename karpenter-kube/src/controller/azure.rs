@@ -6,17 +6,15 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use karpenter_azure::arm::ArmClient;
 use karpenter_azure::{AKSNodeClass, AzureCloudProvider, AzureConfig, JoinConfig};
 use karpenter_core::cloudprovider::CloudProvider;
-use kube::Api;
-use kube::runtime::{WatchStreamExt, watcher};
 
 use super::azure_args::AzureArgs;
 use super::azure_credential;
 use super::cluster_facts::cluster_facts;
 use super::error::RunError;
+use super::node_classes::watch_node_classes;
 use crate::KubeCluster;
 
 /// The Azure provider the settings describe, its nodes joining the cluster
@@ -59,24 +57,9 @@ pub(crate) async fn provider(
         }),
     };
     let provider = Arc::new(AzureCloudProvider::new(client, config));
-    watch_node_classes(cluster, Arc::clone(&provider));
-    Ok(provider)
-}
-
-/// Hands every AKSNodeClass the cluster has, and each change, to the
-/// provider.
-fn watch_node_classes(cluster: &KubeCluster, provider: Arc<AzureCloudProvider<ArmClient>>) {
-    let api: Api<AKSNodeClass> = Api::all(cluster.client().clone());
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .applied_objects();
-    tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(class) = stream.next().await {
-            match class {
-                Ok(class) => provider.apply_node_class(class),
-                Err(error) => tracing::warn!(%error, "watching AKSNodeClasses failed; retrying"),
-            }
-        }
+    let applied = Arc::clone(&provider);
+    watch_node_classes(cluster, move |class: AKSNodeClass| {
+        applied.apply_node_class(class)
     });
+    Ok(provider)
 }

@@ -30,6 +30,8 @@ mod instance_types;
 mod kube_config;
 #[cfg(feature = "kwok")]
 mod kwok;
+#[cfg(any(feature = "azure", feature = "aws"))]
+mod node_classes;
 mod provider;
 mod run;
 
