@@ -1,8 +1,8 @@
 //! [`DryRunCall`]: the launch calls the NodeClass validation asks EC2
-//! about with `DryRun=true`, and [`RunInstancesInput`], the one of them
+//! about with `DryRun=true` (its launch template it makes for real), and [`RunInstancesInput`], the one of them
 //! the provider never makes for real.
 
-use super::{CreateFleetInput, CreateLaunchTemplateInput, Operation, TagSpecification};
+use super::{CreateFleetInput, Operation, TagSpecification};
 
 /// EC2's answer to a dry run the caller is authorized for: the call would
 /// have succeeded, nothing was made.
@@ -36,8 +36,6 @@ pub struct RunInstancesInput {
 /// and makes nothing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DryRunCall {
-    /// `CreateLaunchTemplate`.
-    CreateLaunchTemplate(Box<CreateLaunchTemplateInput>),
     /// `CreateFleet` of `Type=instant`.
     CreateFleet(Box<CreateFleetInput>),
     /// `RunInstances`.
@@ -48,7 +46,6 @@ impl DryRunCall {
     /// The operation asked about.
     pub fn operation(&self) -> Operation {
         match self {
-            DryRunCall::CreateLaunchTemplate(_) => Operation::CreateLaunchTemplate,
             DryRunCall::CreateFleet(_) => Operation::CreateFleet,
             DryRunCall::RunInstances(_) => Operation::RunInstances,
         }

@@ -285,14 +285,6 @@ async fn dry_runs_are_allowed_or_refused_and_make_nothing() {
     let ec2 = seeded();
     let (_server, sdk) = sdk_over(&ec2).await;
     let name = "karpenter.k8s.aws/dry".to_owned();
-    let template = CreateLaunchTemplateInput {
-        launch_template_name: name.clone(),
-        launch_template_data: LaunchTemplateData {
-            image_id: Some("ami-dated".into()),
-            ..LaunchTemplateData::default()
-        },
-        tag_specifications: Vec::new(),
-    };
     let tags = vec![TagSpecification {
         resource_type: "instance".into(),
         tags: vec![Tag::new("team", "a")],
@@ -306,7 +298,6 @@ async fn dry_runs_are_allowed_or_refused_and_make_nothing() {
         tag_specifications: tags,
     };
     let calls = [
-        DryRunCall::CreateLaunchTemplate(Box::new(template)),
         DryRunCall::CreateFleet(Box::new(fleet_of(&name))),
         DryRunCall::RunInstances(run),
     ];

@@ -2,15 +2,11 @@
 //! `DryRun=true` ([`Ec2Api::dry_run`](crate::ec2::Ec2Api::dry_run)).
 
 use aws_sdk_ec2::operation::create_fleet::builders::CreateFleetFluentBuilder;
-use aws_sdk_ec2::operation::create_launch_template::builders::CreateLaunchTemplateFluentBuilder;
 use aws_sdk_ec2::operation::run_instances::builders::RunInstancesFluentBuilder;
 use aws_sdk_ec2::types as sdk;
 
-use super::{fleet, template};
-use crate::ec2::{
-    CreateFleetInput, CreateLaunchTemplateInput, DRY_RUN_OPERATION, DryRunCall, Ec2Error,
-    RunInstancesInput,
-};
+use super::fleet;
+use crate::ec2::{CreateFleetInput, DRY_RUN_OPERATION, DryRunCall, Ec2Error, RunInstancesInput};
 use crate::sdk::error::sdk_error;
 
 /// `CreateFleet` of `Type=instant` for `input`, not yet sent.
@@ -33,17 +29,6 @@ pub(super) fn fleet_request(
         .set_reserved_capacity_options(reserved)
         .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
         .set_context(input.context)
-}
-
-/// `CreateLaunchTemplate` for `input`, not yet sent.
-pub(super) fn template_request(
-    ec2: &aws_sdk_ec2::Client,
-    input: CreateLaunchTemplateInput,
-) -> CreateLaunchTemplateFluentBuilder {
-    ec2.create_launch_template()
-        .launch_template_name(input.launch_template_name)
-        .launch_template_data(template::template_data(input.launch_template_data))
-        .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
 }
 
 /// `RunInstances` of one instance for `input`, not yet sent.
@@ -72,12 +57,6 @@ fn run_request(ec2: &aws_sdk_ec2::Client, input: RunInstancesInput) -> RunInstan
 pub(super) async fn dry_run(ec2: &aws_sdk_ec2::Client, call: DryRunCall) -> Result<(), Ec2Error> {
     let op = call.operation();
     let answer = match call {
-        DryRunCall::CreateLaunchTemplate(input) => template_request(ec2, *input)
-            .dry_run(true)
-            .send()
-            .await
-            .map(drop)
-            .map_err(|e| sdk_error(op, e)),
         DryRunCall::CreateFleet(input) => fleet_request(ec2, *input)
             .dry_run(true)
             .send()

@@ -212,7 +212,7 @@ impl Ec2Api for SdkEc2 {
         input: CreateLaunchTemplateInput,
     ) -> Result<LaunchTemplate, Ec2Error> {
         let op = Operation::CreateLaunchTemplate;
-        let answer = dry_run::template_request(&self.ec2, input)
+        let answer = template::template_request(&self.ec2, input)
             .send()
             .await
             .map_err(|e| sdk_error(op, e))?;

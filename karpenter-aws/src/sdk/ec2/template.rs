@@ -2,13 +2,26 @@
 //! image, profile, groups, user data, tags, reservation and market, volumes,
 //! the metadata service, monitoring, network interfaces and placement.
 
+use aws_sdk_ec2::operation::create_launch_template::builders::CreateLaunchTemplateFluentBuilder;
 use aws_sdk_ec2::types as sdk;
 
 use super::convert::tags_out;
+use super::fleet;
 use crate::ec2::{
-    CapacityReservationPreference, LaunchTemplateBlockDeviceMapping, LaunchTemplateData,
-    LaunchTemplateMetadataOptions, LaunchTemplateNetworkInterface, MarketType,
+    CapacityReservationPreference, CreateLaunchTemplateInput, LaunchTemplateBlockDeviceMapping,
+    LaunchTemplateData, LaunchTemplateMetadataOptions, LaunchTemplateNetworkInterface, MarketType,
 };
+
+/// `CreateLaunchTemplate` for `input`, not yet sent.
+pub(super) fn template_request(
+    ec2: &aws_sdk_ec2::Client,
+    input: CreateLaunchTemplateInput,
+) -> CreateLaunchTemplateFluentBuilder {
+    ec2.create_launch_template()
+        .launch_template_name(input.launch_template_name)
+        .launch_template_data(template_data(input.launch_template_data))
+        .set_tag_specifications(fleet::tag_specifications(input.tag_specifications))
+}
 
 /// A launch template's data as the SDK's request.
 pub(super) fn template_data(data: LaunchTemplateData) -> sdk::RequestLaunchTemplateData {

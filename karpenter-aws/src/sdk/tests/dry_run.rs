@@ -6,20 +6,12 @@ use wiremock::matchers::body_string_contains;
 
 use super::{clients, ec2_action, ec2_error, fast_limits, received};
 use crate::ec2::{
-    CreateLaunchTemplateInput, DRY_RUN_OPERATION, DryRunCall, Ec2Api, Operation, RunInstancesInput,
-    UNAUTHORIZED_OPERATION,
+    DRY_RUN_OPERATION, DryRunCall, Ec2Api, Operation, RunInstancesInput, UNAUTHORIZED_OPERATION,
 };
 
 /// One call of each kind.
 fn calls() -> Vec<(&'static str, DryRunCall)> {
     vec![
-        (
-            "CreateLaunchTemplate",
-            DryRunCall::CreateLaunchTemplate(Box::new(CreateLaunchTemplateInput {
-                launch_template_name: "karpenter.k8s.aws/1".into(),
-                ..CreateLaunchTemplateInput::default()
-            })),
-        ),
         ("CreateFleet", DryRunCall::CreateFleet(Box::default())),
         (
             "RunInstances",

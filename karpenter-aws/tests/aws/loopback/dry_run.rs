@@ -7,7 +7,7 @@ use karpenter_aws::ec2::{
 };
 
 use super::form::{BadRequest, Form};
-use super::{Failure, decode, decode_template, now};
+use super::{Failure, decode, now};
 
 /// EC2's message for a dry run that would have succeeded.
 const WOULD_SUCCEED: &str = "Request would have succeeded, but DryRun flag is set.";
@@ -20,9 +20,6 @@ pub(super) fn dry_run_call(action: &str, form: &Form) -> Result<Option<DryRunCal
     }
     Ok(Some(match action {
         "CreateFleet" => DryRunCall::CreateFleet(Box::new(decode::create_fleet(form)?)),
-        "CreateLaunchTemplate" => DryRunCall::CreateLaunchTemplate(Box::new(
-            decode_template::create_launch_template(form)?,
-        )),
         "RunInstances" => DryRunCall::RunInstances(run_instances(form)?),
         other => {
             return Err(BadRequest {

@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::{class, context, ec2, iam, now, ssm};
 use crate::ec2::{
-    DryRunCall, Ec2Api, Ec2Error, InMemoryEc2, Operation, RunInstancesInput, UNAUTHORIZED_OPERATION,
+    CreateLaunchTemplateInput, DryRunCall, Ec2Api, Ec2Error, InMemoryEc2, Operation,
+    RunInstancesInput, UNAUTHORIZED_OPERATION,
 };
 use crate::iam::InstanceProfiles;
 use crate::nodeclass::EC2NodeClass;
@@ -126,9 +127,9 @@ async fn a_failed_dependency_fails_the_validation_without_asking_ec2() {
         message,
         "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
     );
-    // The injected refusal is still waiting: no dry run was made.
+    // The injected refusal is still waiting: no template was made.
     let asked = ec2
-        .dry_run(DryRunCall::CreateLaunchTemplate(Box::default()))
+        .create_launch_template(CreateLaunchTemplateInput::default())
         .await;
     assert!(asked.is_err());
 }
