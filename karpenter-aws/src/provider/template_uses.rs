@@ -27,12 +27,18 @@ pub(super) struct TemplateUses {
 }
 
 impl TemplateUses {
-    /// Whether `name` was used within the TTL: a launch then names it
-    /// without asking EC2 whether it exists, as upstream's cache hit.
-    pub(super) fn is_fresh(&self, name: &str, now: Timestamp) -> bool {
-        self.last_used
+    /// Records a use of `name` at `now` if it was used within the TTL,
+    /// and says whether it was: a launch then names it without asking EC2
+    /// whether it exists, as upstream's cache hit.
+    pub(super) fn renew(&mut self, name: &str, now: Timestamp) -> bool {
+        let fresh = self
+            .last_used
             .get(name)
-            .is_some_and(|used| now < expiry(*used))
+            .is_some_and(|used| now < expiry(*used));
+        if fresh {
+            self.touch(name, now);
+        }
+        fresh
     }
 
     /// Records a use of `name` at `now`.

@@ -97,8 +97,7 @@ impl<E: Ec2Api> AwsCloudProvider<E> {
             let name = &input.launch_template_name;
             let now = (self.clock)();
             // Used within the TTL: upstream's cache hit, no call to EC2.
-            if !recreate && lock(&self.template_uses).is_fresh(name, now) {
-                lock(&self.template_uses).touch(name, now);
+            if !recreate && lock(&self.template_uses).renew(name, now) {
                 continue;
             }
             if !recreate && self.template_exists(name).await? {
